@@ -1,0 +1,294 @@
+//! The command line: argument definitions and the commands that exist so far.
+//!
+//! Commands are thin: they read files, call the pure layers and print. Errors are
+//! returned as [`CliError`] with a message that says what to do.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::chunk::chunk_file;
+use crate::config::Config;
+use crate::parse::{Language, ParsedSymbol, parse_bytes};
+use crate::validate::{Summary, validate_source};
+
+/// Errors of the CLI layer.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A file or directory could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The path.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file could not be parsed.
+    #[error("{path}: {source}")]
+    Parse {
+        /// The path.
+        path: String,
+        /// Why.
+        source: crate::parse::ParseError,
+    },
+    /// Output could not be written or serialised.
+    #[error("cannot write output: {0}")]
+    Output(String),
+    /// Validation found broken rules (the dashboard lists them).
+    #[error("{0} global rule violation(s); see the list above")]
+    Violations(usize),
+}
+
+/// Sextant: precise, token-budgeted code context for AI agents.
+#[derive(Debug, Parser)]
+#[command(name = "sextant", version, about)]
+pub struct Cli {
+    /// Global settings.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Settings shared by every command.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Data directory for Sextant's state.
+    #[arg(
+        long,
+        global = true,
+        env = "SEXTANT_DATA_DIR",
+        default_value = ".sextant"
+    )]
+    pub data_dir: PathBuf,
+    /// Largest file the parser accepts, in bytes.
+    #[arg(long, global = true, env = "SEXTANT_MAX_FILE_BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub max_file_bytes: usize,
+}
+
+impl GlobalArgs {
+    /// The typed configuration these flags describe.
+    pub fn config(&self) -> Config {
+        let mut config = Config {
+            data_dir: self.data_dir.clone(),
+            ..Config::default()
+        };
+        config.parse.max_file_bytes = self.max_file_bytes;
+        config
+    }
+}
+
+/// Sextant's commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the chunks of one file (breadcrumb, kind, lines, tokens), or all fields as JSON.
+    Chunks {
+        /// A .ts .tsx .js .jsx .mts .mjs .cts .cjs file.
+        path: PathBuf,
+        /// Print every chunk field as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also print each chunk's embedding text.
+        #[arg(long)]
+        embedding: bool,
+    },
+    /// Print the symbol tree of one file, or with --stats validate a whole directory.
+    Parse {
+        /// A source file, or with --stats a directory.
+        path: PathBuf,
+        /// Parse and chunk every supported file under the directory, check the ten global
+        /// rules and print the metrics dashboard. Exits non-zero on any violation.
+        #[arg(long)]
+        stats: bool,
+        /// Print the symbol tree as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<(), CliError> {
+    let config = cli.global.config();
+    match cli.command {
+        Command::Chunks {
+            path,
+            json,
+            embedding,
+        } => chunks(&path, json, embedding, &config),
+        Command::Parse {
+            path, stats: true, ..
+        } => stats(&path, &config),
+        Command::Parse { path, json, .. } => parse_tree(&path, json, &config),
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, CliError> {
+    std::fs::read(path).map_err(|source| CliError::Read {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+fn out() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
+    std::io::BufWriter::new(std::io::stdout().lock())
+}
+
+fn write_err(e: std::io::Error) -> CliError {
+    CliError::Output(e.to_string())
+}
+
+fn chunks(path: &Path, json: bool, embedding: bool, config: &Config) -> Result<(), CliError> {
+    let bytes = read(path)?;
+    let display = path.display().to_string();
+    let parsed = parse_bytes(path, &bytes, &config.parse).map_err(|source| CliError::Parse {
+        path: display.clone(),
+        source,
+    })?;
+    let source = String::from_utf8_lossy(&bytes);
+    let chunks = chunk_file(&display, &source, &parsed, &config.chunk);
+    let mut w = out();
+    if json {
+        serde_json::to_writer_pretty(&mut w, &chunks)
+            .map_err(|e| CliError::Output(e.to_string()))?;
+        writeln!(w).map_err(write_err)?;
+        return Ok(());
+    }
+    for d in &parsed.diagnostics {
+        writeln!(w, "! {}:{}:{}: {}", display, d.line, d.column, d.message).map_err(write_err)?;
+    }
+    for c in &chunks {
+        writeln!(
+            w,
+            "{:indent$}{} [{}] lines {}-{} · {} tokens{}",
+            "",
+            c.breadcrumb,
+            c.node_kind,
+            c.start_line,
+            c.end_line,
+            c.embedding_tokens,
+            if c.has_collapsed_children {
+                " · collapsed children"
+            } else {
+                ""
+            },
+            indent = c.depth as usize * 2
+        )
+        .map_err(write_err)?;
+        if embedding {
+            writeln!(w, "{}\n", c.embedding_text).map_err(write_err)?;
+        }
+    }
+    writeln!(w, "{} chunks", chunks.len()).map_err(write_err)?;
+    Ok(())
+}
+
+fn parse_tree(path: &Path, json: bool, config: &Config) -> Result<(), CliError> {
+    let bytes = read(path)?;
+    let display = path.display().to_string();
+    let parsed = parse_bytes(path, &bytes, &config.parse).map_err(|source| CliError::Parse {
+        path: display.clone(),
+        source,
+    })?;
+    let mut w = out();
+    if json {
+        serde_json::to_writer_pretty(&mut w, &parsed.symbols)
+            .map_err(|e| CliError::Output(e.to_string()))?;
+        writeln!(w).map_err(write_err)?;
+        return Ok(());
+    }
+    fn print(w: &mut impl Write, s: &ParsedSymbol) -> std::io::Result<()> {
+        let mods: Vec<&str> = s.modifiers.iter().map(|m| m.as_str()).collect();
+        writeln!(
+            w,
+            "{:indent$}{} {} [{}-{}]{}{}",
+            "",
+            s.kind,
+            s.name,
+            s.range.start,
+            s.range.end,
+            if mods.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", mods.join(" "))
+            },
+            if s.kind.is_statement() {
+                String::new()
+            } else {
+                format!(" :: {}", s.signature)
+            },
+            indent = s.depth as usize * 2
+        )?;
+        s.children.iter().try_for_each(|c| print(w, c))
+    }
+    for s in &parsed.symbols {
+        print(&mut w, s).map_err(write_err)?;
+    }
+    for d in &parsed.diagnostics {
+        writeln!(w, "! line {}:{}: {}", d.line, d.column, d.message).map_err(write_err)?;
+    }
+    Ok(())
+}
+
+/// Supported source files under `dir`, respecting `.gitignore`, skipping `node_modules`.
+pub fn source_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(dir)
+        .filter_entry(|e| e.file_name() != "node_modules")
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(|e| e.into_path())
+        .filter(|p| Language::from_path(p).is_some())
+        .collect();
+    files.sort();
+    files
+}
+
+fn stats(dir: &Path, config: &Config) -> Result<(), CliError> {
+    let files = if dir.is_file() {
+        vec![dir.to_path_buf()]
+    } else {
+        source_files(dir)
+    };
+    if !dir.exists() {
+        return Err(CliError::Read {
+            path: dir.display().to_string(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"),
+        });
+    }
+    let mut summary = Summary::new();
+    for path in files {
+        let rel = path
+            .strip_prefix(dir)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let rel = if rel.is_empty() {
+            path.display().to_string()
+        } else {
+            rel
+        };
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) => {
+                summary.skip(rel, format!("unreadable: {e}"));
+                continue;
+            }
+        };
+        match crate::parse::check_input(&bytes, &config.parse) {
+            Err(e) => summary.skip(rel, e.to_string()),
+            Ok(source) => match validate_source(&path, &rel, source, config) {
+                Ok(report) => summary.add(report),
+                Err(e) => summary.skip(rel, e.to_string()),
+            },
+        }
+    }
+    let mut w = out();
+    write!(w, "{summary}").map_err(write_err)?;
+    w.flush().map_err(write_err)?;
+    match summary.violations.len() {
+        0 => Ok(()),
+        n => Err(CliError::Violations(n)),
+    }
+}

@@ -1,0 +1,329 @@
+//! The data the parser produces. Language-neutral: nothing here mentions tree-sitter.
+
+use serde::{Deserialize, Serialize};
+
+/// An inclusive, 1-indexed line range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct LineRange {
+    /// First line (1-indexed).
+    pub start: u32,
+    /// Last line (1-indexed, inclusive).
+    pub end: u32,
+}
+
+impl LineRange {
+    /// Number of lines in the range.
+    pub fn len(&self) -> u32 {
+        self.end - self.start + 1
+    }
+
+    /// Always false: a range holds at least one line. Present for API symmetry with `len`.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// A half-open byte range `[start, end)` into the source text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ByteRange {
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+impl ByteRange {
+    /// Whether `other` lies entirely inside `self`.
+    pub fn contains(&self, other: &ByteRange) -> bool {
+        self.start <= other.start && other.end <= self.end
+    }
+
+    /// Whether `offset` lies inside `self`.
+    pub fn contains_offset(&self, offset: usize) -> bool {
+        self.start <= offset && offset < self.end
+    }
+
+    /// Whether the two ranges share at least one byte.
+    pub fn overlaps(&self, other: &ByteRange) -> bool {
+        self.start < other.end && other.start < self.end
+    }
+}
+
+/// What a symbol (or root-level statement) is. Serialised in kebab-case
+/// (`"re-export"`), which is also the chunk `nodeKind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SymbolKind {
+    /// Function declaration, or a variable bound to a function/arrow expression.
+    Function,
+    /// Class or object-literal method, accessor, or arrow-function property.
+    Method,
+    /// Class constructor.
+    Constructor,
+    /// Class field or interface property.
+    Property,
+    /// Class declaration or named class expression.
+    Class,
+    /// Interface declaration.
+    Interface,
+    /// Type alias.
+    Type,
+    /// Enum (including `const enum`).
+    Enum,
+    /// `namespace X {}` / `module X {}`.
+    Namespace,
+    /// `declare module 'x' {}` / `declare global {}`.
+    Module,
+    /// React function or class component.
+    Component,
+    /// `let` / `var` binding.
+    Variable,
+    /// `const` binding that is not a function.
+    Const,
+    /// `import …`, `import x = require()`, or `const x = require('y')`.
+    Import,
+    /// `export … from '…'` / `export * from '…'`.
+    ReExport,
+    /// `export { a }`, `export default <expr>`, `export = x`, `export as namespace X`.
+    Export,
+    /// A root-level expression statement.
+    Expression,
+    /// Root-level control flow or other statement (`if`, `for`, `try`, blocks, …).
+    Statement,
+    /// Anonymous function passed as an argument, or otherwise unnamed, with a block body.
+    Callback,
+    /// A region tree-sitter could not parse; its recovered declarations are its children.
+    Error,
+}
+
+impl SymbolKind {
+    /// The kebab-case name (`"re-export"`), as used in chunk `nodeKind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Function => "function",
+            Self::Method => "method",
+            Self::Constructor => "constructor",
+            Self::Property => "property",
+            Self::Class => "class",
+            Self::Interface => "interface",
+            Self::Type => "type",
+            Self::Enum => "enum",
+            Self::Namespace => "namespace",
+            Self::Module => "module",
+            Self::Component => "component",
+            Self::Variable => "variable",
+            Self::Const => "const",
+            Self::Import => "import",
+            Self::ReExport => "re-export",
+            Self::Export => "export",
+            Self::Expression => "expression",
+            Self::Statement => "statement",
+            Self::Callback => "callback",
+            Self::Error => "error",
+        }
+    }
+
+    /// Whether this is a non-symbol statement (import, expression, re-export, export,
+    /// control flow, error region) rather than a named declaration.
+    pub fn is_statement(self) -> bool {
+        matches!(
+            self,
+            Self::Import
+                | Self::ReExport
+                | Self::Export
+                | Self::Expression
+                | Self::Statement
+                | Self::Error
+        )
+    }
+}
+
+impl std::fmt::Display for SymbolKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A declaration modifier. Serialised in lower case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Modifier {
+    /// `export` (or CommonJS `exports.x` / `module.exports`).
+    Exported,
+    /// `export default`.
+    Default,
+    /// `declare` / ambient.
+    Declare,
+    /// `abstract`.
+    Abstract,
+    /// `public`.
+    Public,
+    /// `private` or an ECMAScript `#private` name.
+    Private,
+    /// `protected`.
+    Protected,
+    /// `static`.
+    Static,
+    /// `readonly`.
+    Readonly,
+    /// `override`.
+    Override,
+    /// `async`.
+    Async,
+    /// Generator (`function*`, `*method()`).
+    Generator,
+    /// `get` accessor.
+    Getter,
+    /// `set` accessor.
+    Setter,
+    /// `const enum`.
+    Const,
+    /// Optional member (`x?: T`).
+    Optional,
+}
+
+impl Modifier {
+    /// The lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Exported => "exported",
+            Self::Default => "default",
+            Self::Declare => "declare",
+            Self::Abstract => "abstract",
+            Self::Public => "public",
+            Self::Private => "private",
+            Self::Protected => "protected",
+            Self::Static => "static",
+            Self::Readonly => "readonly",
+            Self::Override => "override",
+            Self::Async => "async",
+            Self::Generator => "generator",
+            Self::Getter => "getter",
+            Self::Setter => "setter",
+            Self::Const => "const",
+            Self::Optional => "optional",
+        }
+    }
+}
+
+/// One symbol or root-level statement, with its nested symbols.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParsedSymbol {
+    /// Declared name; for statements a short label (`import:jsonwebtoken`, `app.use(cors())`).
+    pub name: String,
+    /// What the symbol is.
+    pub kind: SymbolKind,
+    /// Nesting depth, 0 at the file root.
+    pub depth: u32,
+    /// Name of the enclosing symbol, `None` at the root.
+    pub parent_name: Option<String>,
+    /// 1-indexed inclusive lines, from the first token (decorators included, JSDoc
+    /// excluded; the first overload for overloaded functions) to the last.
+    pub range: LineRange,
+    /// Byte span matching `range` at token granularity.
+    pub bytes: ByteRange,
+    /// The body that a parent chunk collapses to `{ … }`; `None` for leaf declarations
+    /// (properties, type aliases, expression-bodied arrows, signatures).
+    pub body: Option<ByteRange>,
+    /// Declaration head as written: parameters and return type for functions, heritage for
+    /// classes, the collapsed text for short declarations.
+    pub signature: String,
+    /// Signatures of overload declarations merged into this symbol, in source order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overloads: Vec<String>,
+    /// Modifiers in a fixed order.
+    pub modifiers: Vec<Modifier>,
+    /// JSDoc text (delimiters and leading `*` removed), when a `/** */` block precedes it.
+    pub jsdoc: Option<String>,
+    /// Whether the symbol is exported from its module or namespace.
+    pub exported: bool,
+    /// Every name this symbol binds when it binds more than its `name` (destructuring,
+    /// several declarators, import bindings).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bindings: Vec<String>,
+    /// Nested symbols in source order.
+    pub children: Vec<ParsedSymbol>,
+}
+
+impl ParsedSymbol {
+    /// Whether a parent collapses this symbol's body.
+    pub fn is_body_bearing(&self) -> bool {
+        self.body.is_some()
+    }
+
+    /// Depth-first, pre-order iterator over this symbol and its descendants.
+    pub fn walk(&self) -> impl Iterator<Item = &ParsedSymbol> {
+        let mut stack = vec![self];
+        std::iter::from_fn(move || {
+            let next = stack.pop()?;
+            stack.extend(next.children.iter().rev());
+            Some(next)
+        })
+    }
+}
+
+/// One import statement (ES `import`, `import x = require()`, or a CommonJS `require`
+/// binding at the root) and the local names it binds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Import {
+    /// Module specifier as written, without quotes (`jsonwebtoken`, `../models/auth`).
+    pub module: String,
+    /// Local names bound (`jwt`, `JwtPayload`, `ns`); empty for side-effect imports.
+    pub bindings: Vec<String>,
+    /// Statement text, whitespace collapsed.
+    pub text: String,
+    /// Byte span of the statement.
+    pub bytes: ByteRange,
+    /// `import type …`.
+    pub type_only: bool,
+}
+
+/// A syntax problem tree-sitter recovered from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// 1-indexed line.
+    pub line: u32,
+    /// 1-indexed column (in bytes).
+    pub column: u32,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// An identifier occurrence in reference position (identifiers and type names; not
+/// property names after a dot).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdentRef {
+    /// Byte offset of the identifier.
+    pub offset: usize,
+    /// The identifier text.
+    pub name: String,
+}
+
+/// Everything the parser knows about one file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParsedFile {
+    /// The language it was parsed as.
+    pub language: super::Language,
+    /// Root symbols and statements in source order.
+    pub symbols: Vec<ParsedSymbol>,
+    /// Import statements at the root (and inside namespaces / ambient modules).
+    pub imports: Vec<Import>,
+    /// Identifier occurrences sorted by offset.
+    pub identifiers: Vec<IdentRef>,
+    /// Comment spans sorted by offset.
+    pub comments: Vec<ByteRange>,
+    /// Syntax errors tree-sitter recovered from (empty for a clean file).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Number of lines in the file.
+    pub line_count: u32,
+}
+
+impl ParsedFile {
+    /// Depth-first, pre-order iterator over every symbol in the file.
+    pub fn walk(&self) -> impl Iterator<Item = &ParsedSymbol> {
+        self.symbols.iter().flat_map(|s| s.walk())
+    }
+}

@@ -1,0 +1,177 @@
+//! Small pure text helpers shared by every layer: token estimates, whitespace collapsing,
+//! truncation on character boundaries and identifier splitting for lexical search.
+//!
+//! Nothing here does I/O or knows about syntax trees.
+
+/// Characters per token used by [`estimate_tokens`].
+///
+/// Sextant's one documented token-count method until a model tokenizer is configured: the
+/// blueprint's "4 chars/token" estimate, counted in Unicode scalar values, rounded up.
+pub const CHARS_PER_TOKEN: usize = 4;
+
+/// Estimated token count of `text` (`ceil(chars / 4)`).
+pub fn estimate_tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(CHARS_PER_TOKEN)
+}
+
+/// Collapses every run of whitespace (including newlines) into one space and trims the ends.
+pub fn collapse_whitespace(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// Cuts `text` to at most `max_chars` characters, ending in `…` when something was cut.
+pub fn truncate_chars(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        None => text.to_string(),
+        Some(_) => {
+            let keep = max_chars.saturating_sub(1);
+            let end = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
+            format!("{}…", text[..end].trim_end())
+        }
+    }
+}
+
+/// Splits an identifier into lower-case words at camelCase humps, digit boundaries,
+/// underscores, dashes and dollar signs.
+///
+/// `validateToken` → `["validate", "token"]`, `MAX_RETRY_COUNT` → `["max", "retry", "count"]`,
+/// `HTTPServer2` → `["http", "server", "2"]`.
+pub fn split_identifier(ident: &str) -> Vec<String> {
+    let chars: Vec<char> = ident.chars().collect();
+    let mut words = Vec::new();
+    let mut current = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        if let Some(&prev) = current.chars().last().as_ref() {
+            let next = chars.get(i + 1).copied();
+            let boundary = (prev.is_lowercase() && c.is_uppercase())
+                || (prev.is_alphabetic() && c.is_ascii_digit())
+                || (prev.is_ascii_digit() && c.is_alphabetic())
+                // "HTTPServer": the last capital of a run starts the next word.
+                || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase));
+            if boundary {
+                words.push(std::mem::take(&mut current));
+            }
+        }
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+/// Builds the lexical search text of a piece of code or prose: every identifier-like word
+/// split into its parts (`validateToken` → `validate token`), the whole identifier kept as
+/// well when it had several parts (`validatetoken`), all lower case, separated by spaces.
+///
+/// Punctuation and operators are dropped; numbers are kept.
+pub fn search_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() / 2);
+    let mut push = |word: &str| {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    };
+    for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')) {
+        if raw.is_empty() {
+            continue;
+        }
+        let parts = split_identifier(raw);
+        for part in &parts {
+            push(part);
+        }
+        if parts.len() > 1 {
+            push(&parts.concat());
+        }
+    }
+    out
+}
+
+/// Removes the common leading indentation of all lines after the first, up to `column`
+/// characters, so a member cut out of a deeply nested class reads flush left.
+pub fn dedent_tail(text: &str, column: usize) -> String {
+    if column == 0 {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if i == 0 {
+            out.push_str(line);
+            continue;
+        }
+        let strip = line
+            .char_indices()
+            .take(column)
+            .take_while(|(_, c)| *c == ' ' || *c == '\t')
+            .last()
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        out.push_str(&line[strip..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_camel_snake_and_acronyms() {
+        assert_eq!(split_identifier("validateToken"), ["validate", "token"]);
+        assert_eq!(
+            split_identifier("MAX_RETRY_COUNT"),
+            ["max", "retry", "count"]
+        );
+        assert_eq!(split_identifier("HTTPServer2"), ["http", "server", "2"]);
+        assert_eq!(split_identifier("$ref"), ["ref"]);
+        assert_eq!(split_identifier("x"), ["x"]);
+        assert!(split_identifier("__").is_empty());
+    }
+
+    #[test]
+    fn search_text_keeps_whole_identifier_and_parts() {
+        assert_eq!(
+            search_text("validateToken(token)"),
+            "validate token validatetoken token"
+        );
+        assert_eq!(
+            search_text("MAX_RETRY_COUNT = 3;"),
+            "max retry count maxretrycount 3"
+        );
+    }
+
+    #[test]
+    fn estimates_tokens_by_chars() {
+        assert_eq!(estimate_tokens(""), 0);
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        assert_eq!(estimate_tokens("éééé"), 1);
+    }
+
+    #[test]
+    fn truncates_on_char_boundaries() {
+        assert_eq!(truncate_chars("héllo wörld", 5), "héll…");
+        assert_eq!(truncate_chars("short", 10), "short");
+        assert_eq!(collapse_whitespace("  a \n\t b  "), "a b");
+    }
+
+    #[test]
+    fn dedents_following_lines_only() {
+        let text = "foo() {\n    bar();\n  }";
+        assert_eq!(dedent_tail(text, 2), "foo() {\n  bar();\n}");
+        assert_eq!(dedent_tail("a\n\tb", 4), "a\nb");
+    }
+}
