@@ -26,6 +26,24 @@ pub fn collapse_whitespace(text: &str) -> String {
     out
 }
 
+/// [`collapse_whitespace`] then [`truncate_chars`], reading only as much of `text` as
+/// the result can show (cheap on multi-megabyte statements).
+pub fn collapse_truncate(text: &str, max_chars: usize) -> String {
+    // Collapsing never lengthens text, so a prefix of 4× the limit (plus slack for
+    // whitespace runs) is enough unless the text is mostly whitespace; fall back to the
+    // whole text then.
+    let mut end = text.len();
+    if let Some((i, _)) = text.char_indices().nth(max_chars.saturating_mul(8).max(64)) {
+        end = i;
+    }
+    let collapsed = collapse_whitespace(&text[..end]);
+    if collapsed.chars().count() > max_chars || end == text.len() {
+        truncate_chars(&collapsed, max_chars)
+    } else {
+        truncate_chars(&collapse_whitespace(text), max_chars)
+    }
+}
+
 /// Cuts `text` to at most `max_chars` characters, ending in `…` when something was cut.
 pub fn truncate_chars(text: &str, max_chars: usize) -> String {
     match text.char_indices().nth(max_chars) {

@@ -271,14 +271,23 @@ impl<'a> FileContext<'a> {
 
     /// Identifier names used in `range` outside the collapsed bodies.
     fn names_used(&self, range: ByteRange, collapsed: &[ByteRange]) -> HashSet<&'a str> {
+        // Both lists are sorted by offset: one merge walk.
         let idents = &self.parsed.identifiers;
         let first = idents.partition_point(|i| i.offset < range.start);
-        idents[first..]
-            .iter()
-            .take_while(|i| i.offset < range.end)
-            .filter(|i| !collapsed.iter().any(|c| c.contains_offset(i.offset)))
-            .map(|i| i.name.as_str())
-            .collect()
+        let mut bodies = collapsed.iter().peekable();
+        let mut names = HashSet::new();
+        for ident in idents[first..].iter().take_while(|i| i.offset < range.end) {
+            while bodies.peek().is_some_and(|b| b.end <= ident.offset) {
+                bodies.next();
+            }
+            if !bodies
+                .peek()
+                .is_some_and(|b| b.contains_offset(ident.offset))
+            {
+                names.insert(ident.name.as_str());
+            }
+        }
+        names
     }
 
     /// Same-file declarations the content names, with a one-line summary each.

@@ -16,7 +16,7 @@ use super::{
     ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, LineRange, Modifier,
     ParseError, ParsedFile, ParsedSymbol, SymbolKind,
 };
-use crate::text::{collapse_whitespace, truncate_chars};
+use crate::text::{collapse_truncate, collapse_whitespace, truncate_chars};
 
 /// Symbols nested deeper than this are left inside their ancestor's chunk.
 pub const MAX_SYMBOL_DEPTH: u32 = 32;
@@ -263,7 +263,7 @@ impl<'s> Extractor<'s> {
                 let message = if node.is_missing() {
                     format!("missing `{}`", node.kind())
                 } else {
-                    let snippet = truncate_chars(&collapse_whitespace(self.text(node)), 30);
+                    let snippet = collapse_truncate(self.text(node), 30);
                     format!("syntax error near `{snippet}`")
                 };
                 self.diagnostics.push(Diagnostic {
@@ -323,7 +323,7 @@ impl<'s> Extractor<'s> {
     }
 
     fn label(&self, node: Node) -> String {
-        let text = collapse_whitespace(self.text(node));
+        let text = collapse_truncate(self.text(node), LABEL_CHARS + 1);
         truncate_chars(text.trim_end_matches(';'), LABEL_CHARS)
     }
 
@@ -996,13 +996,13 @@ impl<'s> Extractor<'s> {
             }
         }
         let end = body.map_or(node.end_byte(), |b| b.start_byte()).max(start);
-        let text = collapse_whitespace(self.slice(start, end));
+        let text = collapse_truncate(self.slice(start, end), SIGNATURE_CHARS + 1);
         let text = text.trim_end_matches([';', ',', '{']).trim_end();
         truncate_chars(text, SIGNATURE_CHARS)
     }
 
     fn value_signature(&self, node: Node) -> String {
-        let text = collapse_whitespace(self.text(node));
+        let text = collapse_truncate(self.text(node), VALUE_SIGNATURE_CHARS + 1);
         truncate_chars(text.trim_end_matches(';').trim_end(), VALUE_SIGNATURE_CHARS)
     }
 
@@ -1010,7 +1010,10 @@ impl<'s> Extractor<'s> {
     fn variable_signature(&self, outer: Node, decl: Node, body: Option<Node>) -> String {
         match body {
             Some(body) => {
-                let text = collapse_whitespace(self.slice(decl.start_byte(), body.start_byte()));
+                let text = collapse_truncate(
+                    self.slice(decl.start_byte(), body.start_byte()),
+                    SIGNATURE_CHARS + 1,
+                );
                 truncate_chars(text.trim_end(), SIGNATURE_CHARS)
             }
             None => self.value_signature(if outer.kind() == "export_statement" {
