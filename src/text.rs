@@ -72,7 +72,8 @@ pub fn split_identifier(ident: &str) -> Vec<String> {
             }
             continue;
         }
-        if let Some(&prev) = current.chars().last().as_ref() {
+        if !current.is_empty() {
+            let prev = chars[i - 1];
             let next = chars.get(i + 1).copied();
             let boundary = (prev.is_lowercase() && c.is_uppercase())
                 || (prev.is_alphabetic() && c.is_ascii_digit())

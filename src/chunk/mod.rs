@@ -323,7 +323,11 @@ impl<'a> FileContext<'a> {
                     .source
                     .get(def.bytes.start..def.bytes.end)
                     .unwrap_or("");
-                truncate_chars(&collapse_whitespace(text), 200)
+                let text = collapse_whitespace(text);
+                let text = ["export default ", "export ", "declare "]
+                    .iter()
+                    .fold(text.as_str(), |t, p| t.strip_prefix(p).unwrap_or(t));
+                truncate_chars(text, 200)
             }
             _ => def.signature.clone(),
         }

@@ -330,9 +330,8 @@ impl<'s> Extractor<'s> {
     /// `if (cond)`, `for (const x of xs)`, `try`: the statement's first line without its `{`.
     fn statement_label(&self, node: Node) -> String {
         let first = self.text(node).lines().next().unwrap_or("");
-        let head = first.split('{').next().unwrap_or(first);
-        let head = collapse_whitespace(head);
-        let head = head.trim_end_matches(';');
+        let head = collapse_truncate(first, LABEL_CHARS * 2);
+        let head = head.trim_end_matches([';', '{', ' ']);
         if head.is_empty() {
             node.kind().replace('_', " ")
         } else {
@@ -483,7 +482,12 @@ impl<'s> Extractor<'s> {
 
     fn expression_statement(&mut self, node: Node, ctx: &Ctx) -> ParsedSymbol {
         let Some(expr) = node.named_child(0).map(unwrap_expression) else {
-            let draft = Draft::item(SymbolKind::Expression, self.label(node), node, self);
+            let draft = Draft::item(
+                SymbolKind::Expression,
+                self.statement_label(node),
+                node,
+                self,
+            );
             return self.finish(draft, ctx);
         };
         // `namespace X {}` parses as an expression statement in the TS grammar.
@@ -534,7 +538,12 @@ impl<'s> Extractor<'s> {
                 }
             }
         }
-        let draft = Draft::item(SymbolKind::Expression, self.label(node), node, self);
+        let draft = Draft::item(
+            SymbolKind::Expression,
+            self.statement_label(node),
+            node,
+            self,
+        );
         self.finish(draft, ctx)
     }
 
