@@ -55,8 +55,9 @@ pub fn rule_name(rule: u8) -> &'static str {
 /// [`check_determinism`].
 pub fn check_rules(source: &str, parsed: &ParsedFile, chunks: &[CodeChunk]) -> Vec<Violation> {
     let mut v = Vec::new();
-    let lines: Vec<&str> = source
-        .split('\n')
+    let raw_lines: Vec<&str> = source.split('\n').collect();
+    let lines: Vec<&str> = raw_lines
+        .iter()
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
     let by_id: HashMap<&str, &CodeChunk> = chunks.iter().map(|c| (c.id.as_str(), c)).collect();
@@ -120,9 +121,10 @@ pub fn check_rules(source: &str, parsed: &ParsedFile, chunks: &[CodeChunk]) -> V
 
     for c in chunks {
         // 3. Source fidelity.
-        let expected = lines
+        let expected = raw_lines
             .get(c.start_line as usize - 1..c.end_line as usize)
-            .map(|l| l.join("\n"));
+            .map(|l| l.join("\n"))
+            .map(|t| t.strip_suffix('\r').map(str::to_string).unwrap_or(t));
         if expected.as_deref() != Some(c.full_source.as_str()) {
             push(
                 3,
@@ -310,7 +312,8 @@ pub fn check_determinism(first: &[CodeChunk], second: &[CodeChunk]) -> Vec<Viola
     v
 }
 
-/// For each line (0-indexed), whether it holds code: a non-whitespace byte outside comments.
+/// For each line (0-indexed), whether it holds code: a character outside comments that is
+/// neither whitespace nor `;` (a lone `;` is an empty statement and gets no chunk).
 pub fn code_lines(source: &str, parsed: &ParsedFile) -> Vec<bool> {
     let mut out = Vec::new();
     let mut comment = parsed.comments.iter().peekable();
@@ -318,7 +321,8 @@ pub fn code_lines(source: &str, parsed: &ParsedFile) -> Vec<bool> {
     for line in source.split('\n') {
         let mut is_code = false;
         for (i, ch) in line.char_indices() {
-            if ch.is_whitespace() {
+            // A `;` on its own is an empty statement: nothing to retrieve, no chunk.
+            if ch.is_whitespace() || ch == ';' {
                 continue;
             }
             let at = offset + i;

@@ -292,8 +292,20 @@ impl<'s> Extractor<'s> {
     fn container(&mut self, node: Node, ctx: &Ctx) -> Vec<ParsedSymbol> {
         let mut out = Vec::new();
         let mut cursor = node.walk();
-        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
         for child in children {
+            if !child.is_named() {
+                // Stray tokens only appear at this level after error recovery; keep them
+                // as error items so no code line is lost.
+                let delimiter =
+                    node.kind() == "statement_block" && matches!(child.kind(), "{" | "}");
+                if delimiter || child.byte_range().is_empty() {
+                    continue;
+                }
+                let draft = Draft::item(SymbolKind::Error, "syntax error".into(), child, self);
+                out.push(self.finish(draft, ctx));
+                continue;
+            }
             if let Some(sym) = self.statement(child, ctx) {
                 out.push(sym);
             }

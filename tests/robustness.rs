@@ -1,0 +1,192 @@
+//! Hostile input never crashes the parser or the chunker: arbitrary bytes, invalid UTF-8,
+//! over-size files, pathological nesting, and random token soup all end in a result or a
+//! clear error, and the structural rules still hold on whatever was recovered.
+
+use std::path::Path;
+
+use sextant::chunk::{ChunkOptions, chunk_file};
+use sextant::parse::{ParseError, ParseLimits, parse_bytes};
+use sextant::validate::{check_determinism, check_rules};
+
+/// Tiny deterministic PRNG (xorshift) so the soup is reproducible without extra crates.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[(self.next() % items.len() as u64) as usize]
+    }
+}
+
+fn parse_and_check(name: &str, source: &str) {
+    let parsed = parse_bytes(Path::new(name), source.as_bytes(), &ParseLimits::default())
+        .unwrap_or_else(|e| panic!("{name}: valid UTF-8 text must parse, got {e}"));
+    let chunks = chunk_file(name, source, &parsed, &ChunkOptions::default());
+    let again = chunk_file(name, source, &parsed, &ChunkOptions::default());
+    let mut violations = check_rules(source, &parsed, &chunks);
+    violations.extend(check_determinism(&chunks, &again));
+    assert!(
+        violations.is_empty(),
+        "{name}: {:?}\n--- source ---\n{source:?}",
+        violations
+    );
+}
+
+#[test]
+fn binary_and_invalid_utf8_are_clear_skip_reasons() {
+    let limits = ParseLimits::default();
+    let err = parse_bytes(
+        Path::new("a.ts"),
+        &[0x7f, b'E', b'L', b'F', 0, 1, 2],
+        &limits,
+    )
+    .unwrap_err();
+    assert!(matches!(err, ParseError::Binary { offset: 4 }));
+    assert!(err.to_string().contains("binary"));
+    let err = parse_bytes(Path::new("a.ts"), b"const a = '\xc3\x28';", &limits).unwrap_err();
+    assert!(matches!(err, ParseError::InvalidUtf8 { offset: 11 }));
+    assert!(err.to_string().contains("UTF-8"));
+    let err = parse_bytes(Path::new("a.rb"), b"puts 1", &limits).unwrap_err();
+    assert!(err.to_string().contains("unsupported file type"));
+}
+
+#[test]
+fn a_20_mb_file_is_refused_with_a_reason() {
+    let line = "export const value = 'some text to fill the file up';\n";
+    let big = line.repeat(20 * 1024 * 1024 / line.len() + 1);
+    assert!(big.len() > 20 * 1024 * 1024);
+    let err =
+        parse_bytes(Path::new("big.ts"), big.as_bytes(), &ParseLimits::default()).unwrap_err();
+    assert!(matches!(err, ParseError::TooLarge { .. }));
+    assert!(
+        err.to_string().contains("max_file_bytes"),
+        "tells the user which knob: {err}"
+    );
+}
+
+#[test]
+fn pathological_nesting_does_not_overflow_the_stack() {
+    // 5,000 nested parentheses, a 20,000-term binary expression, 300 nested functions and
+    // 300 nested callbacks: deep syntax trees, deep symbol trees.
+    let parens = format!("const x = {}1{};\n", "(".repeat(5000), ")".repeat(5000));
+    let sum = format!("const y = {}1;\n", "1 + ".repeat(20_000));
+    let mut functions = String::new();
+    for i in 0..300 {
+        functions.push_str(&format!("function f{i}() {{\n"));
+    }
+    functions.push_str(&"}\n".repeat(300));
+    let mut callbacks = String::from("run(");
+    for _ in 0..300 {
+        callbacks.push_str("() => { go(");
+    }
+    callbacks.push_str(&")}".repeat(300));
+    callbacks.push_str(");\n");
+    for (name, src) in [
+        ("p.ts", &parens),
+        ("s.ts", &sum),
+        ("f.ts", &functions),
+        ("c.js", &callbacks),
+    ] {
+        // Run on a thread with a small (512 KiB) stack to prove the walk is not recursive
+        // over syntax depth.
+        let (name, src) = (name.to_string(), src.clone());
+        std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(move || parse_and_check(&name, &src))
+            .expect("spawn")
+            .join()
+            .expect("no stack overflow or panic");
+    }
+}
+
+#[test]
+fn random_token_soup_never_panics_and_keeps_the_rules() {
+    let tokens = [
+        "function",
+        "f",
+        "(",
+        ")",
+        "{",
+        "}",
+        "=>",
+        "class",
+        "C",
+        "extends",
+        "interface",
+        "I",
+        "const",
+        "let",
+        "x",
+        "=",
+        ";",
+        "\n",
+        " ",
+        "import",
+        "export",
+        "from",
+        "'m'",
+        "default",
+        "async",
+        "await",
+        "<",
+        ">",
+        "/**",
+        "*/",
+        "//",
+        "\"",
+        "`",
+        "${",
+        "[",
+        "]",
+        ",",
+        ".",
+        "namespace",
+        "N",
+        "enum",
+        "E",
+        "type",
+        "T",
+        "?",
+        ":",
+        "@dec",
+        "get",
+        "set",
+        "static",
+        "#p",
+        "require('r')",
+        "module.exports",
+        "if",
+        "else",
+        "for",
+        "(x)",
+        "<div>",
+        "</div>",
+        "é",
+        "\t",
+        "\r\n",
+        "declare",
+        "abstract",
+        "private",
+        "return",
+        "new",
+    ];
+    let mut rng = Rng(0x5eed_cafe_f00d_1234);
+    for case in 0..1000 {
+        let len = 1 + (rng.next() % 120) as usize;
+        let mut src = String::new();
+        for _ in 0..len {
+            src.push_str(rng.pick(&tokens));
+            if rng.next() % 3 == 0 {
+                src.push(' ');
+            }
+        }
+        let ext = ["ts", "tsx", "js", "cjs"][case % 4];
+        parse_and_check(&format!("soup{case}.{ext}"), &src);
+    }
+}
