@@ -1,11 +1,25 @@
 //! Sextant: precise, token-budgeted code context for AI agents and teams.
 //!
-//! The crate is laid out as the pipeline it implements; `docs/ARCHITECTURE.md` maps it.
-//! parse → chunk → (index → store/embed → search → graph → render) → api/mcp/cli.
+//! The crate is laid out as the pipeline it implements (see `docs/ARCHITECTURE.md`):
+//!
+//! ```text
+//! parse → chunk → index → store / embed → search → graph → render → api / mcp / cli
+//! ```
+//!
+//! Built so far: [`parse`], [`chunk`], [`validate`], [`cli`]. The other modules are the
+//! rooms later stages move into; their docs state the contract each will keep.
 
+pub mod api;
 pub mod chunk;
 pub mod cli;
 pub mod config;
+pub mod embed;
+pub mod graph;
+pub mod index;
+pub mod mcp;
 pub mod parse;
+pub mod render;
+pub mod search;
+pub mod store;
 pub mod text;
 pub mod validate;

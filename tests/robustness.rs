@@ -182,7 +182,7 @@ fn random_token_soup_never_panics_and_keeps_the_rules() {
         let mut src = String::new();
         for _ in 0..len {
             src.push_str(rng.pick(&tokens));
-            if rng.next() % 3 == 0 {
+            if rng.next().is_multiple_of(3) {
                 src.push(' ');
             }
         }

@@ -85,7 +85,7 @@ impl LanguageParser for TsParser {
 
     fn parse(&self, source: &str) -> Result<ParsedFile, ParseError> {
         let tree = parse_tree(self.language, source)?;
-        let mut ex = Extractor::new(source, self.language);
+        let mut ex = Extractor::new(source, self.language, &tree.language());
         let root = tree.root_node();
         ex.scan(root);
         let symbols = ex.container(root, &Ctx::root());
@@ -153,7 +153,64 @@ enum Children<'t> {
     InterfaceMembers(Node<'t>),
 }
 
+/// Node kinds the hot walks test, as lookup tables by kind id (comparing kind names costs a
+/// `strlen` and a UTF-8 check per node).
+struct KindTable {
+    identifier: Vec<bool>,
+    comment: Vec<bool>,
+    /// Kinds `nested_definition` may turn into a symbol.
+    definition: Vec<bool>,
+}
+
+impl KindTable {
+    fn new(language: &tree_sitter::Language) -> Self {
+        let count = language.node_kind_count();
+        let table = |names: &[&str]| -> Vec<bool> {
+            (0..count as u16)
+                .map(|id| {
+                    language.node_kind_is_named(id)
+                        && language
+                            .node_kind_for_id(id)
+                            .is_some_and(|k| names.contains(&k))
+                })
+                .collect()
+        };
+        Self {
+            identifier: table(&[
+                "identifier",
+                "type_identifier",
+                "shorthand_property_identifier",
+            ]),
+            comment: table(&["comment", "html_comment"]),
+            definition: table(&[
+                "function_declaration",
+                "generator_function_declaration",
+                "class",
+                "class_declaration",
+                "abstract_class_declaration",
+                "interface_declaration",
+                "enum_declaration",
+                "type_alias_declaration",
+                "lexical_declaration",
+                "variable_declaration",
+                "method_definition",
+                "pair",
+                "assignment_expression",
+                "arrow_function",
+                "function_expression",
+                "function",
+                "generator_function",
+            ]),
+        }
+    }
+
+    fn is(table: &[bool], node: Node) -> bool {
+        table.get(node.kind_id() as usize).copied().unwrap_or(false)
+    }
+}
+
 struct Extractor<'s> {
+    kinds: KindTable,
     src: &'s str,
     language: Language,
     imports: Vec<Import>,
@@ -217,8 +274,9 @@ fn any_child_token(node: Node, token: &str) -> bool {
 }
 
 impl<'s> Extractor<'s> {
-    fn new(src: &'s str, language: Language) -> Self {
+    fn new(src: &'s str, language: Language, grammar: &tree_sitter::Language) -> Self {
         Self {
+            kinds: KindTable::new(grammar),
             src,
             language,
             imports: Vec::new(),
@@ -242,21 +300,17 @@ impl<'s> Extractor<'s> {
         loop {
             let node = cursor.node();
             let mut descend = true;
-            match node.kind() {
-                "identifier" | "type_identifier" | "shorthand_property_identifier" => {
-                    self.identifiers.push(IdentRef {
-                        offset: node.start_byte(),
-                        name: self.text(node).to_string(),
-                    });
-                }
-                "comment" | "html_comment" => {
-                    self.comments.push(ByteRange {
-                        start: node.start_byte(),
-                        end: node.end_byte(),
-                    });
-                    descend = false;
-                }
-                _ => {}
+            if KindTable::is(&self.kinds.identifier, node) {
+                self.identifiers.push(IdentRef {
+                    offset: node.start_byte(),
+                    name: self.text(node).to_string(),
+                });
+            } else if KindTable::is(&self.kinds.comment, node) {
+                self.comments.push(ByteRange {
+                    start: node.start_byte(),
+                    end: node.end_byte(),
+                });
+                descend = false;
             }
             if (node.is_error() || node.is_missing()) && self.diagnostics.len() < MAX_DIAGNOSTICS {
                 let pos = node.start_position();
@@ -783,7 +837,7 @@ impl<'s> Extractor<'s> {
     ) -> Option<Draft<'t>> {
         let is_const = decl
             .child_by_field_name("kind")
-            .map_or(false, |k| self.text(k) == "const")
+            .is_some_and(|k| self.text(k) == "const")
             || self.text(decl).starts_with("const");
         let mut cursor = decl.walk();
         let declarators: Vec<Node> = decl
@@ -1188,24 +1242,33 @@ impl<'s> Extractor<'s> {
     /// into a definition once found: its own children are found recursively.
     fn nested(&mut self, root: Node, ctx: &Ctx) -> Vec<ParsedSymbol> {
         let mut found = Vec::new();
-        let mut stack: Vec<Node> = Vec::new();
         let mut cursor = root.walk();
-        stack.extend(
-            root.named_children(&mut cursor)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev(),
-        );
-        while let Some(node) = stack.pop() {
-            if let Some(draft) = self.nested_definition(node) {
+        if !cursor.goto_first_child() {
+            return found;
+        }
+        // Pre-order walk with one cursor; a definition's subtree is skipped (its own
+        // children are found when it is finished).
+        loop {
+            let node = cursor.node();
+            let mut descend = node.is_named() && node.child_count() > 0;
+            if KindTable::is(&self.kinds.definition, node)
+                && let Some(draft) = self.nested_definition(node)
+            {
                 found.push(self.finish(draft, ctx));
+                descend = false;
+            }
+            if descend && cursor.goto_first_child() {
                 continue;
             }
-            let mut cursor = node.walk();
-            let kids: Vec<Node> = node.named_children(&mut cursor).collect();
-            stack.extend(kids.into_iter().rev());
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() || cursor.node() == root {
+                    return merge_overloads(found);
+                }
+            }
         }
-        merge_overloads(found)
     }
 
     fn nested_definition<'t>(&mut self, node: Node<'t>) -> Option<Draft<'t>> {
