@@ -61,6 +61,11 @@ pub fn truncate_chars(text: &str, max_chars: usize) -> String {
 ///
 /// `validateToken` → `["validate", "token"]`, `MAX_RETRY_COUNT` → `["max", "retry", "count"]`,
 /// `HTTPServer2` → `["http", "server", "2"]`.
+///
+/// ```
+/// assert_eq!(sextant::text::split_identifier("validateToken"), ["validate", "token"]);
+/// assert_eq!(sextant::text::split_identifier("MAX_RETRY_COUNT"), ["max", "retry", "count"]);
+/// ```
 pub fn split_identifier(ident: &str) -> Vec<String> {
     let chars: Vec<char> = ident.chars().collect();
     let mut words = Vec::new();

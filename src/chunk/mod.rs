@@ -113,6 +113,22 @@ impl CodeChunk {
 
 /// Chunks one parsed file. `relative_path` is the repository-relative path used in ids,
 /// breadcrumbs and preambles. Chunks come in depth-first pre-order (parents first).
+///
+/// ```
+/// use std::path::Path;
+/// use sextant::chunk::{ChunkOptions, chunk_file};
+/// use sextant::parse::{ParseLimits, parse_bytes};
+///
+/// let source = "import jwt from 'jsonwebtoken';\n\
+///               export class Auth {\n  check(t: string) {\n    return jwt.verify(t, 'k');\n  }\n}\n";
+/// let parsed = parse_bytes(Path::new("auth.ts"), source.as_bytes(), &ParseLimits::default())?;
+/// let chunks = chunk_file("src/auth.ts", source, &parsed, &ChunkOptions::default());
+/// let crumbs: Vec<&str> = chunks.iter().map(|c| c.breadcrumb.as_str()).collect();
+/// assert_eq!(crumbs, ["import:jsonwebtoken", "Auth", "Auth > check"]);
+/// assert!(chunks[1].content.contains("check(t: string) { … }"));
+/// assert_eq!(chunks[2].relevant_imports, ["import jwt from 'jsonwebtoken';"]);
+/// # Ok::<(), sextant::parse::ParseError>(())
+/// ```
 pub fn chunk_file(
     relative_path: &str,
     source: &str,
