@@ -17,6 +17,30 @@ pub struct Config {
     pub parse: ParseLimits,
     /// Chunker settings.
     pub chunk: ChunkOptions,
+    /// Metadata database: a `postgres://` URL, a `sqlite:` URL or a file path. `None`
+    /// means the embedded default, `<data_dir>/sextant.db` (`DATABASE_URL` sets it).
+    pub database_url: Option<String>,
+    /// LanceDB URI for chunks. `None` means `<data_dir>/lance`.
+    pub lance_uri: Option<String>,
+}
+
+impl Config {
+    /// The metadata database URL or path in effect.
+    pub fn database_url(&self) -> String {
+        self.database_url.clone().unwrap_or_else(|| {
+            self.data_dir
+                .join("sextant.db")
+                .to_string_lossy()
+                .into_owned()
+        })
+    }
+
+    /// The LanceDB URI in effect.
+    pub fn lance_uri(&self) -> String {
+        self.lance_uri
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("lance").to_string_lossy().into_owned())
+    }
 }
 
 impl Default for Config {
@@ -25,6 +49,8 @@ impl Default for Config {
             data_dir: PathBuf::from(".sextant"),
             parse: ParseLimits::default(),
             chunk: ChunkOptions::default(),
+            database_url: None,
+            lance_uri: None,
         }
     }
 }

@@ -6,7 +6,7 @@
 //! parse → chunk → index → store / embed → search → graph → render → api / mcp / cli
 //! ```
 //!
-//! Built so far: [`parse`], [`chunk`], [`validate`], [`cli`]. The other modules are the
+//! Built so far: [`parse`], [`chunk`], [`validate`], [`store`], [`cli`]. The other modules are the
 //! rooms later stages move into; their docs state the contract each will keep.
 
 pub mod api;

@@ -63,6 +63,13 @@ pub struct GlobalArgs {
         default_value = ".sextant"
     )]
     pub data_dir: PathBuf,
+    /// Metadata database (`postgres://…`, `sqlite:…` or a file path); default
+    /// `<data-dir>/sextant.db`.
+    #[arg(long, global = true, env = "DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// LanceDB URI for the chunk store; default `<data-dir>/lance`.
+    #[arg(long, global = true, env = "SEXTANT_LANCE_URI")]
+    pub lance_uri: Option<String>,
     /// Largest file the parser accepts, in bytes.
     #[arg(long, global = true, env = "SEXTANT_MAX_FILE_BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_file_bytes: usize,

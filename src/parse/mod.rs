@@ -56,6 +56,13 @@ impl Language {
         }
     }
 
+    /// The language with this [`Language::id`].
+    pub fn parse(id: &str) -> Option<Self> {
+        [Self::TypeScript, Self::Tsx, Self::JavaScript]
+            .into_iter()
+            .find(|l| l.id() == id)
+    }
+
     /// Human label used in embedding preambles (`[TypeScript] src/a.ts > f`).
     pub fn label(self) -> &'static str {
         match self {

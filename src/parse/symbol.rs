@@ -123,6 +123,35 @@ impl SymbolKind {
         }
     }
 
+    /// Every kind, in declaration order.
+    pub const ALL: [SymbolKind; 20] = [
+        Self::Function,
+        Self::Method,
+        Self::Constructor,
+        Self::Property,
+        Self::Class,
+        Self::Interface,
+        Self::Type,
+        Self::Enum,
+        Self::Namespace,
+        Self::Module,
+        Self::Component,
+        Self::Variable,
+        Self::Const,
+        Self::Import,
+        Self::ReExport,
+        Self::Export,
+        Self::Expression,
+        Self::Statement,
+        Self::Callback,
+        Self::Error,
+    ];
+
+    /// The kind named `name` (as produced by [`SymbolKind::as_str`]).
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
     /// Whether this is a non-symbol statement (import, expression, re-export, export,
     /// control flow, error region) rather than a named declaration.
     pub fn is_statement(self) -> bool {
@@ -183,6 +212,31 @@ pub enum Modifier {
 }
 
 impl Modifier {
+    /// Every modifier, in their fixed order.
+    pub const ALL: [Modifier; 16] = [
+        Self::Exported,
+        Self::Default,
+        Self::Declare,
+        Self::Abstract,
+        Self::Public,
+        Self::Private,
+        Self::Protected,
+        Self::Static,
+        Self::Readonly,
+        Self::Override,
+        Self::Async,
+        Self::Generator,
+        Self::Getter,
+        Self::Setter,
+        Self::Const,
+        Self::Optional,
+    ];
+
+    /// The modifier named `name` (as produced by [`Modifier::as_str`]).
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == name)
+    }
+
     /// The lower-case name.
     pub fn as_str(self) -> &'static str {
         match self {

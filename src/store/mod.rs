@@ -1,6 +1,37 @@
-//! Persistence (not built yet: issue "Storage").
+//! Persistence: metadata in SQL, chunks with vectors and lexical text in LanceDB.
 //!
-//! Will hold the `MetaStore` trait (repositories, files, symbols, edges, jobs, tokens in
-//! SQL via sqlx: SQLite by default, Postgres by `DATABASE_URL`) and the `VectorStore`
-//! trait (chunks with vectors and lexical text in LanceDB). Depends only on the data types
-//! of `parse` and `chunk`; knows nothing of how they are produced or searched.
+//! Two traits keep the rest of Sextant independent of the databases:
+//!
+//! - [`MetaStore`]: repositories, files, symbols, graph edges, jobs and API tokens, in SQL
+//!   through sqlx ([`SqlMetaStore`]: a SQLite file by default, Postgres when the URL says
+//!   so; one implementation over sqlx's `Any` driver, migrations applied at open).
+//! - [`VectorStore`]: chunk rows ([`ChunkRow`]) with vectors and `search_text`, upserted a
+//!   file at a time, searched by vector or BM25 with filters pushed into the store
+//!   ([`LanceStore`]: a LanceDB directory, `<data-dir>/lance` by default).
+//!
+//! This layer knows the data types of `parse` and `chunk` and nothing of how they are
+//! produced or searched.
+
+mod error;
+mod filter;
+mod lance;
+mod meta;
+mod sql;
+mod vector;
+
+pub use error::StoreError;
+pub use filter::{ChunkFilter, glob_to_like};
+pub use lance::{LanceStore, LanceStoreOptions};
+pub use meta::{
+    ApiToken, EdgeKind, EdgeRecord, FileRecord, Job, JobState, MetaStore, NewJob, NewRepository,
+    RepoSettings, RepoSource, RepoStatus, Repository, SymbolRecord,
+};
+pub use sql::SqlMetaStore;
+pub use vector::{ChunkRow, ScoredChunk, StoreStats, VectorStore};
+
+/// Milliseconds since the Unix epoch, the one timestamp unit stored everywhere.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}

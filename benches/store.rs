@@ -1,0 +1,214 @@
+//! Chunk-store benchmark: bulk-insert synthetic chunks into LanceDB, then measure vector
+//! and full-text query latency (p50/p95) with and without filters, before and after the
+//! ANN index. Prints a table; figures go to docs/BENCHMARKS.md.
+//!
+//! `cargo bench --bench store` (SEXTANT_BENCH_ROWS overrides the 100,000 rows; dims 384,
+//! the default local model's width).
+
+use std::time::{Duration, Instant};
+
+use sextant::chunk::CodeChunk;
+use sextant::parse::{ByteRange, Language, SymbolKind};
+use sextant::store::{ChunkFilter, ChunkRow, LanceStore, LanceStoreOptions, VectorStore};
+
+const DIMS: usize = 384;
+const REPOS: usize = 10;
+const CHUNKS_PER_FILE: usize = 20;
+const FILES_PER_COMMIT: usize = 100;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() % 2_000_001) as f32 / 1_000_000.0 - 1.0
+    }
+}
+
+fn word(rng: &mut Rng) -> String {
+    // Zipf-like vocabulary of 5,000 pseudo-words.
+    let r = (rng.next() % 1_000_000) as f64 / 1_000_000.0;
+    let rank = (5000f64.powf(r)) as u64;
+    format!("w{rank}")
+}
+
+fn vector(rng: &mut Rng) -> Vec<f32> {
+    let v: Vec<f32> = (0..DIMS).map(|_| rng.unit()).collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / n).collect()
+}
+
+fn row(rng: &mut Rng, repo: usize, file: usize, i: usize) -> ChunkRow {
+    let words: Vec<String> = (0..40).map(|_| word(rng)).collect();
+    let text = words.join(" ");
+    let kind = [
+        SymbolKind::Function,
+        SymbolKind::Method,
+        SymbolKind::Class,
+        SymbolKind::Const,
+    ][i % 4];
+    let path = format!("src/m{}/file{file}.ts", file % 50);
+    ChunkRow {
+        repo_id: format!("repo{repo}"),
+        file_path: format!("/repos/{repo}/{path}"),
+        chunk: CodeChunk {
+            id: format!("{file:06}-{i:03}"),
+            relative_path: path,
+            language: Language::TypeScript,
+            node_kind: kind,
+            name: format!("symbol{i}"),
+            parent_name: None,
+            parent_chunk_id: None,
+            child_chunk_ids: Vec::new(),
+            depth: 0,
+            breadcrumb: format!("symbol{i}"),
+            signature: format!("function symbol{i}()"),
+            modifiers: Vec::new(),
+            exported: true,
+            jsdoc: None,
+            start_line: (i * 10 + 1) as u32,
+            end_line: (i * 10 + 9) as u32,
+            bytes: ByteRange {
+                start: i * 300,
+                end: i * 300 + 290,
+            },
+            full_source: text.clone(),
+            content: text.clone(),
+            has_collapsed_children: false,
+            relevant_imports: Vec::new(),
+            embedding_text: text.clone(),
+            embedding_tokens: text.len() / 4,
+            truncated: false,
+            search_text: text,
+        },
+        content_hash: "h".into(),
+        last_modified: 0,
+        vector: vector(rng),
+    }
+}
+
+fn percentiles(mut samples: Vec<Duration>) -> (f64, f64) {
+    samples.sort();
+    let at =
+        |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e3;
+    (at(0.50), at(0.95))
+}
+
+async fn measure<F, Fut>(label: &str, runs: usize, mut f: F)
+where
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = usize>,
+{
+    let mut samples = Vec::with_capacity(runs);
+    let mut hits = 0;
+    for i in 0..runs {
+        let t = Instant::now();
+        hits += f(i).await;
+        samples.push(t.elapsed());
+    }
+    let (p50, p95) = percentiles(samples);
+    println!(
+        "| {label} | {p50:.1} ms | {p95:.1} ms | {:.1} |",
+        hits as f64 / runs as f64
+    );
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    if std::env::args().any(|a| a == "--list" || a == "--test") {
+        return; // cargo test/bench harness probes
+    }
+    let rows: usize = std::env::var("SEXTANT_BENCH_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = LanceStore::open(LanceStoreOptions {
+        maintain_every_writes: usize::MAX,
+        ..LanceStoreOptions::new(dir.path().join("lance").to_string_lossy(), DIMS)
+    })
+    .await
+    .expect("open");
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let files = rows / CHUNKS_PER_FILE;
+    let started = Instant::now();
+    let mut file = 0;
+    while file < files {
+        let repo = file % REPOS;
+        let batch: Vec<(String, Vec<ChunkRow>)> = (file..(file + FILES_PER_COMMIT).min(files))
+            .filter(|f| f % REPOS == repo)
+            .map(|f| {
+                let rows: Vec<ChunkRow> = (0..CHUNKS_PER_FILE)
+                    .map(|i| row(&mut rng, repo, f, i))
+                    .collect();
+                (rows[0].chunk.relative_path.clone(), rows)
+            })
+            .collect();
+        // One commit per repository slice of the batch.
+        store
+            .replace_files(&format!("repo{repo}"), batch)
+            .await
+            .expect("insert");
+        file += FILES_PER_COMMIT / REPOS;
+    }
+    let insert = started.elapsed();
+    let count = store.count(&ChunkFilter::default()).await.expect("count");
+    println!("rows: {count}, dims {DIMS}");
+    println!(
+        "insert: {:.1} s ({:.0} chunks/s, {} chunks per commit)",
+        insert.as_secs_f64(),
+        count as f64 / insert.as_secs_f64(),
+        FILES_PER_COMMIT / REPOS * CHUNKS_PER_FILE
+    );
+    let queries: Vec<Vec<f32>> = (0..50).map(|_| vector(&mut rng)).collect();
+    let texts: Vec<String> = (0..50)
+        .map(|_| format!("{} {}", word(&mut rng), word(&mut rng)))
+        .collect();
+    let none = ChunkFilter::default();
+    let filtered = ChunkFilter {
+        repos: vec!["repo3".into()],
+        kinds: vec!["method".into()],
+        paths: vec!["src/m3/".into()],
+        ..Default::default()
+    };
+    for phase in [
+        "before maintenance (exact vector scan)",
+        "after maintenance",
+    ] {
+        if phase.starts_with("after") {
+            let t = Instant::now();
+            let stats = store.maintain().await.expect("maintain");
+            println!(
+                "\nmaintain (compaction, index refresh{}): {:.1} s",
+                if stats.vector_index {
+                    ", IVF-PQ build"
+                } else {
+                    ""
+                },
+                t.elapsed().as_secs_f64()
+            );
+        }
+        let stats = store.stats().await.expect("stats");
+        println!(
+            "\n{phase}: vector index {}, text index {}",
+            stats.vector_index, stats.text_index
+        );
+        println!("| query (top 10) | p50 | p95 | mean hits |\n|---|---|---|---|");
+        for (label, filter) in [("no filter", &none), ("repo+kind+path filter", &filtered)] {
+            measure(&format!("vector, {label}"), 50, |i| {
+                let (q, s) = (&queries[i], &store);
+                async move { s.vector_search(q, 10, filter).await.expect("search").len() }
+            })
+            .await;
+            measure(&format!("full-text BM25, {label}"), 50, |i| {
+                let (q, s) = (&texts[i], &store);
+                async move { s.text_search(q, 10, filter).await.expect("search").len() }
+            })
+            .await;
+        }
+    }
+}

@@ -1,0 +1,796 @@
+//! [`VectorStore`] on LanceDB: one table of chunk rows keyed by (`repo_id`, `id`).
+//!
+//! Index and compaction policy (run by [`VectorStore::maintain`], which writers call every
+//! `maintain_every_writes` writes and after a batch):
+//!
+//! - Full-text (BM25) index on `search_text`: created with the first rows. Rows written
+//!   later are searched by a flat scan until `maintain` folds them into the index.
+//! - ANN index (IVF-PQ, cosine) on `vector`: created once the table holds
+//!   `ann_min_rows` rows (below that an exact scan is fast enough and exact); refreshed by
+//!   `maintain` with the new rows.
+//! - Compaction: `maintain` merges small fragments and removes table versions older than
+//!   `prune_older_than`. Writes are serialised by a lock inside the store, and maintenance
+//!   runs under it, so removing unverified files is safe for the embedded single-process
+//!   deployment.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use arrow_array::builder::{ListBuilder, StringBuilder};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Int64Type, UInt32Type, UInt64Type};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatch,
+    RecordBatchIterator, StringArray, UInt32Array, UInt64Array,
+};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use async_trait::async_trait;
+use futures::TryStreamExt;
+use lancedb::index::Index;
+use lancedb::index::scalar::{FtsIndexBuilder, FullTextSearchQuery};
+use lancedb::index::vector::IvfPqIndexBuilder;
+use lancedb::query::{ExecutableQuery, QueryBase};
+use lancedb::table::{Duration as PruneDuration, OptimizeAction};
+use lancedb::{Connection, DistanceType, Table};
+use tokio::sync::Mutex;
+
+use super::{ChunkFilter, ChunkRow, ScoredChunk, StoreError, StoreStats, VectorStore};
+use crate::chunk::CodeChunk;
+use crate::parse::{ByteRange, Language, Modifier, SymbolKind};
+
+/// Settings of the LanceDB chunk store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LanceStoreOptions {
+    /// Database URI: a local directory (default `<data-dir>/lance`) or an object-store URI.
+    pub uri: String,
+    /// Table name.
+    pub table: String,
+    /// Vector width of the configured embedding model.
+    pub dims: usize,
+    /// Rows at which the ANN index is created.
+    pub ann_min_rows: usize,
+    /// Writes between automatic maintenance runs.
+    pub maintain_every_writes: usize,
+    /// Table versions older than this are removed by maintenance.
+    pub prune_older_than: std::time::Duration,
+}
+
+impl LanceStoreOptions {
+    /// Defaults for a store at `uri` with `dims`-wide vectors.
+    pub fn new(uri: impl Into<String>, dims: usize) -> Self {
+        Self {
+            uri: uri.into(),
+            table: "chunks".into(),
+            dims,
+            ann_min_rows: 50_000,
+            maintain_every_writes: 64,
+            prune_older_than: std::time::Duration::from_secs(60),
+        }
+    }
+}
+
+/// The LanceDB chunk store.
+pub struct LanceStore {
+    options: LanceStoreOptions,
+    table: Table,
+    schema: SchemaRef,
+    write_lock: Mutex<()>,
+    writes_since_maintain: AtomicUsize,
+    _db: Connection,
+}
+
+impl std::fmt::Debug for LanceStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LanceStore")
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+fn schema(dims: usize) -> SchemaRef {
+    let text = |name: &str| Field::new(name, DataType::Utf8, false);
+    let opt_text = |name: &str| Field::new(name, DataType::Utf8, true);
+    let list = |name: &str| {
+        Field::new(
+            name,
+            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            false,
+        )
+    };
+    Arc::new(Schema::new(vec![
+        text("repo_id"),
+        text("id"),
+        text("file_path"),
+        text("relative_path"),
+        text("language"),
+        text("node_kind"),
+        text("name"),
+        opt_text("parent_name"),
+        opt_text("parent_chunk_id"),
+        list("child_chunk_ids"),
+        Field::new("depth", DataType::UInt32, false),
+        text("breadcrumb"),
+        text("signature"),
+        text("modifiers"),
+        Field::new("exported", DataType::Boolean, false),
+        opt_text("jsdoc"),
+        Field::new("start_line", DataType::UInt32, false),
+        Field::new("end_line", DataType::UInt32, false),
+        Field::new("start_byte", DataType::UInt64, false),
+        Field::new("end_byte", DataType::UInt64, false),
+        text("full_source"),
+        text("content"),
+        Field::new("has_collapsed_children", DataType::Boolean, false),
+        list("relevant_imports"),
+        text("embedding_text"),
+        Field::new("embedding_tokens", DataType::UInt32, false),
+        Field::new("truncated", DataType::Boolean, false),
+        text("search_text"),
+        text("content_hash"),
+        Field::new("last_modified", DataType::Int64, false),
+        Field::new(
+            "vector",
+            DataType::FixedSizeList(
+                Arc::new(Field::new("item", DataType::Float32, true)),
+                dims as i32,
+            ),
+            false,
+        ),
+    ]))
+}
+
+fn quote(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "''"))
+}
+
+impl LanceStore {
+    /// Opens the table at `options.uri`, creating it when missing. Fails with a clear
+    /// message when an existing table's vector width differs from `options.dims`.
+    pub async fn open(options: LanceStoreOptions) -> Result<Self, StoreError> {
+        if options.dims == 0 {
+            return Err(StoreError::Invalid(
+                "vector dimensions must be positive".into(),
+            ));
+        }
+        if !options.uri.contains("://") {
+            std::fs::create_dir_all(&options.uri).map_err(|source| StoreError::Io {
+                path: options.uri.clone(),
+                source,
+            })?;
+        }
+        let db = lancedb::connect(&options.uri).execute().await?;
+        let expected = schema(options.dims);
+        let names = db.table_names().execute().await?;
+        let table = if names.contains(&options.table) {
+            let table = db.open_table(&options.table).execute().await?;
+            let existing = table.schema().await?;
+            let width = existing
+                .field_with_name("vector")
+                .ok()
+                .and_then(|f| match f.data_type() {
+                    DataType::FixedSizeList(_, n) => Some(*n as usize),
+                    _ => None,
+                });
+            if width != Some(options.dims) {
+                return Err(StoreError::Invalid(format!(
+                    "the chunk store at {} holds {}-dimensional vectors but the configured embedding model makes \
+                     {}-dimensional ones; re-index into a fresh data directory (or delete {}) after changing models",
+                    options.uri,
+                    width.map_or("unknown".to_string(), |w| w.to_string()),
+                    options.dims,
+                    options.uri
+                )));
+            }
+            table
+        } else {
+            db.create_empty_table(&options.table, expected.clone())
+                .execute()
+                .await?
+        };
+        Ok(Self {
+            options,
+            table,
+            schema: expected,
+            write_lock: Mutex::new(()),
+            writes_since_maintain: AtomicUsize::new(0),
+            _db: db,
+        })
+    }
+
+    /// The options the store was opened with.
+    pub fn options(&self) -> &LanceStoreOptions {
+        &self.options
+    }
+
+    fn batch(&self, rows: &[ChunkRow]) -> Result<RecordBatch, StoreError> {
+        let dims = self.options.dims;
+        for row in rows {
+            if row.vector.len() != dims {
+                return Err(StoreError::Invalid(format!(
+                    "chunk {} has a {}-dimensional vector; the store expects {dims}",
+                    row.chunk.id,
+                    row.vector.len()
+                )));
+            }
+        }
+        let s = |f: fn(&ChunkRow) -> &str| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
+        };
+        let o = |f: fn(&ChunkRow) -> Option<&str>| -> ArrayRef {
+            Arc::new(rows.iter().map(f).collect::<StringArray>())
+        };
+        let l = |f: fn(&ChunkRow) -> &Vec<String>| -> ArrayRef {
+            let mut builder = ListBuilder::new(StringBuilder::new());
+            for row in rows {
+                for value in f(row) {
+                    builder.values().append_value(value);
+                }
+                builder.append(true);
+            }
+            Arc::new(builder.finish())
+        };
+        let u32s = |f: fn(&ChunkRow) -> u32| -> ArrayRef {
+            Arc::new(UInt32Array::from_iter_values(rows.iter().map(f)))
+        };
+        let u64s = |f: fn(&ChunkRow) -> u64| -> ArrayRef {
+            Arc::new(UInt64Array::from_iter_values(rows.iter().map(f)))
+        };
+        let bools = |f: fn(&ChunkRow) -> bool| -> ArrayRef {
+            Arc::new(BooleanArray::from(rows.iter().map(f).collect::<Vec<_>>()))
+        };
+        let flat =
+            Float32Array::from_iter_values(rows.iter().flat_map(|r| r.vector.iter().copied()));
+        let vectors = FixedSizeListArray::try_new(
+            Arc::new(Field::new("item", DataType::Float32, true)),
+            dims as i32,
+            Arc::new(flat),
+            None,
+        )?;
+        let modifiers: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                r.chunk
+                    .modifiers
+                    .iter()
+                    .map(|m| m.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let columns: Vec<ArrayRef> = vec![
+            s(|r| &r.repo_id),
+            s(|r| &r.chunk.id),
+            s(|r| &r.file_path),
+            s(|r| &r.chunk.relative_path),
+            s(|r| r.chunk.language.id()),
+            s(|r| r.chunk.node_kind.as_str()),
+            s(|r| &r.chunk.name),
+            o(|r| r.chunk.parent_name.as_deref()),
+            o(|r| r.chunk.parent_chunk_id.as_deref()),
+            l(|r| &r.chunk.child_chunk_ids),
+            u32s(|r| r.chunk.depth),
+            s(|r| &r.chunk.breadcrumb),
+            s(|r| &r.chunk.signature),
+            Arc::new(StringArray::from_iter_values(modifiers.iter())),
+            bools(|r| r.chunk.exported),
+            o(|r| r.chunk.jsdoc.as_deref()),
+            u32s(|r| r.chunk.start_line),
+            u32s(|r| r.chunk.end_line),
+            u64s(|r| r.chunk.bytes.start as u64),
+            u64s(|r| r.chunk.bytes.end as u64),
+            s(|r| &r.chunk.full_source),
+            s(|r| &r.chunk.content),
+            bools(|r| r.chunk.has_collapsed_children),
+            l(|r| &r.chunk.relevant_imports),
+            s(|r| &r.chunk.embedding_text),
+            u32s(|r| r.chunk.embedding_tokens as u32),
+            bools(|r| r.chunk.truncated),
+            s(|r| &r.chunk.search_text),
+            s(|r| &r.content_hash),
+            Arc::new(Int64Array::from_iter_values(
+                rows.iter().map(|r| r.last_modified),
+            )),
+            Arc::new(vectors),
+        ];
+        Ok(RecordBatch::try_new(self.schema.clone(), columns)?)
+    }
+
+    async fn run_query(&self, query: impl ExecutableQuery) -> Result<Vec<RecordBatch>, StoreError> {
+        Ok(query.execute().await?.try_collect::<Vec<_>>().await?)
+    }
+
+    async fn has_index_on(&self, column: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .table
+            .list_indices()
+            .await?
+            .iter()
+            .any(|i| i.columns.iter().any(|c| c == column)))
+    }
+
+    async fn ensure_text_index(&self) -> Result<(), StoreError> {
+        if !self.has_index_on("search_text").await? && self.table.count_rows(None).await? > 0 {
+            let params = FtsIndexBuilder::default().with_position(false);
+            self.table
+                .create_index(&["search_text"], Index::FTS(params))
+                .execute()
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Maintenance without taking the write lock (callers hold it).
+    async fn maintain_locked(&self) -> Result<StoreStats, StoreError> {
+        self.writes_since_maintain.store(0, Ordering::Relaxed);
+        let rows = self.table.count_rows(None).await?;
+        if rows > 0 {
+            self.ensure_text_index().await?;
+            if rows >= self.options.ann_min_rows && !self.has_index_on("vector").await? {
+                let builder = IvfPqIndexBuilder::default().distance_type(DistanceType::Cosine);
+                self.table
+                    .create_index(&["vector"], Index::IvfPq(builder))
+                    .execute()
+                    .await?;
+            }
+            self.table
+                .optimize(OptimizeAction::Compact {
+                    options: Default::default(),
+                    remap_options: None,
+                })
+                .await?;
+            self.table
+                .optimize(OptimizeAction::Index(Default::default()))
+                .await?;
+        }
+        let older_than = PruneDuration::from_std(self.options.prune_older_than)
+            .map_err(|e| StoreError::Invalid(format!("prune interval out of range: {e}")))?;
+        self.table
+            .optimize(OptimizeAction::Prune {
+                older_than: Some(older_than),
+                delete_unverified: Some(true),
+                error_if_tagged_old_versions: Some(false),
+            })
+            .await?;
+        self.stats().await
+    }
+
+    async fn after_write(&self) -> Result<(), StoreError> {
+        let writes = self.writes_since_maintain.fetch_add(1, Ordering::Relaxed) + 1;
+        if writes >= self.options.maintain_every_writes {
+            self.maintain_locked().await?;
+        } else {
+            self.ensure_text_index().await?;
+        }
+        Ok(())
+    }
+}
+
+fn column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a ArrayRef, StoreError> {
+    batch
+        .column_by_name(name)
+        .ok_or_else(|| StoreError::Invalid(format!("chunk store result lacks column `{name}`")))
+}
+
+fn strings(batch: &RecordBatch, name: &str) -> Result<Vec<Option<String>>, StoreError> {
+    let col = column(batch, name)?;
+    let get = |i: usize| -> Option<String> {
+        if col.is_null(i) {
+            return None;
+        }
+        match col.data_type() {
+            DataType::Utf8 => Some(col.as_string::<i32>().value(i).to_string()),
+            DataType::LargeUtf8 => Some(col.as_string::<i64>().value(i).to_string()),
+            DataType::Utf8View => Some(col.as_string_view().value(i).to_string()),
+            _ => None,
+        }
+    };
+    if !matches!(
+        col.data_type(),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+    ) {
+        return Err(StoreError::Invalid(format!(
+            "column `{name}` is {}, not text",
+            col.data_type()
+        )));
+    }
+    Ok((0..batch.num_rows()).map(get).collect())
+}
+
+fn required(values: Vec<Option<String>>, name: &str) -> Result<Vec<String>, StoreError> {
+    values
+        .into_iter()
+        .map(|v| v.ok_or_else(|| StoreError::Invalid(format!("null in required column `{name}`"))))
+        .collect()
+}
+
+fn lists(batch: &RecordBatch, name: &str) -> Result<Vec<Vec<String>>, StoreError> {
+    let col = column(batch, name)?;
+    let list = col
+        .as_list_opt::<i32>()
+        .ok_or_else(|| StoreError::Invalid(format!("column `{name}` is not a list")))?;
+    (0..batch.num_rows())
+        .map(|i| {
+            let values = list.value(i);
+            let values = values.as_string_opt::<i32>().ok_or_else(|| {
+                StoreError::Invalid(format!("column `{name}` is not a list of text"))
+            })?;
+            Ok(values.iter().flatten().map(str::to_string).collect())
+        })
+        .collect()
+}
+
+fn primitive<T: arrow_array::ArrowPrimitiveType>(
+    batch: &RecordBatch,
+    name: &str,
+) -> Result<Vec<T::Native>, StoreError> {
+    let col = column(batch, name)?;
+    let values = col.as_primitive_opt::<T>().ok_or_else(|| {
+        StoreError::Invalid(format!("column `{name}` has type {}", col.data_type()))
+    })?;
+    Ok(values.values().to_vec())
+}
+
+fn booleans(batch: &RecordBatch, name: &str) -> Result<Vec<bool>, StoreError> {
+    let col = column(batch, name)?;
+    let values = col
+        .as_boolean_opt()
+        .ok_or_else(|| StoreError::Invalid(format!("column `{name}` is not boolean")))?;
+    Ok((0..batch.num_rows()).map(|i| values.value(i)).collect())
+}
+
+fn vectors(batch: &RecordBatch) -> Result<Vec<Vec<f32>>, StoreError> {
+    let col = column(batch, "vector")?;
+    let list = col
+        .as_fixed_size_list_opt()
+        .ok_or_else(|| StoreError::Invalid("column `vector` is not a fixed-size list".into()))?;
+    (0..batch.num_rows())
+        .map(|i| {
+            let v = list.value(i);
+            let floats = v
+                .as_primitive_opt::<Float32Type>()
+                .ok_or_else(|| StoreError::Invalid("column `vector` is not float32".into()))?;
+            Ok(floats.values().to_vec())
+        })
+        .collect()
+}
+
+/// Rows of result batches, with the score column when present.
+fn rows_of(
+    batches: &[RecordBatch],
+    score_column: Option<&str>,
+) -> Result<Vec<(ChunkRow, f32)>, StoreError> {
+    let mut out = Vec::new();
+    for batch in batches {
+        let n = batch.num_rows();
+        if n == 0 {
+            continue;
+        }
+        let text = |name: &str| strings(batch, name).and_then(|v| required(v, name));
+        let (repo, id, file_path, rel) = (
+            text("repo_id")?,
+            text("id")?,
+            text("file_path")?,
+            text("relative_path")?,
+        );
+        let (language, kind, name) = (text("language")?, text("node_kind")?, text("name")?);
+        let (parent_name, parent_id, jsdoc) = (
+            strings(batch, "parent_name")?,
+            strings(batch, "parent_chunk_id")?,
+            strings(batch, "jsdoc")?,
+        );
+        let (children, imports) = (
+            lists(batch, "child_chunk_ids")?,
+            lists(batch, "relevant_imports")?,
+        );
+        let depth = primitive::<UInt32Type>(batch, "depth")?;
+        let (crumb, sig, mods) = (text("breadcrumb")?, text("signature")?, text("modifiers")?);
+        let exported = booleans(batch, "exported")?;
+        let (start, end) = (
+            primitive::<UInt32Type>(batch, "start_line")?,
+            primitive::<UInt32Type>(batch, "end_line")?,
+        );
+        let (sb, eb) = (
+            primitive::<UInt64Type>(batch, "start_byte")?,
+            primitive::<UInt64Type>(batch, "end_byte")?,
+        );
+        let (full, content, emb, search) = (
+            text("full_source")?,
+            text("content")?,
+            text("embedding_text")?,
+            text("search_text")?,
+        );
+        let collapsed = booleans(batch, "has_collapsed_children")?;
+        let tokens = primitive::<UInt32Type>(batch, "embedding_tokens")?;
+        let truncated = booleans(batch, "truncated")?;
+        let hash = text("content_hash")?;
+        let modified = primitive::<Int64Type>(batch, "last_modified")?;
+        let vecs = vectors(batch)?;
+        let scores: Vec<f32> = match score_column.and_then(|c| batch.column_by_name(c)) {
+            Some(col) => match col.data_type() {
+                DataType::Float32 => col.as_primitive::<Float32Type>().values().to_vec(),
+                DataType::Float64 => col
+                    .as_primitive::<arrow_array::types::Float64Type>()
+                    .values()
+                    .iter()
+                    .map(|v| *v as f32)
+                    .collect(),
+                other => {
+                    return Err(StoreError::Invalid(format!(
+                        "score column has type {other}"
+                    )));
+                }
+            },
+            None => vec![0.0; n],
+        };
+        for i in 0..n {
+            let chunk = CodeChunk {
+                id: id[i].clone(),
+                relative_path: rel[i].clone(),
+                language: Language::parse(&language[i]).ok_or_else(|| {
+                    StoreError::Invalid(format!("unknown language `{}`", language[i]))
+                })?,
+                node_kind: SymbolKind::parse(&kind[i]).ok_or_else(|| {
+                    StoreError::Invalid(format!("unknown node kind `{}`", kind[i]))
+                })?,
+                name: name[i].clone(),
+                parent_name: parent_name[i].clone(),
+                parent_chunk_id: parent_id[i].clone(),
+                child_chunk_ids: children[i].clone(),
+                depth: depth[i],
+                breadcrumb: crumb[i].clone(),
+                signature: sig[i].clone(),
+                modifiers: mods[i]
+                    .split_whitespace()
+                    .filter_map(Modifier::parse)
+                    .collect(),
+                exported: exported[i],
+                jsdoc: jsdoc[i].clone(),
+                start_line: start[i],
+                end_line: end[i],
+                bytes: ByteRange {
+                    start: sb[i] as usize,
+                    end: eb[i] as usize,
+                },
+                full_source: full[i].clone(),
+                content: content[i].clone(),
+                has_collapsed_children: collapsed[i],
+                relevant_imports: imports[i].clone(),
+                embedding_text: emb[i].clone(),
+                embedding_tokens: tokens[i] as usize,
+                truncated: truncated[i],
+                search_text: search[i].clone(),
+            };
+            let row = ChunkRow {
+                repo_id: repo[i].clone(),
+                file_path: file_path[i].clone(),
+                chunk,
+                content_hash: hash[i].clone(),
+                last_modified: modified[i],
+                vector: vecs[i].clone(),
+            };
+            out.push((row, scores[i]));
+        }
+    }
+    Ok(out)
+}
+
+#[async_trait]
+impl VectorStore for LanceStore {
+    fn dims(&self) -> usize {
+        self.options.dims
+    }
+
+    async fn replace_file(
+        &self,
+        repo_id: &str,
+        relative_path: &str,
+        rows: Vec<ChunkRow>,
+    ) -> Result<(), StoreError> {
+        self.replace_files(repo_id, vec![(relative_path.to_string(), rows)])
+            .await
+    }
+
+    async fn replace_files(
+        &self,
+        repo_id: &str,
+        files: Vec<(String, Vec<ChunkRow>)>,
+    ) -> Result<(), StoreError> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        for (path, rows) in &files {
+            if let Some(bad) = rows
+                .iter()
+                .find(|r| r.repo_id != repo_id || &r.chunk.relative_path != path)
+            {
+                return Err(StoreError::Invalid(format!(
+                    "chunk {} belongs to {}:{}, not {repo_id}:{path}",
+                    bad.chunk.id, bad.repo_id, bad.chunk.relative_path
+                )));
+            }
+        }
+        let paths = files
+            .iter()
+            .map(|(p, _)| quote(p))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let scope = format!(
+            "repo_id = {} AND relative_path IN ({paths})",
+            quote(repo_id)
+        );
+        let rows: Vec<ChunkRow> = files.into_iter().flat_map(|(_, rows)| rows).collect();
+        let _guard = self.write_lock.lock().await;
+        if rows.is_empty() {
+            self.table.delete(scope.as_str()).await?;
+        } else {
+            let batch = self.batch(&rows)?;
+            let reader = RecordBatchIterator::new(vec![Ok(batch)], self.schema.clone());
+            // One commit: update the chunks that stay, insert new ones, delete the files'
+            // chunks that are gone.
+            let mut merge = self.table.merge_insert(&["repo_id", "id"]);
+            merge
+                .when_matched_update_all(None)
+                .when_not_matched_insert_all()
+                .when_not_matched_by_source_delete(Some(scope));
+            merge.execute(Box::new(reader)).await?;
+        }
+        self.after_write().await
+    }
+
+    async fn delete_file(&self, repo_id: &str, relative_path: &str) -> Result<(), StoreError> {
+        self.replace_file(repo_id, relative_path, Vec::new()).await
+    }
+
+    async fn delete_repo(&self, repo_id: &str) -> Result<(), StoreError> {
+        let _guard = self.write_lock.lock().await;
+        self.table
+            .delete(format!("repo_id = {}", quote(repo_id)).as_str())
+            .await?;
+        self.after_write().await
+    }
+
+    async fn vector_search(
+        &self,
+        vector: &[f32],
+        k: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<ScoredChunk>, StoreError> {
+        if vector.len() != self.options.dims {
+            return Err(StoreError::Invalid(format!(
+                "query vector has {} dimensions; the store expects {}",
+                vector.len(),
+                self.options.dims
+            )));
+        }
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let mut query = self
+            .table
+            .query()
+            .nearest_to(vector.to_vec())?
+            .distance_type(DistanceType::Cosine)
+            .limit(k);
+        if let Some(predicate) = filter.to_sql() {
+            query = query.only_if(predicate);
+        }
+        let batches = self.run_query(query).await?;
+        Ok(rows_of(&batches, Some("_distance"))?
+            .into_iter()
+            .filter(|(row, _)| filter.matches_path(&row.chunk.relative_path))
+            .map(|(row, distance)| ScoredChunk {
+                row,
+                score: 1.0 - distance,
+            })
+            .collect())
+    }
+
+    async fn text_search(
+        &self,
+        query: &str,
+        k: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<ScoredChunk>, StoreError> {
+        if query.trim().is_empty() || k == 0 {
+            return Ok(Vec::new());
+        }
+        if !self.has_index_on("search_text").await? {
+            // Nothing was ever written (the index comes with the first rows).
+            return Ok(Vec::new());
+        }
+        let mut q = self
+            .table
+            .query()
+            .full_text_search(FullTextSearchQuery::new(query.to_string()))
+            .limit(k);
+        if let Some(predicate) = filter.to_sql() {
+            q = q.only_if(predicate);
+        }
+        let batches = self.run_query(q).await?;
+        let mut hits: Vec<ScoredChunk> = rows_of(&batches, Some("_score"))?
+            .into_iter()
+            .filter(|(row, _)| filter.matches_path(&row.chunk.relative_path))
+            .map(|(row, score)| ScoredChunk { row, score })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(hits)
+    }
+
+    async fn get(&self, repo_id: &str, ids: &[String]) -> Result<Vec<ChunkRow>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = ids.iter().map(|i| quote(i)).collect::<Vec<_>>().join(", ");
+        let predicate = format!("repo_id = {} AND id IN ({list})", quote(repo_id));
+        let batches = self
+            .run_query(self.table.query().only_if(predicate))
+            .await?;
+        Ok(rows_of(&batches, None)?
+            .into_iter()
+            .map(|(row, _)| row)
+            .collect())
+    }
+
+    async fn file_chunks(
+        &self,
+        repo_id: &str,
+        relative_path: &str,
+    ) -> Result<Vec<ChunkRow>, StoreError> {
+        let predicate = format!(
+            "repo_id = {} AND relative_path = {}",
+            quote(repo_id),
+            quote(relative_path)
+        );
+        let batches = self
+            .run_query(self.table.query().only_if(predicate))
+            .await?;
+        let mut rows: Vec<ChunkRow> = rows_of(&batches, None)?
+            .into_iter()
+            .map(|(row, _)| row)
+            .collect();
+        rows.sort_by_key(|r| (r.chunk.bytes.start, r.chunk.depth));
+        Ok(rows)
+    }
+
+    async fn count(&self, filter: &ChunkFilter) -> Result<usize, StoreError> {
+        if filter
+            .paths
+            .iter()
+            .any(|p| p.contains(['*', '?', '[', '{']))
+        {
+            // Globs need the exact re-check: count the matching rows' paths.
+            let mut query = self
+                .table
+                .query()
+                .select(lancedb::query::Select::columns(&["relative_path"]));
+            if let Some(predicate) = filter.to_sql() {
+                query = query.only_if(predicate);
+            }
+            let batches = self.run_query(query).await?;
+            let mut n = 0;
+            for batch in &batches {
+                n += strings(batch, "relative_path")?
+                    .iter()
+                    .flatten()
+                    .filter(|p| filter.matches_path(p))
+                    .count();
+            }
+            return Ok(n);
+        }
+        Ok(self.table.count_rows(filter.to_sql()).await?)
+    }
+
+    async fn maintain(&self) -> Result<StoreStats, StoreError> {
+        let _guard = self.write_lock.lock().await;
+        self.maintain_locked().await
+    }
+
+    async fn stats(&self) -> Result<StoreStats, StoreError> {
+        Ok(StoreStats {
+            rows: self.table.count_rows(None).await?,
+            vector_index: self.has_index_on("vector").await?,
+            text_index: self.has_index_on("search_text").await?,
+            version: self.table.version().await?,
+        })
+    }
+}

@@ -1,0 +1,512 @@
+//! The metadata store's records and trait.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use super::StoreError;
+
+/// Where a repository's files come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "location", rename_all = "lowercase")]
+pub enum RepoSource {
+    /// A local directory (working tree or plain directory).
+    Path(String),
+    /// A git URL, cloned into the data directory.
+    Git(String),
+}
+
+impl RepoSource {
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::Path(_) => "path",
+            Self::Git(_) => "git",
+        }
+    }
+
+    fn location(&self) -> &str {
+        match self {
+            Self::Path(p) | Self::Git(p) => p,
+        }
+    }
+
+    pub(crate) fn split(&self) -> (&'static str, &str) {
+        (self.kind(), self.location())
+    }
+
+    pub(crate) fn join(kind: &str, location: String) -> Result<Self, StoreError> {
+        match kind {
+            "path" => Ok(Self::Path(location)),
+            "git" => Ok(Self::Git(location)),
+            other => Err(StoreError::Invalid(format!(
+                "unknown repository source kind `{other}`"
+            ))),
+        }
+    }
+}
+
+/// A repository's lifecycle state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RepoStatus {
+    /// Registered, never indexed.
+    Registered,
+    /// A sync is running.
+    Indexing,
+    /// Indexed and searchable.
+    Ready,
+    /// The last sync failed (see `last_error`).
+    Error,
+}
+
+impl RepoStatus {
+    /// Lower-case name as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Registered => "registered",
+            Self::Indexing => "indexing",
+            Self::Ready => "ready",
+            Self::Error => "error",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Result<Self, StoreError> {
+        Ok(match s {
+            "registered" => Self::Registered,
+            "indexing" => Self::Indexing,
+            "ready" => Self::Ready,
+            "error" => Self::Error,
+            other => {
+                return Err(StoreError::Invalid(format!(
+                    "unknown repository status `{other}`"
+                )));
+            }
+        })
+    }
+}
+
+/// Per-repository indexing settings (stored as JSON; unknown fields are kept by later
+/// versions through `#[serde(default)]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RepoSettings {
+    /// Globs of files to include (empty: every supported file).
+    pub include: Vec<String>,
+    /// Globs of files to exclude.
+    pub exclude: Vec<String>,
+    /// Largest file indexed, in bytes.
+    pub max_file_bytes: u64,
+    /// Most files indexed.
+    pub max_files: u64,
+    /// Language ids to index (empty: all).
+    pub languages: Vec<String>,
+    /// Watch the working tree for changes.
+    pub watch: bool,
+    /// Seconds between fetches of a git repository (0: never).
+    pub fetch_interval_secs: u64,
+}
+
+impl Default for RepoSettings {
+    fn default() -> Self {
+        Self {
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_file_bytes: 1024 * 1024,
+            max_files: 100_000,
+            languages: Vec::new(),
+            watch: false,
+            fetch_interval_secs: 0,
+        }
+    }
+}
+
+/// What registering a repository needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRepository {
+    /// Unique display name.
+    pub name: String,
+    /// Source.
+    pub source: RepoSource,
+    /// Tracked branch or ref (git).
+    pub tracked_ref: Option<String>,
+    /// Settings.
+    pub settings: RepoSettings,
+}
+
+/// A registered repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repository {
+    /// Stable id.
+    pub id: String,
+    /// Unique display name.
+    pub name: String,
+    /// Source.
+    pub source: RepoSource,
+    /// Tracked branch or ref.
+    pub tracked_ref: Option<String>,
+    /// Commit the index reflects (git).
+    pub indexed_commit: Option<String>,
+    /// Lifecycle state.
+    pub status: RepoStatus,
+    /// Last sync error.
+    pub last_error: Option<String>,
+    /// Settings.
+    pub settings: RepoSettings,
+    /// Created (ms since epoch).
+    pub created_at: i64,
+    /// Last changed (ms since epoch).
+    pub updated_at: i64,
+}
+
+/// One file of a repository, indexed or skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    /// Repository id.
+    pub repo_id: String,
+    /// Path relative to the repository root, `/`-separated.
+    pub path: String,
+    /// Language id, when supported.
+    pub language: Option<String>,
+    /// SHA-256 (working trees) or git blob id of the content.
+    pub content_hash: Option<String>,
+    /// Modification time (ms since epoch).
+    pub mtime_ms: Option<i64>,
+    /// Size in bytes.
+    pub size_bytes: i64,
+    /// Lines.
+    pub line_count: i64,
+    /// Symbols extracted.
+    pub symbol_count: i64,
+    /// When it was last indexed.
+    pub indexed_at: Option<i64>,
+    /// Why it was not indexed, when it was not.
+    pub skip_reason: Option<String>,
+}
+
+/// One symbol (one chunk) of a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SymbolRecord {
+    /// Chunk id (unique within the repository).
+    pub chunk_id: String,
+    /// Name or statement label.
+    pub name: String,
+    /// Node kind.
+    pub kind: String,
+    /// Parent chunk id.
+    pub parent_chunk_id: Option<String>,
+    /// Parent name.
+    pub parent_name: Option<String>,
+    /// `Parent > name`.
+    pub breadcrumb: String,
+    /// Signature.
+    pub signature: String,
+    /// Modifiers, space-separated.
+    pub modifiers: String,
+    /// Exported.
+    pub exported: bool,
+    /// Depth.
+    pub depth: i64,
+    /// First line.
+    pub start_line: i64,
+    /// Last line.
+    pub end_line: i64,
+}
+
+impl SymbolRecord {
+    /// The record of one chunk.
+    pub fn from_chunk(chunk: &crate::chunk::CodeChunk) -> Self {
+        Self {
+            chunk_id: chunk.id.clone(),
+            name: chunk.name.clone(),
+            kind: chunk.node_kind.as_str().to_string(),
+            parent_chunk_id: chunk.parent_chunk_id.clone(),
+            parent_name: chunk.parent_name.clone(),
+            breadcrumb: chunk.breadcrumb.clone(),
+            signature: chunk.signature.clone(),
+            modifiers: chunk
+                .modifiers
+                .iter()
+                .map(|m| m.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            exported: chunk.exported,
+            depth: i64::from(chunk.depth),
+            start_line: i64::from(chunk.start_line),
+            end_line: i64::from(chunk.end_line),
+        }
+    }
+}
+
+/// Kind of a symbol-graph edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EdgeKind {
+    /// Calls.
+    Calls,
+    /// References.
+    References,
+    /// Extends.
+    Extends,
+    /// Implements.
+    Implements,
+    /// Uses a type.
+    Type,
+    /// Imports.
+    Imports,
+}
+
+impl EdgeKind {
+    /// Lower-case name as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Calls => "calls",
+            Self::References => "references",
+            Self::Extends => "extends",
+            Self::Implements => "implements",
+            Self::Type => "type",
+            Self::Imports => "imports",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Result<Self, StoreError> {
+        Ok(match s {
+            "calls" => Self::Calls,
+            "references" => Self::References,
+            "extends" => Self::Extends,
+            "implements" => Self::Implements,
+            "type" => Self::Type,
+            "imports" => Self::Imports,
+            other => return Err(StoreError::Invalid(format!("unknown edge kind `{other}`"))),
+        })
+    }
+}
+
+/// One edge of the symbol graph, owned by the file of its source symbol.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EdgeRecord {
+    /// Source chunk id.
+    pub from_chunk: String,
+    /// Target chunk id when resolved.
+    pub to_chunk: Option<String>,
+    /// Target name as written.
+    pub to_name: String,
+    /// Kind.
+    pub kind: EdgeKind,
+    /// Whether the target was resolved with certainty.
+    pub certain: bool,
+    /// Line of the occurrence.
+    pub line: Option<i64>,
+}
+
+/// State of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    /// Waiting for a worker.
+    Queued,
+    /// Claimed by a worker.
+    Running,
+    /// Finished successfully.
+    Succeeded,
+    /// Finished with an error.
+    Failed,
+    /// Cancelled before finishing.
+    Cancelled,
+}
+
+impl JobState {
+    /// Lower-case name as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Result<Self, StoreError> {
+        Ok(match s {
+            "queued" => Self::Queued,
+            "running" => Self::Running,
+            "succeeded" => Self::Succeeded,
+            "failed" => Self::Failed,
+            "cancelled" => Self::Cancelled,
+            other => return Err(StoreError::Invalid(format!("unknown job state `{other}`"))),
+        })
+    }
+}
+
+/// What enqueueing a job needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewJob {
+    /// Repository the job works on.
+    pub repo_id: Option<String>,
+    /// Job kind (`sync`, `full-reindex`, …).
+    pub kind: String,
+}
+
+/// A durable job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    /// Id.
+    pub id: String,
+    /// Repository.
+    pub repo_id: Option<String>,
+    /// Kind.
+    pub kind: String,
+    /// State.
+    pub state: JobState,
+    /// Units done.
+    pub progress_done: i64,
+    /// Units in total (0: unknown).
+    pub progress_total: i64,
+    /// Latest progress message.
+    pub message: Option<String>,
+    /// Error of a failed job.
+    pub error: Option<String>,
+    /// Times it was claimed.
+    pub attempts: i64,
+    /// Created.
+    pub created_at: i64,
+    /// Claimed.
+    pub started_at: Option<i64>,
+    /// Finished.
+    pub finished_at: Option<i64>,
+    /// Last change.
+    pub updated_at: i64,
+}
+
+/// An API token (only its hash is stored).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiToken {
+    /// Id.
+    pub id: String,
+    /// Label.
+    pub name: String,
+    /// SHA-256 of the secret, hex.
+    pub token_hash: String,
+    /// `read` or `admin`.
+    pub scope: String,
+    /// Repository ids it may see (empty: all).
+    pub repositories: Vec<String>,
+    /// Created.
+    pub created_at: i64,
+    /// Revoked, when revoked.
+    pub revoked_at: Option<i64>,
+}
+
+/// Repository, file, symbol, edge, job and token metadata.
+#[async_trait]
+pub trait MetaStore: Send + Sync {
+    /// Which backend (`sqlite` / `postgres`), for logs and `/readyz`.
+    fn backend(&self) -> &'static str;
+    /// Checks the database answers.
+    async fn ping(&self) -> Result<(), StoreError>;
+
+    /// Registers a repository; `Conflict` when the name is taken.
+    async fn create_repository(&self, new: NewRepository) -> Result<Repository, StoreError>;
+    /// A repository by id.
+    async fn get_repository(&self, id: &str) -> Result<Option<Repository>, StoreError>;
+    /// A repository by name.
+    async fn get_repository_by_name(&self, name: &str) -> Result<Option<Repository>, StoreError>;
+    /// All repositories by name.
+    async fn list_repositories(&self) -> Result<Vec<Repository>, StoreError>;
+    /// Replaces settings and tracked ref.
+    async fn update_repository_settings(
+        &self,
+        id: &str,
+        tracked_ref: Option<String>,
+        settings: &RepoSettings,
+    ) -> Result<Repository, StoreError>;
+    /// Sets status, last error and (when `Some`) the indexed commit.
+    async fn set_repository_status(
+        &self,
+        id: &str,
+        status: RepoStatus,
+        last_error: Option<&str>,
+        indexed_commit: Option<&str>,
+    ) -> Result<(), StoreError>;
+    /// Removes a repository and everything of it (files, symbols, edges, jobs).
+    async fn delete_repository(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// Inserts or replaces one file row (no symbol change).
+    async fn upsert_file(&self, file: &FileRecord) -> Result<(), StoreError>;
+    /// One file.
+    async fn get_file(&self, repo_id: &str, path: &str) -> Result<Option<FileRecord>, StoreError>;
+    /// Every file of a repository, by path.
+    async fn list_files(&self, repo_id: &str) -> Result<Vec<FileRecord>, StoreError>;
+    /// Removes a file with its symbols and edges.
+    async fn delete_file(&self, repo_id: &str, path: &str) -> Result<bool, StoreError>;
+    /// Atomically writes a file row and replaces all its symbols.
+    async fn replace_file_symbols(
+        &self,
+        file: &FileRecord,
+        symbols: &[SymbolRecord],
+    ) -> Result<(), StoreError>;
+    /// Symbols of one file, in source order.
+    async fn file_symbols(
+        &self,
+        repo_id: &str,
+        path: &str,
+    ) -> Result<Vec<SymbolRecord>, StoreError>;
+    /// Symbols with this exact name in the given repositories (all when empty), with
+    /// their repository id and file path.
+    async fn symbols_named(
+        &self,
+        name: &str,
+        repos: &[String],
+    ) -> Result<Vec<(String, String, SymbolRecord)>, StoreError>;
+
+    /// Atomically replaces the edges owned by one file.
+    async fn replace_file_edges(
+        &self,
+        repo_id: &str,
+        path: &str,
+        edges: &[EdgeRecord],
+    ) -> Result<(), StoreError>;
+    /// Edges leaving a symbol.
+    async fn edges_from(
+        &self,
+        repo_id: &str,
+        chunk_id: &str,
+    ) -> Result<Vec<EdgeRecord>, StoreError>;
+    /// Edges arriving at a symbol.
+    async fn edges_to(&self, repo_id: &str, chunk_id: &str) -> Result<Vec<EdgeRecord>, StoreError>;
+
+    /// Enqueues a job.
+    async fn enqueue_job(&self, new: NewJob) -> Result<Job, StoreError>;
+    /// Claims the oldest queued job (optionally of one repository): it becomes running
+    /// and its attempts grow by one. `None` when nothing is queued.
+    async fn claim_job(&self, repo_id: Option<&str>) -> Result<Option<Job>, StoreError>;
+    /// Records progress of a running job.
+    async fn update_job_progress(
+        &self,
+        id: &str,
+        done: i64,
+        total: i64,
+        message: Option<&str>,
+    ) -> Result<(), StoreError>;
+    /// Finishes a job as succeeded, failed (with the error) or cancelled.
+    async fn finish_job(
+        &self,
+        id: &str,
+        state: JobState,
+        error: Option<&str>,
+    ) -> Result<(), StoreError>;
+    /// One job.
+    async fn get_job(&self, id: &str) -> Result<Option<Job>, StoreError>;
+    /// Jobs, newest first, optionally of one repository.
+    async fn list_jobs(&self, repo_id: Option<&str>, limit: i64) -> Result<Vec<Job>, StoreError>;
+    /// After a crash: running jobs go back to the queue. Returns how many.
+    async fn requeue_running_jobs(&self) -> Result<u64, StoreError>;
+
+    /// Stores a token.
+    async fn create_token(&self, token: &ApiToken) -> Result<(), StoreError>;
+    /// A live (not revoked) token by the hash of its secret.
+    async fn token_by_hash(&self, hash: &str) -> Result<Option<ApiToken>, StoreError>;
+    /// All tokens.
+    async fn list_tokens(&self) -> Result<Vec<ApiToken>, StoreError>;
+    /// Revokes a token; false when unknown.
+    async fn revoke_token(&self, id: &str) -> Result<bool, StoreError>;
+}

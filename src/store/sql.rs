@@ -1,0 +1,760 @@
+//! [`MetaStore`] over sqlx's `Any` driver: one implementation for SQLite and PostgreSQL.
+//!
+//! Queries are runtime strings in the portable subset both databases accept (`$N`
+//! placeholders, `ON CONFLICT … DO UPDATE`, `RETURNING`-free), so the same code and the
+//! same migrations (`migrations/`, embedded at build time) serve both backends.
+
+use std::path::Path;
+use std::str::FromStr;
+
+use async_trait::async_trait;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Row};
+
+use super::meta::*;
+use super::{StoreError, now_ms};
+
+/// Migrations embedded in the binary, applied at open.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// The SQL metadata store.
+#[derive(Debug, Clone)]
+pub struct SqlMetaStore {
+    pool: AnyPool,
+    backend: &'static str,
+}
+
+fn new_id() -> String {
+    // Time-ordered (UUIDv7): ids sort by creation, which the job queue relies on.
+    uuid::Uuid::now_v7().simple().to_string()
+}
+
+fn b(value: bool) -> i64 {
+    i64::from(value)
+}
+
+impl SqlMetaStore {
+    /// Opens (creating if needed) the store at `url` and applies pending migrations.
+    ///
+    /// `url` is a `postgres://` / `postgresql://` URL, a `sqlite:` URL, or a plain file
+    /// path (SQLite; parent directories are created).
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        sqlx::any::install_default_drivers();
+        let (url, backend) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            (url.to_string(), "postgres")
+        } else if url.starts_with("sqlite:") {
+            (url.to_string(), "sqlite")
+        } else if url.contains("://") {
+            return Err(StoreError::UnsupportedUrl(url.to_string()));
+        } else {
+            let path = Path::new(url);
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                    path: parent.display().to_string(),
+                    source,
+                })?;
+            }
+            (format!("sqlite://{}?mode=rwc", path.display()), "sqlite")
+        };
+        let options = AnyConnectOptions::from_str(&url)?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(if backend == "sqlite" { 4 } else { 10 })
+            .connect_with(options)
+            .await?;
+        if backend == "sqlite" {
+            // Per-connection settings are in the URL defaults (WAL, foreign keys on);
+            // check foreign keys really are enforced, cascades depend on them.
+            let fk: i64 = sqlx::query("PRAGMA foreign_keys")
+                .fetch_one(&pool)
+                .await?
+                .try_get(0)?;
+            if fk != 1 {
+                return Err(StoreError::Invalid(
+                    "SQLite foreign keys are off; cascading deletes would orphan rows".into(),
+                ));
+            }
+        }
+        MIGRATOR.run(&pool).await?;
+        Ok(Self { pool, backend })
+    }
+
+    /// The default embedded store: `<data_dir>/sextant.db`.
+    pub async fn open_in(data_dir: &Path) -> Result<Self, StoreError> {
+        Self::open(&data_dir.join("sextant.db").to_string_lossy()).await
+    }
+
+    /// Closes the pool (waits for connections to be returned).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+fn repository(row: &AnyRow) -> Result<Repository, StoreError> {
+    let settings: String = row.try_get("settings")?;
+    Ok(Repository {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        source: RepoSource::join(
+            &row.try_get::<String, _>("source_kind")?,
+            row.try_get("source")?,
+        )?,
+        tracked_ref: row.try_get("tracked_ref")?,
+        indexed_commit: row.try_get("indexed_commit")?,
+        status: RepoStatus::parse(&row.try_get::<String, _>("status")?)?,
+        last_error: row.try_get("last_error")?,
+        settings: serde_json::from_str(&settings).map_err(|e| {
+            StoreError::Invalid(format!(
+                "stored repository settings are not valid JSON: {e}"
+            ))
+        })?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+fn file(row: &AnyRow) -> Result<FileRecord, StoreError> {
+    Ok(FileRecord {
+        repo_id: row.try_get("repo_id")?,
+        path: row.try_get("path")?,
+        language: row.try_get("language")?,
+        content_hash: row.try_get("content_hash")?,
+        mtime_ms: row.try_get("mtime_ms")?,
+        size_bytes: row.try_get("size_bytes")?,
+        line_count: row.try_get("line_count")?,
+        symbol_count: row.try_get("symbol_count")?,
+        indexed_at: row.try_get("indexed_at")?,
+        skip_reason: row.try_get("skip_reason")?,
+    })
+}
+
+fn symbol(row: &AnyRow) -> Result<SymbolRecord, StoreError> {
+    Ok(SymbolRecord {
+        chunk_id: row.try_get("chunk_id")?,
+        name: row.try_get("name")?,
+        kind: row.try_get("kind")?,
+        parent_chunk_id: row.try_get("parent_chunk_id")?,
+        parent_name: row.try_get("parent_name")?,
+        breadcrumb: row.try_get("breadcrumb")?,
+        signature: row.try_get("signature")?,
+        modifiers: row.try_get("modifiers")?,
+        exported: row.try_get::<i64, _>("exported")? != 0,
+        depth: row.try_get("depth")?,
+        start_line: row.try_get("start_line")?,
+        end_line: row.try_get("end_line")?,
+    })
+}
+
+fn edge(row: &AnyRow) -> Result<EdgeRecord, StoreError> {
+    Ok(EdgeRecord {
+        from_chunk: row.try_get("from_chunk")?,
+        to_chunk: row.try_get("to_chunk")?,
+        to_name: row.try_get("to_name")?,
+        kind: EdgeKind::parse(&row.try_get::<String, _>("kind")?)?,
+        certain: row.try_get::<i64, _>("certain")? != 0,
+        line: row.try_get("line")?,
+    })
+}
+
+fn job(row: &AnyRow) -> Result<Job, StoreError> {
+    Ok(Job {
+        id: row.try_get("id")?,
+        repo_id: row.try_get("repo_id")?,
+        kind: row.try_get("kind")?,
+        state: JobState::parse(&row.try_get::<String, _>("state")?)?,
+        progress_done: row.try_get("progress_done")?,
+        progress_total: row.try_get("progress_total")?,
+        message: row.try_get("message")?,
+        error: row.try_get("error")?,
+        attempts: row.try_get("attempts")?,
+        created_at: row.try_get("created_at")?,
+        started_at: row.try_get("started_at")?,
+        finished_at: row.try_get("finished_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+fn token(row: &AnyRow) -> Result<ApiToken, StoreError> {
+    let repos: String = row.try_get("repositories")?;
+    Ok(ApiToken {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        token_hash: row.try_get("token_hash")?,
+        scope: row.try_get("scope")?,
+        repositories: repos.split_whitespace().map(str::to_string).collect(),
+        created_at: row.try_get("created_at")?,
+        revoked_at: row.try_get("revoked_at")?,
+    })
+}
+
+fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+// Column lists as macros so queries stay `&'static str` (sqlx only takes static or
+// explicitly asserted SQL).
+macro_rules! job_columns {
+    () => {
+        "id, repo_id, kind, state, progress_done, progress_total, message, error, attempts, \
+         created_at, started_at, finished_at, updated_at"
+    };
+}
+macro_rules! file_columns {
+    () => {
+        "repo_id, path, language, content_hash, mtime_ms, size_bytes, line_count, symbol_count, \
+         indexed_at, skip_reason"
+    };
+}
+macro_rules! symbol_columns {
+    () => {
+        "chunk_id, name, kind, parent_chunk_id, parent_name, breadcrumb, signature, modifiers, \
+         exported, depth, start_line, end_line"
+    };
+}
+
+async fn upsert_file_in<'e, E>(executor: E, f: &FileRecord) -> Result<(), StoreError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    sqlx::query(
+        "INSERT INTO files (repo_id, path, language, content_hash, mtime_ms, size_bytes, line_count, \
+         symbol_count, indexed_at, skip_reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+         ON CONFLICT (repo_id, path) DO UPDATE SET language = excluded.language, \
+         content_hash = excluded.content_hash, mtime_ms = excluded.mtime_ms, size_bytes = excluded.size_bytes, \
+         line_count = excluded.line_count, symbol_count = excluded.symbol_count, \
+         indexed_at = excluded.indexed_at, skip_reason = excluded.skip_reason",
+    )
+    .bind(&f.repo_id)
+    .bind(&f.path)
+    .bind(&f.language)
+    .bind(&f.content_hash)
+    .bind(f.mtime_ms)
+    .bind(f.size_bytes)
+    .bind(f.line_count)
+    .bind(f.symbol_count)
+    .bind(f.indexed_at)
+    .bind(&f.skip_reason)
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+#[async_trait]
+impl MetaStore for SqlMetaStore {
+    fn backend(&self) -> &'static str {
+        self.backend
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn create_repository(&self, new: NewRepository) -> Result<Repository, StoreError> {
+        let now = now_ms();
+        let id = new_id();
+        let (kind, location) = new.source.split();
+        let settings = serde_json::to_string(&new.settings)
+            .map_err(|e| StoreError::Invalid(format!("settings do not serialise: {e}")))?;
+        let result = sqlx::query(
+            "INSERT INTO repositories (id, name, source_kind, source, tracked_ref, indexed_commit, status, \
+             last_error, settings, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, NULL, $6, NULL, $7, $8, $8)",
+        )
+        .bind(&id)
+        .bind(&new.name)
+        .bind(kind)
+        .bind(location)
+        .bind(&new.tracked_ref)
+        .bind(RepoStatus::Registered.as_str())
+        .bind(&settings)
+        .bind(now)
+        .execute(&self.pool)
+        .await;
+        match result {
+            Err(e) if is_unique_violation(&e) => {
+                return Err(StoreError::Conflict(format!("repository `{}`", new.name)));
+            }
+            other => other?,
+        };
+        self.get_repository(&id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("repository {id}")))
+    }
+
+    async fn get_repository(&self, id: &str) -> Result<Option<Repository>, StoreError> {
+        let row = sqlx::query("SELECT * FROM repositories WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(repository).transpose()
+    }
+
+    async fn get_repository_by_name(&self, name: &str) -> Result<Option<Repository>, StoreError> {
+        let row = sqlx::query("SELECT * FROM repositories WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(repository).transpose()
+    }
+
+    async fn list_repositories(&self) -> Result<Vec<Repository>, StoreError> {
+        let rows = sqlx::query("SELECT * FROM repositories ORDER BY name")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(repository).collect()
+    }
+
+    async fn update_repository_settings(
+        &self,
+        id: &str,
+        tracked_ref: Option<String>,
+        settings: &RepoSettings,
+    ) -> Result<Repository, StoreError> {
+        let settings = serde_json::to_string(settings)
+            .map_err(|e| StoreError::Invalid(format!("settings do not serialise: {e}")))?;
+        let done = sqlx::query("UPDATE repositories SET tracked_ref = $1, settings = $2, updated_at = $3 WHERE id = $4")
+            .bind(tracked_ref)
+            .bind(settings)
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("repository {id}")));
+        }
+        self.get_repository(id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("repository {id}")))
+    }
+
+    async fn set_repository_status(
+        &self,
+        id: &str,
+        status: RepoStatus,
+        last_error: Option<&str>,
+        indexed_commit: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE repositories SET status = $1, last_error = $2, \
+             indexed_commit = COALESCE($3, indexed_commit), updated_at = $4 WHERE id = $5",
+        )
+        .bind(status.as_str())
+        .bind(last_error)
+        .bind(indexed_commit)
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("repository {id}")));
+        }
+        Ok(())
+    }
+
+    async fn delete_repository(&self, id: &str) -> Result<bool, StoreError> {
+        // Symbols and edges cascade from files, files and jobs from the repository; the
+        // explicit deletes keep that true even for rows whose file row is gone.
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM edges WHERE repo_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM symbols WHERE repo_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM files WHERE repo_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM jobs WHERE repo_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let done = sqlx::query("DELETE FROM repositories WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn upsert_file(&self, f: &FileRecord) -> Result<(), StoreError> {
+        upsert_file_in(&self.pool, f).await
+    }
+
+    async fn get_file(&self, repo_id: &str, path: &str) -> Result<Option<FileRecord>, StoreError> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            file_columns!(),
+            " FROM files WHERE repo_id = $1 AND path = $2"
+        ))
+        .bind(repo_id)
+        .bind(path)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(file).transpose()
+    }
+
+    async fn list_files(&self, repo_id: &str) -> Result<Vec<FileRecord>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            file_columns!(),
+            " FROM files WHERE repo_id = $1 ORDER BY path"
+        ))
+        .bind(repo_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(file).collect()
+    }
+
+    async fn delete_file(&self, repo_id: &str, path: &str) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM edges WHERE repo_id = $1 AND file_path = $2")
+            .bind(repo_id)
+            .bind(path)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM symbols WHERE repo_id = $1 AND file_path = $2")
+            .bind(repo_id)
+            .bind(path)
+            .execute(&mut *tx)
+            .await?;
+        let done = sqlx::query("DELETE FROM files WHERE repo_id = $1 AND path = $2")
+            .bind(repo_id)
+            .bind(path)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn replace_file_symbols(
+        &self,
+        f: &FileRecord,
+        symbols: &[SymbolRecord],
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        upsert_file_in(&mut *tx, f).await?;
+        sqlx::query("DELETE FROM symbols WHERE repo_id = $1 AND file_path = $2")
+            .bind(&f.repo_id)
+            .bind(&f.path)
+            .execute(&mut *tx)
+            .await?;
+        for (ordinal, s) in symbols.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO symbols (repo_id, file_path, chunk_id, ordinal, name, kind, parent_chunk_id, parent_name, \
+                 breadcrumb, signature, modifiers, exported, depth, start_line, end_line) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+            )
+            .bind(&f.repo_id)
+            .bind(&f.path)
+            .bind(&s.chunk_id)
+            .bind(ordinal as i64)
+            .bind(&s.name)
+            .bind(&s.kind)
+            .bind(&s.parent_chunk_id)
+            .bind(&s.parent_name)
+            .bind(&s.breadcrumb)
+            .bind(&s.signature)
+            .bind(&s.modifiers)
+            .bind(b(s.exported))
+            .bind(s.depth)
+            .bind(s.start_line)
+            .bind(s.end_line)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn file_symbols(
+        &self,
+        repo_id: &str,
+        path: &str,
+    ) -> Result<Vec<SymbolRecord>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            symbol_columns!(),
+            " FROM symbols WHERE repo_id = $1 AND file_path = $2 ORDER BY ordinal"
+        ))
+        .bind(repo_id)
+        .bind(path)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(symbol).collect()
+    }
+
+    async fn symbols_named(
+        &self,
+        name: &str,
+        repos: &[String],
+    ) -> Result<Vec<(String, String, SymbolRecord)>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT repo_id, file_path, ",
+            symbol_columns!(),
+            " FROM symbols WHERE name = $1 ORDER BY repo_id, file_path, ordinal"
+        ))
+        .bind(name)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut out = Vec::new();
+        for row in &rows {
+            let repo: String = row.try_get("repo_id")?;
+            if repos.is_empty() || repos.contains(&repo) {
+                out.push((repo, row.try_get("file_path")?, symbol(row)?));
+            }
+        }
+        Ok(out)
+    }
+
+    async fn replace_file_edges(
+        &self,
+        repo_id: &str,
+        path: &str,
+        edges: &[EdgeRecord],
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM edges WHERE repo_id = $1 AND file_path = $2")
+            .bind(repo_id)
+            .bind(path)
+            .execute(&mut *tx)
+            .await?;
+        for e in edges {
+            sqlx::query(
+                "INSERT INTO edges (repo_id, file_path, from_chunk, to_chunk, to_name, kind, certain, line) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(repo_id)
+            .bind(path)
+            .bind(&e.from_chunk)
+            .bind(&e.to_chunk)
+            .bind(&e.to_name)
+            .bind(e.kind.as_str())
+            .bind(b(e.certain))
+            .bind(e.line)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn edges_from(
+        &self,
+        repo_id: &str,
+        chunk_id: &str,
+    ) -> Result<Vec<EdgeRecord>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT * FROM edges WHERE repo_id = $1 AND from_chunk = $2 ORDER BY line, to_name",
+        )
+        .bind(repo_id)
+        .bind(chunk_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(edge).collect()
+    }
+
+    async fn edges_to(&self, repo_id: &str, chunk_id: &str) -> Result<Vec<EdgeRecord>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT * FROM edges WHERE repo_id = $1 AND to_chunk = $2 ORDER BY file_path, line",
+        )
+        .bind(repo_id)
+        .bind(chunk_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(edge).collect()
+    }
+
+    async fn enqueue_job(&self, new: NewJob) -> Result<Job, StoreError> {
+        let id = new_id();
+        let now = now_ms();
+        sqlx::query(
+            "INSERT INTO jobs (id, repo_id, kind, state, progress_done, progress_total, message, error, attempts, \
+             created_at, started_at, finished_at, updated_at) VALUES ($1, $2, $3, $4, 0, 0, NULL, NULL, 0, $5, NULL, NULL, $5)",
+        )
+        .bind(&id)
+        .bind(&new.repo_id)
+        .bind(&new.kind)
+        .bind(JobState::Queued.as_str())
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        self.get_job(&id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("job {id}")))
+    }
+
+    async fn claim_job(&self, repo_id: Option<&str>) -> Result<Option<Job>, StoreError> {
+        loop {
+            let candidate = match repo_id {
+                Some(repo) => sqlx::query("SELECT id FROM jobs WHERE state = 'queued' AND repo_id = $1 ORDER BY id LIMIT 1")
+                    .bind(repo)
+                    .fetch_optional(&self.pool)
+                    .await?,
+                None => sqlx::query("SELECT id FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1")
+                    .fetch_optional(&self.pool)
+                    .await?,
+            };
+            let Some(row) = candidate else {
+                return Ok(None);
+            };
+            let id: String = row.try_get("id")?;
+            let now = now_ms();
+            // Compare-and-set on the state: of two concurrent claimers exactly one wins.
+            let done = sqlx::query(
+                "UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = $1, updated_at = $1 \
+                 WHERE id = $2 AND state = 'queued'",
+            )
+            .bind(now)
+            .bind(&id)
+            .execute(&self.pool)
+            .await?;
+            if done.rows_affected() == 1 {
+                return self.get_job(&id).await;
+            }
+        }
+    }
+
+    async fn update_job_progress(
+        &self,
+        id: &str,
+        done: i64,
+        total: i64,
+        message: Option<&str>,
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE jobs SET progress_done = $1, progress_total = $2, message = COALESCE($3, message), updated_at = $4 WHERE id = $5")
+            .bind(done)
+            .bind(total)
+            .bind(message)
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn finish_job(
+        &self,
+        id: &str,
+        state: JobState,
+        error: Option<&str>,
+    ) -> Result<(), StoreError> {
+        if matches!(state, JobState::Queued | JobState::Running) {
+            return Err(StoreError::Invalid(format!(
+                "a job cannot finish as `{}`",
+                state.as_str()
+            )));
+        }
+        let now = now_ms();
+        let done = sqlx::query("UPDATE jobs SET state = $1, error = $2, finished_at = $3, updated_at = $3 WHERE id = $4")
+            .bind(state.as_str())
+            .bind(error)
+            .bind(now)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("job {id}")));
+        }
+        Ok(())
+    }
+
+    async fn get_job(&self, id: &str) -> Result<Option<Job>, StoreError> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            job_columns!(),
+            " FROM jobs WHERE id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(job).transpose()
+    }
+
+    async fn list_jobs(&self, repo_id: Option<&str>, limit: i64) -> Result<Vec<Job>, StoreError> {
+        let rows = match repo_id {
+            Some(repo) => {
+                sqlx::query(concat!(
+                    "SELECT ",
+                    job_columns!(),
+                    " FROM jobs WHERE repo_id = $1 ORDER BY id DESC LIMIT $2"
+                ))
+                .bind(repo)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?
+            }
+            None => {
+                sqlx::query(concat!(
+                    "SELECT ",
+                    job_columns!(),
+                    " FROM jobs ORDER BY id DESC LIMIT $1"
+                ))
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?
+            }
+        };
+        rows.iter().map(job).collect()
+    }
+
+    async fn requeue_running_jobs(&self) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "UPDATE jobs SET state = 'queued', updated_at = $1 WHERE state = 'running'",
+        )
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    async fn create_token(&self, t: &ApiToken) -> Result<(), StoreError> {
+        let result = sqlx::query(
+            "INSERT INTO api_tokens (id, name, token_hash, scope, repositories, created_at, revoked_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&t.id)
+        .bind(&t.name)
+        .bind(&t.token_hash)
+        .bind(&t.scope)
+        .bind(t.repositories.join(" "))
+        .bind(t.created_at)
+        .bind(t.revoked_at)
+        .execute(&self.pool)
+        .await;
+        match result {
+            Err(e) if is_unique_violation(&e) => {
+                Err(StoreError::Conflict(format!("token {}", t.id)))
+            }
+            other => other.map(|_| ()).map_err(StoreError::from),
+        }
+    }
+
+    async fn token_by_hash(&self, hash: &str) -> Result<Option<ApiToken>, StoreError> {
+        let row =
+            sqlx::query("SELECT * FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL")
+                .bind(hash)
+                .fetch_optional(&self.pool)
+                .await?;
+        row.as_ref().map(token).transpose()
+    }
+
+    async fn list_tokens(&self) -> Result<Vec<ApiToken>, StoreError> {
+        let rows = sqlx::query("SELECT * FROM api_tokens ORDER BY created_at, id")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(token).collect()
+    }
+
+    async fn revoke_token(&self, id: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE api_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL",
+        )
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+}

@@ -1,0 +1,104 @@
+//! The chunk store's row type and trait.
+
+use async_trait::async_trait;
+use serde::Serialize;
+
+use super::{ChunkFilter, StoreError};
+use crate::chunk::CodeChunk;
+
+/// One stored chunk: the chunker's [`CodeChunk`] plus what the indexer knows (repository,
+/// file location, content hash, mtime) and its embedding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChunkRow {
+    /// Repository id. Chunk ids are unique within a repository; the store key is
+    /// (`repo_id`, `chunk.id`).
+    pub repo_id: String,
+    /// Path as the indexer saw it (absolute for working trees, repo-rooted for git).
+    pub file_path: String,
+    /// The chunk.
+    pub chunk: CodeChunk,
+    /// SHA-256 or git blob id of the file content.
+    pub content_hash: String,
+    /// File mtime, ms since epoch.
+    pub last_modified: i64,
+    /// Embedding of `chunk.embedding_text`; its length must equal the store's dimensions.
+    pub vector: Vec<f32>,
+}
+
+/// A search hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScoredChunk {
+    /// The chunk.
+    pub row: ChunkRow,
+    /// Vector search: cosine similarity (1 − cosine distance, higher is closer). Text
+    /// search: BM25 score.
+    pub score: f32,
+}
+
+/// Size and index state of the chunk store.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StoreStats {
+    /// Rows.
+    pub rows: usize,
+    /// Whether an ANN index exists on the vectors.
+    pub vector_index: bool,
+    /// Whether the full-text index exists.
+    pub text_index: bool,
+    /// Table version (grows with every write).
+    pub version: u64,
+}
+
+/// Chunk rows with vectors and lexical text.
+#[async_trait]
+pub trait VectorStore: Send + Sync {
+    /// Vector width.
+    fn dims(&self) -> usize;
+    /// Replaces every chunk of one file with `rows`, atomically: a reader sees either the
+    /// old set or the new one. Empty `rows` removes the file's chunks.
+    async fn replace_file(
+        &self,
+        repo_id: &str,
+        relative_path: &str,
+        rows: Vec<ChunkRow>,
+    ) -> Result<(), StoreError>;
+    /// [`VectorStore::replace_file`] for many files of one repository in a single commit
+    /// (the indexer's batch path: fewer table versions, far faster bulk loads).
+    async fn replace_files(
+        &self,
+        repo_id: &str,
+        files: Vec<(String, Vec<ChunkRow>)>,
+    ) -> Result<(), StoreError>;
+    /// Removes one file's chunks.
+    async fn delete_file(&self, repo_id: &str, relative_path: &str) -> Result<(), StoreError>;
+    /// Removes a repository's chunks.
+    async fn delete_repo(&self, repo_id: &str) -> Result<(), StoreError>;
+    /// The `k` nearest chunks by cosine distance among those matching `filter`.
+    async fn vector_search(
+        &self,
+        vector: &[f32],
+        k: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<ScoredChunk>, StoreError>;
+    /// The `k` best BM25 matches of `query` over `search_text` among those matching `filter`.
+    async fn text_search(
+        &self,
+        query: &str,
+        k: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<ScoredChunk>, StoreError>;
+    /// Chunks of one repository by id (unknown ids are left out).
+    async fn get(&self, repo_id: &str, ids: &[String]) -> Result<Vec<ChunkRow>, StoreError>;
+    /// Chunks of one file, in source order.
+    async fn file_chunks(
+        &self,
+        repo_id: &str,
+        relative_path: &str,
+    ) -> Result<Vec<ChunkRow>, StoreError>;
+    /// Rows matching `filter`.
+    async fn count(&self, filter: &ChunkFilter) -> Result<usize, StoreError>;
+    /// Index creation / refresh and compaction per the store's policy. Cheap when there
+    /// is nothing to do; writers call it after batches.
+    async fn maintain(&self) -> Result<StoreStats, StoreError>;
+    /// Current size and index state.
+    async fn stats(&self) -> Result<StoreStats, StoreError>;
+}

@@ -1,0 +1,562 @@
+//! The metadata store suite, run unchanged against SQLite and against a real PostgreSQL.
+
+mod support;
+
+use std::sync::Arc;
+
+use sextant::store::{
+    ApiToken, EdgeKind, EdgeRecord, FileRecord, JobState, MetaStore, NewJob, NewRepository,
+    RepoSettings, RepoSource, RepoStatus, SqlMetaStore, StoreError, SymbolRecord, now_ms,
+};
+use support::postgres::TestPostgres;
+
+fn new_repo(name: &str) -> NewRepository {
+    NewRepository {
+        name: name.into(),
+        source: RepoSource::Path(format!("/src/{name}")),
+        tracked_ref: None,
+        settings: RepoSettings::default(),
+    }
+}
+
+fn file(repo: &str, path: &str) -> FileRecord {
+    FileRecord {
+        repo_id: repo.into(),
+        path: path.into(),
+        language: Some("typescript".into()),
+        content_hash: Some(format!("hash-of-{path}")),
+        mtime_ms: Some(1_700_000_000_000),
+        size_bytes: 120,
+        line_count: 10,
+        symbol_count: 0,
+        indexed_at: Some(now_ms()),
+        skip_reason: None,
+    }
+}
+
+fn sym(id: &str, name: &str) -> SymbolRecord {
+    SymbolRecord {
+        chunk_id: id.into(),
+        name: name.into(),
+        kind: "function".into(),
+        parent_chunk_id: None,
+        parent_name: None,
+        breadcrumb: name.into(),
+        signature: format!("function {name}()"),
+        modifiers: "async exported".into(),
+        exported: true,
+        depth: 0,
+        start_line: 1,
+        end_line: 3,
+    }
+}
+
+fn edge(from: &str, to: Option<&str>, name: &str) -> EdgeRecord {
+    EdgeRecord {
+        from_chunk: from.into(),
+        to_chunk: to.map(str::to_string),
+        to_name: name.into(),
+        kind: EdgeKind::Calls,
+        certain: true,
+        line: Some(2),
+    }
+}
+
+async fn repositories(store: &dyn MetaStore) {
+    let a = store
+        .create_repository(new_repo("alpha"))
+        .await
+        .expect("create");
+    assert_eq!(a.status, RepoStatus::Registered);
+    assert_eq!(a.source, RepoSource::Path("/src/alpha".into()));
+    assert_eq!(
+        store.get_repository(&a.id).await.expect("get"),
+        Some(a.clone())
+    );
+    assert_eq!(
+        store
+            .get_repository_by_name("alpha")
+            .await
+            .expect("by name")
+            .map(|r| r.id),
+        Some(a.id.clone())
+    );
+    assert!(matches!(
+        store.create_repository(new_repo("alpha")).await,
+        Err(StoreError::Conflict(_))
+    ));
+
+    let settings = RepoSettings {
+        exclude: vec!["**/*.test.ts".into()],
+        watch: true,
+        ..RepoSettings::default()
+    };
+    let updated = store
+        .update_repository_settings(&a.id, Some("main".into()), &settings)
+        .await
+        .expect("update");
+    assert_eq!(updated.settings, settings);
+    assert_eq!(updated.tracked_ref.as_deref(), Some("main"));
+
+    store
+        .set_repository_status(&a.id, RepoStatus::Ready, None, Some("abc123"))
+        .await
+        .expect("status");
+    store
+        .set_repository_status(&a.id, RepoStatus::Error, Some("boom"), None)
+        .await
+        .expect("status");
+    let r = store
+        .get_repository(&a.id)
+        .await
+        .expect("get")
+        .expect("exists");
+    assert_eq!(
+        (
+            r.status,
+            r.last_error.as_deref(),
+            r.indexed_commit.as_deref()
+        ),
+        (RepoStatus::Error, Some("boom"), Some("abc123"))
+    );
+    assert!(matches!(
+        store
+            .set_repository_status("nope", RepoStatus::Ready, None, None)
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    store
+        .create_repository(NewRepository {
+            source: RepoSource::Git("https://example.invalid/b.git".into()),
+            ..new_repo("beta")
+        })
+        .await
+        .expect("create");
+    let names: Vec<String> = store
+        .list_repositories()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(names, ["alpha", "beta"]);
+}
+
+async fn files_symbols_edges(store: &dyn MetaStore) {
+    let repo = store
+        .create_repository(new_repo("files"))
+        .await
+        .expect("create")
+        .id;
+    let other = store
+        .create_repository(new_repo("files-other"))
+        .await
+        .expect("create")
+        .id;
+    let mut f = file(&repo, "src/a.ts");
+    f.symbol_count = 3;
+    store
+        .replace_file_symbols(
+            &f,
+            &[sym("c1", "alpha"), sym("c2", "beta"), sym("c3", "gamma")],
+        )
+        .await
+        .expect("replace");
+    store
+        .replace_file_symbols(&file(&other, "src/a.ts"), &[sym("c1", "alpha")])
+        .await
+        .expect("replace");
+    assert_eq!(
+        store.get_file(&repo, "src/a.ts").await.expect("get"),
+        Some(f.clone())
+    );
+    let names: Vec<String> = store
+        .file_symbols(&repo, "src/a.ts")
+        .await
+        .expect("symbols")
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names, ["alpha", "beta", "gamma"], "source order is kept");
+    let s = &store
+        .file_symbols(&repo, "src/a.ts")
+        .await
+        .expect("symbols")[0];
+    assert_eq!(s, &sym("c1", "alpha"), "round-trips every field");
+
+    assert_eq!(
+        store
+            .symbols_named("alpha", &[])
+            .await
+            .expect("named")
+            .len(),
+        2
+    );
+    let only = store
+        .symbols_named("alpha", std::slice::from_ref(&repo))
+        .await
+        .expect("named");
+    assert_eq!(
+        (only.len(), only[0].0.as_str(), only[0].1.as_str()),
+        (1, repo.as_str(), "src/a.ts")
+    );
+
+    // Replacing is complete: symbols that vanished are gone.
+    store
+        .replace_file_symbols(&f, &[sym("c2", "beta")])
+        .await
+        .expect("replace");
+    assert_eq!(
+        store
+            .file_symbols(&repo, "src/a.ts")
+            .await
+            .expect("symbols")
+            .len(),
+        1
+    );
+
+    // Atomic: a failing batch (duplicate chunk id) leaves the previous symbols intact.
+    let mut changed = f.clone();
+    changed.content_hash = Some("new-hash".into());
+    let err = store
+        .replace_file_symbols(&changed, &[sym("d1", "x"), sym("d1", "y")])
+        .await;
+    assert!(err.is_err(), "duplicate ids must fail");
+    assert_eq!(
+        store
+            .file_symbols(&repo, "src/a.ts")
+            .await
+            .expect("symbols"),
+        vec![sym("c2", "beta")]
+    );
+    assert_eq!(
+        store
+            .get_file(&repo, "src/a.ts")
+            .await
+            .expect("get")
+            .and_then(|f| f.content_hash),
+        f.content_hash,
+        "file row rolled back too"
+    );
+
+    // Skipped files are recorded with their reason.
+    let mut skipped = file(&repo, "dist/big.min.js");
+    skipped.skip_reason = Some("minified".into());
+    store.upsert_file(&skipped).await.expect("upsert");
+    assert_eq!(
+        store
+            .list_files(&repo)
+            .await
+            .expect("list")
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect::<Vec<_>>(),
+        ["dist/big.min.js", "src/a.ts"]
+    );
+
+    // Edges.
+    store
+        .replace_file_symbols(&file(&repo, "src/b.ts"), &[sym("b1", "caller")])
+        .await
+        .expect("replace");
+    store
+        .replace_file_edges(
+            &repo,
+            "src/b.ts",
+            &[
+                edge("b1", Some("c2"), "beta"),
+                edge("b1", None, "jwt.verify"),
+            ],
+        )
+        .await
+        .expect("edges");
+    assert_eq!(store.edges_from(&repo, "b1").await.expect("from").len(), 2);
+    assert_eq!(
+        store.edges_to(&repo, "c2").await.expect("to"),
+        vec![edge("b1", Some("c2"), "beta")]
+    );
+    store
+        .replace_file_edges(&repo, "src/b.ts", &[edge("b1", None, "other")])
+        .await
+        .expect("edges");
+    assert!(
+        store.edges_to(&repo, "c2").await.expect("to").is_empty(),
+        "old edges replaced"
+    );
+
+    // Deleting a file removes its symbols and edges, nothing else.
+    assert!(store.delete_file(&repo, "src/b.ts").await.expect("delete"));
+    assert!(
+        store
+            .file_symbols(&repo, "src/b.ts")
+            .await
+            .expect("symbols")
+            .is_empty()
+    );
+    assert!(
+        store
+            .edges_from(&repo, "b1")
+            .await
+            .expect("from")
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .file_symbols(&repo, "src/a.ts")
+            .await
+            .expect("symbols")
+            .len(),
+        1
+    );
+    assert!(
+        !store.delete_file(&repo, "src/b.ts").await.expect("delete"),
+        "second delete finds nothing"
+    );
+
+    // Deleting a repository leaves no orphans and does not touch the other one.
+    store
+        .replace_file_edges(&repo, "src/a.ts", &[edge("c2", None, "x")])
+        .await
+        .expect("edges");
+    store
+        .enqueue_job(NewJob {
+            repo_id: Some(repo.clone()),
+            kind: "sync".into(),
+        })
+        .await
+        .expect("job");
+    assert!(store.delete_repository(&repo).await.expect("delete"));
+    assert!(store.get_repository(&repo).await.expect("get").is_none());
+    assert!(store.list_files(&repo).await.expect("files").is_empty());
+    assert!(
+        store
+            .file_symbols(&repo, "src/a.ts")
+            .await
+            .expect("symbols")
+            .is_empty()
+    );
+    assert!(
+        store
+            .edges_from(&repo, "c2")
+            .await
+            .expect("edges")
+            .is_empty()
+    );
+    assert!(
+        store
+            .list_jobs(Some(&repo), 10)
+            .await
+            .expect("jobs")
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .file_symbols(&other, "src/a.ts")
+            .await
+            .expect("symbols")
+            .len(),
+        1
+    );
+}
+
+async fn jobs(store: Arc<dyn MetaStore>) {
+    let repo = store
+        .create_repository(new_repo("jobs"))
+        .await
+        .expect("create")
+        .id;
+    let j1 = store
+        .enqueue_job(NewJob {
+            repo_id: Some(repo.clone()),
+            kind: "sync".into(),
+        })
+        .await
+        .expect("enqueue");
+    let j2 = store
+        .enqueue_job(NewJob {
+            repo_id: None,
+            kind: "maintain".into(),
+        })
+        .await
+        .expect("enqueue");
+    assert_eq!(j1.state, JobState::Queued);
+
+    let claimed = store.claim_job(None).await.expect("claim").expect("a job");
+    assert_eq!(
+        (claimed.id.as_str(), claimed.state, claimed.attempts),
+        (j1.id.as_str(), JobState::Running, 1),
+        "FIFO"
+    );
+    assert!(
+        store.claim_job(Some(&repo)).await.expect("claim").is_none(),
+        "repo has nothing queued"
+    );
+    store
+        .update_job_progress(&j1.id, 5, 10, Some("parsing"))
+        .await
+        .expect("progress");
+    store
+        .update_job_progress(&j1.id, 7, 10, None)
+        .await
+        .expect("progress");
+    let j = store.get_job(&j1.id).await.expect("get").expect("exists");
+    assert_eq!(
+        (j.progress_done, j.progress_total, j.message.as_deref()),
+        (7, 10, Some("parsing"))
+    );
+
+    // Crash recovery: a running job goes back to the queue and counts a second attempt.
+    assert_eq!(store.requeue_running_jobs().await.expect("requeue"), 1);
+    let again = store.claim_job(None).await.expect("claim").expect("a job");
+    assert_eq!((again.id.as_str(), again.attempts), (j1.id.as_str(), 2));
+    store
+        .finish_job(&j1.id, JobState::Failed, Some("disk full"))
+        .await
+        .expect("finish");
+    let failed = store.get_job(&j1.id).await.expect("get").expect("exists");
+    assert_eq!(
+        (failed.state, failed.error.as_deref()),
+        (JobState::Failed, Some("disk full"))
+    );
+    assert!(failed.finished_at.is_some());
+    assert!(matches!(
+        store.finish_job(&j2.id, JobState::Running, None).await,
+        Err(StoreError::Invalid(_))
+    ));
+
+    // Concurrent claimers: every job is claimed exactly once.
+    let mut ids = Vec::new();
+    for _ in 0..20 {
+        ids.push(
+            store
+                .enqueue_job(NewJob {
+                    repo_id: Some(repo.clone()),
+                    kind: "sync".into(),
+                })
+                .await
+                .expect("enqueue")
+                .id,
+        );
+    }
+    let mut workers = Vec::new();
+    for _ in 0..4 {
+        let store = store.clone();
+        let repo = repo.clone();
+        workers.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            while let Some(job) = store.claim_job(Some(&repo)).await.expect("claim") {
+                mine.push(job.id);
+            }
+            mine
+        }));
+    }
+    let mut claimed: Vec<String> = Vec::new();
+    for w in workers {
+        claimed.extend(w.await.expect("worker"));
+    }
+    claimed.sort();
+    ids.sort();
+    assert_eq!(claimed, ids);
+    let listed = store.list_jobs(Some(&repo), 100).await.expect("list");
+    assert_eq!(listed.len(), 21);
+    assert!(listed.windows(2).all(|w| w[0].id > w[1].id), "newest first");
+}
+
+async fn tokens(store: &dyn MetaStore) {
+    let t = ApiToken {
+        id: "tok1".into(),
+        name: "ci bot".into(),
+        token_hash: "ab".repeat(32),
+        scope: "read".into(),
+        repositories: vec!["r1".into(), "r2".into()],
+        created_at: now_ms(),
+        revoked_at: None,
+    };
+    store.create_token(&t).await.expect("create");
+    assert!(matches!(
+        store.create_token(&t).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(
+        store.token_by_hash(&t.token_hash).await.expect("by hash"),
+        Some(t.clone())
+    );
+    assert!(store.revoke_token("tok1").await.expect("revoke"));
+    assert!(
+        store
+            .token_by_hash(&t.token_hash)
+            .await
+            .expect("by hash")
+            .is_none(),
+        "revoked tokens do not authenticate"
+    );
+    assert!(!store.revoke_token("tok1").await.expect("revoke twice"));
+    assert_eq!(store.list_tokens().await.expect("list").len(), 1);
+}
+
+async fn suite(url: &str) {
+    let store = Arc::new(SqlMetaStore::open(url).await.expect("open store"));
+    store.ping().await.expect("ping");
+    repositories(store.as_ref()).await;
+    files_symbols_edges(store.as_ref()).await;
+    jobs(store.clone()).await;
+    tokens(store.as_ref()).await;
+    store.close().await;
+
+    // Reopening (a restart) sees the same data and re-applies no migration.
+    let reopened = SqlMetaStore::open(url).await.expect("reopen");
+    let names: Vec<String> = reopened
+        .list_repositories()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(names, ["alpha", "beta", "files-other", "jobs"]);
+    assert_eq!(reopened.list_tokens().await.expect("tokens").len(), 1);
+    reopened.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_backend_passes_the_suite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("nested/dir/sextant.db");
+    suite(&path.to_string_lossy()).await;
+    assert_eq!(
+        SqlMetaStore::open_in(dir.path())
+            .await
+            .expect("open")
+            .backend(),
+        "sqlite"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_backend_passes_the_suite() {
+    let pg = match TestPostgres::start().await {
+        Ok(pg) => pg,
+        Err(why) if std::env::var_os("CI").is_none() => {
+            use std::io::Write;
+            let _ = std::io::stderr().write_all(
+                format!("\n===== SKIPPED: PostgreSQL suite =====\n{why}\n\n").as_bytes(),
+            );
+            return;
+        }
+        Err(why) => panic!("CI must run the PostgreSQL suite: {why}"),
+    };
+    suite(&pg.url).await;
+    assert_eq!(
+        SqlMetaStore::open(&pg.url).await.expect("open").backend(),
+        "postgres"
+    );
+    pg.cleanup().await;
+}
+
+#[tokio::test]
+async fn unsupported_urls_are_refused_with_a_hint() {
+    let err = SqlMetaStore::open("mysql://localhost/x")
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("postgres://"), "{err}");
+}

@@ -1,0 +1,4 @@
+//! Shared test harnesses.
+#![allow(dead_code)]
+
+pub mod postgres;

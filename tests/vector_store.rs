@@ -1,0 +1,438 @@
+//! The LanceDB chunk store on a real LanceDB directory.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use sextant::chunk::{ChunkOptions, chunk_file};
+use sextant::parse::{ParseLimits, parse_bytes};
+use sextant::store::{ChunkFilter, ChunkRow, LanceStore, LanceStoreOptions, VectorStore};
+
+const DIMS: usize = 8;
+
+/// A deterministic unit vector per text (bag of hashed words), so similar texts are near.
+fn embed(text: &str) -> Vec<f32> {
+    let mut v = vec![0f32; DIMS];
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let h = word
+            .bytes()
+            .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+        v[(h as usize) % DIMS] += 1.0;
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+    v.iter().map(|x| x / norm).collect()
+}
+
+fn rows(repo: &str, rel: &str, source: &str) -> Vec<ChunkRow> {
+    let parsed =
+        parse_bytes(Path::new(rel), source.as_bytes(), &ParseLimits::default()).expect("parses");
+    chunk_file(rel, source, &parsed, &ChunkOptions::default())
+        .into_iter()
+        .map(|chunk| ChunkRow {
+            repo_id: repo.into(),
+            file_path: format!("/work/{repo}/{rel}"),
+            vector: embed(&chunk.embedding_text),
+            chunk,
+            content_hash: "h1".into(),
+            last_modified: 1_700_000_000_000,
+        })
+        .collect()
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/parser")
+            .join(name),
+    )
+    .expect("fixture")
+}
+
+async fn open(dir: &Path) -> LanceStore {
+    LanceStore::open(LanceStoreOptions::new(
+        dir.join("lance").to_string_lossy(),
+        DIMS,
+    ))
+    .await
+    .expect("open store")
+}
+
+fn ids(rows: &[ChunkRow]) -> Vec<String> {
+    let mut v: Vec<String> = rows.iter().map(|r| r.chunk.id.clone()).collect();
+    v.sort();
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_trip_replace_filters_and_deletes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path()).await;
+    let classes = rows("r1", "src/classes.ts", &fixture("classes.ts"));
+    let component = rows(
+        "r1",
+        "web/component-function.tsx",
+        &fixture("component-function.tsx"),
+    );
+    let commonjs = rows("r2", "lib/commonjs.cjs", &fixture("commonjs.cjs"));
+    store
+        .replace_file("r1", "src/classes.ts", classes.clone())
+        .await
+        .expect("write");
+    store
+        .replace_file("r1", "web/component-function.tsx", component.clone())
+        .await
+        .expect("write");
+    store
+        .replace_file("r2", "lib/commonjs.cjs", commonjs.clone())
+        .await
+        .expect("write");
+
+    // Round trip: every field of every chunk comes back.
+    let back = store
+        .file_chunks("r1", "src/classes.ts")
+        .await
+        .expect("read");
+    let mut expected = classes.clone();
+    expected.sort_by_key(|r| (r.chunk.bytes.start, r.chunk.depth));
+    assert_eq!(back, expected);
+    let some: Vec<String> = classes.iter().take(3).map(|r| r.chunk.id.clone()).collect();
+    assert_eq!(ids(&store.get("r1", &some).await.expect("get")), {
+        let mut s = some.clone();
+        s.sort();
+        s
+    });
+    assert!(
+        store.get("r2", &some).await.expect("get").is_empty(),
+        "ids are scoped by repository"
+    );
+
+    // Filters are pushed into both searches and counts.
+    let all = ChunkFilter::default();
+    assert_eq!(
+        store.count(&all).await.expect("count"),
+        classes.len() + component.len() + commonjs.len()
+    );
+    let r1 = ChunkFilter {
+        repos: vec!["r1".into()],
+        ..Default::default()
+    };
+    assert_eq!(
+        store.count(&r1).await.expect("count"),
+        classes.len() + component.len()
+    );
+    let tsx = ChunkFilter {
+        languages: vec!["tsx".into()],
+        ..Default::default()
+    };
+    assert_eq!(store.count(&tsx).await.expect("count"), component.len());
+    let methods = ChunkFilter {
+        kinds: vec!["method".into()],
+        paths: vec!["src/".into()],
+        ..Default::default()
+    };
+    let n_methods = classes
+        .iter()
+        .filter(|r| r.chunk.node_kind.as_str() == "method")
+        .count();
+    assert_eq!(store.count(&methods).await.expect("count"), n_methods);
+    let glob = ChunkFilter {
+        paths: vec!["**/*.tsx".into()],
+        ..Default::default()
+    };
+    assert_eq!(store.count(&glob).await.expect("count"), component.len());
+    let shallow = ChunkFilter {
+        paths: vec!["*.ts".into()],
+        ..Default::default()
+    };
+    assert_eq!(
+        store.count(&shallow).await.expect("count"),
+        0,
+        "* does not cross directories"
+    );
+
+    let target = classes
+        .iter()
+        .find(|r| r.chunk.breadcrumb == "BaseService > dispose")
+        .expect("dispose");
+    let hits = store
+        .vector_search(&target.vector, 5, &all)
+        .await
+        .expect("search");
+    assert_eq!(
+        hits[0].row.chunk.id, target.chunk.id,
+        "a chunk is its own nearest neighbour"
+    );
+    assert!(
+        (hits[0].score - 1.0).abs() < 1e-4,
+        "cosine similarity of identical vectors is 1"
+    );
+    let filtered = store
+        .vector_search(&target.vector, 50, &tsx)
+        .await
+        .expect("search");
+    assert!(!filtered.is_empty() && filtered.iter().all(|h| h.row.chunk.language.id() == "tsx"));
+
+    let text = store
+        .text_search("repository connect", 10, &all)
+        .await
+        .expect("fts");
+    assert!(!text.is_empty());
+    assert!(
+        text.iter()
+            .any(|h| h.row.chunk.breadcrumb == "UserService > start"),
+        "finds `this.repo.connect()`"
+    );
+    assert!(
+        text.windows(2).all(|w| w[0].score >= w[1].score),
+        "best first"
+    );
+    let text_r2 = store
+        .text_search(
+            "repository connect",
+            10,
+            &ChunkFilter {
+                repos: vec!["r2".into()],
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("fts");
+    assert!(text_r2.iter().all(|h| h.row.repo_id == "r2"));
+    assert!(
+        store
+            .text_search("   ", 10, &all)
+            .await
+            .expect("fts")
+            .is_empty()
+    );
+
+    // Rows written after the text index exist are still found (flat search of new rows).
+    let late = rows(
+        "r2",
+        "lib/late.ts",
+        "export function zanzibarQuokka() { return 1; }\n",
+    );
+    store
+        .replace_file("r2", "lib/late.ts", late)
+        .await
+        .expect("write");
+    let found = store
+        .text_search("zanzibar quokka", 5, &all)
+        .await
+        .expect("fts");
+    assert_eq!(
+        found.first().map(|h| h.row.chunk.name.as_str()),
+        Some("zanzibarQuokka")
+    );
+
+    // Replacing a file: vanished chunks go, changed ones update, other files untouched.
+    let edited = fixture("classes.ts").replace(
+        "  static create(): UserService {\n    return new UserService(new Repository());\n  }\n",
+        "",
+    );
+    let edited_rows = rows("r1", "src/classes.ts", &edited);
+    assert_eq!(edited_rows.len(), classes.len() - 1);
+    store
+        .replace_file("r1", "src/classes.ts", edited_rows.clone())
+        .await
+        .expect("write");
+    assert_eq!(
+        ids(&store
+            .file_chunks("r1", "src/classes.ts")
+            .await
+            .expect("read")),
+        ids(&edited_rows)
+    );
+    assert_eq!(
+        store
+            .file_chunks("r1", "web/component-function.tsx")
+            .await
+            .expect("read")
+            .len(),
+        component.len()
+    );
+
+    // Deletes leave nothing behind.
+    store
+        .delete_file("r1", "src/classes.ts")
+        .await
+        .expect("delete");
+    assert!(
+        store
+            .file_chunks("r1", "src/classes.ts")
+            .await
+            .expect("read")
+            .is_empty()
+    );
+    store.delete_repo("r2").await.expect("delete");
+    assert_eq!(
+        store
+            .count(&ChunkFilter {
+                repos: vec!["r2".into()],
+                ..Default::default()
+            })
+            .await
+            .expect("count"),
+        0
+    );
+    assert_eq!(store.count(&all).await.expect("count"), component.len());
+
+    // Wrong-width vectors and mismatched rows are refused.
+    let mut bad = rows("r1", "x.ts", "const x = 1;\n");
+    bad[0].vector.push(0.0);
+    assert!(store.replace_file("r1", "x.ts", bad).await.is_err());
+    assert!(
+        store
+            .replace_file("r1", "y.ts", rows("r1", "x.ts", "const x = 1;\n"))
+            .await
+            .is_err()
+    );
+    assert!(store.vector_search(&[1.0], 3, &all).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reopening_sees_the_same_data_and_checks_dimensions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let chunks = rows("r1", "src/functions.ts", &fixture("functions.ts"));
+    {
+        let store = open(dir.path()).await;
+        store
+            .replace_file("r1", "src/functions.ts", chunks.clone())
+            .await
+            .expect("write");
+    }
+    let store = open(dir.path()).await;
+    assert_eq!(
+        ids(&store
+            .file_chunks("r1", "src/functions.ts")
+            .await
+            .expect("read")),
+        ids(&chunks)
+    );
+    assert!(
+        !store
+            .text_search("format", 5, &ChunkFilter::default())
+            .await
+            .expect("fts")
+            .is_empty()
+    );
+    let err = LanceStore::open(LanceStoreOptions::new(
+        dir.path().join("lance").to_string_lossy(),
+        16,
+    ))
+    .await
+    .expect_err("mismatch");
+    assert!(
+        err.to_string().contains("8-dimensional") && err.to_string().contains("16-dimensional"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readers_never_see_a_half_replaced_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(open(dir.path()).await);
+    let big = rows("r1", "src/a.ts", &fixture("classes.ts"));
+    let small = rows(
+        "r1",
+        "src/a.ts",
+        &fixture("functions.ts").replace("functions", "a"),
+    );
+    let (nb, ns) = (big.len(), small.len());
+    assert_ne!(nb, ns);
+    store
+        .replace_file("r1", "src/a.ts", big.clone())
+        .await
+        .expect("write");
+    let reader = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let filter = ChunkFilter {
+                paths: vec!["src/a.ts".into()],
+                ..Default::default()
+            };
+            let mut seen = std::collections::BTreeSet::new();
+            for _ in 0..60 {
+                seen.insert(store.count(&filter).await.expect("count"));
+            }
+            seen
+        })
+    };
+    for i in 0..12 {
+        let next = if i % 2 == 0 {
+            small.clone()
+        } else {
+            big.clone()
+        };
+        store
+            .replace_file("r1", "src/a.ts", next)
+            .await
+            .expect("write");
+    }
+    let seen = reader.await.expect("reader");
+    assert!(
+        seen.iter().all(|n| *n == nb || *n == ns),
+        "reader saw {seen:?}, expected only {nb} or {ns}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maintenance_indexes_and_keeps_the_directory_bounded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut options = LanceStoreOptions::new(dir.path().join("lance").to_string_lossy(), DIMS);
+    options.prune_older_than = std::time::Duration::ZERO;
+    options.maintain_every_writes = 1_000; // only explicit maintenance in this test
+    let store = LanceStore::open(options).await.expect("open");
+    let chunks = rows(
+        "r1",
+        "src/a.ts",
+        &fixture("functions.ts").replace("functions", "a"),
+    );
+    for _ in 0..40 {
+        store
+            .replace_file("r1", "src/a.ts", chunks.clone())
+            .await
+            .expect("write");
+    }
+    let data_files = || {
+        walk(&dir.path().join("lance"))
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "lance"))
+            .count()
+    };
+    let before = data_files();
+    let stats = store.maintain().await.expect("maintain");
+    let after = data_files();
+    assert_eq!(stats.rows, chunks.len());
+    assert!(stats.text_index, "text index exists");
+    assert!(!stats.vector_index, "no ANN index below the threshold");
+    assert!(
+        after < before / 4,
+        "old versions pruned: {before} data files before, {after} after"
+    );
+    assert!(
+        !store
+            .text_search("format", 5, &ChunkFilter::default())
+            .await
+            .expect("fts")
+            .is_empty()
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
