@@ -11,7 +11,7 @@ const DIMS: usize = 8;
 
 /// A deterministic unit vector per text (bag of hashed words), so similar texts are near.
 fn embed(text: &str) -> Vec<f32> {
-    let mut v = vec![0f32; DIMS];
+    let mut v = [0f32; DIMS];
     for word in text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -372,6 +372,7 @@ async fn readers_never_see_a_half_replaced_file() {
             .expect("write");
     }
     let seen = reader.await.expect("reader");
+    println!("reader saw counts {seen:?}");
     assert!(
         seen.iter().all(|n| *n == nb || *n == ns),
         "reader saw {seen:?}, expected only {nb} or {ns}"
@@ -405,6 +406,7 @@ async fn maintenance_indexes_and_keeps_the_directory_bounded() {
     let before = data_files();
     let stats = store.maintain().await.expect("maintain");
     let after = data_files();
+    println!("data files before {before}, after {after}");
     assert_eq!(stats.rows, chunks.len());
     assert!(stats.text_index, "text index exists");
     assert!(!stats.vector_index, "no ANN index below the threshold");
