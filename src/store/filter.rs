@@ -60,11 +60,17 @@ pub fn glob_to_like(glob: &str) -> String {
     out
 }
 
-fn is_glob(path: &str) -> bool {
+/// Whether a path filter entry is a glob (rather than a prefix or an exact file).
+pub(crate) fn is_glob(path: &str) -> bool {
     path.contains(['*', '?', '[', '{'])
 }
 
 impl ChunkFilter {
+    /// Whether any path entry is a glob (needs the exact [`ChunkFilter::matches_path`] check).
+    pub fn has_glob(&self) -> bool {
+        self.paths.iter().any(|p| is_glob(p))
+    }
+
     /// Whether the filter restricts nothing.
     pub fn is_empty(&self) -> bool {
         self.repos.is_empty()

@@ -192,13 +192,6 @@ impl TestPostgres {
         })
     }
 
-    /// A second, empty database in the same server.
-    pub async fn another(&self) -> Result<String, String> {
-        let database = format!("sextant_test_{}", uuid::Uuid::now_v7().simple());
-        admin(&self.admin_url, &format!("CREATE DATABASE {database}")).await?;
-        Ok(with_database(&self.admin_url, &database))
-    }
-
     /// Drops the test database (a private cluster is deleted whole on drop anyway).
     pub async fn cleanup(self) {
         if self.cluster.is_none() {
