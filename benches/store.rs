@@ -136,11 +136,11 @@ async fn main() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let files = rows / CHUNKS_PER_FILE;
     let started = Instant::now();
-    let mut file = 0;
-    while file < files {
-        let repo = file % REPOS;
-        let batch: Vec<(String, Vec<ChunkRow>)> = (file..(file + FILES_PER_COMMIT).min(files))
-            .filter(|f| f % REPOS == repo)
+    // One commit per batch of FILES_PER_COMMIT files, all of one repository (as an
+    // indexing run of one repo commits); repositories take turns.
+    for (commit, first) in (0..files).step_by(FILES_PER_COMMIT).enumerate() {
+        let repo = commit % REPOS;
+        let batch: Vec<(String, Vec<ChunkRow>)> = (first..(first + FILES_PER_COMMIT).min(files))
             .map(|f| {
                 let rows: Vec<ChunkRow> = (0..CHUNKS_PER_FILE)
                     .map(|i| row(&mut rng, repo, f, i))
@@ -148,12 +148,10 @@ async fn main() {
                 (rows[0].chunk.relative_path.clone(), rows)
             })
             .collect();
-        // One commit per repository slice of the batch.
         store
             .replace_files(&format!("repo{repo}"), batch)
             .await
             .expect("insert");
-        file += FILES_PER_COMMIT / REPOS;
     }
     let insert = started.elapsed();
     let count = store.count(&ChunkFilter::default()).await.expect("count");
@@ -162,7 +160,7 @@ async fn main() {
         "insert: {:.1} s ({:.0} chunks/s, {} chunks per commit)",
         insert.as_secs_f64(),
         count as f64 / insert.as_secs_f64(),
-        FILES_PER_COMMIT / REPOS * CHUNKS_PER_FILE
+        FILES_PER_COMMIT * CHUNKS_PER_FILE
     );
     let queries: Vec<Vec<f32>> = (0..50).map(|_| vector(&mut rng)).collect();
     let texts: Vec<String> = (0..50)

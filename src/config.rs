@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::chunk::ChunkOptions;
+use crate::embed::{EmbedConfig, RerankConfig};
 use crate::parse::ParseLimits;
 
 /// Sextant's settings. Built from CLI flags and `SEXTANT_*` environment variables in
@@ -22,6 +23,10 @@ pub struct Config {
     pub database_url: Option<String>,
     /// LanceDB URI for chunks. `None` means `<data_dir>/lance`.
     pub lance_uri: Option<String>,
+    /// Embedding provider settings.
+    pub embed: EmbedConfig,
+    /// Reranking provider settings.
+    pub rerank: RerankConfig,
 }
 
 impl Config {
@@ -51,6 +56,8 @@ impl Default for Config {
             chunk: ChunkOptions::default(),
             database_url: None,
             lance_uri: None,
+            embed: EmbedConfig::default(),
+            rerank: RerankConfig::default(),
         }
     }
 }

@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
+mod models;
+
 use crate::chunk::chunk_file;
+use crate::embed::{EmbedError, EmbedProvider, RerankProvider};
 use crate::config::Config;
 use crate::parse::{Language, ParsedSymbol, parse_bytes};
 use crate::validate::{Summary, validate_source};
@@ -35,6 +38,9 @@ pub enum CliError {
     /// Output could not be written or serialised.
     #[error("cannot write output: {0}")]
     Output(String),
+    /// An embedding, reranking or model operation failed.
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
     /// Validation found broken rules (the dashboard lists them).
     #[error("{0} global rule violation(s); see the list above")]
     Violations(usize),
@@ -73,6 +79,34 @@ pub struct GlobalArgs {
     /// Largest file the parser accepts, in bytes.
     #[arg(long, global = true, env = "SEXTANT_MAX_FILE_BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_file_bytes: usize,
+    /// Embedding provider.
+    #[arg(long, global = true, env = "SEXTANT_EMBED_PROVIDER", value_enum, default_value_t = EmbedProvider::Local)]
+    pub embed_provider: EmbedProvider,
+    /// Local model folder (BERT family: config.json, tokenizer.json, model.safetensors);
+    /// default `<data-dir>/models/all-minilm-l6-v2`, fetched on first use.
+    #[arg(long, global = true, env = "SEXTANT_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+    /// Static (model2vec-format) model folder; default: distilled from the local model.
+    #[arg(long, global = true, env = "SEXTANT_STATIC_MODEL_DIR")]
+    pub static_model_dir: Option<PathBuf>,
+    /// Remote embedding model (`voyage-code-3`, `text-embedding-3-small`, …).
+    #[arg(long, global = true, env = "SEXTANT_EMBED_MODEL")]
+    pub embed_model: Option<String>,
+    /// Remote embedding base URL (OpenAI-compatible: `http://host:port/v1`).
+    #[arg(long, global = true, env = "SEXTANT_EMBED_URL")]
+    pub embed_url: Option<String>,
+    /// Vector width of a remote model.
+    #[arg(long, global = true, env = "SEXTANT_EMBED_DIMS")]
+    pub embed_dims: Option<usize>,
+    /// Reranker.
+    #[arg(long, global = true, env = "SEXTANT_RERANK_PROVIDER", value_enum, default_value_t = RerankProvider::None)]
+    pub rerank_provider: RerankProvider,
+    /// Reranker model (`rerank-2.5` for Voyage).
+    #[arg(long, global = true, env = "SEXTANT_RERANK_MODEL")]
+    pub rerank_model: Option<String>,
+    /// Reranker base URL (TEI or Cohere-style servers).
+    #[arg(long, global = true, env = "SEXTANT_RERANK_URL")]
+    pub rerank_url: Option<String>,
 }
 
 impl GlobalArgs {
@@ -83,6 +117,17 @@ impl GlobalArgs {
             ..Config::default()
         };
         config.parse.max_file_bytes = self.max_file_bytes;
+        config.database_url = self.database_url.clone();
+        config.lance_uri = self.lance_uri.clone();
+        config.embed.provider = self.embed_provider;
+        config.embed.model_dir = self.model_dir.clone();
+        config.embed.static_model_dir = self.static_model_dir.clone();
+        config.embed.model = self.embed_model.clone();
+        config.embed.base_url = self.embed_url.clone();
+        config.embed.dims = self.embed_dims;
+        config.rerank.provider = self.rerank_provider;
+        config.rerank.model = self.rerank_model.clone();
+        config.rerank.base_url = self.rerank_url.clone();
         config
     }
 }
@@ -113,6 +158,29 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Manage local models: fetch the default model, distill the static one.
+    Model {
+        /// What to do.
+        #[command(subcommand)]
+        action: models::ModelCommand,
+    },
+    /// Embed texts with the configured provider and print one JSON line per text.
+    Embed {
+        /// Texts to embed.
+        #[arg(required = true)]
+        texts: Vec<String>,
+        /// Embed as search queries rather than documents.
+        #[arg(long)]
+        query: bool,
+    },
+    /// Score documents against a query with the configured reranker.
+    Rerank {
+        /// The query.
+        query: String,
+        /// Documents to score.
+        #[arg(required = true)]
+        documents: Vec<String>,
+    },
 }
 
 /// Runs a parsed command line.
@@ -128,6 +196,9 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             path, stats: true, ..
         } => stats(&path, &config),
         Command::Parse { path, json, .. } => parse_tree(&path, json, &config),
+        Command::Model { action } => models::model(action, &config),
+        Command::Embed { texts, query } => models::embed(texts, query, &config),
+        Command::Rerank { query, documents } => models::rerank(query, documents, &config),
     }
 }
 

@@ -9,9 +9,12 @@
 //!   file at a time, searched by vector or BM25 with filters pushed into the store
 //!   ([`LanceStore`]: a LanceDB directory, `<data-dir>/lance` by default).
 //!
+//! The SQL store also serves as the persistent embedding cache (`embed::VectorCache`).
+//!
 //! This layer knows the data types of `parse` and `chunk` and nothing of how they are
 //! produced or searched.
 
+mod embed_cache;
 mod error;
 mod filter;
 mod lance;
@@ -19,6 +22,7 @@ mod meta;
 mod sql;
 mod vector;
 
+pub use embed_cache::{decode_vector, encode_vector};
 pub use error::StoreError;
 pub use filter::{ChunkFilter, glob_to_like};
 pub use lance::{LanceStore, LanceStoreOptions};

@@ -83,6 +83,11 @@ impl SqlMetaStore {
         Self::open(&data_dir.join("sextant.db").to_string_lossy()).await
     }
 
+    /// The connection pool (for store extensions in this layer).
+    pub(super) fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
     /// Closes the pool (waits for connections to be returned).
     pub async fn close(&self) {
         self.pool.close().await;

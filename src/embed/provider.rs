@@ -1,0 +1,316 @@
+//! Provider selection: typed settings and the function that turns them into an
+//! [`Embedder`] / [`Reranker`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::bert::{BertOptions, default_model_dir};
+use super::http::{HttpClient, RetryPolicy};
+use super::openai::OpenAiOptions;
+use super::rerank::RerankStyle;
+use super::static_model::{DistillOptions, distill};
+use super::voyage::{VOYAGE_BASE_URL, VoyageOptions};
+use super::{
+    BertEmbedder, EmbedError, Embedder, HttpReranker, InputKind, OpenAiEmbedder, Reranker,
+    StaticEmbedder, VoyageEmbedder, VoyageReranker, fetch,
+};
+
+/// Which embedding model family to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedProvider {
+    /// A local BERT-family model run with candle (default: all-MiniLM-L6-v2).
+    #[default]
+    Local,
+    /// A local static (model2vec-format) model: fast, weaker.
+    Static,
+    /// Voyage AI (`voyage-code-3`); needs `VOYAGE_API_KEY`.
+    Voyage,
+    /// Any OpenAI-compatible `/v1/embeddings` server; `OPENAI_API_KEY` when it needs one.
+    Openai,
+}
+
+/// Embedding settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbedConfig {
+    /// The provider.
+    pub provider: EmbedProvider,
+    /// Local model folder (`SEXTANT_MODEL_DIR`); default `<data-dir>/models/all-minilm-l6-v2`.
+    pub model_dir: Option<PathBuf>,
+    /// Static model folder; default: distilled from the local model into
+    /// `<data-dir>/models/all-minilm-l6-v2-static`.
+    pub static_model_dir: Option<PathBuf>,
+    /// Remote model name (`voyage-code-3`, `text-embedding-3-small`, …).
+    pub model: Option<String>,
+    /// Remote base URL (`http://localhost:8080/v1`); Voyage defaults to its API.
+    pub base_url: Option<String>,
+    /// Vector width for remote models (Voyage: 256/512/1024/2048, default 1024; OpenAI-
+    /// compatible: asked of the server when unset).
+    pub dims: Option<usize>,
+    /// Tokens read per text by a local model (default: the model folder's setting).
+    pub max_tokens: Option<usize>,
+    /// Split code identifiers into words before local models read them.
+    pub split_identifiers: bool,
+    /// Prefix for queries (instruction-tuned models).
+    pub query_prefix: String,
+    /// Prefix for documents.
+    pub document_prefix: String,
+    /// Fetch (and distill) the default model on first use when it is missing.
+    pub auto_fetch: bool,
+}
+
+impl Default for EmbedConfig {
+    fn default() -> Self {
+        Self {
+            provider: EmbedProvider::Local,
+            model_dir: None,
+            static_model_dir: None,
+            model: None,
+            base_url: None,
+            dims: None,
+            max_tokens: None,
+            split_identifiers: true,
+            query_prefix: String::new(),
+            document_prefix: String::new(),
+            auto_fetch: true,
+        }
+    }
+}
+
+/// Which reranker to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum RerankProvider {
+    /// No reranking (scores come from retrieval fusion).
+    #[default]
+    None,
+    /// Voyage AI (`rerank-2.5`); needs `VOYAGE_API_KEY`.
+    Voyage,
+    /// text-embeddings-inference `/rerank`.
+    Tei,
+    /// Cohere-style `/rerank` (Cohere, Jina, compatible servers); `RERANK_API_KEY`.
+    Cohere,
+}
+
+/// Reranking settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RerankConfig {
+    /// The provider.
+    pub provider: RerankProvider,
+    /// Model name (`rerank-2.5` for Voyage).
+    pub model: Option<String>,
+    /// Base URL (required for TEI and Cohere-style servers).
+    pub base_url: Option<String>,
+}
+
+fn env_key(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn required_key(name: &str, what: &str) -> Result<String, EmbedError> {
+    env_key(name).ok_or_else(|| {
+        EmbedError::Config(format!("{what} needs an API key: set the {name} environment variable"))
+    })
+}
+
+/// Where the static model lives by default.
+pub fn default_static_dir(data_dir: &Path) -> PathBuf {
+    data_dir
+        .join("models")
+        .join(format!("{}-static", fetch::DEFAULT_MODEL_NAME))
+}
+
+impl EmbedConfig {
+    fn local_dir(&self, data_dir: &Path) -> PathBuf {
+        self.model_dir
+            .clone()
+            .unwrap_or_else(|| default_model_dir(data_dir))
+    }
+
+    fn bert_options(&self) -> BertOptions {
+        BertOptions {
+            max_tokens: self.max_tokens,
+            split_identifiers: self.split_identifiers,
+            query_prefix: self.query_prefix.clone(),
+            document_prefix: self.document_prefix.clone(),
+        }
+    }
+
+    /// Loads the local transformer, fetching the default model first when it is missing
+    /// and allowed. Blocking (file and CPU work).
+    pub fn load_local(
+        &self,
+        data_dir: &Path,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<BertEmbedder, EmbedError> {
+        let dir = self.local_dir(data_dir);
+        if self.model_dir.is_none() && self.auto_fetch && !fetch::is_installed(&dir) {
+            fetch::ensure_default_model(&dir, &mut *log)?;
+        }
+        BertEmbedder::load(&dir, self.bert_options())
+    }
+
+    /// Loads the static model, distilling it from the local transformer on first use
+    /// when no folder was given. Blocking.
+    pub fn load_static(
+        &self,
+        data_dir: &Path,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<StaticEmbedder, EmbedError> {
+        let dir = self
+            .static_model_dir
+            .clone()
+            .unwrap_or_else(|| default_static_dir(data_dir));
+        if self.static_model_dir.is_none()
+            && self.auto_fetch
+            && !dir.join("model.safetensors").is_file()
+        {
+            let teacher = self.load_local(data_dir, &mut *log)?;
+            log(&format!("distilling a static model into {}", dir.display()));
+            distill_into(&teacher, &self.local_dir(data_dir), &dir, DistillOptions::default(), log)?;
+        }
+        StaticEmbedder::load(&dir, self.split_identifiers)
+    }
+
+    /// Builds the configured embedder. `log` receives progress lines of first-use work
+    /// (model download, distillation).
+    pub async fn build(
+        &self,
+        data_dir: &Path,
+        mut log: impl FnMut(&str) + Send + 'static,
+    ) -> Result<Arc<dyn Embedder>, EmbedError> {
+        match self.provider {
+            EmbedProvider::Local | EmbedProvider::Static => {
+                let (config, data_dir) = (self.clone(), data_dir.to_path_buf());
+                tokio::task::spawn_blocking(move || -> Result<Arc<dyn Embedder>, EmbedError> {
+                    Ok(if config.provider == EmbedProvider::Local {
+                        Arc::new(config.load_local(&data_dir, &mut log)?)
+                    } else {
+                        Arc::new(config.load_static(&data_dir, &mut log)?)
+                    })
+                })
+                .await
+                .map_err(|e| EmbedError::Inference(format!("model loading task failed: {e}")))?
+            }
+            EmbedProvider::Voyage => {
+                let http = HttpClient::new(
+                    "voyage",
+                    Some(required_key("VOYAGE_API_KEY", "the Voyage provider")?),
+                    RetryPolicy::default(),
+                )?;
+                let defaults = VoyageOptions::default();
+                Ok(Arc::new(VoyageEmbedder::new(
+                    http,
+                    VoyageOptions {
+                        base_url: self.base_url.clone().unwrap_or(defaults.base_url),
+                        model: self.model.clone().unwrap_or(defaults.model),
+                        dims: self.dims.unwrap_or(defaults.dims),
+                    },
+                )?))
+            }
+            EmbedProvider::Openai => {
+                let base_url = self.base_url.clone().ok_or_else(|| {
+                    EmbedError::Config(
+                        "the openai provider needs a base URL (--embed-url, e.g. \
+                         http://localhost:8080/v1)"
+                            .into(),
+                    )
+                })?;
+                let model = self.model.clone().ok_or_else(|| {
+                    EmbedError::Config("the openai provider needs a model name (--embed-model)".into())
+                })?;
+                let http = HttpClient::new("openai", env_key("OPENAI_API_KEY"), RetryPolicy::default())?;
+                let mut options = OpenAiOptions {
+                    base_url,
+                    model,
+                    dims: self.dims.unwrap_or(0),
+                    send_dimensions: self.dims.is_some(),
+                    query_prefix: self.query_prefix.clone(),
+                    document_prefix: self.document_prefix.clone(),
+                    max_text_tokens: self.max_tokens.unwrap_or(8_000),
+                    max_texts: 64,
+                    max_batch_tokens: 64_000,
+                };
+                if options.dims == 0 {
+                    options.dims = probe_dims(http.clone(), options.clone()).await?;
+                }
+                Ok(Arc::new(OpenAiEmbedder::new(http, options)))
+            }
+        }
+    }
+}
+
+/// Asks an OpenAI-compatible server for one vector to learn its width.
+async fn probe_dims(http: HttpClient, options: OpenAiOptions) -> Result<usize, EmbedError> {
+    let probe = OpenAiEmbedder::new(http, OpenAiOptions { dims: 0, ..options });
+    let vectors = probe
+        .embed(&["dimension probe".to_string()], InputKind::Query)
+        .await?;
+    match vectors.first().map_or(0, Vec::len) {
+        0 => Err(EmbedError::BadResponse {
+            provider: "openai".into(),
+            reason: "the server returned an empty vector".into(),
+        }),
+        dims => Ok(dims),
+    }
+}
+
+/// Runs [`distill`] with progress lines every tenth of the vocabulary.
+pub fn distill_into(
+    teacher: &BertEmbedder,
+    teacher_dir: &Path,
+    out: &Path,
+    options: DistillOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<(), EmbedError> {
+    let mut last = 0;
+    distill(teacher, teacher_dir, out, options, |done, total| {
+        let tenth = done * 10 / total.max(1);
+        if tenth > last {
+            last = tenth;
+            log(&format!("distilling: {done}/{total} vocabulary tokens"));
+        }
+    })
+}
+
+impl RerankConfig {
+    /// Builds the configured reranker (`None` when reranking is off).
+    pub fn build(&self) -> Result<Option<Arc<dyn Reranker>>, EmbedError> {
+        let url = |what: &str| {
+            self.base_url.clone().ok_or_else(|| {
+                EmbedError::Config(format!("the {what} reranker needs a base URL (--rerank-url)"))
+            })
+        };
+        Ok(match self.provider {
+            RerankProvider::None => None,
+            RerankProvider::Voyage => {
+                let http = HttpClient::new(
+                    "voyage",
+                    Some(required_key("VOYAGE_API_KEY", "the Voyage reranker")?),
+                    RetryPolicy::default(),
+                )?;
+                Some(Arc::new(VoyageReranker::new(
+                    http,
+                    self.base_url.as_deref().unwrap_or(VOYAGE_BASE_URL),
+                    self.model.as_deref().unwrap_or("rerank-2.5"),
+                )))
+            }
+            RerankProvider::Tei | RerankProvider::Cohere => {
+                let style = if self.provider == RerankProvider::Tei {
+                    RerankStyle::Tei
+                } else {
+                    RerankStyle::Cohere
+                };
+                let http = HttpClient::new("rerank", env_key("RERANK_API_KEY"), RetryPolicy::default())?;
+                Some(Arc::new(HttpReranker::new(
+                    http,
+                    &url(if style == RerankStyle::Tei { "tei" } else { "cohere" })?,
+                    self.model.clone(),
+                    style,
+                )))
+            }
+        })
+    }
+}
