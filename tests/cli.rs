@@ -75,3 +75,46 @@ fn unreadable_and_unsupported_inputs_fail_with_a_reason() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unsupported file type"));
 }
+
+#[test]
+fn remote_providers_explain_missing_settings() {
+    let out = sextant()
+        .args(["embed", "--embed-provider", "voyage", "hello"])
+        .env_remove("VOYAGE_API_KEY")
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("VOYAGE_API_KEY"), "{stderr}");
+
+    let out = sextant()
+        .args(["embed", "--embed-provider", "openai", "hello"])
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--embed-url"), "{stderr}");
+
+    let out = sextant()
+        .args(["rerank", "q", "doc"])
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rerank-provider"));
+}
+
+#[test]
+fn model_dir_without_a_model_says_what_is_missing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = sextant()
+        .args(["embed", "hello"])
+        .env("SEXTANT_MODEL_DIR", tmp.path())
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("config.json is missing") && stderr.contains("sextant model fetch"),
+        "{stderr}"
+    );
+}

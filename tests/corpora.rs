@@ -6,6 +6,8 @@
 //! `~/.cache/sextant/corpora`) on first run. When npm or the registry is unavailable the
 //! test prints a loud SKIPPED banner and passes: it checks real code when it can get it.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -13,6 +15,7 @@ use sextant::cli::source_files;
 use sextant::config::Config;
 use sextant::parse::check_input;
 use sextant::validate::{Summary, validate_source};
+use support::skip;
 
 const TYPESCRIPT: &str = "typescript@5.9.3";
 
@@ -22,18 +25,6 @@ fn cache_dir() -> PathBuf {
     }
     let home = std::env::var_os("HOME").map_or_else(std::env::temp_dir, PathBuf::from);
     home.join(".cache/sextant/corpora")
-}
-
-fn skip(what: &str, why: &str) {
-    // Written to the stderr handle directly: the test harness captures `eprintln!` of
-    // passing tests, and a skip must be seen.
-    use std::io::Write;
-    let banner = format!(
-        "\n==================== SKIPPED: {what} ====================\n{why}\n\
-         The global rules were NOT checked on this corpus.\n\
-         ==========================================================\n"
-    );
-    let _ = std::io::stderr().write_all(banner.as_bytes());
 }
 
 fn run(cmd: &mut Command) -> Result<(), String> {

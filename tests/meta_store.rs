@@ -8,6 +8,7 @@ use sextant::store::{
     ApiToken, EdgeKind, EdgeRecord, FileRecord, JobState, MetaStore, NewJob, NewRepository,
     RepoSettings, RepoSource, RepoStatus, SqlMetaStore, StoreError, SymbolRecord, now_ms,
 };
+use sextant::embed::VectorCache;
 use support::postgres::TestPostgres;
 
 fn new_repo(name: &str) -> NewRepository {
@@ -495,6 +496,40 @@ async fn tokens(store: &dyn MetaStore) {
     assert_eq!(store.list_tokens().await.expect("list").len(), 1);
 }
 
+async fn embedding_cache(store: &SqlMetaStore) {
+    let keys: Vec<String> = (0..700).map(|i| format!("key{i}")).collect();
+    assert!(
+        store
+            .get_vectors("m", &keys[..3])
+            .await
+            .expect("get")
+            .iter()
+            .all(Option::is_none)
+    );
+    // More keys than one IN-list carries.
+    let entries: Vec<(String, Vec<f32>)> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.clone(), vec![i as f32, -0.5, 1e-3]))
+        .collect();
+    store.put_vectors("m", &entries).await.expect("put");
+    let got = store.get_vectors("m", &keys).await.expect("get");
+    assert_eq!(got.len(), 700);
+    assert_eq!(got[0], Some(vec![0.0, -0.5, 1e-3]));
+    assert_eq!(got[699], Some(vec![699.0, -0.5, 1e-3]));
+    // Another model sees nothing; an existing entry is not overwritten.
+    assert_eq!(store.get_vectors("other", &keys[..1]).await.expect("get"), vec![None]);
+    store
+        .put_vectors("m", &[("key0".into(), vec![9.0])])
+        .await
+        .expect("put again");
+    let again = store
+        .get_vectors("m", &["key0".to_string(), "missing".to_string()])
+        .await
+        .expect("get");
+    assert_eq!(again, vec![Some(vec![0.0, -0.5, 1e-3]), None]);
+}
+
 async fn suite(url: &str) {
     let store = Arc::new(SqlMetaStore::open(url).await.expect("open store"));
     store.ping().await.expect("ping");
@@ -502,6 +537,7 @@ async fn suite(url: &str) {
     files_symbols_edges(store.as_ref()).await;
     jobs(store.clone()).await;
     tokens(store.as_ref()).await;
+    embedding_cache(store.as_ref()).await;
     store.close().await;
 
     // Reopening (a restart) sees the same data and re-applies no migration.
@@ -515,6 +551,11 @@ async fn suite(url: &str) {
         .collect();
     assert_eq!(names, ["alpha", "beta", "files-other", "jobs"]);
     assert_eq!(reopened.list_tokens().await.expect("tokens").len(), 1);
+    let cached = reopened
+        .get_vectors("m", &["key1".to_string()])
+        .await
+        .expect("cache survives a restart");
+    assert_eq!(cached, vec![Some(vec![1.0, -0.5, 1e-3])]);
     reopened.close().await;
 }
 

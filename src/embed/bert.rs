@@ -143,9 +143,10 @@ impl BertEmbedder {
             .map_err(|e| model_err(format!("tokenizer.json: {e}")))?;
         // The packaged tokenizer pads and truncates to a fixed 128: pad to the longest text
         // of each micro-batch instead, and truncate at the model's real input length.
+        let pad_id = tokenizer.token_to_id("[PAD]").unwrap_or(0);
         tokenizer.with_padding(Some(PaddingParams {
             strategy: PaddingStrategy::BatchLongest,
-            pad_id: tokenizer.token_to_id("[PAD]").unwrap_or(0),
+            pad_id,
             ..PaddingParams::default()
         }));
         tokenizer

@@ -47,11 +47,12 @@ impl VectorCache for SqlMetaStore {
         let mut found = std::collections::HashMap::with_capacity(keys.len());
         for chunk in keys.chunks(LOOKUP_CHUNK) {
             let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
+            // Only `$N` placeholders are formatted in; every value is bound.
             let sql = format!(
                 "SELECT text_hash, vector FROM embedding_cache WHERE model = $1 AND text_hash IN ({})",
                 placeholders.join(", ")
             );
-            let mut query = sqlx::query(&sql).bind(model);
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(model);
             for key in chunk {
                 query = query.bind(key);
             }

@@ -1,0 +1,122 @@
+//! Local embedding throughput on real chunks: chunks/s and CPU-ms per chunk for the
+//! transformer (all-MiniLM-L6-v2 with candle) and the static model distilled from it.
+//!
+//! `cargo bench --bench embed` (release) or `cargo bench --profile dev --bench embed`.
+//! Chunks come from the rxjs eval corpus when the corpora test has cached it
+//! (`~/.cache/sextant/corpora`), else from `fixtures/parser`. Models come from
+//! `SEXTANT_MODEL_CACHE` (default `~/.cache/sextant/models`), fetched/distilled if missing.
+//! SEXTANT_BENCH_CHUNKS caps the transformer run (default 400).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use sextant::chunk::chunk_file;
+use sextant::config::Config;
+use sextant::embed::bert::BertOptions;
+use sextant::embed::fetch::{DEFAULT_MODEL_NAME, ensure_default_model};
+use sextant::embed::provider::distill_into;
+use sextant::embed::static_model::DistillOptions;
+use sextant::embed::{BertEmbedder, InputKind, StaticEmbedder};
+use sextant::parse::parse_bytes;
+
+fn home_cache(sub: &str) -> PathBuf {
+    let home = std::env::var_os("HOME").map_or_else(std::env::temp_dir, PathBuf::from);
+    home.join(".cache/sextant").join(sub)
+}
+
+/// Process CPU time (user + system) in milliseconds, from /proc (Linux).
+fn cpu_ms() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 (1-based), 11 and 12 after the command name.
+    (ticks(11) + ticks(12)) * 10.0
+}
+
+fn chunks(root: &Path) -> Vec<String> {
+    let config = Config::default();
+    let mut out = Vec::new();
+    for path in sextant::cli::source_files(root) {
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let Ok(parsed) = parse_bytes(&path, &bytes, &config.parse) else {
+            continue;
+        };
+        let source = String::from_utf8_lossy(&bytes);
+        let name = path.display().to_string();
+        out.extend(
+            chunk_file(&name, &source, &parsed, &config.chunk)
+                .into_iter()
+                .map(|c| c.embedding_text),
+        );
+    }
+    out
+}
+
+fn report(label: &str, texts: &[String], run: impl FnOnce()) {
+    let (wall, cpu) = (Instant::now(), cpu_ms());
+    run();
+    let secs = wall.elapsed().as_secs_f64();
+    let cpu = cpu_ms() - cpu;
+    println!(
+        "| {label} | {} | {:.1} s | {:.0} chunks/s | {:.2} CPU-ms/chunk |",
+        texts.len(),
+        secs,
+        texts.len() as f64 / secs,
+        cpu / texts.len() as f64
+    );
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list" || a == "--test") {
+        return;
+    }
+    let rxjs = home_cache("corpora/eval-corpus/rxjs");
+    let root = if rxjs.is_dir() {
+        rxjs
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/parser")
+    };
+    let all = chunks(&root);
+    let tokens: usize = all.iter().map(|t| sextant::text::estimate_tokens(t)).sum();
+    println!(
+        "corpus: {} ({} chunks, mean ~{} tokens of embedding text)",
+        root.display(),
+        all.len(),
+        tokens / all.len().max(1)
+    );
+    let models = std::env::var_os("SEXTANT_MODEL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home_cache("models"));
+    let dir = models.join(DEFAULT_MODEL_NAME);
+    ensure_default_model(&dir, |l| eprintln!("{l}")).expect("default model");
+    let bert = BertEmbedder::load(&dir, BertOptions::default()).expect("load model");
+    let static_dir = models.join(format!("{DEFAULT_MODEL_NAME}-static"));
+    if !static_dir.join("model.safetensors").is_file() {
+        let t = Instant::now();
+        distill_into(&bert, &dir, &static_dir, DistillOptions::default(), &mut |l: &str| {
+            eprintln!("{l}")
+        })
+        .expect("distill");
+        println!("distillation: {:.1} s", t.elapsed().as_secs_f64());
+    }
+    let fast = StaticEmbedder::load(&static_dir, true).expect("load static");
+
+    let cap: usize = std::env::var("SEXTANT_BENCH_CHUNKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400);
+    let sample: Vec<String> = all.iter().take(cap).cloned().collect();
+    println!("| model | chunks | wall | throughput | CPU per chunk |\n|---|---|---|---|---|");
+    report("all-MiniLM-L6-v2 (candle, 256-token cap)", &sample, || {
+        for batch in sample.chunks(64) {
+            bert.embed_blocking(batch, InputKind::Document).expect("embed");
+        }
+    });
+    report("static (distilled, 256 dims)", &all, || {
+        fast.embed_blocking(&all).expect("embed");
+    });
+}
