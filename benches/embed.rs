@@ -30,7 +30,12 @@ fn cpu_ms() -> f64 {
     let fields: Vec<&str> = stat
         .rsplit_once(')')
         .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     // utime and stime are fields 14 and 15 (1-based), 11 and 12 after the command name.
     (ticks(11) + ticks(12)) * 10.0
 }
@@ -97,9 +102,13 @@ fn main() {
     let static_dir = models.join(format!("{DEFAULT_MODEL_NAME}-static"));
     if !static_dir.join("model.safetensors").is_file() {
         let t = Instant::now();
-        distill_into(&bert, &dir, &static_dir, DistillOptions::default(), &mut |l: &str| {
-            eprintln!("{l}")
-        })
+        distill_into(
+            &bert,
+            &dir,
+            &static_dir,
+            DistillOptions::default(),
+            &mut |l: &str| eprintln!("{l}"),
+        )
         .expect("distill");
         println!("distillation: {:.1} s", t.elapsed().as_secs_f64());
     }
@@ -113,7 +122,8 @@ fn main() {
     println!("| model | chunks | wall | throughput | CPU per chunk |\n|---|---|---|---|---|");
     report("all-MiniLM-L6-v2 (candle, 256-token cap)", &sample, || {
         for batch in sample.chunks(64) {
-            bert.embed_blocking(batch, InputKind::Document).expect("embed");
+            bert.embed_blocking(batch, InputKind::Document)
+                .expect("embed");
         }
     });
     report("static (distilled, 256 dims)", &all, || {

@@ -41,7 +41,11 @@ async fn minilm_embeds_code_and_queries_meaningfully() {
     };
     let model = BertEmbedder::load(&dir, BertOptions::default()).expect("load");
     assert_eq!(model.dims(), 384);
-    assert_eq!(model.max_tokens(), 256, "sentence_bert_config.json max_seq_length");
+    assert_eq!(
+        model.max_tokens(),
+        256,
+        "sentence_bert_config.json max_seq_length"
+    );
     let docs = embed_all(&model, &corpus(), InputKind::Document)
         .await
         .expect("embed");
@@ -87,13 +91,23 @@ async fn identifier_splitting_changes_what_the_model_reads() {
         },
     )
     .expect("load");
-    assert_ne!(split.model_id(), raw.model_id(), "the cache key tells them apart");
+    assert_ne!(
+        split.model_id(),
+        raw.model_id(),
+        "the cache key tells them apart"
+    );
     let text = vec!["validateAuthToken".to_string()];
     let q = embed_query(&split, "validate auth token").await.expect("q");
-    let with = split.embed(&text, InputKind::Document).await.expect("split");
+    let with = split
+        .embed(&text, InputKind::Document)
+        .await
+        .expect("split");
     let without = raw.embed(&text, InputKind::Document).await.expect("raw");
     assert!(cosine(&q, &with[0]) > cosine(&q, &without[0]));
-    assert!(cosine(&q, &with[0]) > 0.99, "split text equals the query's words");
+    assert!(
+        cosine(&q, &with[0]) > 0.99,
+        "split text equals the query's words"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -111,12 +125,17 @@ async fn distilled_static_model_is_fast_and_usable() {
         let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-4);
     }
-    let q = embed_query(&model, "validate the auth token").await.expect("q");
+    let q = embed_query(&model, "validate the auth token")
+        .await
+        .expect("q");
     assert_eq!(best(&q, &docs), 0);
     let q = embed_query(&model, "parse csv row cells").await.expect("q");
     assert_eq!(best(&q, &docs), 1);
     // Empty text: a zero vector, not an error.
-    let z = model.embed(&[String::new()], InputKind::Query).await.expect("empty");
+    let z = model
+        .embed(&[String::new()], InputKind::Query)
+        .await
+        .expect("empty");
     assert!(z[0].iter().all(|x| *x == 0.0));
 }
 
@@ -131,7 +150,11 @@ async fn persistent_cache_means_no_second_embedding() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let db = tmp.path().join("sextant.db");
     let first = {
-        let store = Arc::new(SqlMetaStore::open(&db.to_string_lossy()).await.expect("open"));
+        let store = Arc::new(
+            SqlMetaStore::open(&db.to_string_lossy())
+                .await
+                .expect("open"),
+        );
         let cached = CachedEmbedder::new(model.clone(), store.clone());
         let v = embed_all(&cached, &corpus(), InputKind::Document)
             .await
@@ -141,7 +164,11 @@ async fn persistent_cache_means_no_second_embedding() {
         v
     };
     // After a restart, the same texts come from the cache, bit for bit.
-    let store = Arc::new(SqlMetaStore::open(&db.to_string_lossy()).await.expect("reopen"));
+    let store = Arc::new(
+        SqlMetaStore::open(&db.to_string_lossy())
+            .await
+            .expect("reopen"),
+    );
     let cached = CachedEmbedder::new(model, store);
     let again = embed_all(&cached, &corpus(), InputKind::Document)
         .await

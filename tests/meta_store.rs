@@ -4,11 +4,11 @@ mod support;
 
 use std::sync::Arc;
 
+use sextant::embed::VectorCache;
 use sextant::store::{
     ApiToken, EdgeKind, EdgeRecord, FileRecord, JobState, MetaStore, NewJob, NewRepository,
     RepoSettings, RepoSource, RepoStatus, SqlMetaStore, StoreError, SymbolRecord, now_ms,
 };
-use sextant::embed::VectorCache;
 use support::postgres::TestPostgres;
 
 fn new_repo(name: &str) -> NewRepository {
@@ -518,7 +518,10 @@ async fn embedding_cache(store: &SqlMetaStore) {
     assert_eq!(got[0], Some(vec![0.0, -0.5, 1e-3]));
     assert_eq!(got[699], Some(vec![699.0, -0.5, 1e-3]));
     // Another model sees nothing; an existing entry is not overwritten.
-    assert_eq!(store.get_vectors("other", &keys[..1]).await.expect("get"), vec![None]);
+    assert_eq!(
+        store.get_vectors("other", &keys[..1]).await.expect("get"),
+        vec![None]
+    );
     store
         .put_vectors("m", &[("key0".into(), vec![9.0])])
         .await

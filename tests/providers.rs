@@ -47,7 +47,9 @@ fn openai(server: &MockServer, dims: usize, send_dimensions: bool) -> OpenAiEmbe
 }
 
 fn texts(n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("function f{i}() {{ return {i}; }}")).collect()
+    (0..n)
+        .map(|i| format!("function f{i}() {{ return {i}; }}"))
+        .collect()
 }
 
 #[tokio::test]
@@ -202,7 +204,10 @@ async fn timeouts_are_retried_then_reported() {
         .expect("a stalled request is retried");
     assert_eq!(server.requests().len(), 2);
 
-    server.plan(std::iter::repeat_n(Behaviour::Stall(Duration::from_secs(2)), 4));
+    server.plan(std::iter::repeat_n(
+        Behaviour::Stall(Duration::from_secs(2)),
+        4,
+    ));
     let err = embedder
         .embed(&texts(1), InputKind::Document)
         .await
@@ -236,9 +241,18 @@ async fn rerankers_return_scores_in_document_order() {
     let query = "validate auth token";
     let expected = vec![0.0, 3.0, 1.0];
 
-    let voyage = VoyageReranker::new(client(Some("k")), &format!("{}/v1", server.url), "rerank-2.5");
+    let voyage = VoyageReranker::new(
+        client(Some("k")),
+        &format!("{}/v1", server.url),
+        "rerank-2.5",
+    );
     assert_eq!(voyage.rerank(query, &docs).await.expect("voyage"), expected);
-    let tei = HttpReranker::new(client(None), &format!("{}/tei", server.url), None, RerankStyle::Tei);
+    let tei = HttpReranker::new(
+        client(None),
+        &format!("{}/tei", server.url),
+        None,
+        RerankStyle::Tei,
+    );
     assert_eq!(tei.rerank(query, &docs).await.expect("tei"), expected);
     let cohere = HttpReranker::new(
         client(Some("c")),
@@ -264,8 +278,12 @@ async fn the_cache_spares_repeated_requests() {
         Arc::new(MemoryCache::new(1000)),
     );
     let input = texts(10);
-    let first = embed_all(&cached, &input, InputKind::Document).await.expect("first");
-    let second = embed_all(&cached, &input, InputKind::Document).await.expect("second");
+    let first = embed_all(&cached, &input, InputKind::Document)
+        .await
+        .expect("first");
+    let second = embed_all(&cached, &input, InputKind::Document)
+        .await
+        .expect("second");
     assert_eq!(first, second);
     assert_eq!(server.requests().len(), 1);
     assert_eq!(cached.stats().misses, 10);

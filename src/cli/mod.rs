@@ -11,8 +11,8 @@ use clap::{Args, Parser, Subcommand};
 mod models;
 
 use crate::chunk::chunk_file;
-use crate::embed::{EmbedError, EmbedProvider, RerankProvider};
 use crate::config::Config;
+use crate::embed::{EmbedError, EmbedProvider, RerankProvider};
 use crate::parse::{Language, ParsedSymbol, parse_bytes};
 use crate::validate::{Summary, validate_source};
 

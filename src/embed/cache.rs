@@ -25,8 +25,11 @@ pub trait VectorCache: Send + Sync {
         keys: &[String],
     ) -> Result<Vec<Option<Vec<f32>>>, EmbedError>;
     /// Stores vectors for `model` (an existing key is left as it is).
-    async fn put_vectors(&self, model: &str, entries: &[(String, Vec<f32>)])
-    -> Result<(), EmbedError>;
+    async fn put_vectors(
+        &self,
+        model: &str,
+        entries: &[(String, Vec<f32>)],
+    ) -> Result<(), EmbedError>;
 }
 
 /// The cache key of a text: hex SHA-256 of the input kind and the text.

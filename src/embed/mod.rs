@@ -106,7 +106,9 @@ pub async fn embed_all(
 
 /// Embeds one query.
 pub async fn embed_query(embedder: &dyn Embedder, query: &str) -> Result<Vec<f32>, EmbedError> {
-    let mut vectors = embedder.embed(&[query.to_string()], InputKind::Query).await?;
+    let mut vectors = embedder
+        .embed(&[query.to_string()], InputKind::Query)
+        .await?;
     check_count(embedder.model_id(), 1, vectors.len())?;
     Ok(vectors.remove(0))
 }

@@ -111,7 +111,9 @@ fn env_key(name: &str) -> Option<String> {
 
 fn required_key(name: &str, what: &str) -> Result<String, EmbedError> {
     env_key(name).ok_or_else(|| {
-        EmbedError::Config(format!("{what} needs an API key: set the {name} environment variable"))
+        EmbedError::Config(format!(
+            "{what} needs an API key: set the {name} environment variable"
+        ))
     })
 }
 
@@ -169,7 +171,13 @@ impl EmbedConfig {
         {
             let teacher = self.load_local(data_dir, &mut *log)?;
             log(&format!("distilling a static model into {}", dir.display()));
-            distill_into(&teacher, &self.local_dir(data_dir), &dir, DistillOptions::default(), log)?;
+            distill_into(
+                &teacher,
+                &self.local_dir(data_dir),
+                &dir,
+                DistillOptions::default(),
+                log,
+            )?;
         }
         StaticEmbedder::load(&dir, self.split_identifiers)
     }
@@ -219,9 +227,12 @@ impl EmbedConfig {
                     )
                 })?;
                 let model = self.model.clone().ok_or_else(|| {
-                    EmbedError::Config("the openai provider needs a model name (--embed-model)".into())
+                    EmbedError::Config(
+                        "the openai provider needs a model name (--embed-model)".into(),
+                    )
                 })?;
-                let http = HttpClient::new("openai", env_key("OPENAI_API_KEY"), RetryPolicy::default())?;
+                let http =
+                    HttpClient::new("openai", env_key("OPENAI_API_KEY"), RetryPolicy::default())?;
                 let mut options = OpenAiOptions {
                     base_url,
                     model,
@@ -280,7 +291,9 @@ impl RerankConfig {
     pub fn build(&self) -> Result<Option<Arc<dyn Reranker>>, EmbedError> {
         let url = |what: &str| {
             self.base_url.clone().ok_or_else(|| {
-                EmbedError::Config(format!("the {what} reranker needs a base URL (--rerank-url)"))
+                EmbedError::Config(format!(
+                    "the {what} reranker needs a base URL (--rerank-url)"
+                ))
             })
         };
         Ok(match self.provider {
@@ -303,10 +316,15 @@ impl RerankConfig {
                 } else {
                     RerankStyle::Cohere
                 };
-                let http = HttpClient::new("rerank", env_key("RERANK_API_KEY"), RetryPolicy::default())?;
+                let http =
+                    HttpClient::new("rerank", env_key("RERANK_API_KEY"), RetryPolicy::default())?;
                 Some(Arc::new(HttpReranker::new(
                     http,
-                    &url(if style == RerankStyle::Tei { "tei" } else { "cohere" })?,
+                    &url(if style == RerankStyle::Tei {
+                        "tei"
+                    } else {
+                        "cohere"
+                    })?,
                     self.model.clone(),
                     style,
                 )))

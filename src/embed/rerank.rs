@@ -29,7 +29,12 @@ pub struct HttpReranker {
 
 impl HttpReranker {
     /// A reranker posting to `base_url` + `/rerank`.
-    pub fn new(http: HttpClient, base_url: &str, model: Option<String>, style: RerankStyle) -> Self {
+    pub fn new(
+        http: HttpClient,
+        base_url: &str,
+        model: Option<String>,
+        style: RerankStyle,
+    ) -> Self {
         let model_id = format!(
             "http-rerank:{}",
             model.as_deref().unwrap_or(base_url.trim_end_matches('/'))

@@ -248,7 +248,11 @@ pub fn distill(
     let tokenizer = teacher.tokenizer();
     let mut vocab: Vec<(String, u32)> = tokenizer.get_vocab(false).into_iter().collect();
     vocab.sort_by_key(|(_, id)| *id);
-    let n = vocab.iter().map(|(_, id)| *id as usize + 1).max().unwrap_or(0);
+    let n = vocab
+        .iter()
+        .map(|(_, id)| *id as usize + 1)
+        .max()
+        .unwrap_or(0);
     let special = |t: &str| tokenizer.token_to_id(t);
     let (cls, sep) = match (special("[CLS]"), special("[SEP]")) {
         (Some(c), Some(s)) => (vec![c], vec![s]),
@@ -290,8 +294,11 @@ pub fn distill(
         "normalize": true,
     });
     let config_path = out_dir.join("config.json");
-    std::fs::write(&config_path, serde_json::to_vec_pretty(&config).unwrap_or_default())
-        .map_err(|e| EmbedError::io(&config_path, e))?;
+    std::fs::write(
+        &config_path,
+        serde_json::to_vec_pretty(&config).unwrap_or_default(),
+    )
+    .map_err(|e| EmbedError::io(&config_path, e))?;
     Ok(())
 }
 

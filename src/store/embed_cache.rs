@@ -46,7 +46,8 @@ impl VectorCache for SqlMetaStore {
     ) -> Result<Vec<Option<Vec<f32>>>, EmbedError> {
         let mut found = std::collections::HashMap::with_capacity(keys.len());
         for chunk in keys.chunks(LOOKUP_CHUNK) {
-            let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
+            let placeholders: Vec<String> =
+                (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
             // Only `$N` placeholders are formatted in; every value is bound.
             let sql = format!(
                 "SELECT text_hash, vector FROM embedding_cache WHERE model = $1 AND text_hash IN ({})",

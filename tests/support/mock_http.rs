@@ -96,7 +96,12 @@ pub fn mock_vector(text: &str, dims: usize) -> Vec<f32> {
     v
 }
 
-async fn prelude(shared: &Shared, path: &str, headers: &HeaderMap, body: &Value) -> Option<Behaviour> {
+async fn prelude(
+    shared: &Shared,
+    path: &str,
+    headers: &HeaderMap,
+    body: &Value,
+) -> Option<Behaviour> {
     shared.log.lock().expect("log").push(Recorded {
         path: path.to_string(),
         auth: headers
@@ -124,7 +129,11 @@ fn failure(status: u16, retry_after: Option<u64>) -> Response {
     response
 }
 
-async fn embeddings(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+async fn embeddings(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
     let behaviour = prelude(&shared, "/v1/embeddings", &headers, &body).await;
     if let Some(Behaviour::Fail(status, retry)) = behaviour {
         return failure(status, retry);
@@ -136,7 +145,11 @@ async fn embeddings(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(
         .unwrap_or(8) as usize;
     let inputs: Vec<String> = body["input"]
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     // Answer in reverse order with explicit indexes, as servers may.
     let mut data: Vec<Value> = inputs
@@ -173,7 +186,11 @@ fn ranked(body: &Value, docs_field: &str) -> Vec<(usize, f32)> {
     scored
 }
 
-async fn voyage_rerank(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+async fn voyage_rerank(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
     if let Some(Behaviour::Fail(s, r)) = prelude(&shared, "/v1/rerank", &headers, &body).await {
         return failure(s, r);
     }
@@ -184,7 +201,11 @@ async fn voyage_rerank(State(shared): State<Arc<Shared>>, headers: HeaderMap, Js
     Json(json!({"object": "list", "data": data})).into_response()
 }
 
-async fn tei_rerank(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+async fn tei_rerank(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
     if let Some(Behaviour::Fail(s, r)) = prelude(&shared, "/tei/rerank", &headers, &body).await {
         return failure(s, r);
     }
@@ -195,8 +216,14 @@ async fn tei_rerank(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(
     Json(Value::Array(list)).into_response()
 }
 
-async fn cohere_rerank(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
-    if let Some(Behaviour::Fail(s, r)) = prelude(&shared, "/cohere/v1/rerank", &headers, &body).await {
+async fn cohere_rerank(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    if let Some(Behaviour::Fail(s, r)) =
+        prelude(&shared, "/cohere/v1/rerank", &headers, &body).await
+    {
         return failure(s, r);
     }
     let results: Vec<Value> = ranked(&body, "documents")

@@ -35,8 +35,8 @@ pub fn static_model() -> Result<PathBuf, String> {
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = model_cache().join(format!("{DEFAULT_MODEL_NAME}-static"));
     if !dir.join("model.safetensors").is_file() {
-        let teacher = BertEmbedder::load(&teacher_dir, BertOptions::default())
-            .map_err(|e| e.to_string())?;
+        let teacher =
+            BertEmbedder::load(&teacher_dir, BertOptions::default()).map_err(|e| e.to_string())?;
         distill_into(
             &teacher,
             &teacher_dir,
