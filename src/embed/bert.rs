@@ -325,9 +325,7 @@ impl Embedder for BertEmbedder {
     async fn embed(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
         let this = self.clone();
         let texts = texts.to_vec();
-        tokio::task::spawn_blocking(move || this.embed_blocking(&texts, kind))
-            .await
-            .map_err(|e| EmbedError::Inference(format!("embedding task failed: {e}")))?
+        super::blocking(move || this.embed_blocking(&texts, kind)).await
     }
 }
 

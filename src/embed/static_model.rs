@@ -206,9 +206,7 @@ impl Embedder for StaticEmbedder {
         }
         let this = self.clone();
         let texts = texts.to_vec();
-        tokio::task::spawn_blocking(move || this.embed_blocking(&texts))
-            .await
-            .map_err(|e| EmbedError::Inference(format!("embedding task failed: {e}")))?
+        super::blocking(move || this.embed_blocking(&texts)).await
     }
 }
 
