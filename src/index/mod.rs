@@ -1,7 +1,24 @@
-//! Indexing engine (not built yet: issue "Indexing engine").
+//! Indexing: turns a registered repository into stored chunks, symbols, vectors and file
+//! records, and keeps them in sync with the files.
 //!
-//! Will turn a registered repository into stored chunks, symbols and vectors and keep it
-//! fresh: git tree diffs or mtime + SHA-256 checks, re-parse and re-chunk of changed files
-//! only, the signature cascade, an embedding cache keyed by (model, text hash), one worker
-//! per repository and durable jobs. Calls `parse` and `chunk`; writes through the `store`
-//! traits; embeds through `embed`. Must not depend on `search`, `render` or `api`.
+//! - [`scan`]: enumerate a working tree (ignore files, skipped folders, filters, limits).
+//! - [`engine`]: [`Indexer`] registers and removes repositories and runs [`Indexer::sync`]:
+//!   the blueprint's two-phase change check (mtime trigger, SHA-256 confirmation),
+//!   re-parse/re-chunk/re-embed of changed files only, deletion of removed files, one
+//!   sync per repository at a time, per-file errors recorded and never fatal.
+//! - [`progress`]: phase/count/rate/ETA events on a broadcast channel.
+//!
+//! Embedding goes through whatever [`crate::embed::Embedder`] the caller passes; pass a
+//! [`crate::embed::CachedEmbedder`] so identical text is never embedded twice (the CLI
+//! does, over the SQL store). Calls `parse` and `chunk`; writes through the `store`
+//! traits. Must not depend on `search`, `render` or `api`.
+
+pub mod engine;
+mod error;
+pub mod progress;
+pub mod scan;
+
+pub use engine::{IndexOptions, Indexer, SyncReport};
+pub use error::IndexError;
+pub use progress::{Phase, Progress, ProgressEvent};
+pub use scan::{FileFilter, Scan, ScannedFile, scan_tree};

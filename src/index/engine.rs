@@ -1,0 +1,551 @@
+//! The sync engine: registers repositories and brings their stored chunks, symbols,
+//! vectors and file records in line with their files, doing only the work that changed
+//! content requires.
+//!
+//! Order of writes per batch of files: chunk rows (with vectors) first, in one LanceDB
+//! commit; then each file's symbols and file record (with the new content hash) in one SQL
+//! transaction. A crash between the two leaves the old hash in SQL, so the next sync
+//! redoes that file and converges to what a clean build produces.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::IndexError;
+use super::progress::{Phase, Progress};
+use super::scan::{FileFilter, ScannedFile, scan_tree};
+use crate::chunk::{ChunkOptions, CodeChunk, chunk_file};
+use crate::embed::{Embedder, InputKind};
+use crate::parse::{ParseLimits, parse_bytes};
+use crate::store::{
+    ChunkRow, FileRecord, MetaStore, NewRepository, RepoSettings, RepoSource, RepoStatus,
+    Repository, SymbolRecord, VectorStore, now_ms,
+};
+
+/// Engine settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexOptions {
+    /// Files per write batch (one LanceDB commit each).
+    pub batch_files: usize,
+    /// Texts per embedding call between progress reports.
+    pub embed_slice: usize,
+    /// Parser limits.
+    pub parse: ParseLimits,
+    /// Chunker settings.
+    pub chunk: ChunkOptions,
+    /// Local paths may be registered only under these roots (empty: anywhere).
+    pub allowed_roots: Vec<PathBuf>,
+}
+
+impl Default for IndexOptions {
+    fn default() -> Self {
+        Self {
+            batch_files: 64,
+            embed_slice: 64,
+            parse: ParseLimits::default(),
+            chunk: ChunkOptions::default(),
+            allowed_roots: Vec::new(),
+        }
+    }
+}
+
+/// What a sync did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SyncReport {
+    /// Candidate files found by the scan.
+    pub scanned: usize,
+    /// Files whose mtime and size matched: not even read.
+    pub unchanged: usize,
+    /// Files whose mtime changed but whose content did not: mtime updated, nothing else.
+    pub touched: usize,
+    /// Files parsed, chunked and written (new or changed content).
+    pub indexed: usize,
+    /// Of `indexed`, files not seen before.
+    pub added: usize,
+    /// Files removed from the index (deleted, or now excluded).
+    pub removed: usize,
+    /// Files recorded as skipped (with their reason).
+    pub skipped: usize,
+    /// Files that failed to parse: path and reason (recorded, never fatal).
+    pub failed: Vec<(String, String)>,
+    /// Chunks written.
+    pub chunks: usize,
+    /// Lines of code in the indexed files.
+    pub lines: u64,
+    /// Wall time.
+    #[serde(with = "secs")]
+    pub duration: Duration,
+}
+
+mod secs {
+    pub fn serialize<S: serde::Serializer>(
+        d: &std::time::Duration,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+}
+
+/// The indexing engine over a metadata store, a chunk store and an embedder.
+pub struct Indexer {
+    meta: Arc<dyn MetaStore>,
+    vectors: Arc<dyn VectorStore>,
+    embedder: Arc<dyn Embedder>,
+    options: IndexOptions,
+    repo_locks: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// A file whose content must be (re)indexed.
+struct Pending {
+    file: ScannedFile,
+    hash: String,
+    bytes: Vec<u8>,
+    is_new: bool,
+}
+
+/// A parsed and chunked file, ready to embed and write.
+struct Prepared {
+    file: ScannedFile,
+    hash: String,
+    outcome: Result<(Vec<CodeChunk>, u32), String>,
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    format!("{:x}", Sha256::digest(bytes))
+}
+
+impl Indexer {
+    /// An engine; fails when the chunk store's vector width differs from the embedder's.
+    pub fn new(
+        meta: Arc<dyn MetaStore>,
+        vectors: Arc<dyn VectorStore>,
+        embedder: Arc<dyn Embedder>,
+        options: IndexOptions,
+    ) -> Result<Self, IndexError> {
+        if vectors.dims() != embedder.dims() {
+            return Err(IndexError::DimensionMismatch {
+                store: vectors.dims(),
+                model: embedder.model_id().to_string(),
+                model_dims: embedder.dims(),
+            });
+        }
+        Ok(Self {
+            meta,
+            vectors,
+            embedder,
+            options,
+            repo_locks: std::sync::Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The metadata store.
+    pub fn meta(&self) -> &Arc<dyn MetaStore> {
+        &self.meta
+    }
+
+    /// The chunk store.
+    pub fn vectors(&self) -> &Arc<dyn VectorStore> {
+        &self.vectors
+    }
+
+    /// Registers a local directory (or returns it when already registered at the same
+    /// path). `name` defaults to the folder's name.
+    pub async fn register_path(
+        &self,
+        path: &Path,
+        name: Option<&str>,
+        settings: RepoSettings,
+    ) -> Result<Repository, IndexError> {
+        let refused = |reason: String| IndexError::PathRefused {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let root = path
+            .canonicalize()
+            .map_err(|e| refused(format!("{e} (the path must be an existing directory)")))?;
+        if !root.is_dir() {
+            return Err(refused("not a directory".into()));
+        }
+        if !self.options.allowed_roots.is_empty() {
+            let allowed = self
+                .options
+                .allowed_roots
+                .iter()
+                .any(|r| r.canonicalize().is_ok_and(|r| root.starts_with(&r)));
+            if !allowed {
+                return Err(refused(format!(
+                    "it is outside the allowed roots ({}); add its parent to SEXTANT_ALLOWED_ROOTS",
+                    self.options
+                        .allowed_roots
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+        FileFilter::new(&settings)?;
+        let location = root.to_string_lossy().into_owned();
+        let name = name.map(str::to_string).unwrap_or_else(|| {
+            root.file_name()
+                .map_or_else(|| "root".to_string(), |n| n.to_string_lossy().into_owned())
+        });
+        if let Some(existing) = self.meta.get_repository_by_name(&name).await? {
+            return match &existing.source {
+                RepoSource::Path(p) if *p == location => Ok(existing),
+                other => Err(refused(format!(
+                    "the name `{name}` is taken by {other:?}; pass another --name"
+                ))),
+            };
+        }
+        Ok(self
+            .meta
+            .create_repository(NewRepository {
+                name,
+                source: RepoSource::Path(location),
+                tracked_ref: None,
+                settings,
+            })
+            .await?)
+    }
+
+    /// The repository with this name or id.
+    pub async fn find_repo(&self, name_or_id: &str) -> Result<Repository, IndexError> {
+        if let Some(r) = self.meta.get_repository_by_name(name_or_id).await? {
+            return Ok(r);
+        }
+        self.meta
+            .get_repository(name_or_id)
+            .await?
+            .ok_or_else(|| IndexError::UnknownRepo(name_or_id.to_string()))
+    }
+
+    /// Removes a repository and everything stored for it.
+    pub async fn remove_repo(&self, name_or_id: &str) -> Result<Repository, IndexError> {
+        let repo = self.find_repo(name_or_id).await?;
+        let lock = self.repo_lock(&repo.id);
+        let _held = lock.lock().await;
+        // Chunks first: if this is interrupted, the repository row still exists and the
+        // removal can be repeated.
+        self.vectors.delete_repo(&repo.id).await?;
+        self.meta.delete_repository(&repo.id).await?;
+        Ok(repo)
+    }
+
+    fn repo_lock(&self, repo_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self
+            .repo_locks
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        locks.entry(repo_id.to_string()).or_default().clone()
+    }
+
+    /// Brings the index of `repo` in line with its files. At most one sync per
+    /// repository runs at a time; a second call waits for the first.
+    pub async fn sync(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Result<SyncReport, IndexError> {
+        let lock = self.repo_lock(&repo.id);
+        let _held = lock.lock().await;
+        self.meta
+            .set_repository_status(&repo.id, RepoStatus::Indexing, None, None)
+            .await?;
+        let outcome = self.sync_locked(repo, progress).await;
+        let (status, error) = match &outcome {
+            Ok(_) => (RepoStatus::Ready, None),
+            Err(e) => (RepoStatus::Error, Some(e.to_string())),
+        };
+        self.meta
+            .set_repository_status(&repo.id, status, error.as_deref(), None)
+            .await?;
+        outcome
+    }
+
+    async fn sync_locked(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Result<SyncReport, IndexError> {
+        let started = Instant::now();
+        let root = match &repo.source {
+            RepoSource::Path(p) => PathBuf::from(p),
+            RepoSource::Git(url) => {
+                return Err(IndexError::Settings(format!(
+                    "repository `{}` is a git source ({url}); git sync is not available yet",
+                    repo.name
+                )));
+            }
+        };
+        let filter = FileFilter::new(&repo.settings)?;
+        progress.report(
+            Phase::Scan,
+            0,
+            0,
+            Some(format!("scanning {}", root.display())),
+        );
+        let scan = {
+            let (root, filter) = (root.clone(), filter.clone());
+            tokio::task::spawn_blocking(move || scan_tree(&root, &filter))
+                .await
+                .map_err(|e| IndexError::Task(e.to_string()))??
+        };
+        let mut stored: HashMap<String, FileRecord> = self
+            .meta
+            .list_files(&repo.id)
+            .await?
+            .into_iter()
+            .map(|f| (f.path.clone(), f))
+            .collect();
+        let mut report = SyncReport {
+            scanned: scan.files.len(),
+            ..SyncReport::default()
+        };
+
+        // Phase 1: mtime trigger, then content hash.
+        let mut pending = Vec::new();
+        let total = scan.files.len() as u64;
+        for (i, file) in scan.files.into_iter().enumerate() {
+            let previous = stored.remove(&file.rel);
+            if let Some(prev) = &previous
+                && prev.skip_reason.is_none()
+                && prev.mtime_ms == Some(file.mtime_ms)
+                && prev.size_bytes == file.size as i64
+            {
+                report.unchanged += 1;
+                continue;
+            }
+            let bytes = match std::fs::read(&file.path) {
+                Ok(b) => b,
+                Err(e) => {
+                    // Vanished or unreadable since the scan: treat as failed, keep going.
+                    report.failed.push((file.rel.clone(), e.to_string()));
+                    continue;
+                }
+            };
+            let hash = sha256_hex(&bytes);
+            match previous {
+                Some(mut prev)
+                    if prev.skip_reason.is_none()
+                        && prev.content_hash.as_deref() == Some(&hash) =>
+                {
+                    prev.mtime_ms = Some(file.mtime_ms);
+                    self.meta.upsert_file(&prev).await?;
+                    report.touched += 1;
+                }
+                previous => pending.push(Pending {
+                    file,
+                    hash,
+                    bytes,
+                    is_new: previous.is_none(),
+                }),
+            }
+            if i % 256 == 0 {
+                progress.report(Phase::Scan, i as u64 + 1, total, None);
+            }
+        }
+        progress.report(
+            Phase::Scan,
+            total,
+            total,
+            Some(format!(
+                "{} files: {} unchanged, {} touched, {} to index",
+                total,
+                report.unchanged,
+                report.touched,
+                pending.len()
+            )),
+        );
+
+        // Files that are gone or newly skipped: their chunks go; skipped ones keep a record.
+        let mut removals: Vec<String> = stored
+            .into_values()
+            .filter(|f| f.skip_reason.is_none() || !f.path.is_empty())
+            .map(|f| f.path)
+            .collect();
+        let skipped_paths: std::collections::HashSet<&str> =
+            scan.skipped.iter().map(|(f, _)| f.rel.as_str()).collect();
+        removals.retain(|p| !skipped_paths.contains(p.as_str()));
+        if !removals.is_empty() {
+            let batch = removals.iter().map(|p| (p.clone(), Vec::new())).collect();
+            self.vectors.replace_files(&repo.id, batch).await?;
+            for path in &removals {
+                self.meta.delete_file(&repo.id, path).await?;
+            }
+            report.removed = removals.len();
+        }
+        if !scan.skipped.is_empty() {
+            let batch = scan
+                .skipped
+                .iter()
+                .map(|(f, _)| (f.rel.clone(), Vec::new()))
+                .collect();
+            self.vectors.replace_files(&repo.id, batch).await?;
+            for (file, reason) in &scan.skipped {
+                self.meta
+                    .upsert_file(&skipped_record(&repo.id, file, reason))
+                    .await?;
+            }
+            report.skipped = scan.skipped.len();
+        }
+
+        // Phase 2: parse, chunk, embed and write, a batch of files at a time.
+        let total = pending.len() as u64;
+        let mut done = 0u64;
+        let mut pending = pending.into_iter().peekable();
+        while pending.peek().is_some() {
+            let batch: Vec<Pending> = pending
+                .by_ref()
+                .take(self.options.batch_files.max(1))
+                .collect();
+            let added = batch.iter().filter(|p| p.is_new).count();
+            let prepared = self.prepare(batch).await?;
+            done += prepared.len() as u64;
+            progress.report(Phase::Parse, done, total, None);
+            self.write_batch(repo, &root, prepared, progress, &mut report)
+                .await?;
+            report.added += added;
+        }
+        report.duration = started.elapsed();
+        progress.report(
+            Phase::Done,
+            report.indexed as u64,
+            report.indexed as u64,
+            Some(format!(
+                "{} indexed ({} new), {} touched, {} unchanged, {} removed, {} skipped, {} failed, {} chunks in {:.1} s",
+                report.indexed,
+                report.added,
+                report.touched,
+                report.unchanged,
+                report.removed,
+                report.skipped,
+                report.failed.len(),
+                report.chunks,
+                report.duration.as_secs_f64()
+            )),
+        );
+        Ok(report)
+    }
+
+    /// Parses and chunks a batch on the blocking pool.
+    async fn prepare(&self, batch: Vec<Pending>) -> Result<Vec<Prepared>, IndexError> {
+        let (limits, chunk_options) = (self.options.parse.clone(), self.options.chunk.clone());
+        tokio::task::spawn_blocking(move || {
+            batch
+                .into_iter()
+                .map(|p| {
+                    let outcome = parse_bytes(&p.file.path, &p.bytes, &limits)
+                        .map(|parsed| {
+                            let source = String::from_utf8_lossy(&p.bytes);
+                            let chunks = chunk_file(&p.file.rel, &source, &parsed, &chunk_options);
+                            (chunks, parsed.line_count)
+                        })
+                        .map_err(|e| e.to_string());
+                    Prepared {
+                        file: p.file,
+                        hash: p.hash,
+                        outcome,
+                    }
+                })
+                .collect()
+        })
+        .await
+        .map_err(|e| IndexError::Task(e.to_string()))
+    }
+
+    /// Embeds and writes one prepared batch: chunk rows first, then SQL records.
+    async fn write_batch(
+        &self,
+        repo: &Repository,
+        root: &Path,
+        prepared: Vec<Prepared>,
+        progress: &mut Progress,
+        report: &mut SyncReport,
+    ) -> Result<(), IndexError> {
+        let texts: Vec<String> = prepared
+            .iter()
+            .filter_map(|p| p.outcome.as_ref().ok())
+            .flat_map(|(chunks, _)| chunks.iter().map(|c| c.embedding_text.clone()))
+            .collect();
+        let mut vectors = Vec::with_capacity(texts.len());
+        for slice in texts.chunks(self.options.embed_slice.max(1)) {
+            vectors.extend(
+                crate::embed::embed_all(self.embedder.as_ref(), slice, InputKind::Document).await?,
+            );
+            progress.report(Phase::Embed, vectors.len() as u64, texts.len() as u64, None);
+        }
+        let mut vectors = vectors.into_iter();
+        let mut files = Vec::with_capacity(prepared.len());
+        let mut records = Vec::with_capacity(prepared.len());
+        for p in prepared {
+            let rel = p.file.rel.clone();
+            match p.outcome {
+                Ok((chunks, lines)) => {
+                    let symbols: Vec<SymbolRecord> =
+                        chunks.iter().map(SymbolRecord::from_chunk).collect();
+                    let record = FileRecord {
+                        repo_id: repo.id.clone(),
+                        path: rel.clone(),
+                        language: Some(p.file.language.id().to_string()),
+                        content_hash: Some(p.hash.clone()),
+                        mtime_ms: Some(p.file.mtime_ms),
+                        size_bytes: p.file.size as i64,
+                        line_count: i64::from(lines),
+                        symbol_count: chunks.len() as i64,
+                        indexed_at: Some(now_ms()),
+                        skip_reason: None,
+                    };
+                    let file_path = root.join(&rel).to_string_lossy().into_owned();
+                    let rows: Vec<ChunkRow> = chunks
+                        .into_iter()
+                        .map(|chunk| ChunkRow {
+                            repo_id: repo.id.clone(),
+                            file_path: file_path.clone(),
+                            chunk,
+                            content_hash: p.hash.clone(),
+                            last_modified: p.file.mtime_ms,
+                            vector: vectors.next().unwrap_or_default(),
+                        })
+                        .collect();
+                    report.indexed += 1;
+                    report.chunks += rows.len();
+                    report.lines += u64::from(lines);
+                    files.push((rel, rows));
+                    records.push((record, symbols));
+                }
+                Err(reason) => {
+                    report.failed.push((rel.clone(), reason.clone()));
+                    files.push((rel, Vec::new()));
+                    records.push((skipped_record(&repo.id, &p.file, &reason), Vec::new()));
+                }
+            }
+        }
+        progress.report(Phase::Write, 0, records.len() as u64, None);
+        self.vectors.replace_files(&repo.id, files).await?;
+        for (i, (record, symbols)) in records.iter().enumerate() {
+            self.meta.replace_file_symbols(record, symbols).await?;
+            progress.report(Phase::Write, i as u64 + 1, records.len() as u64, None);
+        }
+        Ok(())
+    }
+}
+
+fn skipped_record(repo_id: &str, file: &ScannedFile, reason: &str) -> FileRecord {
+    FileRecord {
+        repo_id: repo_id.to_string(),
+        path: file.rel.clone(),
+        language: Some(file.language.id().to_string()),
+        content_hash: None,
+        mtime_ms: Some(file.mtime_ms),
+        size_bytes: file.size as i64,
+        line_count: 0,
+        symbol_count: 0,
+        indexed_at: None,
+        skip_reason: Some(reason.to_string()),
+    }
+}

@@ -1,0 +1,56 @@
+//! The indexing layer's error type.
+
+use std::path::PathBuf;
+
+use crate::embed::EmbedError;
+use crate::store::StoreError;
+
+/// Why an indexing operation failed. Per-file problems are not errors: they are recorded
+/// as the file's skip reason and the sync goes on.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// A store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Embedding failed (the sync stops: files already written stay consistent).
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    /// A repository path is not acceptable.
+    #[error("cannot register {path}: {reason}")]
+    PathRefused {
+        /// The path given.
+        path: PathBuf,
+        /// Why, and what to do.
+        reason: String,
+    },
+    /// The repository does not exist.
+    #[error("no repository named or with id `{0}`; `sextant repo list` shows them")]
+    UnknownRepo(String),
+    /// The repository root cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// Path concerned.
+        path: PathBuf,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+    /// A setting is invalid (e.g. a glob).
+    #[error("invalid setting: {0}")]
+    Settings(String),
+    /// The store's vector width does not match the embedder's.
+    #[error(
+        "the chunk store holds {store}-dim vectors but the embedder `{model}` produces {model_dims}: \
+         use the model the index was built with, or a new --lance-uri"
+    )]
+    DimensionMismatch {
+        /// Store width.
+        store: usize,
+        /// Embedder id.
+        model: String,
+        /// Embedder width.
+        model_dims: usize,
+    },
+    /// A background task failed.
+    #[error("indexing task failed: {0}")]
+    Task(String),
+}

@@ -1,0 +1,323 @@
+//! Enumerating a working tree: which files are candidates for indexing, and why the others
+//! are not.
+//!
+//! `.gitignore` (also outside git), `.ignore` and `.sextantignore` are honoured;
+//! dependency and build folders are never entered; symlinks are not followed (so link
+//! loops cannot occur); files are filtered by language, include/exclude globs and size,
+//! and minified bundles are recognised by their names.
+
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use super::IndexError;
+use crate::parse::Language;
+use crate::store::RepoSettings;
+
+/// Folders never entered: dependencies, build output, VCS metadata, caches.
+pub const SKIPPED_DIRS: &[&str] = &[
+    "node_modules",
+    "bower_components",
+    "jspm_packages",
+    "vendor",
+    "dist",
+    "build",
+    "out",
+    "coverage",
+    ".git",
+    ".hg",
+    ".svn",
+    ".next",
+    ".nuxt",
+    ".turbo",
+    ".cache",
+    ".sextant",
+];
+
+/// A file that may be indexed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScannedFile {
+    /// Path relative to the root, `/`-separated.
+    pub rel: String,
+    /// Absolute (or root-joined) path.
+    pub path: PathBuf,
+    /// Language by extension.
+    pub language: Language,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, ms since epoch.
+    pub mtime_ms: i64,
+}
+
+/// The outcome of a scan.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Scan {
+    /// Candidates, sorted by path.
+    pub files: Vec<ScannedFile>,
+    /// Supported files that were left out, with the reason.
+    pub skipped: Vec<(ScannedFile, String)>,
+}
+
+/// Compiled include/exclude/language filters of a repository's settings.
+#[derive(Debug, Clone)]
+pub struct FileFilter {
+    include: Option<GlobSet>,
+    exclude: GlobSet,
+    languages: Vec<String>,
+    max_file_bytes: u64,
+    max_files: usize,
+}
+
+fn globs(patterns: &[String]) -> Result<GlobSet, IndexError> {
+    let mut builder = GlobSetBuilder::new();
+    for p in patterns {
+        let glob = Glob::new(p).map_err(|e| IndexError::Settings(format!("glob `{p}`: {e}")))?;
+        builder.add(glob);
+    }
+    builder
+        .build()
+        .map_err(|e| IndexError::Settings(e.to_string()))
+}
+
+impl FileFilter {
+    /// Compiles `settings`' filters.
+    pub fn new(settings: &RepoSettings) -> Result<Self, IndexError> {
+        for lang in &settings.languages {
+            if Language::parse(lang).is_none() {
+                return Err(IndexError::Settings(format!(
+                    "unknown language `{lang}` (known: typescript, tsx, javascript)"
+                )));
+            }
+        }
+        Ok(Self {
+            include: if settings.include.is_empty() {
+                None
+            } else {
+                Some(globs(&settings.include)?)
+            },
+            exclude: globs(&settings.exclude)?,
+            languages: settings.languages.clone(),
+            max_file_bytes: settings.max_file_bytes,
+            max_files: usize::try_from(settings.max_files).unwrap_or(usize::MAX),
+        })
+    }
+
+    /// Why a supported file is not indexed (`None`: it is). Size and count limits are
+    /// checked by the scan.
+    pub fn reason(&self, rel: &str, language: Language) -> Option<String> {
+        if self.include.as_ref().is_some_and(|g| !g.is_match(rel)) {
+            return Some("not matched by the include globs".into());
+        }
+        if self.exclude.is_match(rel) {
+            return Some("matched by an exclude glob".into());
+        }
+        if !self.languages.is_empty() && !self.languages.iter().any(|l| l == language.id()) {
+            return Some(format!("language {} is not enabled", language.id()));
+        }
+        if is_minified_name(rel) {
+            return Some("minified or bundled file".into());
+        }
+        None
+    }
+}
+
+/// `foo.min.js`, `bundle.min.mjs`, `*.bundle.js`, `*-min.js`.
+fn is_minified_name(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel).to_ascii_lowercase();
+    name.contains(".min.") || name.contains("-min.") || name.contains(".bundle.")
+}
+
+fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Walks `root` and sorts supported files into candidates and skipped ones.
+pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
+    let meta = std::fs::metadata(root).map_err(|source| IndexError::Io {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    if !meta.is_dir() {
+        return Err(IndexError::Io {
+            path: root.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
+        });
+    }
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .add_custom_ignore_filename(".sextantignore")
+        .filter_entry(|e| {
+            !(e.file_type().is_some_and(|t| t.is_dir())
+                && e.depth() > 0
+                && SKIPPED_DIRS.iter().any(|d| e.file_name() == *d))
+        })
+        .build();
+    let mut scan = Scan::default();
+    for entry in walker.filter_map(Result::ok) {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let Some(language) = Language::from_path(path) else {
+            continue;
+        };
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        let file = ScannedFile {
+            rel,
+            path: path.to_path_buf(),
+            language,
+            size: meta.len(),
+            mtime_ms: mtime_ms(&meta),
+        };
+        let reason = filter.reason(&file.rel, language).or_else(|| {
+            (file.size > filter.max_file_bytes).then(|| {
+                format!(
+                    "larger than the {} byte limit ({} bytes)",
+                    filter.max_file_bytes, file.size
+                )
+            })
+        });
+        match reason {
+            Some(r) => scan.skipped.push((file, r)),
+            None => scan.files.push(file),
+        }
+    }
+    scan.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    if scan.files.len() > filter.max_files {
+        let limit = filter.max_files;
+        for file in scan.files.split_off(limit) {
+            scan.skipped.push((
+                file,
+                format!("over the repository's limit of {limit} files"),
+            ));
+        }
+    }
+    scan.skipped.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
+    Ok(scan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn rels(scan: &Scan) -> Vec<&str> {
+        scan.files.iter().map(|f| f.rel.as_str()).collect()
+    }
+
+    #[test]
+    fn ignores_dependencies_build_output_and_ignore_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        write(root, "src/a.ts", "export const a = 1;");
+        write(root, "src/b.tsx", "export const B = () => <b/>;");
+        write(root, "node_modules/x/index.js", "x");
+        write(root, "dist/a.js", "x");
+        write(root, "src/gen/out.ts", "x");
+        write(root, "src/secret.ts", "x");
+        write(root, "lib/jquery.min.js", "x");
+        write(root, "README.md", "x");
+        write(root, ".gitignore", "src/gen/\n");
+        write(root, ".sextantignore", "secret.ts\n");
+        let filter = FileFilter::new(&RepoSettings::default()).unwrap();
+        let scan = scan_tree(root, &filter).unwrap();
+        assert_eq!(rels(&scan), ["src/a.ts", "src/b.tsx"]);
+        assert_eq!(scan.skipped.len(), 1);
+        assert_eq!(scan.skipped[0].0.rel, "lib/jquery.min.js");
+        assert!(scan.skipped[0].1.contains("minified"));
+    }
+
+    #[test]
+    fn settings_filter_and_limit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        write(root, "src/a.ts", "export const a = 1;");
+        write(root, "src/a.test.ts", "test()");
+        write(root, "src/big.ts", &"x".repeat(2000));
+        write(root, "scripts/c.js", "c()");
+        write(root, "src/d.ts", "d()");
+        let settings = RepoSettings {
+            include: vec!["src/**".into()],
+            exclude: vec!["**/*.test.ts".into()],
+            max_file_bytes: 1000,
+            max_files: 1,
+            ..RepoSettings::default()
+        };
+        let scan = scan_tree(root, &FileFilter::new(&settings).unwrap()).unwrap();
+        assert_eq!(rels(&scan), ["src/a.ts"]);
+        let reasons: Vec<(&str, &str)> = scan
+            .skipped
+            .iter()
+            .map(|(f, r)| (f.rel.as_str(), r.as_str()))
+            .collect();
+        assert_eq!(reasons.len(), 4);
+        assert!(
+            reasons
+                .iter()
+                .any(|(p, r)| *p == "src/a.test.ts" && r.contains("exclude"))
+        );
+        assert!(
+            reasons
+                .iter()
+                .any(|(p, r)| *p == "src/big.ts" && r.contains("larger"))
+        );
+        assert!(
+            reasons
+                .iter()
+                .any(|(p, r)| *p == "scripts/c.js" && r.contains("include"))
+        );
+        assert!(
+            reasons
+                .iter()
+                .any(|(p, r)| *p == "src/d.ts" && r.contains("limit of 1 files"))
+        );
+
+        let langs = RepoSettings {
+            languages: vec!["javascript".into()],
+            ..RepoSettings::default()
+        };
+        let scan = scan_tree(root, &FileFilter::new(&langs).unwrap()).unwrap();
+        assert_eq!(rels(&scan), ["scripts/c.js"]);
+        let bad = RepoSettings {
+            languages: vec!["cobol".into()],
+            ..RepoSettings::default()
+        };
+        assert!(FileFilter::new(&bad).is_err());
+        let bad = RepoSettings {
+            exclude: vec!["[".into()],
+            ..RepoSettings::default()
+        };
+        assert!(FileFilter::new(&bad).is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_loops_do_not_hang() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "src/a.ts", "a");
+        std::os::unix::fs::symlink(tmp.path(), tmp.path().join("src/loop")).unwrap();
+        let scan = scan_tree(
+            tmp.path(),
+            &FileFilter::new(&RepoSettings::default()).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(rels(&scan), ["src/a.ts"]);
+    }
+}

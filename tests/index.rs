@@ -1,0 +1,450 @@
+//! The indexing engine on real stores (SQLite + LanceDB in a temp dir): the blueprint's
+//! phase-7 fixtures (initial build, no change, mtime only, content change, file added,
+//! file removed, signature cascade) plus skip reasons, parse failures and repo removal.
+//! The embedder is a deterministic stand-in that records every text it is asked for.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use sextant::embed::{BatchLimits, CachedEmbedder, EmbedError, Embedder, InputKind, MemoryCache};
+use sextant::index::{IndexOptions, Indexer, Progress, SyncReport};
+use sextant::store::{
+    ChunkFilter, LanceStore, LanceStoreOptions, MetaStore, RepoSettings, Repository, SqlMetaStore,
+    VectorStore,
+};
+
+const DIMS: usize = 8;
+
+/// Hash-based vectors; remembers every text embedded.
+#[derive(Default)]
+struct Recorder {
+    texts: Mutex<Vec<String>>,
+}
+
+impl Recorder {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.texts.lock().unwrap())
+    }
+}
+
+#[async_trait]
+impl Embedder for Recorder {
+    fn model_id(&self) -> &str {
+        "recorder"
+    }
+    fn dims(&self) -> usize {
+        DIMS
+    }
+    fn limits(&self) -> BatchLimits {
+        BatchLimits {
+            max_texts: 32,
+            max_tokens: 1_000_000,
+            max_text_tokens: 100_000,
+        }
+    }
+    async fn embed(&self, texts: &[String], _: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.texts.lock().unwrap().extend(texts.iter().cloned());
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0.1f32; DIMS];
+                for (i, b) in t.bytes().enumerate() {
+                    v[i % DIMS] += f32::from(b) / 255.0;
+                }
+                v
+            })
+            .collect())
+    }
+}
+
+struct World {
+    _tmp: tempfile::TempDir,
+    root: std::path::PathBuf,
+    recorder: Arc<Recorder>,
+    meta: Arc<SqlMetaStore>,
+    vectors: Arc<LanceStore>,
+    indexer: Indexer,
+    repo: Repository,
+}
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "src/auth.ts",
+        "import { verify } from './jwt';\n\nexport function helper(token: string): boolean {\n  return verify(token);\n}\n\nexport function check(req: Request) {\n  return helper(req.headers.token);\n}\n",
+    ),
+    (
+        "src/jwt.ts",
+        "export function verify(token: string) {\n  return token.length > 10;\n}\n",
+    ),
+    (
+        "src/server.ts",
+        "export class Server {\n  listen(port: number) {\n    return port;\n  }\n}\n",
+    ),
+    (
+        "src/util.js",
+        "function debounce(fn, wait) {\n  let t;\n  return () => { clearTimeout(t); t = setTimeout(fn, wait); };\n}\nmodule.exports = { debounce };\n",
+    ),
+    (
+        "src/view.tsx",
+        "export const View = () => <div>hello</div>;\n",
+    ),
+];
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+async fn world() -> World {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("workspace");
+    for (rel, text) in FILES {
+        write(&root, rel, text);
+    }
+    let recorder = Arc::new(Recorder::default());
+    let meta = Arc::new(
+        SqlMetaStore::open(&tmp.path().join("db.sqlite").to_string_lossy())
+            .await
+            .unwrap(),
+    );
+    let vectors = Arc::new(
+        LanceStore::open(LanceStoreOptions::new(
+            tmp.path().join("lance").to_string_lossy(),
+            DIMS,
+        ))
+        .await
+        .unwrap(),
+    );
+    let embedder = Arc::new(CachedEmbedder::new(
+        recorder.clone(),
+        Arc::new(MemoryCache::new(100_000)),
+    ));
+    let indexer = Indexer::new(
+        meta.clone(),
+        vectors.clone(),
+        embedder,
+        IndexOptions {
+            batch_files: 2,
+            ..IndexOptions::default()
+        },
+    )
+    .unwrap();
+    let repo = indexer
+        .register_path(&root, Some("ws"), RepoSettings::default())
+        .await
+        .unwrap();
+    World {
+        _tmp: tmp,
+        root,
+        recorder,
+        meta,
+        vectors,
+        indexer,
+        repo,
+    }
+}
+
+impl World {
+    async fn sync(&self) -> SyncReport {
+        self.indexer
+            .sync(&self.repo, &mut Progress::silent(&self.repo.id))
+            .await
+            .unwrap()
+    }
+
+    async fn chunk_ids(&self, rel: &str) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .vectors
+            .file_chunks(&self.repo.id, rel)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.chunk.id)
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    async fn total_chunks(&self) -> usize {
+        self.vectors
+            .count(&ChunkFilter {
+                repos: vec![self.repo.id.clone()],
+                ..ChunkFilter::default()
+            })
+            .await
+            .unwrap()
+    }
+
+    fn set_mtime(&self, rel: &str, secs_ahead: u64) {
+        let f = std::fs::File::options()
+            .write(true)
+            .open(self.root.join(rel))
+            .unwrap();
+        f.set_modified(SystemTime::now() + Duration::from_secs(secs_ahead))
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initial_build_indexes_every_file_and_chunk() {
+    let w = world().await;
+    let report = w.sync().await;
+    assert_eq!((report.scanned, report.indexed, report.added), (5, 5, 5));
+    assert!(report.failed.is_empty());
+    let files = w.meta.list_files(&w.repo.id).await.unwrap();
+    assert_eq!(files.len(), 5);
+    let mut expected_chunks = 0;
+    for f in &files {
+        assert!(f.content_hash.as_ref().is_some_and(|h| h.len() == 64));
+        assert!(f.skip_reason.is_none());
+        let symbols = w.meta.file_symbols(&w.repo.id, &f.path).await.unwrap();
+        assert_eq!(symbols.len() as i64, f.symbol_count);
+        assert_eq!(w.chunk_ids(&f.path).await.len(), symbols.len());
+        expected_chunks += symbols.len();
+    }
+    assert_eq!(report.chunks, expected_chunks);
+    assert_eq!(w.total_chunks().await, expected_chunks);
+    assert_eq!(w.recorder.take().len(), expected_chunks);
+    let repo = w.indexer.find_repo("ws").await.unwrap();
+    assert_eq!(repo.status.as_str(), "ready");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_change_means_no_reads_no_parses_no_embeddings() {
+    let w = world().await;
+    w.sync().await;
+    w.recorder.take();
+    let report = w.sync().await;
+    assert_eq!(
+        (report.unchanged, report.touched, report.indexed),
+        (5, 0, 0)
+    );
+    assert!(w.recorder.take().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mtime_only_change_updates_mtime_and_nothing_else() {
+    let w = world().await;
+    w.sync().await;
+    w.recorder.take();
+    let before = w
+        .meta
+        .get_file(&w.repo.id, "src/jwt.ts")
+        .await
+        .unwrap()
+        .unwrap();
+    let ids = w.chunk_ids("src/jwt.ts").await;
+    w.set_mtime("src/jwt.ts", 3600);
+    let report = w.sync().await;
+    assert_eq!(
+        (report.touched, report.indexed, report.unchanged),
+        (1, 0, 4)
+    );
+    let after = w
+        .meta
+        .get_file(&w.repo.id, "src/jwt.ts")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(after.mtime_ms, before.mtime_ms);
+    assert_eq!(after.content_hash, before.content_hash);
+    assert_eq!(after.indexed_at, before.indexed_at, "not re-indexed");
+    assert_eq!(w.chunk_ids("src/jwt.ts").await, ids);
+    assert!(w.recorder.take().is_empty());
+    // And the next sync sees it as unchanged.
+    assert_eq!(w.sync().await.unchanged, 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_change_replaces_the_files_chunks() {
+    let w = world().await;
+    w.sync().await;
+    w.recorder.take();
+    let old_ids = w.chunk_ids("src/server.ts").await;
+    write(
+        &w.root,
+        "src/server.ts",
+        "export class Server {\n  listen(port: number) {\n    return port;\n  }\n  close() {\n    return true;\n  }\n}\n",
+    );
+    w.set_mtime("src/server.ts", 7200);
+    let report = w.sync().await;
+    assert_eq!((report.indexed, report.added, report.unchanged), (1, 0, 4));
+    let new_ids = w.chunk_ids("src/server.ts").await;
+    assert_eq!(new_ids.len(), old_ids.len() + 1);
+    let symbols = w
+        .meta
+        .file_symbols(&w.repo.id, "src/server.ts")
+        .await
+        .unwrap();
+    assert!(symbols.iter().any(|s| s.name == "close"));
+    // Only texts that changed reach the model: the class (its content gained a member)
+    // and the new method; `listen`'s text is the same and comes from the cache.
+    let embedded = w.recorder.take();
+    assert_eq!(embedded.len(), 2, "{embedded:#?}");
+    assert!(embedded.iter().all(|t| !t.contains("Server > listen")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn added_file_is_indexed_and_others_untouched() {
+    let w = world().await;
+    w.sync().await;
+    w.recorder.take();
+    write(&w.root, "src/new.ts", "export const answer = 42;\n");
+    let report = w.sync().await;
+    assert_eq!((report.indexed, report.added, report.unchanged), (1, 1, 5));
+    assert_eq!(w.chunk_ids("src/new.ts").await.len(), 1);
+    assert_eq!(w.recorder.take().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removed_file_leaves_nothing_behind() {
+    let w = world().await;
+    w.sync().await;
+    let before = w.total_chunks().await;
+    let gone = w.chunk_ids("src/util.js").await.len();
+    std::fs::remove_file(w.root.join("src/util.js")).unwrap();
+    let report = w.sync().await;
+    assert_eq!(report.removed, 1);
+    assert!(w.chunk_ids("src/util.js").await.is_empty());
+    assert!(
+        w.meta
+            .get_file(&w.repo.id, "src/util.js")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        w.meta
+            .file_symbols(&w.repo.id, "src/util.js")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(w.total_chunks().await, before - gone);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signature_change_re_embeds_exactly_the_chunks_that_quote_it() {
+    let w = world().await;
+    w.sync().await;
+    w.recorder.take();
+    // `check` calls `helper`, so its embedding text quotes helper's signature under
+    // "Referenced symbols". Change only helper's signature (body and `check` untouched).
+    let text = std::fs::read_to_string(w.root.join("src/auth.ts")).unwrap();
+    write(
+        &w.root,
+        "src/auth.ts",
+        &text.replace(
+            "helper(token: string): boolean",
+            "helper(token: string, strict = false): boolean",
+        ),
+    );
+    w.set_mtime("src/auth.ts", 3600);
+    let report = w.sync().await;
+    assert_eq!(report.indexed, 1);
+    let embedded = w.recorder.take();
+    let mut crumbs: Vec<&str> = embedded
+        .iter()
+        .map(|t| t.lines().next().unwrap_or_default())
+        .collect();
+    crumbs.sort();
+    assert_eq!(
+        crumbs,
+        [
+            "[TypeScript] src/auth.ts > check",
+            "[TypeScript] src/auth.ts > helper"
+        ],
+        "the changed symbol and the one chunk quoting its signature; not the import"
+    );
+    assert!(
+        embedded
+            .iter()
+            .any(|t| t.contains("strict = false") && t.contains("> check"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skips_and_parse_failures_are_recorded_and_do_not_stop_the_sync() {
+    let w = world().await;
+    std::fs::write(
+        w.root.join("src/bad.ts"),
+        [0x66, 0x6f, 0xff, 0xfe, 0x00, 0x01],
+    )
+    .unwrap();
+    write(
+        &w.root,
+        "src/huge.ts",
+        &format!("export const s = '{}';\n", "x".repeat(2_000_000)),
+    );
+    let report = w.sync().await;
+    assert_eq!(report.indexed, 5);
+    assert_eq!(report.failed.len(), 1, "{:?}", report.failed);
+    assert_eq!(report.skipped, 1);
+    let bad = w
+        .meta
+        .get_file(&w.repo.id, "src/bad.ts")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(bad.skip_reason.is_some());
+    let huge = w
+        .meta
+        .get_file(&w.repo.id, "src/huge.ts")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(huge.skip_reason.unwrap().contains("larger than"));
+    // Fixing the broken file indexes it on the next sync.
+    write(&w.root, "src/bad.ts", "export const fixed = true;\n");
+    let report = w.sync().await;
+    assert_eq!(report.indexed, 1);
+    assert!(
+        w.meta
+            .get_file(&w.repo.id, "src/bad.ts")
+            .await
+            .unwrap()
+            .unwrap()
+            .skip_reason
+            .is_none()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_a_repository_leaves_no_orphans_and_paths_are_checked() {
+    let w = world().await;
+    w.sync().await;
+    assert!(w.total_chunks().await > 0);
+    w.indexer.remove_repo("ws").await.unwrap();
+    assert_eq!(w.total_chunks().await, 0);
+    assert!(w.meta.list_files(&w.repo.id).await.unwrap().is_empty());
+    assert!(w.indexer.find_repo("ws").await.is_err());
+
+    let err = w
+        .indexer
+        .register_path(&w.root.join("missing"), None, RepoSettings::default())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("existing directory"), "{err}");
+    let strict = Indexer::new(
+        w.meta.clone(),
+        w.vectors.clone(),
+        w.recorder.clone(),
+        IndexOptions {
+            allowed_roots: vec![w.root.join("src")],
+            ..IndexOptions::default()
+        },
+    )
+    .unwrap();
+    let err = strict
+        .register_path(&w.root, None, RepoSettings::default())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("allowed roots"), "{err}");
+    strict
+        .register_path(&w.root.join("src"), None, RepoSettings::default())
+        .await
+        .unwrap();
+}
