@@ -23,6 +23,8 @@ pub struct Config {
     pub database_url: Option<String>,
     /// LanceDB URI for chunks. `None` means `<data_dir>/lance`.
     pub lance_uri: Option<String>,
+    /// Local repositories may be registered only under these directories (empty: any).
+    pub allowed_roots: Vec<PathBuf>,
     /// Embedding provider settings.
     pub embed: EmbedConfig,
     /// Reranking provider settings.
@@ -56,6 +58,7 @@ impl Default for Config {
             chunk: ChunkOptions::default(),
             database_url: None,
             lance_uri: None,
+            allowed_roots: Vec::new(),
             embed: EmbedConfig::default(),
             rerank: RerankConfig::default(),
         }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
+mod index;
 mod models;
 
 use crate::chunk::chunk_file;
@@ -98,6 +99,15 @@ pub struct GlobalArgs {
     /// Vector width of a remote model.
     #[arg(long, global = true, env = "SEXTANT_EMBED_DIMS")]
     pub embed_dims: Option<usize>,
+    /// Directories under which local repositories may be registered (`:`-separated in
+    /// the environment); empty allows any path.
+    #[arg(
+        long,
+        global = true,
+        env = "SEXTANT_ALLOWED_ROOTS",
+        value_delimiter = ':'
+    )]
+    pub allowed_roots: Vec<PathBuf>,
     /// Reranker.
     #[arg(long, global = true, env = "SEXTANT_RERANK_PROVIDER", value_enum, default_value_t = RerankProvider::None)]
     pub rerank_provider: RerankProvider,
@@ -125,6 +135,7 @@ impl GlobalArgs {
         config.embed.model = self.embed_model.clone();
         config.embed.base_url = self.embed_url.clone();
         config.embed.dims = self.embed_dims;
+        config.allowed_roots = self.allowed_roots.clone();
         config.rerank.provider = self.rerank_provider;
         config.rerank.model = self.rerank_model.clone();
         config.rerank.base_url = self.rerank_url.clone();
@@ -157,6 +168,14 @@ pub enum Command {
         /// Print the symbol tree as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Index a directory once (registering it on first use), with progress bars.
+    Index(index::IndexArgs),
+    /// Manage registered repositories.
+    Repo {
+        /// What to do.
+        #[command(subcommand)]
+        action: index::RepoCommand,
     },
     /// Manage local models: fetch the default model, distill the static one.
     Model {
@@ -196,6 +215,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             path, stats: true, ..
         } => stats(&path, &config),
         Command::Parse { path, json, .. } => parse_tree(&path, json, &config),
+        Command::Index(args) => index::index(args, &config),
+        Command::Repo { action } => index::repo(action, &config),
         Command::Model { action } => models::model(action, &config),
         Command::Embed { texts, query } => models::embed(texts, query, &config),
         Command::Rerank { query, documents } => models::rerank(query, documents, &config),

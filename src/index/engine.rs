@@ -527,10 +527,13 @@ impl Indexer {
         }
         progress.report(Phase::Write, 0, records.len() as u64, None);
         self.vectors.replace_files(&repo.id, files).await?;
-        for (i, (record, symbols)) in records.iter().enumerate() {
-            self.meta.replace_file_symbols(record, symbols).await?;
-            progress.report(Phase::Write, i as u64 + 1, records.len() as u64, None);
-        }
+        self.meta.replace_files_symbols(&records).await?;
+        progress.report(
+            Phase::Write,
+            records.len() as u64,
+            records.len() as u64,
+            None,
+        );
         Ok(())
     }
 }

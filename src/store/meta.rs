@@ -444,6 +444,12 @@ pub trait MetaStore: Send + Sync {
         file: &FileRecord,
         symbols: &[SymbolRecord],
     ) -> Result<(), StoreError>;
+    /// [`MetaStore::replace_file_symbols`] for many files in one transaction (the
+    /// indexer's batch path).
+    async fn replace_files_symbols(
+        &self,
+        files: &[(FileRecord, Vec<SymbolRecord>)],
+    ) -> Result<(), StoreError>;
     /// Symbols of one file, in source order.
     async fn file_symbols(
         &self,

@@ -438,36 +438,46 @@ impl MetaStore for SqlMetaStore {
         f: &FileRecord,
         symbols: &[SymbolRecord],
     ) -> Result<(), StoreError> {
+        self.replace_files_symbols(&[(f.clone(), symbols.to_vec())])
+            .await
+    }
+
+    async fn replace_files_symbols(
+        &self,
+        files: &[(FileRecord, Vec<SymbolRecord>)],
+    ) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
-        upsert_file_in(&mut *tx, f).await?;
-        sqlx::query("DELETE FROM symbols WHERE repo_id = $1 AND file_path = $2")
-            .bind(&f.repo_id)
-            .bind(&f.path)
-            .execute(&mut *tx)
-            .await?;
-        for (ordinal, s) in symbols.iter().enumerate() {
-            sqlx::query(
-                "INSERT INTO symbols (repo_id, file_path, chunk_id, ordinal, name, kind, parent_chunk_id, parent_name, \
-                 breadcrumb, signature, modifiers, exported, depth, start_line, end_line) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
-            )
-            .bind(&f.repo_id)
-            .bind(&f.path)
-            .bind(&s.chunk_id)
-            .bind(ordinal as i64)
-            .bind(&s.name)
-            .bind(&s.kind)
-            .bind(&s.parent_chunk_id)
-            .bind(&s.parent_name)
-            .bind(&s.breadcrumb)
-            .bind(&s.signature)
-            .bind(&s.modifiers)
-            .bind(b(s.exported))
-            .bind(s.depth)
-            .bind(s.start_line)
-            .bind(s.end_line)
-            .execute(&mut *tx)
-            .await?;
+        for (f, symbols) in files {
+            upsert_file_in(&mut *tx, f).await?;
+            sqlx::query("DELETE FROM symbols WHERE repo_id = $1 AND file_path = $2")
+                .bind(&f.repo_id)
+                .bind(&f.path)
+                .execute(&mut *tx)
+                .await?;
+            for (ordinal, s) in symbols.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO symbols (repo_id, file_path, chunk_id, ordinal, name, kind, parent_chunk_id, parent_name, \
+                     breadcrumb, signature, modifiers, exported, depth, start_line, end_line) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+                )
+                .bind(&f.repo_id)
+                .bind(&f.path)
+                .bind(&s.chunk_id)
+                .bind(ordinal as i64)
+                .bind(&s.name)
+                .bind(&s.kind)
+                .bind(&s.parent_chunk_id)
+                .bind(&s.parent_name)
+                .bind(&s.breadcrumb)
+                .bind(&s.signature)
+                .bind(&s.modifiers)
+                .bind(b(s.exported))
+                .bind(s.depth)
+                .bind(s.start_line)
+                .bind(s.end_line)
+                .execute(&mut *tx)
+                .await?;
+            }
         }
         tx.commit().await?;
         Ok(())

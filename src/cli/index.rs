@@ -1,0 +1,240 @@
+//! `sextant index` and `sextant repo …`: one-shot indexing with progress bars, and the
+//! repository registry.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Subcommand;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::{CliError, out, write_err};
+use crate::config::Config;
+use crate::embed::CachedEmbedder;
+use crate::index::{IndexOptions, Indexer, Phase, Progress, ProgressEvent};
+use crate::store::{LanceStore, LanceStoreOptions, MetaStore, RepoSettings, SqlMetaStore};
+
+/// `sextant repo` actions.
+#[derive(Debug, Subcommand)]
+pub enum RepoCommand {
+    /// List registered repositories with their status and file counts.
+    List,
+    /// Remove a repository and everything indexed for it.
+    Remove {
+        /// Name or id.
+        name: String,
+    },
+    /// List a repository's files; with --skipped only those not indexed, with the reason.
+    Files {
+        /// Name or id.
+        name: String,
+        /// Only skipped files.
+        #[arg(long)]
+        skipped: bool,
+    },
+}
+
+/// Options of `sextant index`.
+#[derive(Debug, clap::Args)]
+pub struct IndexArgs {
+    /// The directory to index (registered on first use).
+    pub path: PathBuf,
+    /// Repository name (default: the directory's name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Only index files matching these globs (repeatable).
+    #[arg(long)]
+    pub include: Vec<String>,
+    /// Never index files matching these globs (repeatable).
+    #[arg(long)]
+    pub exclude: Vec<String>,
+    /// Print the sync report as JSON instead of a summary line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Output(format!("cannot start the async runtime: {e}")))
+}
+
+fn fail(e: impl std::fmt::Display) -> CliError {
+    CliError::Output(e.to_string())
+}
+
+async fn open_meta(config: &Config) -> Result<Arc<SqlMetaStore>, CliError> {
+    Ok(Arc::new(
+        SqlMetaStore::open(&config.database_url())
+            .await
+            .map_err(fail)?,
+    ))
+}
+
+async fn open_indexer(config: &Config, meta: Arc<SqlMetaStore>) -> Result<Indexer, CliError> {
+    let embedder = config
+        .embed
+        .build(&config.data_dir, |line| eprintln!("sextant: {line}"))
+        .await?;
+    let dims = embedder.dims();
+    let cached = Arc::new(CachedEmbedder::new(embedder, meta.clone()));
+    let vectors = Arc::new(
+        LanceStore::open(LanceStoreOptions::new(config.lance_uri(), dims))
+            .await
+            .map_err(fail)?,
+    );
+    Indexer::new(
+        meta,
+        vectors,
+        cached,
+        IndexOptions {
+            parse: config.parse.clone(),
+            chunk: config.chunk.clone(),
+            allowed_roots: config.allowed_roots.clone(),
+            ..IndexOptions::default()
+        },
+    )
+    .map_err(fail)
+}
+
+fn draw(bar: &ProgressBar, event: &ProgressEvent) {
+    let phase = match event.phase {
+        Phase::Scan => "scan",
+        Phase::Parse => "parse",
+        Phase::Embed => "embed",
+        Phase::Write => "write",
+        Phase::Done => "done",
+    };
+    bar.set_length(event.total.max(event.done));
+    bar.set_position(event.done);
+    bar.set_message(phase);
+    if let Some(m) = &event.message {
+        bar.println(format!("{phase}: {m}"));
+    }
+}
+
+/// Indexes a directory once, with progress bars on stderr.
+pub fn index(args: IndexArgs, config: &Config) -> Result<(), CliError> {
+    runtime()?.block_on(async {
+        let meta = open_meta(config).await?;
+        let indexer = open_indexer(config, meta).await?;
+        let settings = RepoSettings {
+            include: args.include.clone(),
+            exclude: args.exclude.clone(),
+            ..RepoSettings::default()
+        };
+        let repo = indexer
+            .register_path(&args.path, args.name.as_deref(), settings)
+            .await
+            .map_err(fail)?;
+        let (sender, mut receiver) = tokio::sync::broadcast::channel(1024);
+        let bar = ProgressBar::new(0).with_style(
+            ProgressStyle::with_template(
+                "{spinner} {msg:>6} [{bar:30}] {pos}/{len} {per_sec} eta {eta}",
+            )
+            .map_err(fail)?
+            .progress_chars("=> "),
+        );
+        let drawer = {
+            let bar = bar.clone();
+            tokio::spawn(async move {
+                loop {
+                    match receiver.recv().await {
+                        Ok(event) => draw(&bar, &event),
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(_) => break,
+                    }
+                }
+            })
+        };
+        let mut progress = Progress::new(&repo.id, sender);
+        let report = indexer.sync(&repo, &mut progress).await;
+        drop(progress);
+        let _ = drawer.await;
+        bar.finish_and_clear();
+        let report = report.map_err(fail)?;
+        let mut w = out();
+        if args.json {
+            serde_json::to_writer_pretty(&mut w, &report).map_err(fail)?;
+            writeln!(w).map_err(write_err)?;
+        } else {
+            writeln!(
+                w,
+                "{}: {} files ({} indexed, {} unchanged, {} touched, {} removed, {} skipped, {} failed), {} chunks, {} lines in {:.1} s",
+                repo.name,
+                report.scanned,
+                report.indexed,
+                report.unchanged,
+                report.touched,
+                report.removed,
+                report.skipped,
+                report.failed.len(),
+                report.chunks,
+                report.lines,
+                report.duration.as_secs_f64()
+            )
+            .map_err(write_err)?;
+            for (path, why) in &report.failed {
+                writeln!(w, "  failed: {path}: {why}").map_err(write_err)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Runs a `sextant repo` action.
+pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
+    runtime()?.block_on(async {
+        let meta = open_meta(config).await?;
+        let mut w = out();
+        match action {
+            RepoCommand::List => {
+                for r in meta.list_repositories().await.map_err(fail)? {
+                    let files = meta.list_files(&r.id).await.map_err(fail)?;
+                    let skipped = files.iter().filter(|f| f.skip_reason.is_some()).count();
+                    let location = match &r.source {
+                        crate::store::RepoSource::Path(p) | crate::store::RepoSource::Git(p) => p,
+                    };
+                    writeln!(
+                        w,
+                        "{}\t{}\t{} files ({} skipped)\t{}{}",
+                        r.name,
+                        r.status.as_str(),
+                        files.len() - skipped,
+                        skipped,
+                        location,
+                        r.last_error
+                            .map(|e| format!("\terror: {e}"))
+                            .unwrap_or_default()
+                    )
+                    .map_err(write_err)?;
+                }
+            }
+            RepoCommand::Remove { name } => {
+                let indexer = open_indexer(config, meta).await?;
+                let repo = indexer.remove_repo(&name).await.map_err(fail)?;
+                writeln!(w, "removed {} ({})", repo.name, repo.id).map_err(write_err)?;
+            }
+            RepoCommand::Files { name, skipped } => {
+                let repo = match meta.get_repository_by_name(&name).await.map_err(fail)? {
+                    Some(r) => r,
+                    None => meta
+                        .get_repository(&name)
+                        .await
+                        .map_err(fail)?
+                        .ok_or_else(|| fail(crate::index::IndexError::UnknownRepo(name.clone())))?,
+                };
+                for f in meta.list_files(&repo.id).await.map_err(fail)? {
+                    match (&f.skip_reason, skipped) {
+                        (Some(why), _) => writeln!(w, "{}\tskipped: {why}", f.path),
+                        (None, false) => writeln!(w, "{}\t{} symbols", f.path, f.symbol_count),
+                        (None, true) => continue,
+                    }
+                    .map_err(write_err)?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
