@@ -44,8 +44,8 @@ pub struct IndexOptions {
 impl Default for IndexOptions {
     fn default() -> Self {
         Self {
-            batch_files: 64,
-            embed_slice: 64,
+            batch_files: 256,
+            embed_slice: 256,
             parse: ParseLimits::default(),
             chunk: ChunkOptions::default(),
             allowed_roots: Vec::new(),
