@@ -37,8 +37,15 @@ pub enum RepoCommand {
 /// Options of `sextant index`.
 #[derive(Debug, clap::Args)]
 pub struct IndexArgs {
-    /// The directory to index (registered on first use).
-    pub path: PathBuf,
+    /// The directory to index, or with --git a repository URL (registered on first use).
+    pub path: String,
+    /// Treat PATH as a git URL (or a local git repository): cloned into a bare mirror in
+    /// the data directory and synced by commit diffs.
+    #[arg(long)]
+    pub git: bool,
+    /// With --git: the branch, tag or commit to track (default: the remote's default branch).
+    #[arg(long = "ref")]
+    pub tracked_ref: Option<String>,
     /// Repository name (default: the directory's name).
     #[arg(long)]
     pub name: Option<String>,
@@ -92,6 +99,7 @@ async fn open_indexer(config: &Config, meta: Arc<SqlMetaStore>) -> Result<Indexe
             parse: config.parse.clone(),
             chunk: config.chunk.clone(),
             allowed_roots: config.allowed_roots.clone(),
+            checkout_dir: config.data_dir.join("repos"),
             ..IndexOptions::default()
         },
     )
@@ -124,10 +132,21 @@ pub fn index(args: IndexArgs, config: &Config) -> Result<(), CliError> {
             exclude: args.exclude.clone(),
             ..RepoSettings::default()
         };
-        let repo = indexer
-            .register_path(&args.path, args.name.as_deref(), settings)
-            .await
-            .map_err(fail)?;
+        let repo = if args.git {
+            indexer
+                .register_git(
+                    &args.path,
+                    args.name.as_deref(),
+                    args.tracked_ref.as_deref(),
+                    settings,
+                )
+                .await
+        } else {
+            indexer
+                .register_path(&PathBuf::from(&args.path), args.name.as_deref(), settings)
+                .await
+        }
+        .map_err(fail)?;
         let (sender, mut receiver) = tokio::sync::broadcast::channel(1024);
         let bar = ProgressBar::new(0).with_style(
             ProgressStyle::with_template(

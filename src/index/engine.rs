@@ -39,6 +39,8 @@ pub struct IndexOptions {
     pub chunk: ChunkOptions,
     /// Local paths may be registered only under these roots (empty: anywhere).
     pub allowed_roots: Vec<PathBuf>,
+    /// Where bare mirrors of git repositories are kept (`<data-dir>/repos`).
+    pub checkout_dir: PathBuf,
 }
 
 impl Default for IndexOptions {
@@ -49,6 +51,7 @@ impl Default for IndexOptions {
             parse: ParseLimits::default(),
             chunk: ChunkOptions::default(),
             allowed_roots: Vec::new(),
+            checkout_dir: PathBuf::from(".sextant/repos"),
         }
     }
 }
@@ -105,6 +108,14 @@ struct Pending {
     hash: String,
     bytes: Vec<u8>,
     is_new: bool,
+}
+
+/// The work a sync must do, from either source.
+struct Plan {
+    pending: Vec<Pending>,
+    removals: Vec<String>,
+    skipped: Vec<(ScannedFile, String)>,
+    commit: Option<String>,
 }
 
 /// A parsed and chunked file, ready to embed and write.
@@ -213,6 +224,66 @@ impl Indexer {
             .await?)
     }
 
+    /// Registers a git repository by URL (`https://…`, `ssh://…`, `file://…` or a local
+    /// path to a repository), tracking `tracked_ref` (a branch, tag or commit; default:
+    /// the remote's default branch). Nothing is fetched until the first sync.
+    pub async fn register_git(
+        &self,
+        url: &str,
+        name: Option<&str>,
+        tracked_ref: Option<&str>,
+        settings: RepoSettings,
+    ) -> Result<Repository, IndexError> {
+        let refused = |reason: String| IndexError::PathRefused {
+            path: PathBuf::from(url),
+            reason,
+        };
+        let local = !url.contains("://") && !url.contains('@');
+        if local {
+            let path = Path::new(url)
+                .canonicalize()
+                .map_err(|e| refused(format!("{e} (not a URL and not an existing path)")))?;
+            if !self.options.allowed_roots.is_empty()
+                && !self
+                    .options
+                    .allowed_roots
+                    .iter()
+                    .any(|r| r.canonicalize().is_ok_and(|r| path.starts_with(&r)))
+            {
+                return Err(refused(
+                    "it is outside the allowed roots; add its parent to SEXTANT_ALLOWED_ROOTS"
+                        .into(),
+                ));
+            }
+        }
+        FileFilter::new(&settings)?;
+        let name = name.map(str::to_string).unwrap_or_else(|| {
+            url.trim_end_matches('/')
+                .rsplit(['/', ':'])
+                .next()
+                .unwrap_or(url)
+                .trim_end_matches(".git")
+                .to_string()
+        });
+        if let Some(existing) = self.meta.get_repository_by_name(&name).await? {
+            return match &existing.source {
+                RepoSource::Git(u) if u == url => Ok(existing),
+                other => Err(refused(format!(
+                    "the name `{name}` is taken by {other:?}; pass another --name"
+                ))),
+            };
+        }
+        Ok(self
+            .meta
+            .create_repository(NewRepository {
+                name,
+                source: RepoSource::Git(url.to_string()),
+                tracked_ref: tracked_ref.map(str::to_string),
+                settings,
+            })
+            .await?)
+    }
+
     /// The repository with this name or id.
     pub async fn find_repo(&self, name_or_id: &str) -> Result<Repository, IndexError> {
         if let Some(r) = self.meta.get_repository_by_name(name_or_id).await? {
@@ -233,6 +304,11 @@ impl Indexer {
         // removal can be repeated.
         self.vectors.delete_repo(&repo.id).await?;
         self.meta.delete_repository(&repo.id).await?;
+        let mirror = self.checkout_dir(&repo.id);
+        if matches!(repo.source, RepoSource::Git(_)) && mirror.exists() {
+            // Best effort: a left-over mirror is re-used or overwritten by nothing.
+            let _ = std::fs::remove_dir_all(&mirror);
+        }
         Ok(repo)
     }
 
@@ -257,32 +333,30 @@ impl Indexer {
             .set_repository_status(&repo.id, RepoStatus::Indexing, None, None)
             .await?;
         let outcome = self.sync_locked(repo, progress).await;
-        let (status, error) = match &outcome {
-            Ok(_) => (RepoStatus::Ready, None),
-            Err(e) => (RepoStatus::Error, Some(e.to_string())),
+        let (status, error, commit) = match &outcome {
+            Ok((_, commit)) => (RepoStatus::Ready, None, commit.clone()),
+            Err(e) => (RepoStatus::Error, Some(e.to_string()), None),
         };
         self.meta
-            .set_repository_status(&repo.id, status, error.as_deref(), None)
+            .set_repository_status(&repo.id, status, error.as_deref(), commit.as_deref())
             .await?;
-        outcome
+        outcome.map(|(report, _)| report)
     }
 
-    async fn sync_locked(
+    /// Where the bare mirror of a git repository lives.
+    pub fn checkout_dir(&self, repo_id: &str) -> PathBuf {
+        self.options.checkout_dir.join(repo_id)
+    }
+
+    /// Scans a working tree and applies the two-phase change check.
+    async fn plan_worktree(
         &self,
-        repo: &Repository,
+        root: &Path,
+        filter: &FileFilter,
+        mut stored: HashMap<String, FileRecord>,
+        report: &mut SyncReport,
         progress: &mut Progress,
-    ) -> Result<SyncReport, IndexError> {
-        let started = Instant::now();
-        let root = match &repo.source {
-            RepoSource::Path(p) => PathBuf::from(p),
-            RepoSource::Git(url) => {
-                return Err(IndexError::Settings(format!(
-                    "repository `{}` is a git source ({url}); git sync is not available yet",
-                    repo.name
-                )));
-            }
-        };
-        let filter = FileFilter::new(&repo.settings)?;
+    ) -> Result<Plan, IndexError> {
         progress.report(
             Phase::Scan,
             0,
@@ -290,24 +364,12 @@ impl Indexer {
             Some(format!("scanning {}", root.display())),
         );
         let scan = {
-            let (root, filter) = (root.clone(), filter.clone());
+            let (root, filter) = (root.to_path_buf(), filter.clone());
             tokio::task::spawn_blocking(move || scan_tree(&root, &filter))
                 .await
                 .map_err(|e| IndexError::Task(e.to_string()))??
         };
-        let mut stored: HashMap<String, FileRecord> = self
-            .meta
-            .list_files(&repo.id)
-            .await?
-            .into_iter()
-            .map(|f| (f.path.clone(), f))
-            .collect();
-        let mut report = SyncReport {
-            scanned: scan.files.len(),
-            ..SyncReport::default()
-        };
-
-        // Phase 1: mtime trigger, then content hash.
+        report.scanned = scan.files.len();
         let mut pending = Vec::new();
         let total = scan.files.len() as u64;
         for (i, file) in scan.files.into_iter().enumerate() {
@@ -323,7 +385,7 @@ impl Indexer {
             let bytes = match std::fs::read(&file.path) {
                 Ok(b) => b,
                 Err(e) => {
-                    // Vanished or unreadable since the scan: treat as failed, keep going.
+                    // Vanished or unreadable since the scan: recorded, the sync goes on.
                     report.failed.push((file.rel.clone(), e.to_string()));
                     continue;
                 }
@@ -349,28 +411,125 @@ impl Indexer {
                 progress.report(Phase::Scan, i as u64 + 1, total, None);
             }
         }
+        let skipped_paths: std::collections::HashSet<&str> =
+            scan.skipped.iter().map(|(f, _)| f.rel.as_str()).collect();
+        let removals = stored
+            .into_keys()
+            .filter(|p| !skipped_paths.contains(p.as_str()))
+            .collect();
+        Ok(Plan {
+            pending,
+            removals,
+            skipped: scan.skipped,
+            commit: None,
+        })
+    }
+
+    /// Fetches a git source and diffs the indexed commit against the tracked ref.
+    async fn plan_git(
+        &self,
+        repo: &Repository,
+        url: &str,
+        filter: &FileFilter,
+        stored: HashMap<String, FileRecord>,
+        report: &mut SyncReport,
+        progress: &mut Progress,
+    ) -> Result<Plan, IndexError> {
+        progress.report(Phase::Scan, 0, 0, Some(format!("fetching {url}")));
+        let (url, dir, tracked, old, filter) = (
+            url.to_string(),
+            self.checkout_dir(&repo.id),
+            repo.tracked_ref.clone(),
+            repo.indexed_commit.clone(),
+            filter.clone(),
+        );
+        let (plan, stored) = tokio::task::spawn_blocking(move || {
+            super::git::plan(
+                &url,
+                &dir,
+                tracked.as_deref(),
+                old.as_deref(),
+                &filter,
+                &stored,
+            )
+            .map(|p| (p, stored))
+        })
+        .await
+        .map_err(|e| IndexError::Task(e.to_string()))??;
+        report.unchanged = plan.unchanged;
+        report.scanned = plan.changed.len() + plan.unchanged;
+        Ok(Plan {
+            pending: plan
+                .changed
+                .into_iter()
+                .map(|g| Pending {
+                    is_new: !stored.contains_key(&g.file.rel),
+                    file: g.file,
+                    hash: g.blob,
+                    bytes: g.bytes,
+                })
+                .collect(),
+            removals: plan
+                .removed
+                .into_iter()
+                .filter(|p| stored.contains_key(p))
+                .collect(),
+            skipped: plan.skipped,
+            commit: Some(plan.commit),
+        })
+    }
+
+    async fn sync_locked(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Result<(SyncReport, Option<String>), IndexError> {
+        let started = Instant::now();
+        let filter = FileFilter::new(&repo.settings)?;
+        let stored: HashMap<String, FileRecord> = self
+            .meta
+            .list_files(&repo.id)
+            .await?
+            .into_iter()
+            .map(|f| (f.path.clone(), f))
+            .collect();
+        let mut report = SyncReport::default();
+        let (root, plan) = match &repo.source {
+            RepoSource::Path(p) => {
+                let root = PathBuf::from(p);
+                let plan = self
+                    .plan_worktree(&root, &filter, stored, &mut report, progress)
+                    .await?;
+                (root, plan)
+            }
+            RepoSource::Git(url) => {
+                let plan = self
+                    .plan_git(repo, url, &filter, stored, &mut report, progress)
+                    .await?;
+                (PathBuf::new(), plan)
+            }
+        };
+        let Plan {
+            pending,
+            removals,
+            skipped,
+            commit,
+        } = plan;
         progress.report(
             Phase::Scan,
-            total,
-            total,
+            report.scanned as u64,
+            report.scanned as u64,
             Some(format!(
-                "{} files: {} unchanged, {} touched, {} to index",
-                total,
+                "{} files: {} unchanged, {} touched, {} to index, {} to remove",
+                report.scanned,
                 report.unchanged,
                 report.touched,
-                pending.len()
+                pending.len(),
+                removals.len()
             )),
         );
 
-        // Files that are gone or newly skipped: their chunks go; skipped ones keep a record.
-        let mut removals: Vec<String> = stored
-            .into_values()
-            .filter(|f| f.skip_reason.is_none() || !f.path.is_empty())
-            .map(|f| f.path)
-            .collect();
-        let skipped_paths: std::collections::HashSet<&str> =
-            scan.skipped.iter().map(|(f, _)| f.rel.as_str()).collect();
-        removals.retain(|p| !skipped_paths.contains(p.as_str()));
+        // Files that are gone: their chunks, symbols and records go.
         if !removals.is_empty() {
             let batch = removals.iter().map(|p| (p.clone(), Vec::new())).collect();
             self.vectors.replace_files(&repo.id, batch).await?;
@@ -379,19 +538,19 @@ impl Indexer {
             }
             report.removed = removals.len();
         }
-        if !scan.skipped.is_empty() {
-            let batch = scan
-                .skipped
+        // Files now skipped: chunks go, a record with the reason stays.
+        if !skipped.is_empty() {
+            let batch = skipped
                 .iter()
                 .map(|(f, _)| (f.rel.clone(), Vec::new()))
                 .collect();
             self.vectors.replace_files(&repo.id, batch).await?;
-            for (file, reason) in &scan.skipped {
+            for (file, reason) in &skipped {
                 self.meta
                     .upsert_file(&skipped_record(&repo.id, file, reason))
                     .await?;
             }
-            report.skipped = scan.skipped.len();
+            report.skipped = skipped.len();
         }
 
         // Phase 2: parse, chunk, embed and write, a batch of files at a time.
@@ -429,7 +588,7 @@ impl Indexer {
                 report.duration.as_secs_f64()
             )),
         );
-        Ok(report)
+        Ok((report, commit))
     }
 
     /// Parses and chunks a batch on the blocking pool.

@@ -50,6 +50,9 @@ pub enum IndexError {
         /// Embedder width.
         model_dims: usize,
     },
+    /// A git operation failed (clone, fetch, ref resolution, diff).
+    #[error("git: {0}")]
+    Git(String),
     /// A background task failed.
     #[error("indexing task failed: {0}")]
     Task(String),

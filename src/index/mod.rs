@@ -6,6 +6,7 @@
 //!   the blueprint's two-phase change check (mtime trigger, SHA-256 confirmation),
 //!   re-parse/re-chunk/re-embed of changed files only, deletion of removed files, one
 //!   sync per repository at a time, per-file errors recorded and never fatal.
+//! - [`git`]: bare mirrors fetched with git2; tree-to-tree diffs, blob ids as hashes.
 //! - [`progress`]: phase/count/rate/ETA events on a broadcast channel.
 //!
 //! Embedding goes through whatever [`crate::embed::Embedder`] the caller passes; pass a
@@ -15,6 +16,7 @@
 
 pub mod engine;
 mod error;
+pub mod git;
 pub mod progress;
 pub mod scan;
 

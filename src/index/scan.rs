@@ -121,6 +121,18 @@ impl FileFilter {
     }
 }
 
+impl FileFilter {
+    /// Why a file of `size` bytes is too large (`None`: it is not).
+    pub fn size_reason(&self, size: u64) -> Option<String> {
+        (size > self.max_file_bytes).then(|| {
+            format!(
+                "larger than the {} byte limit ({size} bytes)",
+                self.max_file_bytes
+            )
+        })
+    }
+}
+
 /// `foo.min.js`, `bundle.min.mjs`, `*.bundle.js`, `*-min.js`.
 fn is_minified_name(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel).to_ascii_lowercase();
@@ -181,14 +193,9 @@ pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
             size: meta.len(),
             mtime_ms: mtime_ms(&meta),
         };
-        let reason = filter.reason(&file.rel, language).or_else(|| {
-            (file.size > filter.max_file_bytes).then(|| {
-                format!(
-                    "larger than the {} byte limit ({} bytes)",
-                    filter.max_file_bytes, file.size
-                )
-            })
-        });
+        let reason = filter
+            .reason(&file.rel, language)
+            .or_else(|| filter.size_reason(file.size));
         match reason {
             Some(r) => scan.skipped.push((file, r)),
             None => scan.files.push(file),

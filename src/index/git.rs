@@ -1,0 +1,220 @@
+//! Git sources: a bare mirror per repository under the data directory, fetched with git2;
+//! changes come from diffing the indexed commit's tree against the new commit's tree, and
+//! a file's blob id is its content hash, so unchanged files are never read.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use git2::{Delta, DiffFindOptions, FetchOptions, ObjectType, Oid, Repository, Tree};
+
+use super::IndexError;
+use super::scan::{FileFilter, SKIPPED_DIRS, ScannedFile};
+use crate::parse::Language;
+use crate::store::FileRecord;
+
+impl From<git2::Error> for IndexError {
+    fn from(e: git2::Error) -> Self {
+        IndexError::Git(e.message().to_string())
+    }
+}
+
+/// A file to (re)index, read from a blob.
+#[derive(Debug)]
+pub struct GitFile {
+    /// The file (its `path` is repo-rooted; `mtime_ms` is the commit time).
+    pub file: ScannedFile,
+    /// Blob id (hex).
+    pub blob: String,
+    /// Content.
+    pub bytes: Vec<u8>,
+}
+
+/// What changed between the indexed commit and the tracked ref's commit.
+#[derive(Debug, Default)]
+pub struct GitPlan {
+    /// The commit the index will reflect.
+    pub commit: String,
+    /// Added or modified files whose blob differs from the stored hash.
+    pub changed: Vec<GitFile>,
+    /// Paths to remove (deleted, renamed away, or now filtered out).
+    pub removed: Vec<String>,
+    /// Files present but not indexed, with the reason.
+    pub skipped: Vec<(ScannedFile, String)>,
+    /// Files the diff named whose blob matched the stored hash (not read).
+    pub unchanged: usize,
+}
+
+/// Opens the mirror at `dir`, cloning `url` into it first when missing, and fetches.
+fn open_and_fetch(url: &str, dir: &Path) -> Result<Repository, IndexError> {
+    let repo = if dir.join("HEAD").is_file() {
+        Repository::open_bare(dir)?
+    } else {
+        std::fs::create_dir_all(dir).map_err(|source| IndexError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let repo = Repository::init_bare(dir)?;
+        repo.remote("origin", url)?;
+        repo
+    };
+    let mut remote = repo.find_remote("origin")?;
+    let mut options = FetchOptions::new();
+    options.download_tags(git2::AutotagOption::All);
+    remote.fetch(
+        &[
+            "+refs/heads/*:refs/remotes/origin/*",
+            "+refs/tags/*:refs/tags/*",
+        ],
+        Some(&mut options),
+        None,
+    )?;
+    // The remote's default branch, for repositories registered without a ref.
+    if let Ok(default) = remote.default_branch()
+        && let Some(name) = default
+            .as_str()
+            .ok()
+            .and_then(|d| d.strip_prefix("refs/heads/"))
+    {
+        let target = format!("refs/remotes/origin/{name}");
+        if repo.find_reference(&target).is_ok() {
+            repo.reference_symbolic("refs/remotes/origin/HEAD", &target, true, "default branch")?;
+        }
+    }
+    drop(remote);
+    Ok(repo)
+}
+
+/// The commit `tracked` names: a branch of the remote, a tag or a revision; `None` is the
+/// remote's default branch.
+fn resolve(repo: &Repository, tracked: Option<&str>) -> Result<Oid, IndexError> {
+    let candidates: Vec<String> = match tracked {
+        None => vec![
+            "refs/remotes/origin/HEAD".into(),
+            "refs/remotes/origin/main".into(),
+            "refs/remotes/origin/master".into(),
+        ],
+        Some(r) => vec![
+            format!("refs/remotes/origin/{r}"),
+            format!("refs/tags/{r}"),
+            r.to_string(),
+        ],
+    };
+    for name in &candidates {
+        if let Ok(object) = repo.revparse_single(name)
+            && let Ok(commit) = object.peel_to_commit()
+        {
+            return Ok(commit.id());
+        }
+    }
+    Err(IndexError::Git(format!(
+        "cannot resolve `{}` to a commit (tried {})",
+        tracked.unwrap_or("the default branch"),
+        candidates.join(", ")
+    )))
+}
+
+fn sextantignore(repo: &Repository, tree: &Tree<'_>) -> Option<ignore::gitignore::Gitignore> {
+    let entry = tree.get_name(".sextantignore")?;
+    let blob = repo.find_blob(entry.id()).ok()?;
+    let mut builder = ignore::gitignore::GitignoreBuilder::new("");
+    for line in String::from_utf8_lossy(blob.content()).lines() {
+        let _ = builder.add_line(None, line);
+    }
+    builder.build().ok()
+}
+
+/// Fetches `url` into `dir` and plans the sync from `old_commit` to the tracked ref.
+pub fn plan(
+    url: &str,
+    dir: &Path,
+    tracked: Option<&str>,
+    old_commit: Option<&str>,
+    filter: &FileFilter,
+    stored: &HashMap<String, FileRecord>,
+) -> Result<GitPlan, IndexError> {
+    let repo = open_and_fetch(url, dir)?;
+    let new_id = resolve(&repo, tracked)?;
+    let new_commit = repo.find_commit(new_id)?;
+    let new_tree = new_commit.tree()?;
+    // A vanished old commit (force-push + gc) means: diff against nothing, and let the
+    // stored hashes spare unchanged files.
+    let old_tree = old_commit
+        .and_then(|c| Oid::from_str(c).ok())
+        .and_then(|id| repo.find_commit(id).ok())
+        .and_then(|c| c.tree().ok());
+    let mut diff = repo.diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), None)?;
+    diff.find_similar(Some(DiffFindOptions::new().renames(true)))?;
+    let ignore = sextantignore(&repo, &new_tree);
+    let mtime_ms = new_commit.time().seconds() * 1000;
+    let mut plan = GitPlan {
+        commit: new_id.to_string(),
+        ..GitPlan::default()
+    };
+    for delta in diff.deltas() {
+        let old_path = delta.old_file().path().map(path_string);
+        let new_path = delta.new_file().path().map(path_string);
+        match delta.status() {
+            Delta::Deleted => plan.removed.extend(old_path),
+            Delta::Added | Delta::Modified | Delta::Renamed | Delta::Copied | Delta::Typechange => {
+                if delta.status() == Delta::Renamed
+                    && let Some(old) = old_path
+                {
+                    plan.removed.push(old);
+                }
+                let Some(rel) = new_path else { continue };
+                let Some(language) = Language::from_path(Path::new(&rel)) else {
+                    continue;
+                };
+                if rel.split('/').any(|part| SKIPPED_DIRS.contains(&part)) {
+                    continue;
+                }
+                let blob_id = delta.new_file().id();
+                let Ok(object) = repo.find_object(blob_id, Some(ObjectType::Blob)) else {
+                    continue; // submodule commits and the like
+                };
+                let Some(blob) = object.as_blob() else {
+                    continue;
+                };
+                let file = ScannedFile {
+                    path: PathBuf::from(&rel),
+                    rel: rel.clone(),
+                    language,
+                    size: blob.size() as u64,
+                    mtime_ms,
+                };
+                let ignored = ignore
+                    .as_ref()
+                    .is_some_and(|g| g.matched_path_or_any_parents(&rel, false).is_ignore());
+                let reason = if ignored {
+                    Some("matched by .sextantignore".to_string())
+                } else {
+                    filter
+                        .reason(&rel, language)
+                        .or_else(|| filter.size_reason(file.size))
+                };
+                if let Some(reason) = reason {
+                    plan.skipped.push((file, reason));
+                    continue;
+                }
+                let blob_hex = blob_id.to_string();
+                if stored.get(&rel).is_some_and(|f| {
+                    f.skip_reason.is_none() && f.content_hash.as_deref() == Some(&blob_hex)
+                }) {
+                    plan.unchanged += 1;
+                    continue;
+                }
+                plan.changed.push(GitFile {
+                    file,
+                    blob: blob_hex,
+                    bytes: blob.content().to_vec(),
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(plan)
+}
+
+fn path_string(p: &Path) -> String {
+    p.to_string_lossy().replace('\\', "/")
+}
