@@ -448,3 +448,58 @@ async fn removing_a_repository_leaves_no_orphans_and_paths_are_checked() {
         .await
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_run_durably_and_resume_after_a_crash() {
+    use sextant::index::JobRunner;
+    use sextant::store::{JobState, NewJob};
+
+    let w = world().await;
+    let indexer = Arc::new(w.indexer);
+    let (events, mut rx) = tokio::sync::broadcast::channel(4096);
+    // A job a crashed process had claimed: still `running` in the table.
+    w.meta
+        .enqueue_job(NewJob {
+            repo_id: Some(w.repo.id.clone()),
+            kind: "sync".into(),
+        })
+        .await
+        .unwrap();
+    let orphan = w.meta.claim_job(None).await.unwrap().unwrap();
+    assert_eq!(orphan.state, JobState::Running);
+
+    let runner = Arc::new(JobRunner::new(indexer.clone(), 2, events));
+    assert_eq!(runner.resume().await.unwrap(), 1);
+    let queued = runner.enqueue_sync(&w.repo.id).await.unwrap();
+    let outcomes = runner.run_queued().await.unwrap();
+    assert_eq!(outcomes.len(), 2);
+    assert!(outcomes.iter().all(|o| o.result.is_ok()));
+    let indexed: usize = outcomes
+        .iter()
+        .map(|o| o.result.as_ref().unwrap().indexed)
+        .sum();
+    assert_eq!(
+        indexed, 5,
+        "the first sync indexes, the second finds nothing to do"
+    );
+    for id in [&orphan.id, &queued.id] {
+        let job = w.meta.get_job(id).await.unwrap().unwrap();
+        assert_eq!(job.state, JobState::Succeeded);
+    }
+    assert_eq!(
+        w.meta.get_job(&orphan.id).await.unwrap().unwrap().attempts,
+        2
+    );
+    // Progress was broadcast, phases in order, ending with Done.
+    let mut phases = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        phases.push(e.phase);
+    }
+    assert!(phases.contains(&sextant::index::Phase::Embed));
+    assert_eq!(phases.last(), Some(&sextant::index::Phase::Done));
+
+    // Unknown repositories are refused at enqueue time, with the way out in the message.
+    let err = runner.enqueue_sync("no-such-repo").await.unwrap_err();
+    assert!(err.to_string().contains("sextant repo list"), "{err}");
+    assert!(runner.run_queued().await.unwrap().is_empty());
+}

@@ -7,6 +7,8 @@
 //!   re-parse/re-chunk/re-embed of changed files only, deletion of removed files, one
 //!   sync per repository at a time, per-file errors recorded and never fatal.
 //! - [`git`]: bare mirrors fetched with git2; tree-to-tree diffs, blob ids as hashes.
+//! - [`jobs`]: durable sync jobs in the jobs table, a runner with a concurrency limit,
+//!   re-queueing of jobs a crash left running.
 //! - [`progress`]: phase/count/rate/ETA events on a broadcast channel.
 //!
 //! Embedding goes through whatever [`crate::embed::Embedder`] the caller passes; pass a
@@ -17,10 +19,12 @@
 pub mod engine;
 mod error;
 pub mod git;
+pub mod jobs;
 pub mod progress;
 pub mod scan;
 
 pub use engine::{IndexOptions, Indexer, SyncReport};
 pub use error::IndexError;
+pub use jobs::{JobOutcome, JobRunner};
 pub use progress::{Phase, Progress, ProgressEvent};
 pub use scan::{FileFilter, Scan, ScannedFile, scan_tree};

@@ -1,0 +1,152 @@
+//! Durable sync jobs: requests to sync a repository are rows in the jobs table, run by a
+//! [`JobRunner`] with a global limit on concurrent syncs (one per repository at most, by
+//! the [`Indexer`]'s lock). Jobs left `running` by a crash are re-queued at start, and a
+//! sync converges from any interrupted state, so a restart resumes unfinished work.
+
+use std::sync::Arc;
+
+use tokio::sync::{Notify, Semaphore, broadcast};
+
+use super::{IndexError, Indexer, Phase, Progress, ProgressEvent, SyncReport};
+use crate::store::{Job, JobState, NewJob};
+
+/// The job kind of a repository sync.
+pub const SYNC_JOB: &str = "sync";
+
+/// Runs queued sync jobs.
+pub struct JobRunner {
+    indexer: Arc<Indexer>,
+    permits: Arc<Semaphore>,
+    events: broadcast::Sender<ProgressEvent>,
+    wake: Notify,
+}
+
+/// The outcome of one job.
+#[derive(Debug)]
+pub struct JobOutcome {
+    /// The job as claimed.
+    pub job: Job,
+    /// Its sync report, or the error it failed with.
+    pub result: Result<SyncReport, String>,
+}
+
+impl JobRunner {
+    /// A runner allowing `max_concurrent` syncs at once; progress of every job is
+    /// broadcast on `events`.
+    pub fn new(
+        indexer: Arc<Indexer>,
+        max_concurrent: usize,
+        events: broadcast::Sender<ProgressEvent>,
+    ) -> Self {
+        Self {
+            indexer,
+            permits: Arc::new(Semaphore::new(max_concurrent.max(1))),
+            events,
+            wake: Notify::new(),
+        }
+    }
+
+    /// Re-queues jobs a previous process left running; call once at start. Returns how
+    /// many were re-queued.
+    pub async fn resume(&self) -> Result<u64, IndexError> {
+        Ok(self.indexer.meta().requeue_running_jobs().await?)
+    }
+
+    /// Queues a sync of the repository with this name or id and wakes the runner.
+    pub async fn enqueue_sync(&self, name_or_id: &str) -> Result<Job, IndexError> {
+        let repo = self.indexer.find_repo(name_or_id).await?;
+        let job = self
+            .indexer
+            .meta()
+            .enqueue_job(NewJob {
+                repo_id: Some(repo.id),
+                kind: SYNC_JOB.into(),
+            })
+            .await?;
+        self.wake.notify_one();
+        Ok(job)
+    }
+
+    /// Claims and runs queued jobs until none is left, up to the concurrency limit at a
+    /// time. Returns the outcomes in completion order.
+    pub async fn run_queued(self: &Arc<Self>) -> Result<Vec<JobOutcome>, IndexError> {
+        let mut tasks = tokio::task::JoinSet::new();
+        loop {
+            let permit = self
+                .permits
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|e| IndexError::Task(e.to_string()))?;
+            let Some(job) = self.indexer.meta().claim_job(None).await? else {
+                drop(permit);
+                break;
+            };
+            let this = self.clone();
+            tasks.spawn(async move {
+                let outcome = this.run_one(job).await;
+                drop(permit);
+                outcome
+            });
+        }
+        let mut outcomes = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            outcomes.push(done.map_err(|e| IndexError::Task(e.to_string()))??);
+        }
+        Ok(outcomes)
+    }
+
+    async fn run_one(&self, job: Job) -> Result<JobOutcome, IndexError> {
+        let meta = self.indexer.meta().clone();
+        let result = match (&job.kind[..], &job.repo_id) {
+            (SYNC_JOB, Some(repo_id)) => match self.indexer.find_repo(repo_id).await {
+                Ok(repo) => {
+                    let mut progress = Progress::new(&repo.id, self.events.clone());
+                    self.indexer
+                        .sync(&repo, &mut progress)
+                        .await
+                        .map_err(|e| e.to_string())
+                }
+                Err(e) => Err(e.to_string()),
+            },
+            (kind, _) => Err(format!("unknown job kind `{kind}`")),
+        };
+        match &result {
+            Ok(report) => {
+                meta.update_job_progress(
+                    &job.id,
+                    report.indexed as i64,
+                    report.scanned as i64,
+                    Some(&format!(
+                        "{} indexed, {} removed",
+                        report.indexed, report.removed
+                    )),
+                )
+                .await?;
+                meta.finish_job(&job.id, JobState::Succeeded, None).await?;
+            }
+            Err(e) => meta.finish_job(&job.id, JobState::Failed, Some(e)).await?,
+        }
+        let _ = self.events.send(ProgressEvent {
+            repo_id: job.repo_id.clone().unwrap_or_default(),
+            phase: Phase::Done,
+            done: 0,
+            total: 0,
+            rate: 0.0,
+            eta_secs: None,
+            message: Some(format!("job {} finished", job.id)),
+        });
+        Ok(JobOutcome { job, result })
+    }
+
+    /// Runs jobs forever: whenever woken by [`JobRunner::enqueue_sync`], and every
+    /// `poll` (jobs queued by other processes). Errors of the queue itself are logged.
+    pub async fn run_forever(self: Arc<Self>, poll: std::time::Duration) {
+        loop {
+            if let Err(e) = self.run_queued().await {
+                tracing::error!(error = %e, "job queue");
+            }
+            let _ = tokio::time::timeout(poll, self.wake.notified()).await;
+        }
+    }
+}
