@@ -3,43 +3,17 @@
 //! id as the content hash. The upstream is a real repository made with git2 in a temp dir.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_trait::async_trait;
+mod support;
+
 use git2::{Repository, Signature};
-use sextant::embed::{BatchLimits, EmbedError, Embedder, InputKind};
 use sextant::index::{IndexOptions, Indexer, Progress, SyncReport};
 use sextant::store::{
     LanceStore, LanceStoreOptions, MetaStore, RepoSettings, Repository as Repo, SqlMetaStore,
     VectorStore,
 };
-
-#[derive(Default)]
-struct Counter(Mutex<usize>);
-
-#[async_trait]
-impl Embedder for Counter {
-    fn model_id(&self) -> &str {
-        "counter"
-    }
-    fn dims(&self) -> usize {
-        4
-    }
-    fn limits(&self) -> BatchLimits {
-        BatchLimits {
-            max_texts: 64,
-            max_tokens: 1_000_000,
-            max_text_tokens: 100_000,
-        }
-    }
-    async fn embed(&self, texts: &[String], _: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
-        *self.0.lock().unwrap() += texts.len();
-        Ok(texts
-            .iter()
-            .map(|t| vec![t.len() as f32, 1.0, 0.5, 0.25])
-            .collect())
-    }
-}
+use support::embedders::{DIMS, Recorder};
 
 fn commit(repo: &Repository, files: &[(&str, Option<&str>)], message: &str, branch: &str) {
     let workdir = repo.workdir().unwrap().to_path_buf();
@@ -82,7 +56,7 @@ struct World {
     upstream: Repository,
     meta: Arc<SqlMetaStore>,
     vectors: Arc<LanceStore>,
-    counter: Arc<Counter>,
+    counter: Arc<Recorder>,
     indexer: Indexer,
 }
 
@@ -110,12 +84,12 @@ async fn world() -> World {
     let vectors = Arc::new(
         LanceStore::open(LanceStoreOptions::new(
             tmp.path().join("lance").to_string_lossy(),
-            4,
+            DIMS,
         ))
         .await
         .unwrap(),
     );
-    let counter = Arc::new(Counter::default());
+    let counter = Arc::new(Recorder::default());
     let indexer = Indexer::new(
         meta.clone(),
         vectors.clone(),
@@ -231,12 +205,12 @@ async fn commits_are_synced_by_tree_diff() {
         "change",
         "main",
     );
-    let before = *w.counter.0.lock().unwrap();
+    let before = w.counter.texts.lock().unwrap().len();
     let report = w.sync(&repo).await;
     assert_eq!(report.indexed, 3, "a (modified), d (added), e (renamed)");
     assert_eq!(report.added, 2);
     assert_eq!(report.removed, 2, "b (deleted) and c (renamed away)");
-    assert!(*w.counter.0.lock().unwrap() > before);
+    assert!(w.counter.texts.lock().unwrap().len() > before);
     let repo = w.reload(&repo).await;
     assert_eq!(w.paths(&repo).await, ["src/a.ts", "src/d.ts", "src/e.ts"]);
     assert!(

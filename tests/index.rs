@@ -4,60 +4,18 @@
 //! The embedder is a deterministic stand-in that records every text it is asked for.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use async_trait::async_trait;
-use sextant::embed::{BatchLimits, CachedEmbedder, EmbedError, Embedder, InputKind, MemoryCache};
+mod support;
+
+use sextant::embed::{CachedEmbedder, MemoryCache};
 use sextant::index::{IndexOptions, Indexer, Progress, SyncReport};
 use sextant::store::{
     ChunkFilter, LanceStore, LanceStoreOptions, MetaStore, RepoSettings, Repository, SqlMetaStore,
     VectorStore,
 };
-
-const DIMS: usize = 8;
-
-/// Hash-based vectors; remembers every text embedded.
-#[derive(Default)]
-struct Recorder {
-    texts: Mutex<Vec<String>>,
-}
-
-impl Recorder {
-    fn take(&self) -> Vec<String> {
-        std::mem::take(&mut *self.texts.lock().unwrap())
-    }
-}
-
-#[async_trait]
-impl Embedder for Recorder {
-    fn model_id(&self) -> &str {
-        "recorder"
-    }
-    fn dims(&self) -> usize {
-        DIMS
-    }
-    fn limits(&self) -> BatchLimits {
-        BatchLimits {
-            max_texts: 32,
-            max_tokens: 1_000_000,
-            max_text_tokens: 100_000,
-        }
-    }
-    async fn embed(&self, texts: &[String], _: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.texts.lock().unwrap().extend(texts.iter().cloned());
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![0.1f32; DIMS];
-                for (i, b) in t.bytes().enumerate() {
-                    v[i % DIMS] += f32::from(b) / 255.0;
-                }
-                v
-            })
-            .collect())
-    }
-}
+use support::embedders::{DIMS, Recorder};
 
 struct World {
     _tmp: tempfile::TempDir,

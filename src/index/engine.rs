@@ -181,47 +181,15 @@ impl Indexer {
         if !root.is_dir() {
             return Err(refused("not a directory".into()));
         }
-        if !self.options.allowed_roots.is_empty() {
-            let allowed = self
-                .options
-                .allowed_roots
-                .iter()
-                .any(|r| r.canonicalize().is_ok_and(|r| root.starts_with(&r)));
-            if !allowed {
-                return Err(refused(format!(
-                    "it is outside the allowed roots ({}); add its parent to SEXTANT_ALLOWED_ROOTS",
-                    self.options
-                        .allowed_roots
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
-        }
+        self.check_allowed(&root).map_err(refused)?;
         FileFilter::new(&settings)?;
         let location = root.to_string_lossy().into_owned();
         let name = name.map(str::to_string).unwrap_or_else(|| {
             root.file_name()
                 .map_or_else(|| "root".to_string(), |n| n.to_string_lossy().into_owned())
         });
-        if let Some(existing) = self.meta.get_repository_by_name(&name).await? {
-            return match &existing.source {
-                RepoSource::Path(p) if *p == location => Ok(existing),
-                other => Err(refused(format!(
-                    "the name `{name}` is taken by {other:?}; pass another --name"
-                ))),
-            };
-        }
-        Ok(self
-            .meta
-            .create_repository(NewRepository {
-                name,
-                source: RepoSource::Path(location),
-                tracked_ref: None,
-                settings,
-            })
-            .await?)
+        self.create_unless_registered(name, RepoSource::Path(location), None, settings, path)
+            .await
     }
 
     /// Registers a git repository by URL (`https://…`, `ssh://…`, `file://…` or a local
@@ -243,18 +211,7 @@ impl Indexer {
             let path = Path::new(url)
                 .canonicalize()
                 .map_err(|e| refused(format!("{e} (not a URL and not an existing path)")))?;
-            if !self.options.allowed_roots.is_empty()
-                && !self
-                    .options
-                    .allowed_roots
-                    .iter()
-                    .any(|r| r.canonicalize().is_ok_and(|r| path.starts_with(&r)))
-            {
-                return Err(refused(
-                    "it is outside the allowed roots; add its parent to SEXTANT_ALLOWED_ROOTS"
-                        .into(),
-                ));
-            }
+            self.check_allowed(&path).map_err(refused)?;
         }
         FileFilter::new(&settings)?;
         let name = name.map(str::to_string).unwrap_or_else(|| {
@@ -265,23 +222,67 @@ impl Indexer {
                 .trim_end_matches(".git")
                 .to_string()
         });
+        self.create_unless_registered(
+            name,
+            RepoSource::Git(url.to_string()),
+            tracked_ref.map(str::to_string),
+            settings,
+            Path::new(url),
+        )
+        .await
+    }
+
+    /// Creates the repository, or returns the one already registered under `name` with
+    /// the same source; a name taken by another source is refused.
+    async fn create_unless_registered(
+        &self,
+        name: String,
+        source: RepoSource,
+        tracked_ref: Option<String>,
+        settings: RepoSettings,
+        given: &Path,
+    ) -> Result<Repository, IndexError> {
         if let Some(existing) = self.meta.get_repository_by_name(&name).await? {
-            return match &existing.source {
-                RepoSource::Git(u) if u == url => Ok(existing),
-                other => Err(refused(format!(
-                    "the name `{name}` is taken by {other:?}; pass another --name"
-                ))),
-            };
+            if existing.source == source {
+                return Ok(existing);
+            }
+            return Err(IndexError::PathRefused {
+                path: given.to_path_buf(),
+                reason: format!(
+                    "the name `{name}` is taken by {:?}; pass another --name",
+                    existing.source
+                ),
+            });
         }
         Ok(self
             .meta
             .create_repository(NewRepository {
                 name,
-                source: RepoSource::Git(url.to_string()),
-                tracked_ref: tracked_ref.map(str::to_string),
+                source,
+                tracked_ref,
                 settings,
             })
             .await?)
+    }
+
+    /// `Err(reason)` when `path` (canonical) is outside the allowed roots.
+    fn check_allowed(&self, path: &Path) -> Result<(), String> {
+        let roots = &self.options.allowed_roots;
+        if roots.is_empty()
+            || roots
+                .iter()
+                .any(|r| r.canonicalize().is_ok_and(|r| path.starts_with(&r)))
+        {
+            return Ok(());
+        }
+        Err(format!(
+            "it is outside the allowed roots ({}); add its parent to SEXTANT_ALLOWED_ROOTS",
+            roots
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
     }
 
     /// The repository with this name or id.
