@@ -301,3 +301,52 @@ async fn switching_branches_diffs_the_two_trees() {
         .unwrap_err();
     assert!(err.to_string().contains("not an existing path"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn git_repositories_are_fetched_periodically() {
+    use sextant::index::JobRunner;
+    let w = world().await;
+    let url = w.url();
+    let settings = RepoSettings {
+        fetch_interval_secs: 1,
+        ..RepoSettings::default()
+    };
+    let repo = w
+        .indexer
+        .register_git(&url, Some("up"), None, settings)
+        .await
+        .unwrap();
+    let (events, _rx) = tokio::sync::broadcast::channel(16);
+    let indexer = Arc::new(w.indexer);
+    let runner = Arc::new(JobRunner::new(indexer.clone(), 1, events));
+    // Just registered: not due yet.
+    assert!(runner.enqueue_due_fetches().await.unwrap().is_empty());
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let due = runner.enqueue_due_fetches().await.unwrap();
+    assert_eq!(due.len(), 1);
+    // Already queued: not queued twice.
+    assert!(runner.enqueue_due_fetches().await.unwrap().is_empty());
+    let outcomes = runner.run_queued().await.unwrap();
+    assert_eq!(outcomes[0].result.as_ref().unwrap().indexed, 3);
+    // A new upstream commit is picked up by the next due fetch.
+    commit(
+        &w.upstream,
+        &[("src/z.ts", Some("export const z = 26;\n"))],
+        "z",
+        "main",
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    assert_eq!(runner.enqueue_due_fetches().await.unwrap().len(), 1);
+    let outcomes = runner.run_queued().await.unwrap();
+    assert_eq!(outcomes[0].result.as_ref().unwrap().added, 1);
+    let repo = indexer.find_repo(&repo.id).await.unwrap();
+    let head = w
+        .upstream
+        .find_reference("refs/heads/main")
+        .unwrap()
+        .peel_to_commit()
+        .unwrap()
+        .id()
+        .to_string();
+    assert_eq!(repo.indexed_commit.as_deref(), Some(head.as_str()));
+}

@@ -139,10 +139,41 @@ impl JobRunner {
         Ok(JobOutcome { job, result })
     }
 
+    /// Queues a sync for every git repository whose `fetch_interval_secs` has passed
+    /// since it last changed state and that has no sync queued or running. Returns the
+    /// jobs queued.
+    pub async fn enqueue_due_fetches(&self) -> Result<Vec<Job>, IndexError> {
+        let meta = self.indexer.meta();
+        let now = crate::store::now_ms();
+        let mut queued = Vec::new();
+        for repo in meta.list_repositories().await? {
+            let interval = repo.settings.fetch_interval_secs;
+            if interval == 0
+                || !matches!(repo.source, crate::store::RepoSource::Git(_))
+                || now - repo.updated_at < (interval as i64).saturating_mul(1000)
+            {
+                continue;
+            }
+            let busy = meta
+                .list_jobs(Some(&repo.id), 1)
+                .await?
+                .first()
+                .is_some_and(|j| matches!(j.state, JobState::Queued | JobState::Running));
+            if !busy {
+                queued.push(self.enqueue_sync(&repo.id).await?);
+            }
+        }
+        Ok(queued)
+    }
+
     /// Runs jobs forever: whenever woken by [`JobRunner::enqueue_sync`], and every
-    /// `poll` (jobs queued by other processes). Errors of the queue itself are logged.
+    /// `poll` (jobs queued by other processes, periodic fetches of git repositories).
+    /// Errors of the queue itself are logged.
     pub async fn run_forever(self: Arc<Self>, poll: std::time::Duration) {
         loop {
+            if let Err(e) = self.enqueue_due_fetches().await {
+                tracing::error!(error = %e, "periodic fetch");
+            }
             if let Err(e) = self.run_queued().await {
                 tracing::error!(error = %e, "job queue");
             }
