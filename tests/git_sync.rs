@@ -350,3 +350,58 @@ async fn git_repositories_are_fetched_periodically() {
         .to_string();
     assert_eq!(repo.indexed_commit.as_deref(), Some(head.as_str()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_file_limit_applies_to_git_sources_and_settings_can_change() {
+    let w = world().await;
+    // The upstream has three source files.
+    let settings = RepoSettings {
+        max_files: 2,
+        ..RepoSettings::default()
+    };
+    let repo = w
+        .indexer
+        .register_git(&w.url(), Some("limited"), Some("main"), settings)
+        .await
+        .unwrap();
+    w.sync(&repo).await;
+    let files = w.meta.list_files(&repo.id).await.unwrap();
+    let indexed: Vec<&str> = files
+        .iter()
+        .filter(|f| f.skip_reason.is_none())
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(indexed.len(), 2, "{files:?}");
+    let over: Vec<_> = files
+        .iter()
+        .filter(|f| {
+            f.skip_reason
+                .as_deref()
+                .is_some_and(|r| r.contains("limit of 2 files"))
+        })
+        .collect();
+    assert_eq!(over.len(), 1, "{files:?}");
+
+    // Settings are validated, then saved.
+    let bad = RepoSettings {
+        include: vec!["[".into()],
+        ..RepoSettings::default()
+    };
+    assert!(
+        w.indexer
+            .update_settings("limited", None, bad)
+            .await
+            .is_err()
+    );
+    let raised = RepoSettings {
+        max_files: 10,
+        ..RepoSettings::default()
+    };
+    let updated = w
+        .indexer
+        .update_settings("limited", None, raised)
+        .await
+        .unwrap();
+    assert_eq!(updated.settings.max_files, 10);
+    assert_eq!(updated.tracked_ref.as_deref(), Some("main"));
+}

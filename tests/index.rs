@@ -461,3 +461,34 @@ async fn jobs_run_durably_and_resume_after_a_crash() {
     assert!(err.to_string().contains("sextant repo list"), "{err}");
     assert!(runner.run_queued().await.unwrap().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watched_working_trees_queue_a_sync_on_change() {
+    use sextant::index::JobRunner;
+    use sextant::store::JobState;
+
+    let w = world().await;
+    w.sync().await;
+    let (events, _rx) = tokio::sync::broadcast::channel(64);
+    let runner = Arc::new(JobRunner::new(Arc::new(w.indexer), 1, events));
+    let _watch = runner
+        .watch(&w.repo, std::time::Duration::from_millis(200))
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    write(
+        &w.root,
+        "src/jwt.ts",
+        "export function verify(t: string) { return !!t; }\n",
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let jobs = w.meta.list_jobs(Some(&w.repo.id), 10).await.unwrap();
+        if jobs.iter().any(|j| j.state == JobState::Queued) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no sync was queued");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let outcomes = runner.run_queued().await.unwrap();
+    assert_eq!(outcomes[0].result.as_ref().unwrap().indexed, 1);
+}

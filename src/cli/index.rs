@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{CliError, out, write_err};
 use crate::config::Config;
-use crate::embed::CachedEmbedder;
+use crate::embed::{CachedEmbedder, Embedder};
 use crate::index::{IndexOptions, Indexer, Phase, Progress, ProgressEvent};
 use crate::store::{LanceStore, LanceStoreOptions, MetaStore, RepoSettings, SqlMetaStore};
 
@@ -24,6 +24,13 @@ pub enum RepoCommand {
         /// Name or id.
         name: String,
     },
+    /// Show one repository: source, status, indexed commit, settings, file counts (JSON).
+    Show {
+        /// Name or id.
+        name: String,
+    },
+    /// Change a repository's settings; the next sync applies them.
+    Set(RepoSetArgs),
     /// List a repository's files; with --skipped only those not indexed, with the reason.
     Files {
         /// Name or id.
@@ -32,6 +39,41 @@ pub enum RepoCommand {
         #[arg(long)]
         skipped: bool,
     },
+}
+
+/// Options of `sextant repo set`: each given flag replaces that setting.
+#[derive(Debug, clap::Args)]
+pub struct RepoSetArgs {
+    /// Name or id.
+    pub name: String,
+    /// Include globs (repeatable; replaces the list). `--include ''` clears it.
+    #[arg(long)]
+    pub include: Option<Vec<String>>,
+    /// Exclude globs (repeatable; replaces the list). `--exclude ''` clears it.
+    #[arg(long)]
+    pub exclude: Option<Vec<String>>,
+    /// Largest file indexed, in bytes.
+    #[arg(long)]
+    pub max_file_bytes: Option<u64>,
+    /// Most files indexed.
+    #[arg(long)]
+    pub max_files: Option<u64>,
+    /// Language ids to index (`typescript`, `tsx`, `javascript`; comma-separated; empty: all).
+    #[arg(long, value_delimiter = ',')]
+    pub languages: Option<Vec<String>>,
+    /// Watch the working tree for changes (`sextant serve`).
+    #[arg(long)]
+    pub watch: Option<bool>,
+    /// Seconds between fetches of a git repository (0: never).
+    #[arg(long)]
+    pub fetch_interval: Option<u64>,
+    /// Git repositories: the branch, tag or commit to track.
+    #[arg(long = "ref")]
+    pub tracked_ref: Option<String>,
+}
+
+fn non_empty(list: Vec<String>) -> Vec<String> {
+    list.into_iter().filter(|s| !s.trim().is_empty()).collect()
 }
 
 /// Options of `sextant index`.
@@ -60,18 +102,18 @@ pub struct IndexArgs {
     pub json: bool,
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| CliError::Output(format!("cannot start the async runtime: {e}")))
 }
 
-fn fail(e: impl std::fmt::Display) -> CliError {
+pub(super) fn fail(e: impl std::fmt::Display) -> CliError {
     CliError::Output(e.to_string())
 }
 
-async fn open_meta(config: &Config) -> Result<Arc<SqlMetaStore>, CliError> {
+pub(super) async fn open_meta(config: &Config) -> Result<Arc<SqlMetaStore>, CliError> {
     Ok(Arc::new(
         SqlMetaStore::open(&config.database_url())
             .await
@@ -79,19 +121,24 @@ async fn open_meta(config: &Config) -> Result<Arc<SqlMetaStore>, CliError> {
     ))
 }
 
-async fn open_indexer(config: &Config, meta: Arc<SqlMetaStore>) -> Result<Indexer, CliError> {
+/// Opens the indexer over `meta`, the configured embedder (behind the SQL embedding cache)
+/// and the LanceDB store; also returns the bare embedder, for queries.
+pub(super) async fn open_indexer_with(
+    config: &Config,
+    meta: Arc<SqlMetaStore>,
+) -> Result<(Indexer, Arc<dyn Embedder>), CliError> {
     let embedder = config
         .embed
         .build(&config.data_dir, |line| eprintln!("sextant: {line}"))
         .await?;
     let dims = embedder.dims();
-    let cached = Arc::new(CachedEmbedder::new(embedder, meta.clone()));
+    let cached = Arc::new(CachedEmbedder::new(embedder.clone(), meta.clone()));
     let vectors = Arc::new(
         LanceStore::open(LanceStoreOptions::new(config.lance_uri(), dims))
             .await
             .map_err(fail)?,
     );
-    Indexer::new(
+    let indexer = Indexer::new(
         meta,
         vectors,
         cached,
@@ -103,7 +150,12 @@ async fn open_indexer(config: &Config, meta: Arc<SqlMetaStore>) -> Result<Indexe
             ..IndexOptions::default()
         },
     )
-    .map_err(fail)
+    .map_err(fail)?;
+    Ok((indexer, embedder))
+}
+
+async fn open_indexer(config: &Config, meta: Arc<SqlMetaStore>) -> Result<Indexer, CliError> {
+    Ok(open_indexer_with(config, meta).await?.0)
 }
 
 fn draw(bar: &ProgressBar, event: &ProgressEvent) {
@@ -120,6 +172,39 @@ fn draw(bar: &ProgressBar, event: &ProgressEvent) {
     if let Some(m) = &event.message {
         bar.println(format!("{phase}: {m}"));
     }
+}
+
+/// Syncs `repo`, drawing progress bars on stderr.
+pub(super) async fn sync_with_bars(
+    indexer: &Indexer,
+    repo: &crate::store::Repository,
+) -> Result<crate::index::SyncReport, CliError> {
+    let (sender, mut receiver) = tokio::sync::broadcast::channel(1024);
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template(
+            "{spinner} {msg:>6} [{bar:30}] {pos}/{len} {per_sec} eta {eta}",
+        )
+        .map_err(fail)?
+        .progress_chars("=> "),
+    );
+    let drawer = {
+        let bar = bar.clone();
+        tokio::spawn(async move {
+            loop {
+                match receiver.recv().await {
+                    Ok(event) => draw(&bar, &event),
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(_) => break,
+                }
+            }
+        })
+    };
+    let mut progress = Progress::new(&repo.id, sender);
+    let report = indexer.sync(&repo, &mut progress).await;
+    drop(progress);
+    let _ = drawer.await;
+    bar.finish_and_clear();
+    report.map_err(fail)
 }
 
 /// Indexes a directory once, with progress bars on stderr.
@@ -147,32 +232,7 @@ pub fn index(args: IndexArgs, config: &Config) -> Result<(), CliError> {
                 .await
         }
         .map_err(fail)?;
-        let (sender, mut receiver) = tokio::sync::broadcast::channel(1024);
-        let bar = ProgressBar::new(0).with_style(
-            ProgressStyle::with_template(
-                "{spinner} {msg:>6} [{bar:30}] {pos}/{len} {per_sec} eta {eta}",
-            )
-            .map_err(fail)?
-            .progress_chars("=> "),
-        );
-        let drawer = {
-            let bar = bar.clone();
-            tokio::spawn(async move {
-                loop {
-                    match receiver.recv().await {
-                        Ok(event) => draw(&bar, &event),
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                        Err(_) => break,
-                    }
-                }
-            })
-        };
-        let mut progress = Progress::new(&repo.id, sender);
-        let report = indexer.sync(&repo, &mut progress).await;
-        drop(progress);
-        let _ = drawer.await;
-        bar.finish_and_clear();
-        let report = report.map_err(fail)?;
+        let report = sync_with_bars(&indexer, &repo).await?;
         let mut w = out();
         if args.json {
             serde_json::to_writer_pretty(&mut w, &report).map_err(fail)?;
@@ -234,6 +294,50 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
                 let indexer = open_indexer(config, meta).await?;
                 let repo = indexer.remove_repo(&name).await.map_err(fail)?;
                 writeln!(w, "removed {} ({})", repo.name, repo.id).map_err(write_err)?;
+            }
+            RepoCommand::Show { name } => {
+                let indexer = open_indexer(config, meta.clone()).await?;
+                let repo = indexer.find_repo(&name).await.map_err(fail)?;
+                let files = meta.list_files(&repo.id).await.map_err(fail)?;
+                let skipped = files.iter().filter(|f| f.skip_reason.is_some()).count();
+                let symbols: i64 = files.iter().map(|f| f.symbol_count).sum();
+                let shown = serde_json::json!({
+                    "repository": repo,
+                    "files": files.len() - skipped,
+                    "skipped": skipped,
+                    "symbols": symbols,
+                });
+                serde_json::to_writer_pretty(&mut w, &shown).map_err(fail)?;
+                writeln!(w).map_err(write_err)?;
+            }
+            RepoCommand::Set(args) => {
+                let indexer = open_indexer(config, meta).await?;
+                let mut settings = indexer.find_repo(&args.name).await.map_err(fail)?.settings;
+                if let Some(v) = args.include {
+                    settings.include = non_empty(v);
+                }
+                if let Some(v) = args.exclude {
+                    settings.exclude = non_empty(v);
+                }
+                if let Some(v) = args.languages {
+                    settings.languages = non_empty(v);
+                }
+                settings.max_file_bytes = args.max_file_bytes.unwrap_or(settings.max_file_bytes);
+                settings.max_files = args.max_files.unwrap_or(settings.max_files);
+                settings.watch = args.watch.unwrap_or(settings.watch);
+                settings.fetch_interval_secs =
+                    args.fetch_interval.unwrap_or(settings.fetch_interval_secs);
+                let repo = indexer
+                    .update_settings(&args.name, args.tracked_ref, settings)
+                    .await
+                    .map_err(fail)?;
+                serde_json::to_writer_pretty(&mut w, &repo.settings).map_err(fail)?;
+                writeln!(
+                    w,
+                    "\n{}: settings saved; run `sextant index` or wait for the next sync",
+                    repo.name
+                )
+                .map_err(write_err)?;
             }
             RepoCommand::Files { name, skipped } => {
                 let repo = match meta.get_repository_by_name(&name).await.map_err(fail)? {

@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod index;
 mod models;
+mod search;
 
 use crate::chunk::chunk_file;
 use crate::config::Config;
@@ -62,14 +63,9 @@ pub struct Cli {
 /// Settings shared by every command.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// Data directory for Sextant's state.
-    #[arg(
-        long,
-        global = true,
-        env = "SEXTANT_DATA_DIR",
-        default_value = ".sextant"
-    )]
-    pub data_dir: PathBuf,
+    /// Data directory for Sextant's state (default `.sextant`).
+    #[arg(long, global = true, env = "SEXTANT_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
     /// Metadata database (`postgres://…`, `sqlite:…` or a file path); default
     /// `<data-dir>/sextant.db`.
     #[arg(long, global = true, env = "DATABASE_URL")]
@@ -123,7 +119,10 @@ impl GlobalArgs {
     /// The typed configuration these flags describe.
     pub fn config(&self) -> Config {
         let mut config = Config {
-            data_dir: self.data_dir.clone(),
+            data_dir: self
+                .data_dir
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(".sextant")),
             ..Config::default()
         };
         config.parse.max_file_bytes = self.max_file_bytes;
@@ -171,6 +170,10 @@ pub enum Command {
     },
     /// Index a directory once (registering it on first use), with progress bars.
     Index(index::IndexArgs),
+    /// Search the index: a question, or `symbol = [path >] [Parent >] name`.
+    Search(search::SearchCommand),
+    /// Index a corpus and run a JSONL query set, writing results for `score.py`.
+    Eval(search::EvalCommand),
     /// Manage registered repositories.
     Repo {
         /// What to do.
@@ -205,6 +208,7 @@ pub enum Command {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<(), CliError> {
     let config = cli.global.config();
+    let data_dir_given = cli.global.data_dir.is_some();
     match cli.command {
         Command::Chunks {
             path,
@@ -217,6 +221,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Parse { path, json, .. } => parse_tree(&path, json, &config),
         Command::Index(args) => index::index(args, &config),
         Command::Repo { action } => index::repo(action, &config),
+        Command::Search(args) => search::search(args, &config),
+        Command::Eval(args) => search::eval(args, &config, data_dir_given),
         Command::Model { action } => models::model(action, &config),
         Command::Embed { texts, query } => models::embed(texts, query, &config),
         Command::Rerank { query, documents } => models::rerank(query, documents, &config),

@@ -31,11 +31,11 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub use batch::{BatchLimits, plan_batches};
-pub use bert::BertEmbedder;
+pub use bert::{BertEmbedder, default_model_dir};
 pub use cache::{CachedEmbedder, MemoryCache, VectorCache};
 pub use error::EmbedError;
 pub use openai::OpenAiEmbedder;
-pub use provider::{EmbedConfig, EmbedProvider, RerankConfig, RerankProvider};
+pub use provider::{EmbedConfig, EmbedProvider, RerankConfig, RerankProvider, default_static_dir};
 pub use rerank::HttpReranker;
 pub use static_model::StaticEmbedder;
 pub use voyage::{VoyageEmbedder, VoyageReranker};

@@ -296,6 +296,30 @@ impl Indexer {
             .ok_or_else(|| IndexError::UnknownRepo(name_or_id.to_string()))
     }
 
+    /// Changes a repository's settings (and, for git sources, its tracked ref) after
+    /// checking them; the next sync applies them (files newly excluded are removed, newly
+    /// included ones indexed).
+    pub async fn update_settings(
+        &self,
+        name_or_id: &str,
+        tracked_ref: Option<String>,
+        settings: RepoSettings,
+    ) -> Result<Repository, IndexError> {
+        let repo = self.find_repo(name_or_id).await?;
+        FileFilter::new(&settings)?;
+        if tracked_ref.is_some() && !matches!(repo.source, RepoSource::Git(_)) {
+            return Err(IndexError::Settings(format!(
+                "`{}` is a local directory: only git repositories track a ref",
+                repo.name
+            )));
+        }
+        let tracked_ref = tracked_ref.or(repo.tracked_ref.clone());
+        Ok(self
+            .meta
+            .update_repository_settings(&repo.id, tracked_ref, &settings)
+            .await?)
+    }
+
     /// Removes a repository and everything stored for it.
     pub async fn remove_repo(&self, name_or_id: &str) -> Result<Repository, IndexError> {
         let repo = self.find_repo(name_or_id).await?;
@@ -459,23 +483,52 @@ impl Indexer {
         .map_err(|e| IndexError::Task(e.to_string()))??;
         report.unchanged = plan.unchanged;
         report.scanned = plan.changed.len() + plan.unchanged;
+        let mut pending: Vec<Pending> = plan
+            .changed
+            .into_iter()
+            .map(|g| Pending {
+                is_new: !stored.contains_key(&g.file.rel),
+                file: g.file,
+                hash: g.blob,
+                bytes: g.bytes,
+            })
+            .collect();
+        let mut skipped = plan.skipped;
+        // The file limit: files already indexed keep their place; new ones beyond the
+        // limit (in path order) are recorded as skipped, as a working-tree scan does.
+        let limit = usize::try_from(repo.settings.max_files).unwrap_or(usize::MAX);
+        let kept = stored
+            .values()
+            .filter(|f| f.skip_reason.is_none() && !plan.removed.contains(&f.path))
+            .count();
+        let indexed = |rel: &str| stored.get(rel).is_some_and(|f| f.skip_reason.is_none());
+        let new = pending.iter().filter(|p| !indexed(&p.file.rel)).count();
+        if kept + new > limit {
+            let mut room = limit.saturating_sub(kept);
+            pending.sort_by(|a, b| a.file.rel.cmp(&b.file.rel));
+            pending.retain(|p| {
+                if indexed(&p.file.rel) {
+                    return true;
+                }
+                if room > 0 {
+                    room -= 1;
+                    return true;
+                }
+                skipped.push((
+                    p.file.clone(),
+                    format!("over the repository's limit of {limit} files"),
+                ));
+                false
+            });
+        }
         Ok(Plan {
-            pending: plan
-                .changed
-                .into_iter()
-                .map(|g| Pending {
-                    is_new: !stored.contains_key(&g.file.rel),
-                    file: g.file,
-                    hash: g.blob,
-                    bytes: g.bytes,
-                })
-                .collect(),
+            pending,
             removals: plan
                 .removed
                 .into_iter()
                 .filter(|p| stored.contains_key(p))
                 .collect(),
-            skipped: plan.skipped,
+            skipped,
             commit: Some(plan.commit),
         })
     }

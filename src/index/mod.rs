@@ -9,6 +9,7 @@
 //! - [`git`]: bare mirrors fetched with git2; tree-to-tree diffs, blob ids as hashes.
 //! - [`jobs`]: durable sync jobs in the jobs table, a runner with a concurrency limit,
 //!   re-queueing of jobs a crash left running.
+//! - [`watch`]: optional debounced file watching of working trees → sync jobs.
 //! - [`progress`]: phase/count/rate/ETA events on a broadcast channel.
 //!
 //! Embedding goes through whatever [`crate::embed::Embedder`] the caller passes; pass a
@@ -22,6 +23,7 @@ pub mod git;
 pub mod jobs;
 pub mod progress;
 pub mod scan;
+pub mod watch;
 
 pub use engine::{IndexOptions, Indexer, SyncReport};
 pub use error::IndexError;

@@ -161,6 +161,9 @@ pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
+        // The registered directory is the repository: ignore files above it do not apply
+        // (a corpus under an ignored `target/` of an enclosing checkout is still indexed).
+        .parents(false)
         .follow_links(false)
         .add_custom_ignore_filename(".sextantignore")
         .filter_entry(|e| {

@@ -51,3 +51,53 @@ impl Embedder for Recorder {
             .collect())
     }
 }
+
+/// Width of the [`BagOfWords`] vectors.
+pub const BOW_DIMS: usize = 64;
+
+/// Bag-of-words vectors: each lower-cased identifier part hashed into one of
+/// [`BOW_DIMS`] buckets, so texts sharing words are close (a deterministic stand-in whose
+/// similarities mean something).
+#[derive(Default)]
+pub struct BagOfWords;
+
+fn bucket(word: &str) -> usize {
+    // FNV-1a.
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in word.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    (h % BOW_DIMS as u64) as usize
+}
+
+#[async_trait]
+impl Embedder for BagOfWords {
+    fn model_id(&self) -> &str {
+        "bag-of-words"
+    }
+    fn dims(&self) -> usize {
+        BOW_DIMS
+    }
+    fn limits(&self) -> BatchLimits {
+        BatchLimits {
+            max_texts: 64,
+            max_tokens: 1_000_000,
+            max_text_tokens: 100_000,
+        }
+    }
+    async fn embed(&self, texts: &[String], _: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0.0f32; BOW_DIMS];
+                for word in sextant::text::search_text(t).split(' ') {
+                    if word.len() > 2 {
+                        v[bucket(word)] += 1.0;
+                    }
+                }
+                v
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,366 @@
+//! `sextant search` and `sextant eval`: queries against the index, one at a time or as a
+//! JSONL query set scored by `../shared/eval/score.py`.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::index::{fail, open_indexer_with, open_meta, runtime, sync_with_bars};
+use super::{CliError, out, write_err};
+use crate::config::Config;
+use crate::search::{Fusion, Retrieval, SearchHit, SearchOptions, SearchResponse, Searcher};
+use crate::store::{RepoSettings, VectorStore};
+
+/// Search knobs shared by `search` and `eval` (the blueprint's configuration table).
+#[derive(Debug, Clone, clap::Args)]
+pub struct SearchArgs {
+    /// Retrievers for stage 1.
+    #[arg(long, value_enum, default_value_t = Retrieval::Hybrid)]
+    pub retrieval: Retrieval,
+    /// Fusion of the vector and BM25 lists.
+    #[arg(long, value_enum, default_value_t = Fusion::Rrf)]
+    pub fusion: Fusion,
+    /// Minimum finalScore of a returned result (0.0–1.0).
+    #[arg(long, default_value_t = 0.5)]
+    pub min_relevance: f32,
+    /// Token budget of the returned source.
+    #[arg(long, default_value_t = 8000)]
+    pub budget: usize,
+    /// Stage-1 candidates per retriever.
+    #[arg(long, default_value_t = 40)]
+    pub candidates: usize,
+    /// Weight of the reranker score in finalScore.
+    #[arg(long, default_value_t = 0.65)]
+    pub rerank_weight: f32,
+    /// Weight of the vector similarity in finalScore.
+    #[arg(long, default_value_t = 0.35)]
+    pub vector_weight: f32,
+    /// Skip the configured reranker.
+    #[arg(long)]
+    pub no_rerank: bool,
+}
+
+impl SearchArgs {
+    fn options(&self) -> SearchOptions {
+        SearchOptions {
+            retrieval: self.retrieval,
+            fusion: self.fusion,
+            minimum_relevance_threshold: self.min_relevance,
+            max_token_budget: self.budget,
+            max_vector_candidates: self.candidates,
+            max_lexical_candidates: self.candidates,
+            rerank_weight: self.rerank_weight,
+            vector_weight: self.vector_weight,
+            rerank: !self.no_rerank,
+            ..SearchOptions::default()
+        }
+    }
+}
+
+/// Options of `sextant search`.
+#[derive(Debug, clap::Args)]
+pub struct SearchCommand {
+    /// A question, or `symbol = [path >] [Parent >] name`.
+    pub query: String,
+    /// Only these repositories (name or id; repeatable).
+    #[arg(long = "repo")]
+    pub repos: Vec<String>,
+    /// Only these paths: directory prefixes, files or globs (repeatable).
+    #[arg(long = "path")]
+    pub paths: Vec<String>,
+    /// Print the whole response as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Search settings.
+    #[command(flatten)]
+    pub settings: SearchArgs,
+}
+
+/// Options of `sextant eval`.
+#[derive(Debug, clap::Args)]
+pub struct EvalCommand {
+    /// Corpus directory. A query's `corpus` field names a subdirectory of it when one
+    /// exists (`rxjs-stripped`); otherwise the directory itself is the repository.
+    #[arg(long)]
+    pub corpus: PathBuf,
+    /// Queries, one JSON object per line with `id` and `query` (and optionally `corpus`,
+    /// and gold answers as `gold` or `path`/`start_line`/`end_line`).
+    #[arg(long)]
+    pub queries: PathBuf,
+    /// Results JSONL for `score.py`: per query the top results after reranking, before the
+    /// relevance gate and budget.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Results written per query.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Search settings.
+    #[command(flatten)]
+    pub settings: SearchArgs,
+}
+
+async fn open_searcher(
+    config: &Config,
+) -> Result<(Arc<crate::index::Indexer>, Searcher), CliError> {
+    let meta = open_meta(config).await?;
+    let (indexer, embedder) = open_indexer_with(config, meta.clone()).await?;
+    let reranker = config.rerank.build()?;
+    let indexer = Arc::new(indexer);
+    let vectors: Arc<dyn VectorStore> = indexer.vectors().clone();
+    let searcher = Searcher::new(meta, vectors, embedder, reranker);
+    Ok((indexer, searcher))
+}
+
+fn print_human(w: &mut impl Write, response: &SearchResponse) -> std::io::Result<()> {
+    writeln!(
+        w,
+        "{} result(s), {}/{} tokens, {} passed the gate, {:.0} ms",
+        response.results.len(),
+        response.tokens_used,
+        response.token_budget,
+        response.passed_gate,
+        response.timings.total_ms
+    )?;
+    for (i, hit) in response.results.iter().enumerate() {
+        writeln!(
+            w,
+            "\n[{}] {} ({}) {}:{}-{}  score {:.3}",
+            i + 1,
+            hit.breadcrumb,
+            hit.kind,
+            hit.path,
+            hit.start_line,
+            hit.end_line,
+            hit.scores.final_score
+        )?;
+        writeln!(w, "{}", hit.chunk.full_source)?;
+    }
+    Ok(())
+}
+
+/// Runs one search and prints the results.
+pub fn search(args: SearchCommand, config: &Config) -> Result<(), CliError> {
+    runtime()?.block_on(async {
+        let (indexer, searcher) = open_searcher(config).await?;
+        let mut options = args.settings.options();
+        for name in &args.repos {
+            options
+                .filter
+                .repos
+                .push(indexer.find_repo(name).await.map_err(fail)?.id);
+        }
+        options.filter.paths = args.paths.clone();
+        let response = searcher.search(&args.query, &options).await.map_err(fail)?;
+        let mut w = out();
+        if args.json {
+            serde_json::to_writer_pretty(&mut w, &response).map_err(fail)?;
+            writeln!(w).map_err(write_err)
+        } else {
+            print_human(&mut w, &response).map_err(write_err)
+        }
+    })
+}
+
+/// A gold answer of an eval query.
+#[derive(Debug, Clone, Deserialize)]
+struct Gold {
+    path: String,
+    start_line: u32,
+    end_line: u32,
+}
+
+/// One line of a query file.
+#[derive(Debug, Deserialize)]
+struct EvalQuery {
+    id: String,
+    query: String,
+    #[serde(default)]
+    corpus: Option<String>,
+    #[serde(default)]
+    gold: Vec<Gold>,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    start_line: Option<u32>,
+    #[serde(default)]
+    end_line: Option<u32>,
+}
+
+impl EvalQuery {
+    fn gold(&self) -> Vec<Gold> {
+        match (&self.path, self.start_line, self.end_line) {
+            (Some(path), Some(start_line), Some(end_line)) if self.gold.is_empty() => {
+                vec![Gold {
+                    path: path.clone(),
+                    start_line,
+                    end_line,
+                }]
+            }
+            _ => self.gold.clone(),
+        }
+    }
+}
+
+/// `score.py`'s hit rule: same path, and the gold start inside the result or the result
+/// inside the gold range.
+fn is_hit(hit: &SearchHit, gold: &Gold) -> bool {
+    hit.path == gold.path
+        && ((hit.start_line <= gold.start_line && gold.start_line <= hit.end_line)
+            || (gold.start_line <= hit.start_line && hit.end_line <= gold.end_line))
+}
+
+fn read_queries(path: &Path) -> Result<Vec<EvalQuery>, CliError> {
+    let file = std::fs::File::open(path).map_err(|source| CliError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let mut queries = Vec::new();
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|source| CliError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let q: EvalQuery = serde_json::from_str(&line).map_err(|e| {
+            CliError::Output(format!(
+                "{}:{}: not a query object with `id` and `query`: {e}",
+                path.display(),
+                n + 1
+            ))
+        })?;
+        queries.push(q);
+    }
+    Ok(queries)
+}
+
+/// Indexes the corpus (into a temporary data directory unless `--data-dir` was given),
+/// runs every query and writes the results JSONL.
+pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<(), CliError> {
+    let queries = read_queries(&args.queries)?;
+    let temp = if data_dir_given {
+        None
+    } else {
+        Some(
+            tempfile::tempdir()
+                .map_err(|e| CliError::Output(format!("cannot create a temp dir: {e}")))?,
+        )
+    };
+    let mut config = config.clone();
+    if let Some(t) = &temp {
+        // Models stay where the usual data dir keeps them, so they are fetched once.
+        let models = config.data_dir.clone();
+        config
+            .embed
+            .model_dir
+            .get_or_insert_with(|| crate::embed::default_model_dir(&models));
+        config
+            .embed
+            .static_model_dir
+            .get_or_insert_with(|| crate::embed::default_static_dir(&models));
+        config.data_dir = t.path().to_path_buf();
+    }
+    config.allowed_roots.clear();
+    runtime()?.block_on(async {
+        let (indexer, searcher) = open_searcher(&config).await?;
+        // One repository per distinct corpus.
+        let mut repos: BTreeMap<Option<String>, String> = BTreeMap::new();
+        for q in &queries {
+            if repos.contains_key(&q.corpus) {
+                continue;
+            }
+            let root = match &q.corpus {
+                Some(sub) if args.corpus.join(sub).is_dir() => args.corpus.join(sub),
+                _ => args.corpus.clone(),
+            };
+            let name = root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "corpus".into());
+            let repo = indexer
+                .register_path(&root, Some(&name), RepoSettings::default())
+                .await
+                .map_err(fail)?;
+            eprintln!("sextant eval: indexing {} ({})", root.display(), repo.name);
+            let report = sync_with_bars(&indexer, &repo).await?;
+            eprintln!(
+                "sextant eval: {} files, {} chunks in {:.1} s",
+                report.indexed + report.unchanged,
+                report.chunks,
+                report.duration.as_secs_f64()
+            );
+            repos.insert(q.corpus.clone(), repo.id);
+        }
+        let file = std::fs::File::create(&args.out).map_err(|e| {
+            CliError::Output(format!("cannot create {}: {e}", args.out.display()))
+        })?;
+        let mut w = std::io::BufWriter::new(file);
+        let base = args.settings.options();
+        let (mut graded, mut in_top, mut in_answer, mut answer_sizes) = (0usize, 0usize, 0usize, 0usize);
+        let mut latencies = Vec::new();
+        for q in &queries {
+            let mut options = base.clone();
+            options.filter.repos = vec![repos[&q.corpus].clone()];
+            let response = searcher.search(&q.query, &options).await.map_err(fail)?;
+            latencies.push(response.timings.total_ms);
+            let top: Vec<&SearchHit> = response.candidates.iter().take(args.top).collect();
+            let line = json!({
+                "query_id": q.id,
+                "results": top.iter().map(|h| json!({
+                    "path": h.path,
+                    "start_line": h.start_line,
+                    "end_line": h.end_line,
+                    "symbol": h.breadcrumb.replace(" > ", "."),
+                    "score": h.scores.final_score,
+                })).collect::<Vec<_>>(),
+                "answer": response.results.iter().map(|h| json!({
+                    "path": h.path,
+                    "start_line": h.start_line,
+                    "end_line": h.end_line,
+                })).collect::<Vec<_>>(),
+            });
+            serde_json::to_writer(&mut w, &line).map_err(fail)?;
+            writeln!(w).map_err(write_err)?;
+            let gold = q.gold();
+            if !gold.is_empty() {
+                graded += 1;
+                answer_sizes += response.results.len();
+                let hit_any = |hits: &[&SearchHit]| hits.iter().any(|h| gold.iter().any(|g| is_hit(h, g)));
+                if hit_any(&top) {
+                    in_top += 1;
+                }
+                let answer: Vec<&SearchHit> = response.results.iter().collect();
+                if hit_any(&answer) {
+                    in_answer += 1;
+                }
+            }
+        }
+        w.flush().map_err(write_err)?;
+        latencies.sort_by(f64::total_cmp);
+        let pct = |p: f64| latencies.get(((latencies.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0.0);
+        eprintln!(
+            "sextant eval: {} queries → {} (p50 {:.0} ms, p95 {:.0} ms)",
+            queries.len(),
+            args.out.display(),
+            pct(0.5),
+            pct(0.95)
+        );
+        if graded > 0 {
+            eprintln!(
+                "sextant eval: gold in top {}: {}/{graded} ({:.3}); gold in the gated, budgeted answer: {}/{graded} ({:.3}), {:.1} results per answer",
+                args.top,
+                in_top,
+                in_top as f64 / graded as f64,
+                in_answer,
+                in_answer as f64 / graded as f64,
+                answer_sizes as f64 / graded as f64
+            );
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,451 @@
+//! [`Searcher`]: runs symbol lookups and the natural-language pipeline over the stores.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::score::{self, Span, StageScores};
+use super::{Fusion, Query, Retrieval, SearchError, SearchOptions, SymbolPath, classify};
+use crate::chunk::CodeChunk;
+use crate::embed::{Embedder, Reranker, cosine, embed_query};
+use crate::index::{Indexer, Progress};
+use crate::store::{ChunkRow, MetaStore, RepoSource, VectorStore};
+use crate::text::{estimate_tokens, search_text};
+
+/// How a query was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// `symbol = …` exact lookup.
+    Symbol,
+    /// Natural-language pipeline.
+    Semantic,
+}
+
+/// One result (or candidate).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    /// Repository id.
+    pub repo_id: String,
+    /// Repository-relative path.
+    pub path: String,
+    /// First line (1-based).
+    pub start_line: u32,
+    /// Last line (inclusive).
+    pub end_line: u32,
+    /// `Parent > name`.
+    pub breadcrumb: String,
+    /// Node kind.
+    pub kind: String,
+    /// Signature.
+    pub signature: String,
+    /// Scores per stage.
+    pub scores: StageScores,
+    /// Estimated tokens of the symbol's full source.
+    pub tokens: usize,
+    /// Breadcrumbs of enclosing candidates folded into this one (parent/child
+    /// de-duplication).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub folded: Vec<String>,
+    /// The chunk (full source, collapsed content, imports, …).
+    pub chunk: CodeChunk,
+}
+
+/// Time spent per stage, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StageTimings {
+    /// Freshness check of working trees in scope.
+    pub freshness_ms: f64,
+    /// Query embedding.
+    pub embed_ms: f64,
+    /// Vector and BM25 retrieval (run concurrently).
+    pub retrieve_ms: f64,
+    /// Reranking.
+    pub rerank_ms: f64,
+    /// Whole search.
+    pub total_ms: f64,
+}
+
+/// The answer to one query.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResponse {
+    /// The query as given.
+    pub query: String,
+    /// Lookup or natural language.
+    pub mode: SearchMode,
+    /// Results that passed the relevance gate and fit the budget, best first, parent/child
+    /// folded.
+    pub results: Vec<SearchHit>,
+    /// Every ranked candidate before the gate and budget (after reranking and folding).
+    pub candidates: Vec<SearchHit>,
+    /// Candidates that passed the relevance gate.
+    pub passed_gate: usize,
+    /// Tokens of the returned results.
+    pub tokens_used: usize,
+    /// The budget in effect.
+    pub token_budget: usize,
+    /// When the best result alone exceeded the budget: it was kept, truncated to this
+    /// many tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_to: Option<usize>,
+    /// Whether a reranker scored the candidates.
+    pub reranked: bool,
+    /// Per-stage timings.
+    pub timings: StageTimings,
+}
+
+/// Searches indexed repositories.
+pub struct Searcher {
+    meta: Arc<dyn MetaStore>,
+    vectors: Arc<dyn VectorStore>,
+    embedder: Arc<dyn Embedder>,
+    reranker: Option<Arc<dyn Reranker>>,
+    freshness: Option<(Arc<Indexer>, Duration)>,
+}
+
+struct Candidate {
+    row: ChunkRow,
+    scores: StageScores,
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+impl Searcher {
+    /// A searcher over the given stores, embedding queries with `embedder` (the model the
+    /// index was built with) and reranking with `reranker` when given.
+    pub fn new(
+        meta: Arc<dyn MetaStore>,
+        vectors: Arc<dyn VectorStore>,
+        embedder: Arc<dyn Embedder>,
+        reranker: Option<Arc<dyn Reranker>>,
+    ) -> Self {
+        Self {
+            meta,
+            vectors,
+            embedder,
+            reranker,
+            freshness: None,
+        }
+    }
+
+    /// Before each search, working-tree repositories in scope get a sync (the two-phase
+    /// dirty check: cheap when nothing changed) bounded by `bound`; a sync that takes
+    /// longer goes on in the background and the search answers from the index as it is.
+    pub fn with_freshness(mut self, indexer: Arc<Indexer>, bound: Duration) -> Self {
+        self.freshness = Some((indexer, bound));
+        self
+    }
+
+    /// Answers `query`: a `symbol = …` lookup or the natural-language pipeline.
+    pub async fn search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<SearchResponse, SearchError> {
+        options.validate().map_err(SearchError::InvalidOption)?;
+        if query.trim().is_empty() {
+            return Err(SearchError::EmptyQuery);
+        }
+        let start = Instant::now();
+        let mut timings = StageTimings::default();
+        let t = Instant::now();
+        self.refresh(&options.filter.repos).await;
+        timings.freshness_ms = ms(t);
+        let (mode, ranked, reranked) = match classify(query) {
+            Query::Symbol(path) => (
+                SearchMode::Symbol,
+                self.lookup(&path, options).await?,
+                false,
+            ),
+            Query::Text(text) => {
+                let (ranked, reranked) = self.rank(&text, options, &mut timings).await?;
+                (SearchMode::Semantic, ranked, reranked)
+            }
+        };
+        let candidates = fold(ranked);
+        let scores: Vec<f32> = candidates.iter().map(|h| h.scores.final_score).collect();
+        let tokens: Vec<usize> = candidates.iter().map(|h| h.tokens).collect();
+        let threshold = match mode {
+            SearchMode::Symbol => 0.0,
+            SearchMode::Semantic => options.minimum_relevance_threshold,
+        };
+        let selection = score::select(&scores, &tokens, threshold, options.max_token_budget);
+        let results = selection
+            .picked
+            .iter()
+            .map(|&i| candidates[i].clone())
+            .collect();
+        timings.total_ms = ms(start);
+        Ok(SearchResponse {
+            query: query.to_string(),
+            mode,
+            results,
+            candidates,
+            passed_gate: selection.passed_gate,
+            tokens_used: selection.tokens,
+            token_budget: options.max_token_budget,
+            truncated_to: selection.truncated_to,
+            reranked,
+            timings,
+        })
+    }
+
+    /// The bounded freshness check (see [`Searcher::with_freshness`]).
+    async fn refresh(&self, scope: &[String]) {
+        let Some((indexer, bound)) = &self.freshness else {
+            return;
+        };
+        let Ok(repos) = self.meta.list_repositories().await else {
+            return;
+        };
+        for repo in repos {
+            let in_scope =
+                scope.is_empty() || scope.contains(&repo.id) || scope.contains(&repo.name);
+            if !in_scope || !matches!(repo.source, RepoSource::Path(_)) {
+                continue;
+            }
+            let indexer = indexer.clone();
+            let task = tokio::spawn(async move {
+                let mut progress = Progress::silent(&repo.id);
+                if let Err(e) = indexer.sync(&repo, &mut progress).await {
+                    tracing::warn!(repo = %repo.name, error = %e, "freshness sync failed");
+                }
+            });
+            if tokio::time::timeout(*bound, task).await.is_err() {
+                tracing::debug!("freshness sync still running; answering from the index as it is");
+            }
+        }
+    }
+
+    /// Exact symbol lookup: every symbol whose name, parent chain and file match.
+    async fn lookup(
+        &self,
+        path: &SymbolPath,
+        options: &SearchOptions,
+    ) -> Result<Vec<SearchHit>, SearchError> {
+        let found = self
+            .meta
+            .symbols_named(&path.name, &options.filter.repos)
+            .await?;
+        let mut by_repo: HashMap<String, Vec<String>> = HashMap::new();
+        for (repo, file, symbol) in found {
+            if path.matches(&file, &symbol.breadcrumb) {
+                by_repo.entry(repo).or_default().push(symbol.chunk_id);
+            }
+        }
+        let mut hits = Vec::new();
+        let mut repos: Vec<_> = by_repo.into_iter().collect();
+        repos.sort();
+        for (repo, ids) in repos {
+            let mut rows = self.vectors.get(&repo, &ids).await?;
+            rows.sort_by(|a, b| {
+                (&a.chunk.relative_path, a.chunk.start_line)
+                    .cmp(&(&b.chunk.relative_path, b.chunk.start_line))
+            });
+            for row in rows {
+                if passes_filter(&row, options) {
+                    let scores = StageScores {
+                        fused: 1.0,
+                        final_score: 1.0,
+                        ..StageScores::default()
+                    };
+                    hits.push(hit(row, scores));
+                }
+            }
+        }
+        Ok(hits)
+    }
+
+    /// Stages 1 and 2: recall, fusion, rerank, blend. Returns candidates best first.
+    async fn rank(
+        &self,
+        text: &str,
+        options: &SearchOptions,
+        timings: &mut StageTimings,
+    ) -> Result<(Vec<SearchHit>, bool), SearchError> {
+        let use_vector = options.retrieval != Retrieval::Lexical;
+        let use_lexical = options.retrieval != Retrieval::Vector;
+        let t = Instant::now();
+        let query_vector = embed_query(self.embedder.as_ref(), text).await?;
+        timings.embed_ms = ms(t);
+
+        let t = Instant::now();
+        let lexical_query = search_text(text);
+        let filter = &options.filter;
+        let (vector_hits, lexical_hits) = tokio::join!(
+            async {
+                if use_vector {
+                    self.vectors
+                        .vector_search(&query_vector, options.max_vector_candidates, filter)
+                        .await
+                } else {
+                    Ok(Vec::new())
+                }
+            },
+            async {
+                if use_lexical {
+                    self.vectors
+                        .text_search(&lexical_query, options.max_lexical_candidates, filter)
+                        .await
+                } else {
+                    Ok(Vec::new())
+                }
+            }
+        );
+        let (vector_hits, lexical_hits) = (vector_hits?, lexical_hits?);
+        timings.retrieve_ms = ms(t);
+
+        let mut candidates: Vec<Candidate> = Vec::new();
+        let mut index: HashMap<(String, String), usize> = HashMap::new();
+        let mut slot = |row: ChunkRow, candidates: &mut Vec<Candidate>| {
+            let key = (row.repo_id.clone(), row.chunk.id.clone());
+            *index.entry(key).or_insert_with(|| {
+                candidates.push(Candidate {
+                    row,
+                    scores: StageScores::default(),
+                });
+                candidates.len() - 1
+            })
+        };
+        for (rank, hit) in vector_hits.into_iter().enumerate() {
+            let i = slot(hit.row, &mut candidates);
+            candidates[i].scores.vector_rank = Some(rank + 1);
+        }
+        let best_bm25 = lexical_hits.first().map_or(0.0, |h| h.score);
+        for (rank, hit) in lexical_hits.into_iter().enumerate() {
+            let score = hit.score;
+            let i = slot(hit.row, &mut candidates);
+            candidates[i].scores.lexical_rank = Some(rank + 1);
+            candidates[i].scores.lexical = Some(score);
+        }
+        for c in &mut candidates {
+            let s = &mut c.scores;
+            s.vector = Some(cosine(&query_vector, &c.row.vector).clamp(0.0, 1.0));
+            let (wv, wl) = (
+                if use_vector { 1.0 } else { 0.0 },
+                if use_lexical {
+                    options.lexical_weight
+                } else {
+                    0.0
+                },
+            );
+            s.fused = match options.fusion {
+                Fusion::Rrf => {
+                    let mut lists = Vec::new();
+                    if use_vector {
+                        lists.push((s.vector_rank, wv));
+                    }
+                    if use_lexical {
+                        lists.push((s.lexical_rank, wl));
+                    }
+                    score::rrf(&lists, options.rrf_k)
+                }
+                Fusion::Blend => {
+                    let relative = s
+                        .lexical
+                        .map(|b| if best_bm25 > 0.0 { b / best_bm25 } else { 0.0 });
+                    score::blend_scores(s.vector, wv, relative, wl)
+                }
+            };
+            s.final_score = s.fused;
+        }
+        sort_by_score(&mut candidates, |s| s.fused);
+
+        let mut reranked = false;
+        if let (Some(reranker), true) = (&self.reranker, options.rerank) {
+            if !candidates.is_empty() {
+                let t = Instant::now();
+                let documents: Vec<String> = candidates
+                    .iter()
+                    .map(|c| c.row.chunk.embedding_text.clone())
+                    .collect();
+                let raw = reranker.rerank(text, &documents).await?;
+                let normalized = score::normalize_rerank(&raw);
+                for (c, r) in candidates.iter_mut().zip(normalized) {
+                    c.scores.rerank = Some(r);
+                    c.scores.final_score = score::final_score(
+                        r,
+                        c.scores.vector.unwrap_or(0.0),
+                        options.rerank_weight,
+                        options.vector_weight,
+                    );
+                }
+                sort_by_score(&mut candidates, |s| s.final_score);
+                timings.rerank_ms = ms(t);
+                reranked = true;
+            }
+        }
+        Ok((
+            candidates
+                .into_iter()
+                .map(|c| hit(c.row, c.scores))
+                .collect(),
+            reranked,
+        ))
+    }
+}
+
+fn sort_by_score(candidates: &mut [Candidate], key: impl Fn(&StageScores) -> f32) {
+    candidates.sort_by(|a, b| {
+        key(&b.scores)
+            .total_cmp(&key(&a.scores))
+            .then_with(|| a.row.chunk.relative_path.cmp(&b.row.chunk.relative_path))
+            .then_with(|| a.row.chunk.start_line.cmp(&b.row.chunk.start_line))
+    });
+}
+
+fn passes_filter(row: &ChunkRow, options: &SearchOptions) -> bool {
+    let f = &options.filter;
+    (f.languages.is_empty() || f.languages.iter().any(|l| l == row.chunk.language.id()))
+        && (f.kinds.is_empty() || f.kinds.iter().any(|k| k == row.chunk.node_kind.as_str()))
+        && (f.paths.is_empty() || f.matches_path(&row.chunk.relative_path))
+}
+
+fn hit(row: ChunkRow, scores: StageScores) -> SearchHit {
+    let chunk = row.chunk;
+    SearchHit {
+        repo_id: row.repo_id,
+        path: chunk.relative_path.clone(),
+        start_line: chunk.start_line,
+        end_line: chunk.end_line,
+        breadcrumb: chunk.breadcrumb.clone(),
+        kind: chunk.node_kind.as_str().to_string(),
+        signature: chunk.signature.clone(),
+        scores,
+        tokens: estimate_tokens(&chunk.full_source),
+        folded: Vec::new(),
+        chunk,
+    }
+}
+
+/// Parent/child de-duplication ([`score::fold_enclosing`]): a candidate nested in (or
+/// around) a better-ranked one is folded into it.
+fn fold(ranked: Vec<SearchHit>) -> Vec<SearchHit> {
+    let spans: Vec<Span<'_>> = ranked
+        .iter()
+        .map(|h| Span {
+            repo: &h.repo_id,
+            path: &h.path,
+            start: h.start_line,
+            end: h.end_line,
+        })
+        .collect();
+    let groups = score::fold_enclosing(&spans);
+    groups
+        .into_iter()
+        .map(|(keep, folded)| {
+            let mut hit = ranked[keep].clone();
+            for &i in &folded {
+                hit.folded.push(ranked[i].breadcrumb.clone());
+            }
+            hit
+        })
+        .collect()
+}

@@ -1,0 +1,122 @@
+//! Search parameters: the blueprint's configuration table plus Sextant's recall and
+//! fusion settings. Every field can be set per request; the server's defaults are the
+//! [`Default`] values unless configured otherwise.
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::ChunkFilter;
+
+/// Which retrievers feed stage 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Retrieval {
+    /// Vector ANN and BM25, fused (the default).
+    #[default]
+    Hybrid,
+    /// Vector ANN only.
+    Vector,
+    /// BM25 only.
+    Lexical,
+}
+
+/// How the vector and BM25 lists are fused when there is no reranker (and how the
+/// candidate order fed to a reranker is formed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Fusion {
+    /// Reciprocal rank fusion, normalised so that a chunk ranked first by every
+    /// retriever scores 1.0 (see [`crate::search::score::rrf`]).
+    #[default]
+    Rrf,
+    /// Weighted sum of the calibrated vector similarity and the BM25 score relative to the
+    /// query's best BM25 score (see [`crate::search::score::blend_scores`]).
+    Blend,
+}
+
+/// Parameters of one search. Field names follow the blueprint (`rerankWeight`, …) on the
+/// wire.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SearchOptions {
+    /// Weight of the reranker score in `finalScore` (blueprint default 0.65).
+    pub rerank_weight: f32,
+    /// Weight of the vector similarity in `finalScore` (blueprint default 0.35).
+    pub vector_weight: f32,
+    /// Results below this `finalScore` are never returned (0.0–1.0, default 0.5).
+    pub minimum_relevance_threshold: f32,
+    /// Token budget of the returned source (default 8,000; tokens counted by
+    /// [`crate::text::estimate_tokens`]).
+    pub max_token_budget: usize,
+    /// Stage-1 vector candidates (default 40).
+    pub max_vector_candidates: usize,
+    /// Stage-1 BM25 candidates (default 40).
+    pub max_lexical_candidates: usize,
+    /// Retrievers used in stage 1.
+    pub retrieval: Retrieval,
+    /// Fusion of the two lists.
+    pub fusion: Fusion,
+    /// RRF's rank constant `k` (default 60).
+    pub rrf_k: f32,
+    /// Weight of the BM25 list relative to the vector list in fusion (default 1.0).
+    pub lexical_weight: f32,
+    /// Whether to call the configured reranker (default true; ignored when none is
+    /// configured).
+    pub rerank: bool,
+    /// Scope: repositories, paths, languages, node kinds (pushed into the stores).
+    #[serde(flatten)]
+    pub filter: ChunkFilter,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        Self {
+            rerank_weight: 0.65,
+            vector_weight: 0.35,
+            minimum_relevance_threshold: 0.5,
+            max_token_budget: 8000,
+            max_vector_candidates: 40,
+            max_lexical_candidates: 40,
+            retrieval: Retrieval::Hybrid,
+            fusion: Fusion::Rrf,
+            rrf_k: 60.0,
+            lexical_weight: 1.0,
+            rerank: true,
+            filter: ChunkFilter::default(),
+        }
+    }
+}
+
+impl SearchOptions {
+    /// Checks ranges; the message names the field and what is allowed.
+    pub fn validate(&self) -> Result<(), String> {
+        let unit = |name: &str, v: f32| {
+            if (0.0..=1.0).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{name} must be between 0.0 and 1.0, got {v}"))
+            }
+        };
+        unit("rerankWeight", self.rerank_weight)?;
+        unit("vectorWeight", self.vector_weight)?;
+        unit(
+            "minimumRelevanceThreshold",
+            self.minimum_relevance_threshold,
+        )?;
+        if self.max_token_budget == 0 {
+            return Err("maxTokenBudget must be at least 1".into());
+        }
+        if self.max_vector_candidates > 1000 || self.max_lexical_candidates > 1000 {
+            return Err("maxVectorCandidates and maxLexicalCandidates must be at most 1000".into());
+        }
+        if !(self.rrf_k > 0.0) {
+            return Err(format!("rrfK must be positive, got {}", self.rrf_k));
+        }
+        if !(self.lexical_weight >= 0.0) {
+            return Err(format!(
+                "lexicalWeight must be >= 0, got {}",
+                self.lexical_weight
+            ));
+        }
+        Ok(())
+    }
+}

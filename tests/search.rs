@@ -1,0 +1,358 @@
+//! The search pipeline on real stores (SQLite + LanceDB in a temp dir) with a
+//! deterministic bag-of-words embedder and a scripted reranker: the blueprint's phase-6
+//! lookups and phase-8 cases at the engine level (blending, gate, budget, path filter in
+//! the store, empty, single), parent/child folding and the freshness check.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+mod support;
+
+use async_trait::async_trait;
+use sextant::embed::{EmbedError, Reranker};
+use sextant::index::{IndexOptions, Indexer, Progress};
+use sextant::search::{SearchMode, SearchOptions, Searcher};
+use sextant::store::{LanceStore, LanceStoreOptions, RepoSettings, SqlMetaStore};
+use support::embedders::{BOW_DIMS, BagOfWords};
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "src/auth/token.ts",
+        "import { decode } from './jwt';\n\nexport class TokenService {\n  private secret = 'k';\n\n  validateToken(token: string): boolean {\n    const payload = decode(token, this.secret);\n    return payload.expiry > Date.now();\n  }\n\n  refresh(token: string) {\n    return token + '!';\n  }\n}\n",
+    ),
+    (
+        "src/auth/jwt.ts",
+        "export function decode(token: string, secret: string) {\n  return { expiry: token.length + secret.length };\n}\n",
+    ),
+    (
+        "src/server/listen.ts",
+        "export class HttpServer {\n  listen(port: number) {\n    return port;\n  }\n}\n\nexport function validateToken(header: string) {\n  return header.startsWith('Bearer');\n}\n",
+    ),
+    (
+        "src/util/debounce.ts",
+        "export function debounce(fn: () => void, wait: number) {\n  let timer: any;\n  return () => {\n    clearTimeout(timer);\n    timer = setTimeout(fn, wait);\n  };\n}\n",
+    ),
+];
+
+struct World {
+    _tmp: tempfile::TempDir,
+    root: std::path::PathBuf,
+    meta: Arc<SqlMetaStore>,
+    vectors: Arc<LanceStore>,
+    indexer: Arc<Indexer>,
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+async fn world() -> World {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("ws");
+    for (rel, text) in FILES {
+        write(&root, rel, text);
+    }
+    let meta = Arc::new(
+        SqlMetaStore::open(&tmp.path().join("db.sqlite").to_string_lossy())
+            .await
+            .unwrap(),
+    );
+    let vectors = Arc::new(
+        LanceStore::open(LanceStoreOptions::new(
+            tmp.path().join("lance").to_string_lossy(),
+            BOW_DIMS,
+        ))
+        .await
+        .unwrap(),
+    );
+    let indexer = Arc::new(
+        Indexer::new(
+            meta.clone(),
+            vectors.clone(),
+            Arc::new(BagOfWords),
+            IndexOptions::default(),
+        )
+        .unwrap(),
+    );
+    let repo = indexer
+        .register_path(&root, Some("ws"), RepoSettings::default())
+        .await
+        .unwrap();
+    indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    World {
+        _tmp: tmp,
+        root,
+        meta,
+        vectors,
+        indexer,
+    }
+}
+
+impl World {
+    fn searcher(&self, reranker: Option<Arc<dyn Reranker>>) -> Searcher {
+        Searcher::new(
+            self.meta.clone(),
+            self.vectors.clone(),
+            Arc::new(BagOfWords),
+            reranker,
+        )
+    }
+}
+
+fn open() -> SearchOptions {
+    SearchOptions {
+        minimum_relevance_threshold: 0.0,
+        ..SearchOptions::default()
+    }
+}
+
+fn crumbs(hits: &[sextant::search::SearchHit]) -> Vec<String> {
+    hits.iter()
+        .map(|h| format!("{} > {}", h.path, h.breadcrumb))
+        .collect()
+}
+
+#[tokio::test]
+async fn symbol_lookup_by_name_parent_and_file() {
+    let w = world().await;
+    let s = w.searcher(None);
+    let o = SearchOptions::default();
+
+    let any = s.search("symbol = validateToken", &o).await.unwrap();
+    assert_eq!(any.mode, SearchMode::Symbol);
+    assert_eq!(
+        crumbs(&any.results),
+        [
+            "src/auth/token.ts > TokenService > validateToken",
+            "src/server/listen.ts > validateToken"
+        ],
+        "an ambiguous name returns every match"
+    );
+    assert!(any.results[0].chunk.full_source.contains("decode(token"));
+
+    let scoped = s
+        .search("symbol = TokenService > validateToken", &o)
+        .await
+        .unwrap();
+    assert_eq!(
+        crumbs(&scoped.results),
+        ["src/auth/token.ts > TokenService > validateToken"]
+    );
+
+    let filed = s
+        .search("symbol = src/server/listen.ts > validateToken", &o)
+        .await
+        .unwrap();
+    assert_eq!(
+        crumbs(&filed.results),
+        ["src/server/listen.ts > validateToken"]
+    );
+
+    let wrong_parent = s
+        .search("symbol = HttpServer > validateToken", &o)
+        .await
+        .unwrap();
+    assert!(wrong_parent.results.is_empty());
+
+    let unknown = s.search("symbol = nonExistentSymbol", &o).await.unwrap();
+    assert!(unknown.results.is_empty() && unknown.candidates.is_empty());
+    assert_eq!(unknown.tokens_used, 0);
+}
+
+#[tokio::test]
+async fn natural_language_finds_the_function_by_its_words() {
+    let w = world().await;
+    let s = w.searcher(None);
+    let r = s
+        .search("debounce a function call with a wait timer", &open())
+        .await
+        .unwrap();
+    assert_eq!(r.mode, SearchMode::Semantic);
+    assert_eq!(r.results[0].breadcrumb, "debounce");
+    let top = r.results[0].scores;
+    assert_eq!(top.vector_rank, Some(1));
+    assert_eq!(top.lexical_rank, Some(1));
+    assert!(
+        (top.fused - 1.0).abs() < 1e-6,
+        "first in both lists: {top:?}"
+    );
+    // Scores are non-increasing.
+    let finals: Vec<f32> = r.candidates.iter().map(|h| h.scores.final_score).collect();
+    assert!(finals.windows(2).all(|p| p[0] >= p[1]), "{finals:?}");
+}
+
+#[tokio::test]
+async fn path_filter_is_applied_by_the_stores() {
+    let w = world().await;
+    let s = w.searcher(None);
+    let mut o = open();
+    o.filter.paths = vec!["src/auth/".into()];
+    let r = s.search("validate token", &o).await.unwrap();
+    assert!(!r.candidates.is_empty());
+    assert!(
+        r.candidates.iter().all(|h| h.path.starts_with("src/auth/")),
+        "{:?}",
+        crumbs(&r.candidates)
+    );
+    o.filter.paths = vec!["src/**/listen.ts".into()];
+    let r = s.search("validate token", &o).await.unwrap();
+    assert!(
+        r.candidates
+            .iter()
+            .all(|h| h.path == "src/server/listen.ts")
+    );
+    // A scope with nothing in it: a clean empty answer.
+    o.filter.paths = vec!["docs/".into()];
+    let r = s.search("validate token", &o).await.unwrap();
+    assert!(r.results.is_empty() && r.candidates.is_empty());
+}
+
+#[tokio::test]
+async fn relevance_gate_and_budget_bound_the_answer() {
+    let w = world().await;
+    let s = w.searcher(None);
+    // Gate: nothing reaches a threshold above every possible fused score.
+    let mut o = SearchOptions {
+        minimum_relevance_threshold: 1.0,
+        ..SearchOptions::default()
+    };
+    let r = s.search("cats and dogs", &o).await.unwrap();
+    assert!(
+        r.results.is_empty(),
+        "never padded: {:?}",
+        crumbs(&r.results)
+    );
+    // Gate 0.5: only candidates both retrievers found, or one ranked first.
+    o.minimum_relevance_threshold = 0.5;
+    let r = s.search("validate token", &o).await.unwrap();
+    assert!(!r.results.is_empty());
+    assert!(r.results.iter().all(|h| h.scores.final_score >= 0.5));
+    assert_eq!(
+        r.passed_gate,
+        r.candidates
+            .iter()
+            .filter(|h| h.scores.final_score >= 0.5)
+            .count()
+    );
+    // Budget: a budget that fits only the first result returns one; one that fits none
+    // returns the best, truncated.
+    let mut o = open();
+    let all = s.search("validate token", &o).await.unwrap();
+    assert!(all.results.len() >= 2);
+    o.max_token_budget = all.results[0].tokens + all.results[1].tokens - 1;
+    let r = s.search("validate token", &o).await.unwrap();
+    assert_eq!(r.results.len(), 1);
+    assert_eq!(r.tokens_used, all.results[0].tokens);
+    o.max_token_budget = 3;
+    let r = s.search("validate token", &o).await.unwrap();
+    assert_eq!(r.results.len(), 1);
+    assert_eq!(r.truncated_to, Some(3));
+}
+
+/// Scores 0.9 for documents mentioning `listen`, 0.1 otherwise.
+struct Scripted;
+
+#[async_trait]
+impl Reranker for Scripted {
+    fn model_id(&self) -> &str {
+        "scripted"
+    }
+    async fn rerank(&self, _: &str, documents: &[String]) -> Result<Vec<f32>, EmbedError> {
+        Ok(documents
+            .iter()
+            .map(|d| if d.contains("listen(") { 0.9 } else { 0.1 })
+            .collect())
+    }
+}
+
+#[tokio::test]
+async fn reranker_scores_are_blended_with_vector_similarity() {
+    let w = world().await;
+    let s = w.searcher(Some(Arc::new(Scripted)));
+    let r = s.search("validate token", &open()).await.unwrap();
+    assert!(r.reranked);
+    for h in &r.candidates {
+        let sc = h.scores;
+        let want = sc.rerank.unwrap() * 0.65 + sc.vector.unwrap() * 0.35;
+        assert!((sc.final_score - want).abs() < 1e-5, "{sc:?}");
+    }
+    // The reranker dominates: every chunk quoting `listen(` outranks the rest.
+    let first_other = r
+        .candidates
+        .iter()
+        .position(|h| h.scores.rerank == Some(0.1))
+        .unwrap();
+    assert!(
+        r.candidates[..first_other]
+            .iter()
+            .all(|h| h.scores.rerank == Some(0.9))
+    );
+    assert!(first_other > 0);
+    // Turning reranking off per request falls back to fused scores.
+    let mut o = open();
+    o.rerank = false;
+    let plain = s.search("validate token", &o).await.unwrap();
+    assert!(!plain.reranked && plain.candidates.iter().all(|h| h.scores.rerank.is_none()));
+}
+
+#[tokio::test]
+async fn a_class_and_its_method_fold_into_one_result() {
+    let w = world().await;
+    let s = w.searcher(None);
+    let r = s.search("http server listen port", &open()).await.unwrap();
+    let server: Vec<_> = r
+        .candidates
+        .iter()
+        .filter(|h| h.breadcrumb.starts_with("HttpServer"))
+        .collect();
+    assert_eq!(server.len(), 1, "{:?}", crumbs(&r.candidates));
+    let other = if server[0].breadcrumb == "HttpServer" {
+        "HttpServer > listen"
+    } else {
+        "HttpServer"
+    };
+    assert_eq!(server[0].folded, [other]);
+}
+
+#[tokio::test]
+async fn invalid_options_and_empty_queries_are_clear_errors() {
+    let w = world().await;
+    let s = w.searcher(None);
+    let mut o = SearchOptions::default();
+    o.minimum_relevance_threshold = 1.5;
+    let e = s.search("x", &o).await.unwrap_err().to_string();
+    assert!(e.contains("minimumRelevanceThreshold"), "{e}");
+    let e = s
+        .search("   ", &SearchOptions::default())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("empty"), "{e}");
+}
+
+#[tokio::test]
+async fn freshness_check_reindexes_dirty_files_before_answering() {
+    let w = world().await;
+    let s = w
+        .searcher(None)
+        .with_freshness(w.indexer.clone(), Duration::from_secs(30));
+    write(
+        &w.root,
+        "src/util/throttle.ts",
+        "export function throttleRequests(limit: number) {\n  return limit;\n}\n",
+    );
+    let r = s
+        .search("symbol = throttleRequests", &open())
+        .await
+        .unwrap();
+    assert_eq!(
+        crumbs(&r.results),
+        ["src/util/throttle.ts > throttleRequests"]
+    );
+}
