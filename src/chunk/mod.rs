@@ -242,12 +242,22 @@ impl<'a> FileContext<'a> {
         let referenced = self.referenced_symbols(symbol, ancestors, &content, &names);
         let preamble = self.preamble(symbol, &breadcrumb, &imports, &referenced);
         let (embedding_text, truncated) = self.embedding_text(&preamble, &content);
+        let full_source = self.lines(symbol.range.start, symbol.range.end);
+        // Lexical text: the file path, breadcrumb, signature and JSDoc, then the code. A
+        // function-like symbol is searched by its whole source (its callbacks and nested
+        // helpers are part of what it does); containers keep their collapsed content so a
+        // class does not match every word of every method.
         let search = search_text(&format!(
-            "{} {} {} {}",
+            "{} {} {} {} {}",
+            self.path,
             breadcrumb,
             symbol.signature,
             symbol.jsdoc.as_deref().unwrap_or(""),
-            content
+            if symbol.kind.has_code_body() {
+                full_source
+            } else {
+                &content
+            }
         ));
         let index = out.len();
         out.push(CodeChunk {
@@ -268,7 +278,7 @@ impl<'a> FileContext<'a> {
             start_line: symbol.range.start,
             end_line: symbol.range.end,
             bytes: symbol.bytes,
-            full_source: self.lines(symbol.range.start, symbol.range.end).to_string(),
+            full_source: full_source.to_string(),
             has_collapsed_children: !collapsed.is_empty(),
             content,
             relevant_imports: imports.iter().map(|i| i.text.clone()).collect(),

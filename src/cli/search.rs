@@ -39,6 +39,9 @@ pub struct SearchArgs {
     /// Weight of the vector similarity in finalScore.
     #[arg(long, default_value_t = 0.35)]
     pub vector_weight: f32,
+    /// Weight of the BM25 list relative to the vector list in fusion.
+    #[arg(long, default_value_t = 1.0)]
+    pub lexical_weight: f32,
     /// Skip the configured reranker.
     #[arg(long)]
     pub no_rerank: bool,
@@ -56,6 +59,7 @@ impl SearchArgs {
             rerank_weight: self.rerank_weight,
             vector_weight: self.vector_weight,
             rerank: !self.no_rerank,
+            lexical_weight: self.lexical_weight,
             ..SearchOptions::default()
         }
     }

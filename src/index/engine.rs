@@ -33,6 +33,9 @@ pub struct IndexOptions {
     pub batch_files: usize,
     /// Texts per embedding call between progress reports.
     pub embed_slice: usize,
+    /// Files changed by one sync at or above which the sync ends with store maintenance
+    /// (index refresh), default 32.
+    pub maintain_after_files: usize,
     /// Parser limits.
     pub parse: ParseLimits,
     /// Chunker settings.
@@ -48,6 +51,7 @@ impl Default for IndexOptions {
         Self {
             batch_files: 256,
             embed_slice: 256,
+            maintain_after_files: 32,
             parse: ParseLimits::default(),
             chunk: ChunkOptions::default(),
             allowed_roots: Vec::new(),
@@ -623,6 +627,13 @@ impl Indexer {
             self.write_batch(repo, &root, prepared, progress, &mut report)
                 .await?;
             report.added += added;
+        }
+        // After a bulk change, fold the new rows into the store's text and vector indexes
+        // now rather than leaving searches to scan them; small changes wait for the
+        // store's periodic maintenance (they are searchable either way).
+        if report.indexed + report.removed >= self.options.maintain_after_files {
+            progress.report(Phase::Write, 0, 0, Some("updating search indexes".into()));
+            self.vectors.maintain().await?;
         }
         report.duration = started.elapsed();
         progress.report(

@@ -152,6 +152,15 @@ impl SymbolKind {
         Self::ALL.into_iter().find(|k| k.as_str() == name)
     }
 
+    /// Whether the symbol's body is code that runs (functions, methods, constructors,
+    /// callbacks, components): what is declared inside such a body belongs to it.
+    pub fn has_code_body(self) -> bool {
+        matches!(
+            self,
+            Self::Function | Self::Method | Self::Constructor | Self::Callback | Self::Component
+        )
+    }
+
     /// Whether this is a non-symbol statement (import, expression, re-export, export,
     /// control flow, error region) rather than a named declaration.
     pub fn is_statement(self) -> bool {

@@ -11,8 +11,9 @@ use super::{Fusion, Query, Retrieval, SearchError, SearchOptions, SymbolPath, cl
 use crate::chunk::CodeChunk;
 use crate::embed::{Embedder, Reranker, cosine, embed_query};
 use crate::index::{Indexer, Progress};
-use crate::store::{ChunkRow, MetaStore, RepoSource, VectorStore};
-use crate::text::{estimate_tokens, search_text};
+use crate::parse::SymbolKind;
+use crate::store::{ChunkRow, MetaStore, RepoSource, ScoredChunk, VectorStore};
+use crate::text::estimate_tokens;
 
 /// How a query was answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -106,6 +107,12 @@ pub struct Searcher {
     embedder: Arc<dyn Embedder>,
     reranker: Option<Arc<dyn Reranker>>,
     freshness: Option<(Arc<Indexer>, Duration)>,
+}
+
+/// What an answer unit keeps of one retrieved member chunk.
+struct Member {
+    vector: Vec<f32>,
+    score: f32,
 }
 
 struct Candidate {
@@ -263,6 +270,84 @@ impl Searcher {
         Ok(hits)
     }
 
+    /// Lifts each hit to its answer unit (see [`SymbolKind::has_code_body`]), keeping the hit order: returns
+    /// (unit row, hit) pairs, import and re-export statements left out.
+    async fn answer_units(
+        &self,
+        hits: Vec<ScoredChunk>,
+    ) -> Result<Vec<(ChunkRow, Member)>, SearchError> {
+        let hits: Vec<ScoredChunk> = hits
+            .into_iter()
+            .filter(|h| {
+                !matches!(
+                    h.row.chunk.node_kind,
+                    SymbolKind::Import | SymbolKind::ReExport
+                )
+            })
+            .collect();
+        let mut known: HashMap<(String, String), ChunkRow> = HashMap::new();
+        let mut cursor: Vec<(String, String)> = hits
+            .iter()
+            .map(|h| (h.row.repo_id.clone(), h.row.chunk.id.clone()))
+            .collect();
+        for h in &hits {
+            known.insert(
+                (h.row.repo_id.clone(), h.row.chunk.id.clone()),
+                h.row.clone(),
+            );
+        }
+        // Climb one level per round, fetching the parents not yet known.
+        for _ in 0..16 {
+            let mut missing: HashMap<String, Vec<String>> = HashMap::new();
+            for key in &cursor {
+                if let Some(pid) = known.get(key).and_then(|r| r.chunk.parent_chunk_id.clone()) {
+                    if !known.contains_key(&(key.0.clone(), pid.clone())) {
+                        missing.entry(key.0.clone()).or_default().push(pid);
+                    }
+                }
+            }
+            for (repo, mut ids) in missing {
+                ids.sort();
+                ids.dedup();
+                for row in self.vectors.get(&repo, &ids).await? {
+                    known.insert((repo.clone(), row.chunk.id.clone()), row);
+                }
+            }
+            let mut moved = false;
+            for key in &mut cursor {
+                let Some(row) = known.get(key) else { continue };
+                let Some(pid) = row.chunk.parent_chunk_id.clone() else {
+                    continue;
+                };
+                let parent_key = (key.0.clone(), pid);
+                if let Some(parent) = known.get(&parent_key) {
+                    if row.chunk.node_kind == SymbolKind::Callback || parent.chunk.node_kind.has_code_body()
+                    {
+                        *key = parent_key;
+                        moved = true;
+                    }
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+        Ok(hits
+            .into_iter()
+            .zip(cursor)
+            .filter_map(|(h, key)| {
+                let unit = known.get(&key)?.clone();
+                Some((
+                    unit,
+                    Member {
+                        vector: h.row.vector,
+                        score: h.score,
+                    },
+                ))
+            })
+            .collect())
+    }
+
     /// Stages 1 and 2: recall, fusion, rerank, blend. Returns candidates best first.
     async fn rank(
         &self,
@@ -277,7 +362,7 @@ impl Searcher {
         timings.embed_ms = ms(t);
 
         let t = Instant::now();
-        let lexical_query = search_text(text);
+        let lexical_query = super::lexical_query(text);
         let filter = &options.filter;
         let (vector_hits, lexical_hits) = tokio::join!(
             async {
@@ -302,6 +387,12 @@ impl Searcher {
         let (vector_hits, lexical_hits) = (vector_hits?, lexical_hits?);
         timings.retrieve_ms = ms(t);
 
+        // Answer units: a chunk inside a function body (a callback, a nested helper) is
+        // part of that function, so hits are lifted to the outermost enclosing body before
+        // fusion; each unit takes its best member's rank (ranks are renumbered over units)
+        // and best similarity. Import and re-export statements are never answers.
+        let vector_units = self.answer_units(vector_hits).await?;
+        let lexical_units = self.answer_units(lexical_hits).await?;
         let mut candidates: Vec<Candidate> = Vec::new();
         let mut index: HashMap<(String, String), usize> = HashMap::new();
         let mut slot = |row: ChunkRow, candidates: &mut Vec<Candidate>| {
@@ -314,20 +405,35 @@ impl Searcher {
                 candidates.len() - 1
             })
         };
-        for (rank, hit) in vector_hits.into_iter().enumerate() {
-            let i = slot(hit.row, &mut candidates);
-            candidates[i].scores.vector_rank = Some(rank + 1);
+        let mut member_sim: HashMap<usize, f32> = HashMap::new();
+        let mut next_rank = 0;
+        for (unit, member) in vector_units {
+            let sim = cosine(&query_vector, &member.vector);
+            let i = slot(unit, &mut candidates);
+            if candidates[i].scores.vector_rank.is_none() {
+                next_rank += 1;
+                candidates[i].scores.vector_rank = Some(next_rank);
+            }
+            let best = member_sim.entry(i).or_insert(sim);
+            *best = best.max(sim);
         }
-        let best_bm25 = lexical_hits.first().map_or(0.0, |h| h.score);
-        for (rank, hit) in lexical_hits.into_iter().enumerate() {
-            let score = hit.score;
-            let i = slot(hit.row, &mut candidates);
-            candidates[i].scores.lexical_rank = Some(rank + 1);
-            candidates[i].scores.lexical = Some(score);
+        let best_bm25 = lexical_units.first().map_or(0.0, |(_, m)| m.score);
+        let mut next_rank = 0;
+        for (unit, member) in lexical_units {
+            let i = slot(unit, &mut candidates);
+            if candidates[i].scores.lexical_rank.is_none() {
+                next_rank += 1;
+                candidates[i].scores.lexical_rank = Some(next_rank);
+                candidates[i].scores.lexical = Some(member.score);
+            }
+        }
+        for (i, c) in candidates.iter_mut().enumerate() {
+            let own = cosine(&query_vector, &c.row.vector);
+            let sim = member_sim.get(&i).map_or(own, |m| m.max(own));
+            c.scores.vector = Some(sim.clamp(0.0, 1.0));
         }
         for c in &mut candidates {
             let s = &mut c.scores;
-            s.vector = Some(cosine(&query_vector, &c.row.vector).clamp(0.0, 1.0));
             let (wv, wl) = (
                 if use_vector { 1.0 } else { 0.0 },
                 if use_lexical {

@@ -15,11 +15,13 @@
 
 pub mod engine;
 mod error;
+pub mod lexical;
 pub mod options;
 pub mod query;
 pub mod score;
 
 pub use engine::{SearchHit, SearchMode, SearchResponse, Searcher, StageTimings};
 pub use error::SearchError;
+pub use lexical::lexical_query;
 pub use options::{Fusion, Retrieval, SearchOptions};
 pub use query::{Query, SymbolPath, classify, parse_symbol_query};

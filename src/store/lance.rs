@@ -310,7 +310,12 @@ impl LanceStore {
 
     async fn ensure_text_index(&self) -> Result<(), StoreError> {
         if !self.has_index_on("search_text").await? && self.table.count_rows(None).await? > 0 {
-            let params = FtsIndexBuilder::default().with_position(false);
+            // English stemming, but no stop-word removal: in code, words like `until`,
+            // `while`, `once`, `only` and `before` are names (`takeUntil`, `skipWhile`),
+            // and BM25's IDF already discounts words that are everywhere.
+            let params = FtsIndexBuilder::default()
+                .with_position(false)
+                .remove_stop_words(false);
             self.table
                 .create_index(&["search_text"], Index::FTS(params))
                 .execute()
