@@ -2,10 +2,22 @@
 //! and full-text query latency (p50/p95) with and without filters, before and after the
 //! ANN index. Prints a table; figures go to docs/BENCHMARKS.md.
 //!
+//! Then the whole natural-language search pipeline (`Searcher`: query embedding, vector
+//! ∥ BM25 recall, answer units, fusion, folding, gate and budget) on the same store, p50/p95
+//! per stage and end to end, with 1 and 16 concurrent queries. The query embedder here is
+//! a hash → random unit vector stand-in, so the figures exclude the model's own time
+//! (measured by `benches/embed.rs`).
+//!
 //! `cargo bench --bench store` (SEXTANT_BENCH_ROWS overrides the 100,000 rows; dims 384,
 //! the default local model's width).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use sextant::embed::{BatchLimits, EmbedError, Embedder, InputKind};
+use sextant::search::{SearchOptions, SearchResponse, Searcher};
+use sextant::store::SqlMetaStore;
 
 use sextant::chunk::CodeChunk;
 use sextant::parse::{ByteRange, Language, SymbolKind};
@@ -127,12 +139,14 @@ async fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = LanceStore::open(LanceStoreOptions {
-        maintain_every_writes: usize::MAX,
-        ..LanceStoreOptions::new(dir.path().join("lance").to_string_lossy(), DIMS)
-    })
-    .await
-    .expect("open");
+    let store = Arc::new(
+        LanceStore::open(LanceStoreOptions {
+            maintain_every_writes: usize::MAX,
+            ..LanceStoreOptions::new(dir.path().join("lance").to_string_lossy(), DIMS)
+        })
+        .await
+        .expect("open"),
+    );
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let files = rows / CHUNKS_PER_FILE;
     let started = Instant::now();
@@ -198,15 +212,101 @@ async fn main() {
         println!("| query (top 10) | p50 | p95 | mean hits |\n|---|---|---|---|");
         for (label, filter) in [("no filter", &none), ("repo+kind+path filter", &filtered)] {
             measure(&format!("vector, {label}"), 50, |i| {
-                let (q, s) = (&queries[i], &store);
+                let (q, s) = (&queries[i], store.as_ref());
                 async move { s.vector_search(q, 10, filter).await.expect("search").len() }
             })
             .await;
             measure(&format!("full-text BM25, {label}"), 50, |i| {
-                let (q, s) = (&texts[i], &store);
+                let (q, s) = (&texts[i], store.as_ref());
                 async move { s.text_search(q, 10, filter).await.expect("search").len() }
             })
             .await;
         }
+    }
+    let meta = Arc::new(
+        SqlMetaStore::open(&dir.path().join("meta.db").to_string_lossy())
+            .await
+            .expect("meta"),
+    );
+    let searcher = Arc::new(Searcher::new(
+        meta,
+        store.clone(),
+        Arc::new(HashEmbedder),
+        None,
+    ));
+    println!("\nend-to-end search (default options: 40+40 candidates, blend, gate 0.5, 8k budget)");
+    println!("| concurrency | stage | p50 | p95 |\n|---|---|---|---|");
+    for concurrency in [1usize, 16] {
+        let per_task = if concurrency == 1 { 100 } else { 20 };
+        let mut tasks = Vec::new();
+        for t in 0..concurrency {
+            let (searcher, texts) = (searcher.clone(), texts.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut out: Vec<SearchResponse> = Vec::new();
+                for i in 0..per_task {
+                    let q = &texts[(t * per_task + i) % texts.len()];
+                    out.push(
+                        searcher
+                            .search(q, &SearchOptions::default())
+                            .await
+                            .expect("search"),
+                    );
+                }
+                out
+            }));
+        }
+        let mut responses = Vec::new();
+        for task in tasks {
+            responses.extend(task.await.expect("task"));
+        }
+        let stage = |f: fn(&SearchResponse) -> f64| {
+            percentiles(
+                responses
+                    .iter()
+                    .map(|r| Duration::from_secs_f64(f(r) / 1e3))
+                    .collect(),
+            )
+        };
+        for (label, f) in [
+            (
+                "retrieve (vector ∥ BM25)",
+                (|r: &SearchResponse| r.timings.retrieve_ms) as fn(&SearchResponse) -> f64,
+            ),
+            ("end to end", |r: &SearchResponse| r.timings.total_ms),
+        ] {
+            let (p50, p95) = stage(f);
+            println!("| {concurrency} | {label} | {p50:.1} ms | {p95:.1} ms |");
+        }
+    }
+}
+
+/// Query embedder stand-in: a deterministic random unit vector per text.
+struct HashEmbedder;
+
+#[async_trait]
+impl Embedder for HashEmbedder {
+    fn model_id(&self) -> &str {
+        "hash"
+    }
+    fn dims(&self) -> usize {
+        DIMS
+    }
+    fn limits(&self) -> BatchLimits {
+        BatchLimits {
+            max_texts: 64,
+            max_tokens: 1_000_000,
+            max_text_tokens: 100_000,
+        }
+    }
+    async fn embed(&self, texts: &[String], _: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let seed = t.bytes().fold(0x9e37_79b9u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+                });
+                vector(&mut Rng(seed | 1))
+            })
+            .collect())
     }
 }

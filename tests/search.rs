@@ -12,7 +12,7 @@ mod support;
 use async_trait::async_trait;
 use sextant::embed::{EmbedError, Reranker};
 use sextant::index::{IndexOptions, Indexer, Progress};
-use sextant::search::{SearchMode, SearchOptions, Searcher};
+use sextant::search::{Fusion, SearchMode, SearchOptions, Searcher};
 use sextant::store::{LanceStore, LanceStoreOptions, RepoSettings, SqlMetaStore};
 use support::embedders::{BOW_DIMS, BagOfWords};
 
@@ -169,8 +169,12 @@ async fn symbol_lookup_by_name_parent_and_file() {
 async fn natural_language_finds_the_function_by_its_words() {
     let w = world().await;
     let s = w.searcher(None);
+    let rrf = SearchOptions {
+        fusion: Fusion::Rrf,
+        ..open()
+    };
     let r = s
-        .search("debounce a function call with a wait timer", &open())
+        .search("debounce a function call with a wait timer", &rrf)
         .await
         .unwrap();
     assert_eq!(r.mode, SearchMode::Semantic);
@@ -181,6 +185,17 @@ async fn natural_language_finds_the_function_by_its_words() {
     assert!(
         (top.fused - 1.0).abs() < 1e-6,
         "first in both lists: {top:?}"
+    );
+    // The blend: the mean of the vector similarity and BM25 relative to the best.
+    let r = s
+        .search("debounce a function call with a wait timer", &open())
+        .await
+        .unwrap();
+    assert_eq!(r.results[0].breadcrumb, "debounce");
+    let top = r.results[0].scores;
+    assert!(
+        (top.fused - (top.vector.unwrap() + 1.0) / 2.0).abs() < 1e-5,
+        "{top:?}"
     );
     // Scores are non-increasing.
     let finals: Vec<f32> = r.candidates.iter().map(|h| h.scores.final_score).collect();
@@ -228,7 +243,7 @@ async fn relevance_gate_and_budget_bound_the_answer() {
         "never padded: {:?}",
         crumbs(&r.results)
     );
-    // Gate 0.5: only candidates both retrievers found, or one ranked first.
+    // Gate 0.5: every returned result scores at least the threshold.
     o.minimum_relevance_threshold = 0.5;
     let r = s.search("validate token", &o).await.unwrap();
     assert!(!r.results.is_empty());

@@ -247,10 +247,13 @@ impl<'a> FileContext<'a> {
         // function-like symbol is searched by its whole source (its callbacks and nested
         // helpers are part of what it does); containers keep their collapsed content so a
         // class does not match every word of every method.
+        // The symbol's own name is written twice: a name match weighs more than a word
+        // somewhere in the body (a cheap field boost for BM25).
         let search = search_text(&format!(
-            "{} {} {} {} {}",
+            "{} {} {} {} {} {}",
             self.path,
             breadcrumb,
+            symbol.name,
             symbol.signature,
             symbol.jsdoc.as_deref().unwrap_or(""),
             if symbol.kind.has_code_body() {

@@ -22,7 +22,7 @@ pub struct SearchArgs {
     #[arg(long, value_enum, default_value_t = Retrieval::Hybrid)]
     pub retrieval: Retrieval,
     /// Fusion of the vector and BM25 lists.
-    #[arg(long, value_enum, default_value_t = Fusion::Rrf)]
+    #[arg(long, value_enum, default_value_t = Fusion::Blend)]
     pub fusion: Fusion,
     /// Minimum finalScore of a returned result (0.0–1.0).
     #[arg(long, default_value_t = 0.5)]

@@ -321,7 +321,8 @@ impl Searcher {
                 };
                 let parent_key = (key.0.clone(), pid);
                 if let Some(parent) = known.get(&parent_key) {
-                    if row.chunk.node_kind == SymbolKind::Callback || parent.chunk.node_kind.has_code_body()
+                    if row.chunk.node_kind == SymbolKind::Callback
+                        || parent.chunk.node_kind.has_code_body()
                     {
                         *key = parent_key;
                         moved = true;

@@ -26,10 +26,11 @@ pub enum Retrieval {
 pub enum Fusion {
     /// Reciprocal rank fusion, normalised so that a chunk ranked first by every
     /// retriever scores 1.0 (see [`crate::search::score::rrf`]).
-    #[default]
     Rrf,
-    /// Weighted sum of the calibrated vector similarity and the BM25 score relative to the
-    /// query's best BM25 score (see [`crate::search::score::blend_scores`]).
+    /// Weighted mean of the vector similarity and the BM25 score relative to the query's
+    /// best BM25 score (see [`crate::search::score::blend_scores`]); the default: it beat
+    /// RRF on the development set (docs/BENCHMARKS.md).
+    #[default]
     Blend,
 }
 
@@ -77,7 +78,7 @@ impl Default for SearchOptions {
             max_vector_candidates: 40,
             max_lexical_candidates: 40,
             retrieval: Retrieval::Hybrid,
-            fusion: Fusion::Rrf,
+            fusion: Fusion::Blend,
             rrf_k: 60.0,
             lexical_weight: 1.0,
             rerank: true,
