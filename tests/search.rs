@@ -339,8 +339,10 @@ async fn a_class_and_its_method_fold_into_one_result() {
 async fn invalid_options_and_empty_queries_are_clear_errors() {
     let w = world().await;
     let s = w.searcher(None);
-    let mut o = SearchOptions::default();
-    o.minimum_relevance_threshold = 1.5;
+    let o = SearchOptions {
+        minimum_relevance_threshold: 1.5,
+        ..SearchOptions::default()
+    };
     let e = s.search("x", &o).await.unwrap_err().to_string();
     assert!(e.contains("minimumRelevanceThreshold"), "{e}");
     let e = s

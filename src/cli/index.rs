@@ -200,7 +200,7 @@ pub(super) async fn sync_with_bars(
         })
     };
     let mut progress = Progress::new(&repo.id, sender);
-    let report = indexer.sync(&repo, &mut progress).await;
+    let report = indexer.sync(repo, &mut progress).await;
     drop(progress);
     let _ = drawer.await;
     bar.finish_and_clear();

@@ -300,10 +300,10 @@ impl Searcher {
         for _ in 0..16 {
             let mut missing: HashMap<String, Vec<String>> = HashMap::new();
             for key in &cursor {
-                if let Some(pid) = known.get(key).and_then(|r| r.chunk.parent_chunk_id.clone()) {
-                    if !known.contains_key(&(key.0.clone(), pid.clone())) {
-                        missing.entry(key.0.clone()).or_default().push(pid);
-                    }
+                if let Some(pid) = known.get(key).and_then(|r| r.chunk.parent_chunk_id.clone())
+                    && !known.contains_key(&(key.0.clone(), pid.clone()))
+                {
+                    missing.entry(key.0.clone()).or_default().push(pid);
                 }
             }
             for (repo, mut ids) in missing {
@@ -320,13 +320,12 @@ impl Searcher {
                     continue;
                 };
                 let parent_key = (key.0.clone(), pid);
-                if let Some(parent) = known.get(&parent_key) {
-                    if row.chunk.node_kind == SymbolKind::Callback
-                        || parent.chunk.node_kind.has_code_body()
-                    {
-                        *key = parent_key;
-                        moved = true;
-                    }
+                if let Some(parent) = known.get(&parent_key)
+                    && (row.chunk.node_kind == SymbolKind::Callback
+                        || parent.chunk.node_kind.has_code_body())
+                {
+                    *key = parent_key;
+                    moved = true;
                 }
             }
             if !moved {
@@ -466,8 +465,10 @@ impl Searcher {
         sort_by_score(&mut candidates, |s| s.fused);
 
         let mut reranked = false;
-        if let (Some(reranker), true) = (&self.reranker, options.rerank) {
-            if !candidates.is_empty() {
+        if let (Some(reranker), true, false) =
+            (&self.reranker, options.rerank, candidates.is_empty())
+        {
+            {
                 let t = Instant::now();
                 let documents: Vec<String> = candidates
                     .iter()

@@ -109,10 +109,10 @@ impl SearchOptions {
         if self.max_vector_candidates > 1000 || self.max_lexical_candidates > 1000 {
             return Err("maxVectorCandidates and maxLexicalCandidates must be at most 1000".into());
         }
-        if !(self.rrf_k > 0.0) {
+        if self.rrf_k.is_nan() || self.rrf_k <= 0.0 {
             return Err(format!("rrfK must be positive, got {}", self.rrf_k));
         }
-        if !(self.lexical_weight >= 0.0) {
+        if self.lexical_weight.is_nan() || self.lexical_weight < 0.0 {
             return Err(format!(
                 "lexicalWeight must be >= 0, got {}",
                 self.lexical_weight

@@ -147,11 +147,13 @@ pub struct Selection {
 /// above `threshold`, included in order until the next one does not fit `budget`. Never
 /// pads; a best result that alone exceeds the budget is still returned, truncated.
 pub fn select(scores: &[f32], tokens: &[usize], threshold: f32, budget: usize) -> Selection {
-    let mut sel = Selection::default();
-    sel.passed_gate = scores.iter().take_while(|s| **s >= threshold).count();
-    for i in 0..sel.passed_gate {
-        if sel.tokens + tokens[i] <= budget {
-            sel.tokens += tokens[i];
+    let mut sel = Selection {
+        passed_gate: scores.iter().take_while(|s| **s >= threshold).count(),
+        ..Selection::default()
+    };
+    for (i, &cost) in tokens.iter().enumerate().take(sel.passed_gate) {
+        if sel.tokens + cost <= budget {
+            sel.tokens += cost;
             sel.picked.push(i);
         } else {
             if sel.picked.is_empty() {
