@@ -373,3 +373,37 @@ async fn freshness_check_reindexes_dirty_files_before_answering() {
         ["src/util/throttle.ts > throttleRequests"]
     );
 }
+
+#[tokio::test]
+async fn symbol_lookups_render_in_the_same_format_as_searches() {
+    let w = world().await;
+    let s = w.searcher(None);
+    for query in [
+        "symbol = TokenService > validateToken",
+        "validate token expiry",
+    ] {
+        let r = s.search(query, &open()).await.unwrap();
+        let files = s.result_files(&r).await.unwrap();
+        let content = sextant::render::mcp_content(&r, &files);
+        assert!(content.len() >= 2, "{query}: graph + snapshots");
+        assert!(
+            content[0]
+                .text
+                .starts_with(&format!("Search: \"{query}\" | "))
+        );
+        assert_eq!(content[0].annotations.priority, 1.0);
+        for snapshot in &content[1..] {
+            assert!(snapshot.text.starts_with("// src/"), "{}", snapshot.text);
+        }
+    }
+    let r = s
+        .search("symbol = TokenService > validateToken", &open())
+        .await
+        .unwrap();
+    let files = s.result_files(&r).await.unwrap();
+    let content = sextant::render::mcp_content(&r, &files);
+    assert_eq!(content.len(), 2);
+    assert!(content[1].text.contains("import { decode } from './jwt';"));
+    assert!(content[1].text.contains("private secret = 'k';"));
+    assert!(!content[1].text.contains("refresh("));
+}

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::index::{fail, open_indexer_with, open_meta, runtime, sync_with_bars};
 use super::{CliError, out, write_err};
 use crate::config::Config;
-use crate::search::{Fusion, Retrieval, SearchHit, SearchOptions, SearchResponse, Searcher};
+use crate::search::{Fusion, Retrieval, SearchHit, SearchOptions, Searcher};
 use crate::store::{RepoSettings, VectorStore};
 
 /// Search knobs shared by `search` and `eval` (the blueprint's configuration table).
@@ -65,6 +65,17 @@ impl SearchArgs {
     }
 }
 
+/// Output formats of `sextant search`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Connection graph and snapshots as plain text.
+    Text,
+    /// The MCP multi-content array.
+    Mcp,
+    /// The structured response.
+    Json,
+}
+
 /// Options of `sextant search`.
 #[derive(Debug, clap::Args)]
 pub struct SearchCommand {
@@ -76,9 +87,10 @@ pub struct SearchCommand {
     /// Only these paths: directory prefixes, files or globs (repeatable).
     #[arg(long = "path")]
     pub paths: Vec<String>,
-    /// Print the whole response as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// Output: `text` (the connection graph, then one snapshot per file), `mcp` (the MCP
+    /// content array as JSON) or `json` (the whole structured response).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
     /// Search settings.
     #[command(flatten)]
     pub settings: SearchArgs,
@@ -119,33 +131,6 @@ async fn open_searcher(
     Ok((indexer, searcher))
 }
 
-fn print_human(w: &mut impl Write, response: &SearchResponse) -> std::io::Result<()> {
-    writeln!(
-        w,
-        "{} result(s), {}/{} tokens, {} passed the gate, {:.0} ms",
-        response.results.len(),
-        response.tokens_used,
-        response.token_budget,
-        response.passed_gate,
-        response.timings.total_ms
-    )?;
-    for (i, hit) in response.results.iter().enumerate() {
-        writeln!(
-            w,
-            "\n[{}] {} ({}) {}:{}-{}  score {:.3}",
-            i + 1,
-            hit.breadcrumb,
-            hit.kind,
-            hit.path,
-            hit.start_line,
-            hit.end_line,
-            hit.scores.final_score
-        )?;
-        writeln!(w, "{}", hit.chunk.full_source)?;
-    }
-    Ok(())
-}
-
 /// Runs one search and prints the results.
 pub fn search(args: SearchCommand, config: &Config) -> Result<(), CliError> {
     runtime()?.block_on(async {
@@ -160,12 +145,21 @@ pub fn search(args: SearchCommand, config: &Config) -> Result<(), CliError> {
         options.filter.paths = args.paths.clone();
         let response = searcher.search(&args.query, &options).await.map_err(fail)?;
         let mut w = out();
-        if args.json {
+        if args.format == Format::Json {
             serde_json::to_writer_pretty(&mut w, &response).map_err(fail)?;
-            writeln!(w).map_err(write_err)
-        } else {
-            print_human(&mut w, &response).map_err(write_err)
+            return writeln!(w).map_err(write_err);
         }
+        let files = searcher.result_files(&response).await.map_err(fail)?;
+        let content = crate::render::mcp_content(&response, &files);
+        if args.format == Format::Mcp {
+            serde_json::to_writer_pretty(&mut w, &serde_json::json!({ "content": content }))
+                .map_err(fail)?;
+            return writeln!(w).map_err(write_err);
+        }
+        for item in &content {
+            writeln!(w, "{}\n", item.text.trim_end()).map_err(write_err)?;
+        }
+        Ok(())
     })
 }
 

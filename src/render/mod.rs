@@ -1,5 +1,428 @@
-//! Output formats (not built yet: issues "Structural analysis" and "Search pipeline").
+//! Output formats (pure: results and chunks in, text out; no I/O).
 //!
-//! Will render the connection graph (★ in results, ◆ shared) and smart structural
-//! snapshots, and assemble the MCP multi-content response. Pure functions from results
-//! and metadata to text; no I/O.
+//! - [`snapshot`]: smart structural snapshots, one per file, targets merged.
+//! - [`connection_graph`]: the blueprint's connection graph text (summary line, one entry
+//!   per result). Calls, callers, type hierarchy, references and the ★/◆ cross-result
+//!   markers need the symbol graph (issue "Structural analysis") and are not rendered yet;
+//!   the entries carry what the index knows today: location, kind, modifiers, export,
+//!   signature and members.
+//! - [`mcp_content`]: the MCP multi-content response: the graph first (priority 1.0),
+//!   then the snapshots in score order with priority from `finalScore`, every item for
+//!   `audience: ["assistant"]`.
+
+pub mod snapshot;
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::chunk::CodeChunk;
+use crate::parse::{Modifier, SymbolKind};
+use crate::search::{SearchHit, SearchResponse};
+use crate::text::estimate_tokens;
+pub use snapshot::snapshot;
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The dotted display name of a hit (`TokenService.validateToken`).
+pub fn display_name(hit: &SearchHit) -> String {
+    hit.breadcrumb.replace(" > ", ".")
+}
+
+/// The chunks of every file a response's results come from, keyed by (repo id, path).
+pub type FileChunks = HashMap<(String, String), Vec<CodeChunk>>;
+
+fn entry(hit: &SearchHit, files: &FileChunks) -> String {
+    let c = &hit.chunk;
+    let mut kind: Vec<&str> = c
+        .modifiers
+        .iter()
+        .filter(|m| !matches!(m, Modifier::Exported))
+        .map(|m| m.as_str())
+        .collect();
+    kind.push(c.node_kind.as_str());
+    let mut line = kind.join(" ");
+    if c.exported {
+        line.push_str(" | exported");
+    }
+    let mut out = format!("{}\n {}\n {line}", display_name(hit), hit.path);
+    if !c.signature.is_empty() && !c.node_kind.is_statement() {
+        out.push_str(&format!("\n Signature: {}", c.signature));
+    }
+    let members: Vec<String> = files
+        .get(&(hit.repo_id.clone(), hit.path.clone()))
+        .into_iter()
+        .flatten()
+        .filter(|_| {
+            matches!(
+                c.node_kind,
+                SymbolKind::Class
+                    | SymbolKind::Interface
+                    | SymbolKind::Enum
+                    | SymbolKind::Namespace
+                    | SymbolKind::Module
+            )
+        })
+        .filter(|m| m.parent_chunk_id.as_deref() == Some(c.id.as_str()))
+        .filter(|m| m.node_kind != SymbolKind::Callback)
+        .map(|m| {
+            if m.node_kind.has_code_body() {
+                format!("{}()", m.name)
+            } else {
+                m.name.clone()
+            }
+        })
+        .collect();
+    if !members.is_empty() {
+        out.push_str(&format!("\n Members: {}", members.join(", ")));
+    }
+    out
+}
+
+fn summary(response: &SearchResponse, tokens: usize) -> String {
+    let files = {
+        let mut f: Vec<(&str, &str)> = response
+            .results
+            .iter()
+            .map(|h| (h.repo_id.as_str(), h.path.as_str()))
+            .collect();
+        f.sort();
+        f.dedup();
+        f.len()
+    };
+    let count = match response.results.len() {
+        0 => "no results".to_string(),
+        1 => "1 result".to_string(),
+        n if files == 1 => format!("{n} results in 1 file"),
+        n => format!("{n} results across {files} files"),
+    };
+    format!(
+        "Search: \"{}\" | {count} | {}/{} tokens",
+        response.query,
+        thousands(tokens),
+        thousands(response.token_budget)
+    )
+}
+
+/// The connection graph's body (everything after the summary line).
+fn graph_body(response: &SearchResponse, files: &FileChunks) -> String {
+    match response.results.as_slice() {
+        [] => "No indexed code matched this query in scope. Try other words, a wider \
+               path filter, or `symbol = Name` for an exact lookup."
+            .to_string(),
+        [one] => entry(one, files),
+        many => many
+            .iter()
+            .enumerate()
+            .map(|(i, h)| format!("[{}] {}", i + 1, entry(h, files)))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    }
+}
+
+/// One MCP content item.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct McpContent {
+    /// Always `text`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The text.
+    pub text: String,
+    /// Audience and priority.
+    pub annotations: Annotations,
+}
+
+/// MCP content annotations.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Annotations {
+    /// Always `["assistant"]`.
+    pub audience: Vec<&'static str>,
+    /// 1.0 for the graph; the file's best `finalScore` for a snapshot.
+    pub priority: f32,
+}
+
+fn item(text: String, priority: f32) -> McpContent {
+    McpContent {
+        kind: "text",
+        text,
+        annotations: Annotations {
+            audience: vec!["assistant"],
+            priority: (priority.clamp(0.0, 1.0) * 100.0).round() / 100.0,
+        },
+    }
+}
+
+/// The connection graph text of a response (summary line with the real token count of
+/// `snapshots` and the graph together).
+pub fn connection_graph(
+    response: &SearchResponse,
+    files: &FileChunks,
+    snapshots: &[String],
+) -> String {
+    let body = graph_body(response, files);
+    let snapshot_tokens: usize = snapshots.iter().map(|s| estimate_tokens(s)).sum();
+    // The count includes the graph itself, whose length depends on the count: iterate to
+    // the fixed point (two or three rounds; the number only grows).
+    let mut total = snapshot_tokens + estimate_tokens(&body);
+    let mut text = String::new();
+    for _ in 0..8 {
+        text = format!("{}\n\n{body}", summary(response, total));
+        let counted = snapshot_tokens + estimate_tokens(&text);
+        if counted == total {
+            break;
+        }
+        total = counted;
+    }
+    text
+}
+
+/// Snapshots per file, in score order: (best finalScore, text).
+pub fn snapshots(response: &SearchResponse, files: &FileChunks) -> Vec<(f32, String)> {
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut targets: HashMap<(String, String), (f32, Vec<&str>)> = HashMap::new();
+    for h in &response.results {
+        let key = (h.repo_id.clone(), h.path.clone());
+        let entry = targets.entry(key.clone()).or_insert_with(|| {
+            order.push(key.clone());
+            (h.scores.final_score, Vec::new())
+        });
+        entry.1.push(h.chunk.id.as_str());
+    }
+    order
+        .into_iter()
+        .map(|key| {
+            let (score, ids) = &targets[&key];
+            let text = match files.get(&key) {
+                Some(chunks) => snapshot(&key.1, ids, chunks),
+                // The file's chunks are unknown: the targets alone.
+                None => {
+                    let mut t = format!("// {}\n", key.1);
+                    for h in response.results.iter().filter(|h| {
+                        (h.repo_id.as_str(), h.path.as_str()) == (key.0.as_str(), key.1.as_str())
+                    }) {
+                        t.push('\n');
+                        t.push_str(h.chunk.full_source.trim_end());
+                        t.push('\n');
+                    }
+                    t
+                }
+            };
+            (*score, text)
+        })
+        .collect()
+}
+
+/// The MCP multi-content response: connection graph first, then one snapshot per file.
+pub fn mcp_content(response: &SearchResponse, files: &FileChunks) -> Vec<McpContent> {
+    let snaps = snapshots(response, files);
+    let texts: Vec<String> = snaps.iter().map(|(_, t)| t.clone()).collect();
+    let mut out = vec![item(connection_graph(response, files, &texts), 1.0)];
+    out.extend(snaps.into_iter().map(|(score, text)| item(text, score)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::chunk::{ChunkOptions, chunk_file};
+    use crate::parse::{ParseLimits, parse_bytes};
+    use crate::search::score::StageScores;
+    use crate::search::{SearchMode, StageTimings};
+
+    const SERVICE: &str = "// Token handling for the API.\nimport jwt from 'jsonwebtoken';\nimport { JwtPayload } from '../models/auth';\nimport { Unused } from './unused';\nimport { RefreshTokenStore } from './refreshStore';\n\nconst TOKEN_EXPIRY = 3600;\nconst UNRELATED = 'x';\n\nexport class TokenService extends BaseValidator {\n  private secret: string;\n  private store: RefreshTokenStore;\n  private other = 1;\n\n  async validateToken(token: string): Promise<JwtPayload | null> {\n    try {\n      return jwt.verify(token, this.secret) as JwtPayload;\n    } catch {\n      return null;\n    }\n  }\n\n  async refreshToken(token: string): Promise<string> {\n    const payload = await this.validateToken(token);\n    await this.store.save(token);\n    return jwt.sign({ id: payload }, this.secret, { expiresIn: TOKEN_EXPIRY });\n  }\n\n  unrelated() {\n    return this.other;\n  }\n}\n";
+
+    fn chunks(path: &str, source: &str) -> Vec<CodeChunk> {
+        let parsed = parse_bytes(Path::new(path), source.as_bytes(), &ParseLimits::default())
+            .expect("parse");
+        chunk_file(path, source, &parsed, &ChunkOptions::default())
+    }
+
+    fn id(chunks: &[CodeChunk], crumb: &str) -> String {
+        chunks
+            .iter()
+            .find(|c| c.breadcrumb == crumb)
+            .unwrap_or_else(|| panic!("no chunk {crumb}"))
+            .id
+            .clone()
+    }
+
+    fn reparses_cleanly(path: &str, text: &str) {
+        let parsed =
+            parse_bytes(Path::new(path), text.as_bytes(), &ParseLimits::default()).expect("parse");
+        assert!(
+            parsed.diagnostics.is_empty(),
+            "{:?}\n{text}",
+            parsed.diagnostics
+        );
+    }
+
+    #[test]
+    fn a_method_snapshot_shows_only_what_it_uses() {
+        let all = chunks("src/auth/tokenService.ts", SERVICE);
+        let target = id(&all, "TokenService > validateToken");
+        let text = snapshot("src/auth/tokenService.ts", &[target.as_str()], &all);
+        let want = "// src/auth/tokenService.ts\n\nimport jwt from 'jsonwebtoken';\nimport { JwtPayload } from '../models/auth';\n\nexport class TokenService extends BaseValidator {\n  private secret: string;\n\n  async validateToken(token: string): Promise<JwtPayload | null> {\n    try {\n      return jwt.verify(token, this.secret) as JwtPayload;\n    } catch {\n      return null;\n    }\n  }\n}\n";
+        assert_eq!(text, want);
+        reparses_cleanly("x.ts", &text);
+    }
+
+    #[test]
+    fn same_file_targets_merge_into_one_snapshot() {
+        let all = chunks("src/auth/tokenService.ts", SERVICE);
+        let a = id(&all, "TokenService > validateToken");
+        let b = id(&all, "TokenService > refreshToken");
+        let text = snapshot("src/auth/tokenService.ts", &[b.as_str(), a.as_str()], &all);
+        for needed in [
+            "import { RefreshTokenStore } from './refreshStore';",
+            "const TOKEN_EXPIRY = 3600;",
+            "private store: RefreshTokenStore;",
+            "private secret: string;",
+            "async validateToken(",
+            "async refreshToken(",
+        ] {
+            assert_eq!(text.matches(needed).count(), 1, "{needed} once in:\n{text}");
+        }
+        for absent in ["Unused", "UNRELATED", "unrelated()", "private other"] {
+            assert!(!text.contains(absent), "{absent} in:\n{text}");
+        }
+        // Source order: validateToken before refreshToken.
+        assert!(text.find("validateToken(token").unwrap() < text.find("refreshToken(").unwrap());
+        reparses_cleanly("x.ts", &text);
+    }
+
+    #[test]
+    fn a_class_target_is_shown_whole_once() {
+        let all = chunks("a.ts", SERVICE);
+        let class = id(&all, "TokenService");
+        let method = id(&all, "TokenService > validateToken");
+        let text = snapshot("a.ts", &[class.as_str(), method.as_str()], &all);
+        assert_eq!(text.matches("async validateToken(").count(), 1);
+        assert!(text.contains("unrelated()"));
+        reparses_cleanly("x.ts", &text);
+    }
+
+    fn hit(chunk: &CodeChunk, score: f32) -> SearchHit {
+        SearchHit {
+            repo_id: "r".into(),
+            path: chunk.relative_path.clone(),
+            start_line: chunk.start_line,
+            end_line: chunk.end_line,
+            breadcrumb: chunk.breadcrumb.clone(),
+            kind: chunk.node_kind.as_str().into(),
+            signature: chunk.signature.clone(),
+            scores: StageScores {
+                final_score: score,
+                ..StageScores::default()
+            },
+            tokens: estimate_tokens(&chunk.full_source),
+            folded: Vec::new(),
+            chunk: chunk.clone(),
+        }
+    }
+
+    fn response(results: Vec<SearchHit>) -> SearchResponse {
+        SearchResponse {
+            query: "token validation".into(),
+            mode: SearchMode::Semantic,
+            candidates: results.clone(),
+            passed_gate: results.len(),
+            tokens_used: results.iter().map(|h| h.tokens).sum(),
+            results,
+            token_budget: 8000,
+            truncated_to: None,
+            reranked: false,
+            timings: StageTimings::default(),
+        }
+    }
+
+    #[test]
+    fn mcp_content_puts_the_graph_first_then_snapshots_by_score() {
+        let service = chunks("src/auth/tokenService.ts", SERVICE);
+        let util = chunks(
+            "src/util.ts",
+            "export function verifyHeader(h: string): boolean {\n  return h.length > 0;\n}\n",
+        );
+        let a = service.iter().find(|c| c.name == "validateToken").unwrap();
+        let b = service.iter().find(|c| c.name == "refreshToken").unwrap();
+        let u = &util[0];
+        let r = response(vec![hit(a, 0.91), hit(u, 0.7), hit(b, 0.6)]);
+        let mut files = FileChunks::new();
+        files.insert(
+            ("r".into(), "src/auth/tokenService.ts".into()),
+            service.clone(),
+        );
+        files.insert(("r".into(), "src/util.ts".into()), util.clone());
+        let content = mcp_content(&r, &files);
+        assert_eq!(content.len(), 3, "graph + one snapshot per file");
+        assert!(
+            content
+                .iter()
+                .all(|c| c.annotations.audience == ["assistant"] && c.kind == "text")
+        );
+        assert_eq!(content[0].annotations.priority, 1.0);
+        assert_eq!(content[1].annotations.priority, 0.91);
+        assert_eq!(content[2].annotations.priority, 0.7);
+        assert!(content[1].text.starts_with("// src/auth/tokenService.ts"));
+        assert!(content[2].text.starts_with("// src/util.ts"));
+        let graph = &content[0].text;
+        let first = graph.lines().next().unwrap();
+        assert!(
+            first.starts_with("Search: \"token validation\" | 3 results across 2 files | "),
+            "{first}"
+        );
+        let total: usize = content.iter().map(|c| estimate_tokens(&c.text)).sum();
+        let shown = format!("{}/8,000 tokens", thousands(total));
+        assert!(first.ends_with(&shown), "{first} vs {shown}");
+        assert!(graph.contains("[1] TokenService.validateToken\n src/auth/tokenService.ts\n async method\n Signature: async validateToken(token: string): Promise<JwtPayload | null>"), "{graph}");
+        assert!(
+            graph.contains("[2] verifyHeader\n src/util.ts\n function | exported"),
+            "{graph}"
+        );
+    }
+
+    #[test]
+    fn single_and_empty_responses() {
+        let util = chunks(
+            "src/util.ts",
+            "export class A {\n  x = 1;\n  run() {\n    return this.x;\n  }\n}\n",
+        );
+        let class = &util[0];
+        let r = response(vec![hit(class, 1.0)]);
+        let mut files = FileChunks::new();
+        files.insert(("r".into(), "src/util.ts".into()), util.clone());
+        let content = mcp_content(&r, &files);
+        assert_eq!(content.len(), 2);
+        let graph = &content[0].text;
+        assert!(graph.contains("| 1 result |"), "{graph}");
+        assert!(
+            graph.contains("\n\nA\n src/util.ts\n class | exported\n"),
+            "{graph}"
+        );
+        assert!(graph.contains("Members: x, run()"), "{graph}");
+        let empty = mcp_content(&response(Vec::new()), &FileChunks::new());
+        assert_eq!(empty.len(), 1);
+        assert!(empty[0].text.contains("| no results |"));
+        assert!(empty[0].text.contains("No indexed code matched"));
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(8000), "8,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+}

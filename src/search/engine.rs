@@ -204,6 +204,23 @@ impl Searcher {
         })
     }
 
+    /// Every chunk of each file the response's results come from, keyed by (repo id,
+    /// path): what snapshots and the connection graph are rendered from.
+    pub async fn result_files(
+        &self,
+        response: &SearchResponse,
+    ) -> Result<HashMap<(String, String), Vec<CodeChunk>>, SearchError> {
+        let mut out = HashMap::new();
+        for h in &response.results {
+            let key = (h.repo_id.clone(), h.path.clone());
+            if let std::collections::hash_map::Entry::Vacant(slot) = out.entry(key) {
+                let rows = self.vectors.file_chunks(&h.repo_id, &h.path).await?;
+                slot.insert(rows.into_iter().map(|r| r.chunk).collect());
+            }
+        }
+        Ok(out)
+    }
+
     /// The bounded freshness check (see [`Searcher::with_freshness`]).
     async fn refresh(&self, scope: &[String]) {
         let Some((indexer, bound)) = &self.freshness else {
