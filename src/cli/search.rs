@@ -131,10 +131,19 @@ async fn open_searcher(
     Ok((indexer, searcher))
 }
 
+/// `sextant search` checks working trees for changes first (bounded, like the server).
+async fn open_fresh_searcher(
+    config: &Config,
+) -> Result<(Arc<crate::index::Indexer>, Searcher), CliError> {
+    let (indexer, searcher) = open_searcher(config).await?;
+    let searcher = searcher.with_freshness(indexer.clone(), std::time::Duration::from_secs(2));
+    Ok((indexer, searcher))
+}
+
 /// Runs one search and prints the results.
 pub fn search(args: SearchCommand, config: &Config) -> Result<(), CliError> {
     runtime()?.block_on(async {
-        let (indexer, searcher) = open_searcher(config).await?;
+        let (indexer, searcher) = open_fresh_searcher(config).await?;
         let mut options = args.settings.options();
         for name in &args.repos {
             options

@@ -218,9 +218,37 @@ pub fn snapshots(response: &SearchResponse, files: &FileChunks) -> Vec<(f32, Str
                     t
                 }
             };
-            (*score, text)
+            (*score, truncate_snapshot(text, response))
         })
         .collect()
+}
+
+/// A best result over the whole budget is returned cut to the budget, on a line boundary,
+/// with a note saying so and what to do.
+fn truncate_snapshot(text: String, response: &SearchResponse) -> String {
+    let Some(limit) = response.truncated_to else {
+        return text;
+    };
+    let full = estimate_tokens(&text);
+    if full <= limit {
+        return text;
+    }
+    let max_chars = limit * crate::text::CHARS_PER_TOKEN;
+    let mut cut = String::new();
+    for line in text.lines() {
+        if cut.chars().count() + line.chars().count() + 1 > max_chars {
+            break;
+        }
+        cut.push_str(line);
+        cut.push('\n');
+    }
+    cut.push_str(&format!(
+        "// … truncated: this result is ~{} tokens, over the {}-token budget. Raise \
+         maxTokenBudget, or look up a member with `symbol = Parent > name`.\n",
+        thousands(full),
+        thousands(response.token_budget)
+    ));
+    cut
 }
 
 /// The MCP multi-content response: connection graph first, then one snapshot per file.
@@ -416,6 +444,24 @@ mod tests {
         assert_eq!(empty.len(), 1);
         assert!(empty[0].text.contains("| no results |"));
         assert!(empty[0].text.contains("No indexed code matched"));
+    }
+
+    #[test]
+    fn an_over_budget_result_is_cut_with_a_note() {
+        let all = chunks("a.ts", SERVICE);
+        let class = all.iter().find(|c| c.name == "TokenService").unwrap();
+        let mut r = response(vec![hit(class, 0.9)]);
+        r.token_budget = 40;
+        r.truncated_to = Some(40);
+        let mut files = FileChunks::new();
+        files.insert(("r".into(), "a.ts".into()), all.clone());
+        let content = mcp_content(&r, &files);
+        let snap = &content[1].text;
+        assert!(snap.contains("// … truncated: this result is ~"), "{snap}");
+        assert!(snap.contains("over the 40-token budget"), "{snap}");
+        let body = snap.rsplit_once("// … truncated").unwrap().0;
+        assert!(body.chars().count() <= 40 * 4, "{body}");
+        assert!(body.starts_with("// a.ts\n"));
     }
 
     #[test]
