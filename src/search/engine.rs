@@ -65,6 +65,8 @@ pub struct StageTimings {
     pub embed_ms: f64,
     /// Vector and BM25 retrieval (run concurrently).
     pub retrieve_ms: f64,
+    /// Lifting hits to answer units (reads the parents of nested hits).
+    pub units_ms: f64,
     /// Reranking.
     pub rerank_ms: f64,
     /// Whole search.
@@ -291,11 +293,15 @@ impl Searcher {
     /// (unit row, hit) pairs, import and re-export statements left out.
     async fn answer_units(
         &self,
-        hits: Vec<ScoredChunk>,
-    ) -> Result<Vec<(ChunkRow, Member)>, SearchError> {
-        let hits: Vec<ScoredChunk> = hits
+        vector_hits: Vec<ScoredChunk>,
+        lexical_hits: Vec<ScoredChunk>,
+    ) -> Result<[Vec<(ChunkRow, Member)>; 2], SearchError> {
+        // Both lists are lifted together: their parents are mostly the same rows.
+        let (tags, hits): (Vec<usize>, Vec<ScoredChunk>) = vector_hits
             .into_iter()
-            .filter(|h| {
+            .map(|h| (0, h))
+            .chain(lexical_hits.into_iter().map(|h| (1, h)))
+            .filter(|(_, h)| {
                 !matches!(
                     h.row.chunk.node_kind,
                     SymbolKind::Import | SymbolKind::ReExport
@@ -349,20 +355,19 @@ impl Searcher {
                 break;
             }
         }
-        Ok(hits
-            .into_iter()
-            .zip(cursor)
-            .filter_map(|(h, key)| {
-                let unit = known.get(&key)?.clone();
-                Some((
-                    unit,
+        let mut out = [Vec::new(), Vec::new()];
+        for ((tag, h), key) in tags.into_iter().zip(hits).zip(cursor) {
+            if let Some(unit) = known.get(&key) {
+                out[tag].push((
+                    unit.clone(),
                     Member {
                         vector: h.row.vector,
                         score: h.score,
                     },
-                ))
-            })
-            .collect())
+                ));
+            }
+        }
+        Ok(out)
     }
 
     /// Stages 1 and 2: recall, fusion, rerank, blend. Returns candidates best first.
@@ -408,8 +413,9 @@ impl Searcher {
         // part of that function, so hits are lifted to the outermost enclosing body before
         // fusion; each unit takes its best member's rank (ranks are renumbered over units)
         // and best similarity. Import and re-export statements are never answers.
-        let vector_units = self.answer_units(vector_hits).await?;
-        let lexical_units = self.answer_units(lexical_hits).await?;
+        let t = Instant::now();
+        let [vector_units, lexical_units] = self.answer_units(vector_hits, lexical_hits).await?;
+        timings.units_ms = ms(t);
         let mut candidates: Vec<Candidate> = Vec::new();
         let mut index: HashMap<(String, String), usize> = HashMap::new();
         let mut slot = |row: ChunkRow, candidates: &mut Vec<Candidate>| {

@@ -8,6 +8,8 @@
 //! - ANN index (IVF-PQ, cosine) on `vector`: created once the table holds
 //!   `ann_min_rows` rows (below that an exact scan is fast enough and exact); refreshed by
 //!   `maintain` with the new rows.
+//! - B-tree indexes on `id` and `relative_path` (point lookups by id and by file), created
+//!   by the first `maintain` and refreshed by later ones.
 //! - Compaction: `maintain` merges small fragments and removes table versions older than
 //!   `prune_older_than`. Writes are serialised by a lock inside the store, and maintenance
 //!   runs under it, so removing unverified files is safe for the embedded single-process
@@ -27,7 +29,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use futures::TryStreamExt;
 use lancedb::index::Index;
-use lancedb::index::scalar::{FtsIndexBuilder, FullTextSearchQuery};
+use lancedb::index::scalar::{BTreeIndexBuilder, FtsIndexBuilder, FullTextSearchQuery};
 use lancedb::index::vector::IvfPqIndexBuilder;
 use lancedb::query::{ExecutableQuery, QueryBase};
 use lancedb::table::{Duration as PruneDuration, OptimizeAction};
@@ -330,6 +332,16 @@ impl LanceStore {
         let rows = self.table.count_rows(None).await?;
         if rows > 0 {
             self.ensure_text_index().await?;
+            // Point lookups (`get` by id: search reads the parents of nested hits;
+            // `file_chunks` by path: snapshots) use B-tree indexes instead of scans.
+            for column in ["id", "relative_path"] {
+                if !self.has_index_on(column).await? {
+                    self.table
+                        .create_index(&[column], Index::BTree(BTreeIndexBuilder::default()))
+                        .execute()
+                        .await?;
+                }
+            }
             if rows >= self.options.ann_min_rows && !self.has_index_on("vector").await? {
                 let builder = IvfPqIndexBuilder::default().distance_type(DistanceType::Cosine);
                 self.table
