@@ -3,19 +3,14 @@
 //! data dir, one results line per query in `score.py`'s format (paths relative to the
 //! corpus root, 1-based inclusive lines, at most `--top` results), and the gold summary.
 
-use std::path::Path;
 use std::process::Command;
 
 mod support;
 
+use support::write;
+
 use support::models::{default_model, static_model};
 use support::skip;
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
 
 #[test]
 fn eval_indexes_the_corpus_and_writes_score_py_results() {

@@ -10,8 +10,7 @@ mod support;
 use git2::{Repository, Signature};
 use sextant::index::{IndexOptions, Indexer, Progress, SyncReport};
 use sextant::store::{
-    LanceStore, LanceStoreOptions, MetaStore, RepoSettings, Repository as Repo, SqlMetaStore,
-    VectorStore,
+    LanceStore, MetaStore, RepoSettings, Repository as Repo, SqlMetaStore, VectorStore,
 };
 use support::embedders::{DIMS, Recorder};
 
@@ -76,19 +75,7 @@ async fn world() -> World {
         "initial",
         "main",
     );
-    let meta = Arc::new(
-        SqlMetaStore::open(&tmp.path().join("db.sqlite").to_string_lossy())
-            .await
-            .unwrap(),
-    );
-    let vectors = Arc::new(
-        LanceStore::open(LanceStoreOptions::new(
-            tmp.path().join("lance").to_string_lossy(),
-            DIMS,
-        ))
-        .await
-        .unwrap(),
-    );
+    let (meta, vectors) = support::stores(tmp.path(), DIMS).await;
     let counter = Arc::new(Recorder::default());
     let indexer = Indexer::new(
         meta.clone(),

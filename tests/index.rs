@@ -3,17 +3,17 @@
 //! file removed, signature cascade) plus skip reasons, parse failures and repo removal.
 //! The embedder is a deterministic stand-in that records every text it is asked for.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 mod support;
 
+use support::write;
+
 use sextant::embed::{CachedEmbedder, MemoryCache};
 use sextant::index::{IndexOptions, Indexer, Progress, SyncReport};
 use sextant::store::{
-    ChunkFilter, LanceStore, LanceStoreOptions, MetaStore, RepoSettings, Repository, SqlMetaStore,
-    VectorStore,
+    ChunkFilter, LanceStore, MetaStore, RepoSettings, Repository, SqlMetaStore, VectorStore,
 };
 use support::embedders::{DIMS, Recorder};
 
@@ -50,12 +50,6 @@ const FILES: &[(&str, &str)] = &[
     ),
 ];
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
 async fn world() -> World {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("workspace");
@@ -63,19 +57,7 @@ async fn world() -> World {
         write(&root, rel, text);
     }
     let recorder = Arc::new(Recorder::default());
-    let meta = Arc::new(
-        SqlMetaStore::open(&tmp.path().join("db.sqlite").to_string_lossy())
-            .await
-            .unwrap(),
-    );
-    let vectors = Arc::new(
-        LanceStore::open(LanceStoreOptions::new(
-            tmp.path().join("lance").to_string_lossy(),
-            DIMS,
-        ))
-        .await
-        .unwrap(),
-    );
+    let (meta, vectors) = support::stores(tmp.path(), DIMS).await;
     let embedder = Arc::new(CachedEmbedder::new(
         recorder.clone(),
         Arc::new(MemoryCache::new(100_000)),

@@ -3,17 +3,18 @@
 //! lookups and phase-8 cases at the engine level (blending, gate, budget, path filter in
 //! the store, empty, single), parent/child folding and the freshness check.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 mod support;
 
+use support::write;
+
 use async_trait::async_trait;
 use sextant::embed::{EmbedError, Reranker};
 use sextant::index::{IndexOptions, Indexer, Progress};
 use sextant::search::{Fusion, SearchMode, SearchOptions, Searcher};
-use sextant::store::{LanceStore, LanceStoreOptions, RepoSettings, SqlMetaStore};
+use sextant::store::{LanceStore, RepoSettings, SqlMetaStore};
 use support::embedders::{BOW_DIMS, BagOfWords};
 
 const FILES: &[(&str, &str)] = &[
@@ -43,31 +44,13 @@ struct World {
     indexer: Arc<Indexer>,
 }
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
 async fn world() -> World {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("ws");
     for (rel, text) in FILES {
         write(&root, rel, text);
     }
-    let meta = Arc::new(
-        SqlMetaStore::open(&tmp.path().join("db.sqlite").to_string_lossy())
-            .await
-            .unwrap(),
-    );
-    let vectors = Arc::new(
-        LanceStore::open(LanceStoreOptions::new(
-            tmp.path().join("lance").to_string_lossy(),
-            BOW_DIMS,
-        ))
-        .await
-        .unwrap(),
-    );
+    let (meta, vectors) = support::stores(tmp.path(), BOW_DIMS).await;
     let indexer = Arc::new(
         Indexer::new(
             meta.clone(),

@@ -17,3 +17,31 @@ pub fn skip(what: &str, why: &str) {
     );
     let _ = std::io::stderr().write_all(banner.as_bytes());
 }
+
+/// Writes `text` to `root/rel`, creating folders.
+pub fn write(root: &std::path::Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// A SQLite metadata store and a LanceDB chunk store (`dims`-wide) in `dir`.
+pub async fn stores(
+    dir: &std::path::Path,
+    dims: usize,
+) -> (
+    std::sync::Arc<sextant::store::SqlMetaStore>,
+    std::sync::Arc<sextant::store::LanceStore>,
+) {
+    use sextant::store::{LanceStore, LanceStoreOptions, SqlMetaStore};
+    let meta = SqlMetaStore::open(&dir.join("db.sqlite").to_string_lossy())
+        .await
+        .unwrap();
+    let vectors = LanceStore::open(LanceStoreOptions::new(
+        dir.join("lance").to_string_lossy(),
+        dims,
+    ))
+    .await
+    .unwrap();
+    (std::sync::Arc::new(meta), std::sync::Arc::new(vectors))
+}
