@@ -29,4 +29,4 @@ pub use engine::{IndexOptions, Indexer, SyncReport};
 pub use error::IndexError;
 pub use jobs::{JobOutcome, JobRunner};
 pub use progress::{Phase, Progress, ProgressEvent};
-pub use scan::{FileFilter, Scan, ScannedFile, scan_tree};
+pub use scan::{CONFIG_FILES, FileFilter, Scan, ScannedFile, read_sources, scan_tree};

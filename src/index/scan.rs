@@ -218,6 +218,55 @@ pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
     Ok(scan)
 }
 
+/// Names of the configuration files module resolution reads ([`crate::graph::ModuleResolver`]).
+pub const CONFIG_FILES: &[&str] = &["tsconfig.json", "jsconfig.json", "package.json"];
+
+/// Sources and module-resolution configuration files under `root` (dependency and build
+/// folders skipped, ignore files honoured), as repository-relative `(path, text)`.
+pub fn read_sources(
+    root: &Path,
+) -> std::io::Result<(Vec<(String, String)>, Vec<(String, String)>)> {
+    let mut files = Vec::new();
+    let mut configs = Vec::new();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .parents(false)
+        .require_git(false)
+        .filter_entry(|e| {
+            !(e.depth() > 0
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && SKIPPED_DIRS.iter().any(|d| e.file_name() == *d))
+        })
+        .build();
+    for entry in walker.filter_map(Result::ok) {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let name = entry.file_name().to_string_lossy();
+        let is_config = CONFIG_FILES.contains(&name.as_ref());
+        if !is_config && crate::parse::Language::from_path(path).is_none() {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        if is_config {
+            configs.push((rel, text));
+        } else {
+            files.push((rel, text));
+        }
+    }
+    files.sort();
+    configs.sort();
+    Ok((files, configs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,7 @@
 //! message says why the file was skipped.
 
 mod input;
+pub mod refs;
 mod symbol;
 pub mod typescript;
 

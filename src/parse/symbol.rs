@@ -382,6 +382,9 @@ pub struct ParsedFile {
     pub diagnostics: Vec<Diagnostic>,
     /// Number of lines in the file.
     pub line_count: u32,
+    /// Name facts for the symbol graph (imports, exports, reference occurrences).
+    #[serde(default)]
+    pub refs: super::refs::FileRefs,
 }
 
 impl ParsedFile {

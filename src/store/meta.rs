@@ -237,8 +237,8 @@ impl SymbolRecord {
 }
 
 /// Kind of a symbol-graph edge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum EdgeKind {
     /// Calls.
     Calls,
@@ -248,9 +248,14 @@ pub enum EdgeKind {
     Extends,
     /// Implements.
     Implements,
-    /// Uses a type.
+    /// Uses a type (outside parameter and return annotations).
     Type,
-    /// Imports.
+    /// Names a type in a parameter annotation.
+    ParamType,
+    /// Names a type in the return annotation.
+    ReturnType,
+    /// Imports a file (`to_name` is the file's path, or `?specifier` when it did not
+    /// resolve; `to_chunk` is empty).
     Imports,
 }
 
@@ -263,6 +268,8 @@ impl EdgeKind {
             Self::Extends => "extends",
             Self::Implements => "implements",
             Self::Type => "type",
+            Self::ParamType => "param-type",
+            Self::ReturnType => "return-type",
             Self::Imports => "imports",
         }
     }
@@ -274,6 +281,8 @@ impl EdgeKind {
             "extends" => Self::Extends,
             "implements" => Self::Implements,
             "type" => Self::Type,
+            "param-type" => Self::ParamType,
+            "return-type" => Self::ReturnType,
             "imports" => Self::Imports,
             other => return Err(StoreError::Invalid(format!("unknown edge kind `{other}`"))),
         })

@@ -18,6 +18,8 @@ use super::{
 };
 use crate::text::{collapse_truncate, collapse_whitespace, truncate_chars};
 
+mod refs;
+
 /// Symbols nested deeper than this are left inside their ancestor's chunk.
 pub const MAX_SYMBOL_DEPTH: u32 = 32;
 /// At most this many diagnostics are kept per file.
@@ -89,6 +91,7 @@ impl LanguageParser for TsParser {
         let root = tree.root_node();
         ex.scan(root);
         let symbols = ex.container(root, &Ctx::root());
+        let refs = refs::extract(root, source);
         let line_count = source.lines().count() as u32;
         Ok(ParsedFile {
             language: self.language,
@@ -98,6 +101,7 @@ impl LanguageParser for TsParser {
             comments: ex.comments,
             diagnostics: ex.diagnostics,
             line_count,
+            refs,
         })
     }
 }

@@ -1,0 +1,184 @@
+//! A file's name facts attributed to its chunks: each reference gets the id of the
+//! innermost chunk it occurs in, and references to nested local declarations get the id
+//! of that declaration's chunk. This is what the indexer stores per file and what
+//! [`super::Resolver`] binds across files. Pure.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chunk::CodeChunk;
+use crate::parse::refs::{Export, FileRefs, ImportBinding, RefBase, RefKind, RefTarget};
+
+/// What a member access is applied to, with local declarations resolved to chunks.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "b", content = "v")]
+pub enum Base {
+    /// `this`.
+    This,
+    /// `super`.
+    Super,
+    /// A free name.
+    Name(String),
+    /// A local whose declared type names this type.
+    Typed(String),
+    /// A nested declaration (chunk id) of the same file.
+    Chunk(String),
+    /// A receiver of unknown type, as written.
+    Unknown(String),
+}
+
+/// What a reference names, with local declarations resolved to chunks.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "t", content = "v")]
+pub enum Target {
+    /// A free name.
+    Name(String),
+    /// A nested declaration (chunk id) of the same file.
+    Chunk(String),
+    /// `base.member`.
+    Member(Base, String),
+}
+
+/// One reference, attributed to the chunk it occurs in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FactRef {
+    /// Id of the innermost chunk containing the occurrence.
+    pub from: String,
+    /// 1-indexed line.
+    pub line: u32,
+    /// How it is used.
+    pub kind: RefKind,
+    /// What it names.
+    pub target: Target,
+}
+
+/// A module the file depends on, attributed to the chunk of the statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FactModule {
+    /// Chunk of the import / re-export / `require` statement.
+    pub from: String,
+    /// Module specifier as written.
+    pub module: String,
+}
+
+/// Everything the graph keeps of one file between syncs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileFacts {
+    /// Local names bound by imports.
+    pub imports: Vec<ImportBinding>,
+    /// Exports other than `export`-modified declarations.
+    pub exports: Vec<Export>,
+    /// Modules the file depends on.
+    pub modules: Vec<FactModule>,
+    /// References, deduplicated per (chunk, kind, target), first occurrence kept.
+    pub refs: Vec<FactRef>,
+}
+
+/// Innermost-chunk lookup over one file's chunks.
+struct Enclosing<'c> {
+    /// Chunks sorted by start ascending, then end descending (parents first).
+    sorted: Vec<&'c CodeChunk>,
+}
+
+impl<'c> Enclosing<'c> {
+    fn new(chunks: &'c [CodeChunk]) -> Self {
+        let mut sorted: Vec<&CodeChunk> = chunks.iter().collect();
+        sorted.sort_by(|a, b| {
+            a.bytes
+                .start
+                .cmp(&b.bytes.start)
+                .then(b.bytes.end.cmp(&a.bytes.end))
+        });
+        Self { sorted }
+    }
+
+    /// The innermost chunk containing `offset`: of the chunks containing it, the one that
+    /// starts last (chunks nest), found scanning back from the last chunk starting at or
+    /// before `offset`.
+    fn at(&self, offset: usize) -> Option<&'c CodeChunk> {
+        let end = self.sorted.partition_point(|c| c.bytes.start <= offset);
+        self.sorted[..end]
+            .iter()
+            .rev()
+            .find(|c| c.bytes.contains_offset(offset))
+            .copied()
+    }
+}
+
+impl FileFacts {
+    /// Attributes `refs` (one file's name facts) to `chunks` (the same file's chunks).
+    /// Occurrences outside every chunk are dropped.
+    pub fn attribute(refs: &FileRefs, chunks: &[CodeChunk]) -> FileFacts {
+        let enclosing = Enclosing::new(chunks);
+        let mut by_name: HashMap<&str, Vec<&CodeChunk>> = HashMap::new();
+        for c in chunks {
+            by_name.entry(c.name.as_str()).or_default().push(c);
+        }
+        // The chunk declaring `name` whose span holds the name at `decl`.
+        let declared = |name: &str, decl: usize| -> Option<String> {
+            by_name
+                .get(name)?
+                .iter()
+                .filter(|c| c.bytes.contains_offset(decl))
+                .max_by_key(|c| c.depth)
+                .map(|c| c.id.clone())
+        };
+        let mut seen = std::collections::HashSet::new();
+        let mut out = FileFacts {
+            imports: refs.imports.clone(),
+            exports: refs.exports.clone(),
+            ..FileFacts::default()
+        };
+        for m in &refs.modules {
+            if let Some(chunk) = enclosing.at(m.offset) {
+                out.modules.push(FactModule {
+                    from: chunk.id.clone(),
+                    module: m.module.clone(),
+                });
+            }
+        }
+        for r in &refs.references {
+            let Some(from) = enclosing.at(r.offset) else {
+                continue;
+            };
+            let target = match &r.target {
+                RefTarget::Name { name } => Target::Name(name.clone()),
+                RefTarget::Local { name, decl } => match declared(name, *decl) {
+                    Some(id) => Target::Chunk(id),
+                    None => continue,
+                },
+                RefTarget::Member { base, member } => {
+                    let base = match base {
+                        RefBase::This => Base::This,
+                        RefBase::Super => Base::Super,
+                        RefBase::Name(n) => Base::Name(n.clone()),
+                        RefBase::Typed(t) => Base::Typed(t.clone()),
+                        RefBase::Unknown(t) => Base::Unknown(t.clone()),
+                        RefBase::Local(decl) => {
+                            // The local's name is not kept with the base; any chunk whose
+                            // span starts the declaration will do.
+                            match enclosing.at(*decl) {
+                                Some(c) if c.bytes.start <= *decl => Base::Chunk(c.id.clone()),
+                                _ => continue,
+                            }
+                        }
+                    };
+                    Target::Member(base, member.clone())
+                }
+            };
+            if r.kind == RefKind::Read && matches!(&target, Target::Chunk(id) if *id == from.id) {
+                continue;
+            }
+            if seen.insert((from.id.clone(), r.kind, target.clone())) {
+                out.refs.push(FactRef {
+                    from: from.id.clone(),
+                    line: r.line,
+                    kind: r.kind,
+                    target,
+                });
+            }
+        }
+        out
+    }
+}

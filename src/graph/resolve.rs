@@ -1,0 +1,535 @@
+//! Binding names to declarations across files: the symbol graph's edges.
+//!
+//! A [`Resolver`] holds [`FileView`]s (a file's symbols and its [`FileFacts`]) and turns
+//! one file's references into [`EdgeRecord`]s: free names through enclosing namespaces,
+//! same-file declarations and imports (following re-exports, `export *` barrels and
+//! namespace imports); members through `this`, `super`, classes, namespaces, enums and
+//! typed locals, up the `extends` chain; declaration merging by looking at every
+//! same-named declaration of a scope. Files it needs but does not hold are recorded in
+//! [`Resolver::missing`], so the caller can load them and resolve again: the resolver
+//! itself does no I/O.
+
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use super::facts::{Base, FileFacts, Target};
+use super::modules::ModuleResolver;
+use crate::parse::SymbolKind;
+use crate::parse::refs::{Export, Imported, RefKind};
+use crate::store::{EdgeKind, EdgeRecord};
+
+/// How deep re-export chains and inheritance chains are followed.
+const MAX_HOPS: usize = 16;
+
+/// One symbol of a file, as the resolver needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymbolNode {
+    /// Chunk id.
+    pub id: String,
+    /// Declared name (or statement label).
+    pub name: String,
+    /// Kind.
+    pub kind: SymbolKind,
+    /// Enclosing symbol's chunk id.
+    pub parent: Option<String>,
+    /// Whether it is exported.
+    pub exported: bool,
+    /// Whether it is the module's default export.
+    pub default_export: bool,
+}
+
+/// What the resolver knows of one file.
+#[derive(Debug, Clone, Default)]
+pub struct FileView {
+    /// Repository-relative path.
+    pub path: String,
+    /// The file's symbols in source order.
+    pub symbols: Vec<SymbolNode>,
+    /// Its name facts.
+    pub facts: FileFacts,
+}
+
+/// A file view with lookup tables.
+#[derive(Debug)]
+struct Indexed {
+    view: FileView,
+    by_id: HashMap<String, usize>,
+    /// Declarations (not statements) by parent id (`""` for the root) and name.
+    scoped: HashMap<(String, String), Vec<usize>>,
+    imports: HashMap<String, usize>,
+}
+
+impl Indexed {
+    fn new(view: FileView) -> Self {
+        let mut by_id = HashMap::new();
+        let mut scoped: HashMap<(String, String), Vec<usize>> = HashMap::new();
+        for (i, s) in view.symbols.iter().enumerate() {
+            by_id.insert(s.id.clone(), i);
+            if !s.kind.is_statement() {
+                scoped
+                    .entry((s.parent.clone().unwrap_or_default(), s.name.clone()))
+                    .or_default()
+                    .push(i);
+            }
+        }
+        let imports = view
+            .facts
+            .imports
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.local.clone(), i))
+            .collect();
+        Self {
+            view,
+            by_id,
+            scoped,
+            imports,
+        }
+    }
+
+    fn symbol(&self, index: usize) -> &SymbolNode {
+        &self.view.symbols[index]
+    }
+
+    fn scoped(&self, parent: &str, name: &str) -> &[usize] {
+        self.scoped
+            .get(&(parent.to_string(), name.to_string()))
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
+/// What a name or member resolves to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Resolved {
+    /// A declaration: file path and symbol index.
+    Symbol(String, usize),
+    /// A whole module of the repository (namespace import).
+    Module(String),
+    /// Something outside the repository, by display name (`jwt`, `jwt.verify`).
+    External(String),
+}
+
+/// Binds the references of files to declarations. See the module docs.
+#[derive(Debug, Default)]
+pub struct Resolver {
+    modules: ModuleResolver,
+    files: HashMap<String, Indexed>,
+    missing: RefCell<BTreeSet<String>>,
+}
+
+/// Picks the declaration a name means among same-named ones (declaration merging):
+/// classes and functions before interfaces, namespaces and the rest.
+fn primary(file: &Indexed, candidates: &[usize]) -> Option<usize> {
+    let rank = |i: &usize| match file.symbol(*i).kind {
+        SymbolKind::Class | SymbolKind::Component => 0,
+        SymbolKind::Function => 1,
+        SymbolKind::Enum | SymbolKind::Const | SymbolKind::Variable => 2,
+        SymbolKind::Interface | SymbolKind::Type => 3,
+        _ => 4,
+    };
+    candidates.iter().copied().min_by_key(|i| (rank(i), *i))
+}
+
+fn edge_kind(kind: RefKind) -> EdgeKind {
+    match kind {
+        RefKind::Call => EdgeKind::Calls,
+        RefKind::Read => EdgeKind::References,
+        RefKind::Type => EdgeKind::Type,
+        RefKind::ParamType => EdgeKind::ParamType,
+        RefKind::ReturnType => EdgeKind::ReturnType,
+        RefKind::Extends => EdgeKind::Extends,
+        RefKind::Implements => EdgeKind::Implements,
+    }
+}
+
+impl Resolver {
+    /// A resolver for one repository.
+    pub fn new(modules: ModuleResolver) -> Self {
+        Self {
+            modules,
+            ..Self::default()
+        }
+    }
+
+    /// The module resolver.
+    pub fn modules(&self) -> &ModuleResolver {
+        &self.modules
+    }
+
+    /// Adds (or replaces) a file.
+    pub fn add(&mut self, view: FileView) {
+        self.missing.borrow_mut().remove(&view.path);
+        self.files.insert(view.path.clone(), Indexed::new(view));
+    }
+
+    /// Whether the file is held.
+    pub fn contains(&self, path: &str) -> bool {
+        self.files.contains_key(path)
+    }
+
+    /// Indexed files a resolution since the last call needed but the resolver did not
+    /// hold; resolve again after adding them.
+    pub fn missing(&self) -> Vec<String> {
+        std::mem::take(&mut *self.missing.borrow_mut())
+            .into_iter()
+            .filter(|p| !self.files.contains_key(p))
+            .collect()
+    }
+
+    fn file(&self, path: &str) -> Option<&Indexed> {
+        let file = self.files.get(path);
+        if file.is_none() && self.modules.has_file(path) {
+            self.missing.borrow_mut().insert(path.to_string());
+        }
+        file
+    }
+
+    /// The file a module specifier of `from` names, or an external display name.
+    fn module(&self, from: &str, spec: &str) -> Result<String, String> {
+        self.modules
+            .resolve(from, spec)
+            .ok_or_else(|| spec.to_string())
+    }
+
+    /// The edges of file `path` (which must be held): one per distinct
+    /// (source chunk, target, kind), plus `imports` edges to the files it depends on.
+    pub fn edges(&self, path: &str) -> Vec<EdgeRecord> {
+        let Some(file) = self.file(path) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        for m in &file.view.facts.modules {
+            let (to_name, certain) = match self.modules.resolve(path, &m.module) {
+                Some(p) => (p, true),
+                None if m.module.starts_with('.') => (format!("?{}", m.module), false),
+                None => continue,
+            };
+            if seen.insert((m.from.clone(), to_name.clone(), EdgeKind::Imports)) {
+                out.push(EdgeRecord {
+                    from_chunk: m.from.clone(),
+                    to_chunk: None,
+                    to_name,
+                    kind: EdgeKind::Imports,
+                    certain,
+                    line: None,
+                });
+            }
+        }
+        for r in &file.view.facts.refs {
+            let kind = edge_kind(r.kind);
+            let Some((to_chunk, to_name, certain)) = self.target(file, &r.from, &r.target, r.kind)
+            else {
+                continue;
+            };
+            if to_chunk.as_deref() == Some(r.from.as_str()) && kind != EdgeKind::Calls {
+                continue;
+            }
+            let key = (
+                r.from.clone(),
+                to_chunk.clone().unwrap_or_else(|| to_name.clone()),
+                kind,
+            );
+            if seen.insert(key) {
+                out.push(EdgeRecord {
+                    from_chunk: r.from.clone(),
+                    to_chunk,
+                    to_name,
+                    kind,
+                    certain,
+                    line: Some(i64::from(r.line)),
+                });
+            }
+        }
+        out
+    }
+
+    /// Display name of a symbol: its name qualified by enclosing declarations.
+    fn display(&self, path: &str, index: usize) -> String {
+        let Some(file) = self.files.get(path) else {
+            return String::new();
+        };
+        let mut parts = vec![file.symbol(index).name.clone()];
+        let mut parent = file.symbol(index).parent.clone();
+        while let Some(id) = parent {
+            let Some(&i) = file.by_id.get(&id) else { break };
+            let s = file.symbol(i);
+            parts.push(s.name.clone());
+            parent = s.parent.clone();
+        }
+        parts.reverse();
+        parts.join(".")
+    }
+
+    /// `(to_chunk, to_name, certain)` of one reference.
+    fn target(
+        &self,
+        file: &Indexed,
+        from: &str,
+        target: &Target,
+        kind: RefKind,
+    ) -> Option<(Option<String>, String, bool)> {
+        let path = file.view.path.as_str();
+        let resolved = match target {
+            Target::Chunk(id) => Resolved::Symbol(path.to_string(), *file.by_id.get(id)?),
+            Target::Name(name) => self.name(file, from, name, 0)?,
+            Target::Member(base, member) => match self.member_of(file, from, base, member) {
+                Some(r) => r,
+                None => {
+                    // The receiver's type is unknown: the call is recorded by member name,
+                    // flagged uncertain, rather than bound to a guess.
+                    return match base {
+                        Base::Unknown(_) if kind == RefKind::Call => {
+                            Some((None, member.clone(), false))
+                        }
+                        _ => None,
+                    };
+                }
+            },
+        };
+        match resolved {
+            Resolved::Symbol(p, i) => {
+                let id = self.files.get(&p)?.symbol(i).id.clone();
+                Some((Some(id), self.display(&p, i), true))
+            }
+            Resolved::External(name) if kind != RefKind::Read => Some((None, name, true)),
+            Resolved::External(_) | Resolved::Module(_) => None,
+        }
+    }
+
+    /// Resolves a free name used in chunk `from` of `file`.
+    fn name(&self, file: &Indexed, from: &str, name: &str, hops: usize) -> Option<Resolved> {
+        // Enclosing namespaces (and nested scopes) first, then the file root.
+        let mut scope = file
+            .by_id
+            .get(from)
+            .and_then(|&i| file.symbol(i).parent.clone());
+        loop {
+            let parent = scope.clone().unwrap_or_default();
+            let found = file.scoped(&parent, name);
+            // A class member is not in scope by its bare name.
+            let container_is_class = scope
+                .as_ref()
+                .and_then(|id| file.by_id.get(id))
+                .is_some_and(|&i| {
+                    matches!(
+                        file.symbol(i).kind,
+                        SymbolKind::Class | SymbolKind::Interface | SymbolKind::Component
+                    )
+                });
+            if !container_is_class && let Some(i) = primary(file, found) {
+                return Some(Resolved::Symbol(file.view.path.clone(), i));
+            }
+            match scope {
+                None => break,
+                Some(id) => {
+                    scope = file
+                        .by_id
+                        .get(&id)
+                        .and_then(|&i| file.symbol(i).parent.clone());
+                }
+            }
+        }
+        let binding = &file.view.facts.imports[*file.imports.get(name)?];
+        match self.module(&file.view.path, &binding.module) {
+            Err(spec) => Some(Resolved::External(match &binding.imported {
+                Imported::Named(n) if n != name => format!("{spec}.{n}"),
+                _ => name.to_string(),
+            })),
+            Ok(target) => match &binding.imported {
+                Imported::Module => Some(Resolved::Module(target)),
+                Imported::Default => self.export(&target, "default", hops + 1),
+                Imported::Named(n) => self.export(&target, n, hops + 1),
+            },
+        }
+    }
+
+    /// Resolves export `name` of the file at `path`.
+    fn export(&self, path: &str, name: &str, hops: usize) -> Option<Resolved> {
+        if hops > MAX_HOPS {
+            return None;
+        }
+        let file = self.file(path)?;
+        for export in &file.view.facts.exports {
+            match export {
+                Export::Local { exported, local } if exported == name => {
+                    return self.top_level(file, local, hops);
+                }
+                Export::From {
+                    exported,
+                    module,
+                    imported,
+                } if exported == name => {
+                    return match self.module(path, module) {
+                        Err(spec) => Some(Resolved::External(format!("{spec}.{name}"))),
+                        Ok(target) => match imported {
+                            Imported::Module => Some(Resolved::Module(target)),
+                            Imported::Default => self.export(&target, "default", hops + 1),
+                            Imported::Named(n) => self.export(&target, n, hops + 1),
+                        },
+                    };
+                }
+                _ => {}
+            }
+        }
+        let declared: Vec<usize> = if name == "default" {
+            file.view
+                .symbols
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.parent.is_none() && s.default_export)
+                .map(|(i, _)| i)
+                .collect()
+        } else {
+            file.scoped("", name)
+                .iter()
+                .copied()
+                .filter(|&i| file.symbol(i).exported)
+                .collect()
+        };
+        if let Some(i) = primary(file, &declared) {
+            return Some(Resolved::Symbol(path.to_string(), i));
+        }
+        if name == "default" {
+            return None;
+        }
+        for export in &file.view.facts.exports {
+            if let Export::Star { module } = export
+                && let Ok(target) = self.module(path, module)
+                && let Some(found) = self.export(&target, name, hops + 1)
+            {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    /// A file-level name: a root declaration or an import.
+    fn top_level(&self, file: &Indexed, name: &str, hops: usize) -> Option<Resolved> {
+        if let Some(i) = primary(file, file.scoped("", name)) {
+            return Some(Resolved::Symbol(file.view.path.clone(), i));
+        }
+        let binding = &file.view.facts.imports[*file.imports.get(name)?];
+        match self.module(&file.view.path, &binding.module) {
+            Err(spec) => Some(Resolved::External(spec)),
+            Ok(target) => match &binding.imported {
+                Imported::Module => Some(Resolved::Module(target)),
+                Imported::Default => self.export(&target, "default", hops + 1),
+                Imported::Named(n) => self.export(&target, n, hops + 1),
+            },
+        }
+    }
+
+    /// The nearest class-like symbol enclosing chunk `from` (itself included).
+    fn enclosing_class(&self, file: &Indexed, from: &str) -> Option<usize> {
+        let mut current = file.by_id.get(from).copied();
+        while let Some(i) = current {
+            let s = file.symbol(i);
+            if matches!(s.kind, SymbolKind::Class | SymbolKind::Component)
+                || (s.kind == SymbolKind::Const || s.kind == SymbolKind::Variable)
+                    && current != file.by_id.get(from).copied()
+            {
+                return Some(i);
+            }
+            current = s.parent.as_ref().and_then(|p| file.by_id.get(p).copied());
+        }
+        None
+    }
+
+    fn member_of(&self, file: &Indexed, from: &str, base: &Base, member: &str) -> Option<Resolved> {
+        let path = file.view.path.as_str();
+        match base {
+            Base::This => {
+                let class = self.enclosing_class(file, from)?;
+                self.find_member(path, class, member, 0)
+            }
+            Base::Super => {
+                let class = self.enclosing_class(file, from)?;
+                self.supertypes(path, class, 0)
+                    .into_iter()
+                    .find_map(|(p, i)| self.find_member(&p, i, member, 1))
+            }
+            Base::Chunk(id) => self.find_member(path, *file.by_id.get(id)?, member, 0),
+            Base::Name(name) | Base::Typed(name) => match self.name(file, from, name, 0)? {
+                Resolved::Symbol(p, i) => self.find_member(&p, i, member, 0),
+                Resolved::Module(p) => self.export(&p, member, 1),
+                Resolved::External(display) => {
+                    Some(Resolved::External(format!("{display}.{member}")))
+                }
+            },
+            Base::Unknown(_) => None,
+        }
+    }
+
+    /// Member `member` of the symbol at (`path`, `index`): its children, those of every
+    /// same-named declaration of the same scope (merging), then its supertypes'.
+    fn find_member(&self, path: &str, index: usize, member: &str, hops: usize) -> Option<Resolved> {
+        if hops > MAX_HOPS {
+            return None;
+        }
+        let file = self.file(path)?;
+        let symbol = file.symbol(index);
+        let parent = symbol.parent.clone().unwrap_or_default();
+        let merged = file.scoped(&parent, &symbol.name);
+        let declarations: Vec<usize> = if merged.contains(&index) {
+            merged.to_vec()
+        } else {
+            vec![index]
+        };
+        for &d in &declarations {
+            let id = &file.symbol(d).id;
+            if let Some(&child) = file.scoped(id, member).first() {
+                return Some(Resolved::Symbol(path.to_string(), child));
+            }
+        }
+        for &d in &declarations {
+            for (p, i) in self.supertypes(path, d, hops) {
+                if let Some(found) = self.find_member(&p, i, member, hops + 1) {
+                    return Some(found);
+                }
+            }
+        }
+        None
+    }
+
+    /// The declarations a class or interface extends.
+    fn supertypes(&self, path: &str, index: usize, hops: usize) -> Vec<(String, usize)> {
+        let Some(file) = self.file(path) else {
+            return Vec::new();
+        };
+        let id = &file.symbol(index).id;
+        file.view
+            .facts
+            .refs
+            .iter()
+            .filter(|r| &r.from == id && r.kind == RefKind::Extends)
+            .filter_map(|r| {
+                let resolved = match &r.target {
+                    Target::Name(n) => self.name(file, id, n, hops + 1),
+                    Target::Member(base, m) => self.member_of(file, id, base, m),
+                    Target::Chunk(c) => {
+                        Some(Resolved::Symbol(path.to_string(), *file.by_id.get(c)?))
+                    }
+                };
+                match resolved? {
+                    Resolved::Symbol(p, i) => Some((p, i)),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+}
+
+impl SymbolNode {
+    /// The node of a stored symbol.
+    pub fn from_record(record: &crate::store::SymbolRecord) -> Option<Self> {
+        Some(Self {
+            id: record.chunk_id.clone(),
+            name: record.name.clone(),
+            kind: SymbolKind::parse(&record.kind)?,
+            parent: record.parent_chunk_id.clone(),
+            exported: record.exported,
+            default_export: record.modifiers.split_whitespace().any(|m| m == "default"),
+        })
+    }
+}

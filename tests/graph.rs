@@ -1,0 +1,92 @@
+//! The symbol graph on the blueprint's phase-3 scenarios (`fixtures/graph/*/`): each
+//! directory holds a small multi-file project and `expected.json`, which maps
+//! `path > breadcrumb` to the exact metadata expected for that symbol (only the fields
+//! named are checked; lists of symbols are compared as sorted sets, `members` in order).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sextant::graph::{MemoryGraph, SymbolMetadata, SymbolRef};
+
+fn scenario_dirs() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/graph");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("fixtures/graph exists")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("expected.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn refs(list: &[SymbolRef]) -> Vec<String> {
+    let mut out: Vec<String> = list
+        .iter()
+        .map(|r| match &r.path {
+            Some(p) => format!("{} ({p})", r.name),
+            None => r.name.clone(),
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn field(meta: &SymbolMetadata, name: &str) -> Value {
+    let strings = |v: Vec<String>| Value::from(v);
+    match name {
+        "calls" => strings(refs(&meta.calls)),
+        "callers" => strings(refs(&meta.callers)),
+        "usedBy" => strings(refs(&meta.used_by)),
+        "extends" => strings(refs(&meta.extends)),
+        "implements" => strings(refs(&meta.implements)),
+        "subtypes" => strings(refs(&meta.subtypes)),
+        "typesIn" => strings(refs(&meta.types_in)),
+        "typesOut" => strings(refs(&meta.types_out)),
+        "members" => strings(meta.members.clone()),
+        "uncertainCalls" => strings(meta.uncertain_calls.clone()),
+        "referenceFiles" => strings(meta.reference_files.clone()),
+        "referenceCount" => Value::from(meta.reference_count()),
+        other => panic!("unknown expectation field `{other}`"),
+    }
+}
+
+#[test]
+fn phase_three_scenarios_resolve_exactly() {
+    let dirs = scenario_dirs();
+    assert_eq!(dirs.len(), 6, "the six scenarios of phase 3");
+    let mut failures = Vec::new();
+    for dir in dirs {
+        let scenario = dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let (files, configs) = sextant::index::read_sources(&dir).expect("readable scenario");
+        let graph = MemoryGraph::build(&files, &configs);
+        assert!(graph.failed.is_empty(), "{scenario}: {:?}", graph.failed);
+        let text = std::fs::read_to_string(dir.join("expected.json")).expect("expected.json");
+        let expected: serde_json::Map<String, Value> =
+            serde_json::from_str(&text).expect("expected.json is a JSON object");
+        for (key, fields) in expected {
+            let (path, breadcrumb) = key.split_once(" > ").expect("`path > breadcrumb` key");
+            let Some(chunk) = graph.find(path, breadcrumb) else {
+                failures.push(format!("{scenario}: no symbol `{key}`"));
+                continue;
+            };
+            let meta = graph
+                .slice
+                .metadata(&chunk.id)
+                .expect("metadata of a known chunk");
+            for (name, want) in fields.as_object().expect("fields object") {
+                let got = field(&meta, name);
+                if &got != want {
+                    failures.push(format!(
+                        "{scenario}: {key}: {name}: expected {want}, got {got}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
