@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::chunk::CodeChunk;
+use crate::parse::SymbolKind;
 use crate::parse::refs::{Export, FileRefs, ImportBinding, RefBase, RefKind, RefTarget};
 
 /// What a member access is applied to, with local declarations resolved to chunks.
@@ -26,6 +27,8 @@ pub enum Base {
     Chunk(String),
     /// A receiver of unknown type, as written.
     Unknown(String),
+    /// A member of `this` (`this.store` in `this.store.get()`).
+    ThisMember(String),
 }
 
 /// What a reference names, with local declarations resolved to chunks.
@@ -73,6 +76,9 @@ pub struct FileFacts {
     pub modules: Vec<FactModule>,
     /// References, deduplicated per (chunk, kind, target), first occurrence kept.
     pub refs: Vec<FactRef>,
+    /// Declared types of chunks (fields, properties, variables): `(chunk id, type name)`.
+    #[serde(default)]
+    pub declared: Vec<(String, String)>,
 }
 
 /// Innermost-chunk lookup over one file's chunks.
@@ -93,15 +99,16 @@ impl<'c> Enclosing<'c> {
         Self { sorted }
     }
 
-    /// The innermost chunk containing `offset`: of the chunks containing it, the one that
-    /// starts last (chunks nest), found scanning back from the last chunk starting at or
-    /// before `offset`.
+    /// The innermost named chunk containing `offset`: of the chunks containing it, the one
+    /// that starts last (chunks nest), found scanning back from the last chunk starting at
+    /// or before `offset`. Anonymous callbacks are skipped: what an inline callback calls,
+    /// the function that contains it calls (as the TypeScript call hierarchy counts it).
     fn at(&self, offset: usize) -> Option<&'c CodeChunk> {
         let end = self.sorted.partition_point(|c| c.bytes.start <= offset);
         self.sorted[..end]
             .iter()
             .rev()
-            .find(|c| c.bytes.contains_offset(offset))
+            .find(|c| c.bytes.contains_offset(offset) && c.node_kind != SymbolKind::Callback)
             .copied()
     }
 }
@@ -138,6 +145,14 @@ impl FileFacts {
                 });
             }
         }
+        for d in &refs.declared {
+            if let Some(chunk) = enclosing.at(d.offset)
+                && chunk.bytes.start <= d.offset
+                && !chunk.node_kind.has_code_body()
+            {
+                out.declared.push((chunk.id.clone(), d.type_name.clone()));
+            }
+        }
         for r in &refs.references {
             let Some(from) = enclosing.at(r.offset) else {
                 continue;
@@ -155,6 +170,7 @@ impl FileFacts {
                         RefBase::Name(n) => Base::Name(n.clone()),
                         RefBase::Typed(t) => Base::Typed(t.clone()),
                         RefBase::Unknown(t) => Base::Unknown(t.clone()),
+                        RefBase::ThisMember(m) => Base::ThisMember(m.clone()),
                         RefBase::Local(decl) => {
                             // The local's name is not kept with the base; any chunk whose
                             // span starts the declaration will do.

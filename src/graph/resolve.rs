@@ -57,6 +57,8 @@ struct Indexed {
     /// Declarations (not statements) by parent id (`""` for the root) and name.
     scoped: HashMap<(String, String), Vec<usize>>,
     imports: HashMap<String, usize>,
+    /// Declared type names by chunk id.
+    declared: HashMap<String, String>,
 }
 
 impl Indexed {
@@ -79,11 +81,13 @@ impl Indexed {
             .enumerate()
             .map(|(i, b)| (b.local.clone(), i))
             .collect();
+        let declared = view.facts.declared.iter().cloned().collect();
         Self {
             view,
             by_id,
             scoped,
             imports,
+            declared,
         }
     }
 
@@ -450,14 +454,40 @@ impl Resolver {
                     .find_map(|(p, i)| self.find_member(&p, i, member, 1))
             }
             Base::Chunk(id) => self.find_member(path, *file.by_id.get(id)?, member, 0),
+            Base::ThisMember(field) => {
+                let class = self.enclosing_class(file, from)?;
+                match self.find_member(path, class, field, 0)? {
+                    Resolved::Symbol(p, i) => self.member_by_type(&p, i, member, 0),
+                    _ => None,
+                }
+            }
             Base::Name(name) | Base::Typed(name) => match self.name(file, from, name, 0)? {
-                Resolved::Symbol(p, i) => self.find_member(&p, i, member, 0),
+                Resolved::Symbol(p, i) => self
+                    .find_member(&p, i, member, 0)
+                    .or_else(|| self.member_by_type(&p, i, member, 0)),
                 Resolved::Module(p) => self.export(&p, member, 1),
                 Resolved::External(display) => {
                     Some(Resolved::External(format!("{display}.{member}")))
                 }
             },
             Base::Unknown(_) => None,
+        }
+    }
+
+    /// Member `member` of the declared type of a field, property or variable.
+    fn member_by_type(
+        &self,
+        path: &str,
+        index: usize,
+        member: &str,
+        hops: usize,
+    ) -> Option<Resolved> {
+        let file = self.file(path)?;
+        let symbol = file.symbol(index);
+        let type_name = file.declared.get(&symbol.id)?;
+        match self.name(file, &symbol.id, type_name, hops + 1)? {
+            Resolved::Symbol(p, i) => self.find_member(&p, i, member, hops + 1),
+            _ => None,
         }
     }
 

@@ -45,6 +45,8 @@ pub enum RefBase {
     Typed(String),
     /// A local binding to a nested declaration at this byte offset.
     Local(usize),
+    /// A member of `this` (`this.store.get()` has base `ThisMember("store")`).
+    ThisMember(String),
     /// Anything else (`a.b.m`, `f().m`, an untyped local): the receiver's type is unknown.
     Unknown(String),
 }
@@ -154,6 +156,17 @@ pub struct ModuleUse {
     pub offset: usize,
 }
 
+/// The type a declaration's annotation (or `new T()` initialiser) names: class fields,
+/// interface properties and variables, so that `this.store.get()` and `config.load()` can
+/// be followed to the type's members.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeclaredType {
+    /// Byte offset of the declared name.
+    pub offset: usize,
+    /// The type's name (the first named type of a union).
+    pub type_name: String,
+}
+
 /// Everything [`crate::graph`] needs from one file's syntax.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRefs {
@@ -165,4 +178,6 @@ pub struct FileRefs {
     pub modules: Vec<ModuleUse>,
     /// Reference occurrences in source order.
     pub references: Vec<Reference>,
+    /// Declared types of fields, properties and variables.
+    pub declared: Vec<DeclaredType>,
 }

@@ -9,7 +9,8 @@ use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
 
 use crate::parse::refs::{
-    Export, FileRefs, ImportBinding, Imported, ModuleUse, RefBase, RefKind, RefTarget, Reference,
+    DeclaredType, Export, FileRefs, ImportBinding, Imported, ModuleUse, RefBase, RefKind,
+    RefTarget, Reference,
 };
 use crate::text::truncate_chars;
 
@@ -355,18 +356,7 @@ impl<'s> Walker<'s> {
                     let value = decl.child_by_field_name("value").map(unwrap);
                     let nested = value
                         .is_some_and(|v| is_function_like(v.kind()) || matches!(v.kind(), "class"));
-                    let type_name = decl
-                        .child_by_field_name("type")
-                        .and_then(|t| self.annotation_type(t))
-                        .or_else(|| {
-                            let v = value?;
-                            if v.kind() != "new_expression" {
-                                return None;
-                            }
-                            let ctor = v.child_by_field_name("constructor")?;
-                            (ctor.kind() == "identifier").then(|| self.text(ctor).to_string())
-                        });
-                    self.bind(name, nested, type_name, scope);
+                    self.bind(name, nested, self.declared_type(decl), scope);
                 }
             }
             "function_declaration"
@@ -381,15 +371,41 @@ impl<'s> Walker<'s> {
         }
     }
 
-    /// The type a `: T` annotation names, when it names one (`T`, `T<U>`).
+    /// The type a `: T` annotation names, when it names one (`T`, `T<U>`, the first named
+    /// type of a union such as `T | undefined`).
     fn annotation_type(&self, annotation: Node) -> Option<String> {
-        let ty = annotation.named_child(0)?;
-        let name = match ty.kind() {
-            "type_identifier" => ty,
-            "generic_type" => ty.child_by_field_name("name")?,
-            _ => return None,
-        };
-        (name.kind() == "type_identifier").then(|| self.text(name).to_string())
+        let mut stack = vec![annotation.named_child(0)?];
+        while let Some(ty) = stack.pop() {
+            match ty.kind() {
+                "type_identifier" => return Some(self.text(ty).to_string()),
+                "generic_type" => {
+                    let name = ty.child_by_field_name("name")?;
+                    return (name.kind() == "type_identifier").then(|| self.text(name).to_string());
+                }
+                "union_type" | "parenthesized_type" => {
+                    let mut cursor = ty.walk();
+                    let parts: Vec<Node> = ty.named_children(&mut cursor).collect();
+                    stack.extend(parts.into_iter().rev());
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The type a declaration's annotation or `new T()` initialiser names.
+    fn declared_type(&self, declaration: Node) -> Option<String> {
+        declaration
+            .child_by_field_name("type")
+            .and_then(|t| self.annotation_type(t))
+            .or_else(|| {
+                let v = unwrap(declaration.child_by_field_name("value")?);
+                if v.kind() != "new_expression" {
+                    return None;
+                }
+                let ctor = v.child_by_field_name("constructor")?;
+                (ctor.kind() == "identifier").then(|| self.text(ctor).to_string())
+            })
     }
 
     fn lookup(&self, name: &str) -> Option<&Local> {
@@ -443,6 +459,16 @@ impl<'s> Walker<'s> {
         match object.kind() {
             "this" => RefBase::This,
             "super" => RefBase::Super,
+            "member_expression"
+                if object
+                    .child_by_field_name("object")
+                    .is_some_and(|o| o.kind() == "this") =>
+            {
+                match object.child_by_field_name("property") {
+                    Some(p) => RefBase::ThisMember(self.text(p).to_string()),
+                    None => RefBase::Unknown(String::new()),
+                }
+            }
             "identifier" => {
                 let name = self.text(object);
                 match self.lookup(name) {
@@ -568,8 +594,18 @@ impl<'s> Walker<'s> {
                 }
                 true
             }
-            "variable_declarator" => {
-                self.require_binding(node);
+            "variable_declarator" | "public_field_definition" | "property_signature" => {
+                if node.kind() == "variable_declarator" {
+                    self.require_binding(node);
+                }
+                if let Some(name) = node.child_by_field_name("name")
+                    && let Some(type_name) = self.declared_type(node)
+                {
+                    self.out.declared.push(DeclaredType {
+                        offset: name.start_byte(),
+                        type_name,
+                    });
+                }
                 true
             }
             "assignment_expression" => {
