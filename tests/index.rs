@@ -108,6 +108,25 @@ impl World {
         ids
     }
 
+    /// Names of the repository symbols `breadcrumb` in `rel` calls (resolved edges only).
+    async fn calls(&self, rel: &str, breadcrumb: &str) -> Vec<String> {
+        let symbols = self.meta.file_symbols(&self.repo.id, rel).await.unwrap();
+        let Some(symbol) = symbols.iter().find(|s| s.breadcrumb == breadcrumb) else {
+            panic!("no `{breadcrumb}` in {rel}");
+        };
+        let mut names: Vec<String> = self
+            .meta
+            .edges_from(&self.repo.id, &symbol.chunk_id)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == sextant::store::EdgeKind::Calls && e.to_chunk.is_some())
+            .map(|e| e.to_name)
+            .collect();
+        names.sort();
+        names
+    }
+
     async fn total_chunks(&self) -> usize {
         self.vectors
             .count(&ChunkFilter {
@@ -473,4 +492,64 @@ async fn watched_working_trees_queue_a_sync_on_change() {
     }
     let outcomes = runner.run_queued().await.unwrap();
     assert_eq!(outcomes[0].result.as_ref().unwrap().indexed, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graph_edges_follow_incremental_changes() {
+    let w = world().await;
+    let first = w.sync().await;
+    assert!(first.graph_edges > 0, "{first:?}");
+    assert_eq!(w.calls("src/auth.ts", "check").await, ["helper"]);
+    assert_eq!(w.calls("src/auth.ts", "helper").await, ["verify"]);
+
+    // The callee is renamed in its own file: the unchanged importer is re-resolved and
+    // its edge to the vanished symbol goes.
+    write(
+        &w.root,
+        "src/jwt.ts",
+        "export function validate(token: string) {\n  return token.length > 10;\n}\n",
+    );
+    w.sync().await;
+    assert!(w.calls("src/auth.ts", "helper").await.is_empty());
+
+    // The importer follows: the edge comes back, to the new symbol.
+    write(
+        &w.root,
+        "src/auth.ts",
+        "import { validate } from './jwt';\n\nexport function helper(token: string): boolean {\n  return validate(token);\n}\n",
+    );
+    w.sync().await;
+    assert_eq!(w.calls("src/auth.ts", "helper").await, ["validate"]);
+
+    // An import of a file that does not exist yet resolves once the file appears, though
+    // the importing file itself did not change.
+    write(
+        &w.root,
+        "src/server.ts",
+        "import { boot } from './late';\n\nexport class Server {\n  listen(port: number) {\n    return boot(port);\n  }\n}\n",
+    );
+    w.sync().await;
+    assert!(w.calls("src/server.ts", "Server > listen").await.is_empty());
+    write(
+        &w.root,
+        "src/late.ts",
+        "export function boot(port: number) {\n  return port;\n}\n",
+    );
+    w.sync().await;
+    assert_eq!(w.calls("src/server.ts", "Server > listen").await, ["boot"]);
+
+    // Through a barrel: the importer sees the re-exported symbol, and loses it when the
+    // re-exporting file drops it.
+    write(&w.root, "src/index.ts", "export * from './late';\n");
+    write(
+        &w.root,
+        "src/main.ts",
+        "import { boot } from '.';\n\nexport function main() {\n  return boot(80);\n}\n",
+    );
+    w.sync().await;
+    assert_eq!(w.calls("src/main.ts", "main").await, ["boot"]);
+    std::fs::remove_file(w.root.join("src/late.ts")).unwrap();
+    w.sync().await;
+    assert!(w.calls("src/main.ts", "main").await.is_empty());
+    assert!(w.calls("src/server.ts", "Server > listen").await.is_empty());
 }

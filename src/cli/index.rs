@@ -164,6 +164,7 @@ fn draw(bar: &ProgressBar, event: &ProgressEvent) {
         Phase::Parse => "parse",
         Phase::Embed => "embed",
         Phase::Write => "write",
+        Phase::Graph => "graph",
         Phase::Done => "done",
     };
     bar.set_length(event.total.max(event.done));

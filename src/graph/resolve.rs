@@ -206,7 +206,13 @@ impl Resolver {
         for m in &file.view.facts.modules {
             let (to_name, certain) = match self.modules.resolve(path, &m.module) {
                 Some(p) => (p, true),
-                None if m.module.starts_with('.') => (format!("?{}", m.module), false),
+                None if m.module.starts_with('.') => {
+                    let base = super::normalize(&format!("{}/{}", super::dir_of(path), m.module));
+                    (
+                        format!("?{}", base.unwrap_or_else(|| m.module.clone())),
+                        false,
+                    )
+                }
                 None => continue,
             };
             if seen.insert((m.from.clone(), to_name.clone(), EdgeKind::Imports)) {

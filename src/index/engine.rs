@@ -20,6 +20,7 @@ use super::progress::{Phase, Progress};
 use super::scan::{FileFilter, ScannedFile, scan_tree};
 use crate::chunk::{ChunkOptions, CodeChunk, chunk_file};
 use crate::embed::{Embedder, InputKind};
+use crate::graph::FileFacts;
 use crate::parse::{ParseLimits, parse_bytes};
 use crate::store::{
     ChunkRow, FileRecord, MetaStore, NewRepository, RepoSettings, RepoSource, RepoStatus,
@@ -83,6 +84,8 @@ pub struct SyncReport {
     pub chunks: usize,
     /// Lines of code in the indexed files.
     pub lines: u64,
+    /// Symbol-graph edges written (for the changed files and the files importing them).
+    pub graph_edges: usize,
     /// Wall time.
     #[serde(with = "secs")]
     pub duration: Duration,
@@ -120,13 +123,15 @@ struct Plan {
     removals: Vec<String>,
     skipped: Vec<(ScannedFile, String)>,
     commit: Option<String>,
+    configs: Vec<(String, String)>,
 }
 
 /// A parsed and chunked file, ready to embed and write.
 struct Prepared {
     file: ScannedFile,
     hash: String,
-    outcome: Result<(Vec<CodeChunk>, u32), String>,
+    /// Chunks, line count and the file's symbol-graph facts (JSON).
+    outcome: Result<(Vec<CodeChunk>, u32, String), String>,
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -451,6 +456,7 @@ impl Indexer {
             removals,
             skipped: scan.skipped,
             commit: None,
+            configs: scan.configs,
         })
     }
 
@@ -534,6 +540,7 @@ impl Indexer {
                 .collect(),
             skipped,
             commit: Some(plan.commit),
+            configs: plan.configs,
         })
     }
 
@@ -572,7 +579,12 @@ impl Indexer {
             removals,
             skipped,
             commit,
+            configs,
         } = plan;
+        // Paths whose symbols changed: the graph re-resolves them and their importers.
+        let mut changed: Vec<String> = removals.clone();
+        changed.extend(skipped.iter().map(|(f, _)| f.rel.clone()));
+        changed.extend(pending.iter().map(|p| p.file.rel.clone()));
         progress.report(
             Phase::Scan,
             report.scanned as u64,
@@ -628,6 +640,17 @@ impl Indexer {
                 .await?;
             report.added += added;
         }
+        if !changed.is_empty() {
+            let graph = super::graph::update_graph(
+                self.meta.as_ref(),
+                &repo.id,
+                changed,
+                &configs,
+                progress,
+            )
+            .await?;
+            report.graph_edges = graph.edges;
+        }
         // After a bulk change, fold the new rows into the store's text and vector indexes
         // now rather than leaving searches to scan them; small changes wait for the
         // store's periodic maintenance (they are searchable either way).
@@ -667,7 +690,9 @@ impl Indexer {
                         .map(|parsed| {
                             let source = String::from_utf8_lossy(&p.bytes);
                             let chunks = chunk_file(&p.file.rel, &source, &parsed, &chunk_options);
-                            (chunks, parsed.line_count)
+                            let facts = FileFacts::attribute(&parsed.refs, &chunks);
+                            let facts = serde_json::to_string(&facts).unwrap_or_default();
+                            (chunks, parsed.line_count, facts)
                         })
                         .map_err(|e| e.to_string());
                     Prepared {
@@ -694,7 +719,7 @@ impl Indexer {
         let texts: Vec<String> = prepared
             .iter()
             .filter_map(|p| p.outcome.as_ref().ok())
-            .flat_map(|(chunks, _)| chunks.iter().map(|c| c.embedding_text.clone()))
+            .flat_map(|(chunks, _, _)| chunks.iter().map(|c| c.embedding_text.clone()))
             .collect();
         let mut vectors = Vec::with_capacity(texts.len());
         for slice in texts.chunks(self.options.embed_slice.max(1)) {
@@ -706,10 +731,12 @@ impl Indexer {
         let mut vectors = vectors.into_iter();
         let mut files = Vec::with_capacity(prepared.len());
         let mut records = Vec::with_capacity(prepared.len());
+        let mut facts = Vec::with_capacity(prepared.len());
         for p in prepared {
             let rel = p.file.rel.clone();
             match p.outcome {
-                Ok((chunks, lines)) => {
+                Ok((chunks, lines, file_facts)) => {
+                    facts.push((rel.clone(), Some(file_facts)));
                     let symbols: Vec<SymbolRecord> =
                         chunks.iter().map(SymbolRecord::from_chunk).collect();
                     let record = FileRecord {
@@ -743,6 +770,7 @@ impl Indexer {
                     records.push((record, symbols));
                 }
                 Err(reason) => {
+                    facts.push((rel.clone(), None));
                     report.failed.push((rel.clone(), reason.clone()));
                     files.push((rel, Vec::new()));
                     records.push((skipped_record(&repo.id, &p.file, &reason), Vec::new()));
@@ -752,6 +780,7 @@ impl Indexer {
         progress.report(Phase::Write, 0, records.len() as u64, None);
         self.vectors.replace_files(&repo.id, files).await?;
         self.meta.replace_files_symbols(&records).await?;
+        self.meta.replace_files_facts(&repo.id, &facts).await?;
         progress.report(
             Phase::Write,
             records.len() as u64,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use git2::{Delta, DiffFindOptions, FetchOptions, ObjectType, Oid, Repository, Tree};
 
 use super::IndexError;
-use super::scan::{FileFilter, SKIPPED_DIRS, ScannedFile};
+use super::scan::{CONFIG_FILES, FileFilter, SKIPPED_DIRS, ScannedFile};
 use crate::parse::Language;
 use crate::store::FileRecord;
 
@@ -38,6 +38,8 @@ pub struct GitPlan {
     pub changed: Vec<GitFile>,
     /// Paths to remove (deleted, renamed away, or now filtered out).
     pub removed: Vec<String>,
+    /// Module-resolution configuration files at the new commit, `(path, text)`.
+    pub configs: Vec<(String, String)>,
     /// Files present but not indexed, with the reason.
     pub skipped: Vec<(ScannedFile, String)>,
     /// Files the diff named whose blob matched the stored hash (not read).
@@ -148,6 +150,7 @@ pub fn plan(
     let mtime_ms = new_commit.time().seconds() * 1000;
     let mut plan = GitPlan {
         commit: new_id.to_string(),
+        configs: config_files(&repo, &new_tree),
         ..GitPlan::default()
     };
     for delta in diff.deltas() {
@@ -213,6 +216,32 @@ pub fn plan(
         }
     }
     Ok(plan)
+}
+
+/// The module-resolution configuration files of a tree (outside dependency folders).
+fn config_files(repo: &Repository, tree: &Tree<'_>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let _ = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        let name = entry.name().unwrap_or("");
+        if entry.kind() == Some(ObjectType::Tree) {
+            return if SKIPPED_DIRS.contains(&name) {
+                git2::TreeWalkResult::Skip
+            } else {
+                git2::TreeWalkResult::Ok
+            };
+        }
+        if CONFIG_FILES.contains(&name)
+            && let Ok(blob) = repo.find_blob(entry.id())
+            && blob.size() <= 1 << 20
+        {
+            out.push((
+                format!("{dir}{name}"),
+                String::from_utf8_lossy(blob.content()).into_owned(),
+            ));
+        }
+        git2::TreeWalkResult::Ok
+    });
+    out
 }
 
 fn path_string(p: &Path) -> String {

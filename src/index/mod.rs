@@ -20,6 +20,7 @@
 pub mod engine;
 mod error;
 pub mod git;
+mod graph;
 pub mod jobs;
 pub mod progress;
 pub mod scan;

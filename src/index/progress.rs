@@ -18,6 +18,8 @@ pub enum Phase {
     Embed,
     /// Writing chunks, symbols and file records.
     Write,
+    /// Re-resolving the symbol graph of changed files and the files that import them.
+    Graph,
     /// Finished.
     Done,
 }

@@ -56,7 +56,12 @@ pub struct Scan {
     pub files: Vec<ScannedFile>,
     /// Supported files that were left out, with the reason.
     pub skipped: Vec<(ScannedFile, String)>,
+    /// Module-resolution configuration files ([`CONFIG_FILES`]), `(path, text)`.
+    pub configs: Vec<(String, String)>,
 }
+
+/// Largest configuration file read, in bytes.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// Compiled include/exclude/language filters of a repository's settings.
 #[derive(Debug, Clone)]
@@ -178,14 +183,22 @@ pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
             continue;
         }
         let path = entry.path();
-        let Some(language) = Language::from_path(path) else {
-            continue;
-        };
         let rel = path
             .strip_prefix(root)
             .unwrap_or(path)
             .to_string_lossy()
             .replace('\\', "/");
+        if CONFIG_FILES.iter().any(|c| entry.file_name() == *c) {
+            if entry.metadata().is_ok_and(|m| m.len() <= MAX_CONFIG_BYTES)
+                && let Ok(text) = std::fs::read_to_string(path)
+            {
+                scan.configs.push((rel, text));
+            }
+            continue;
+        }
+        let Some(language) = Language::from_path(path) else {
+            continue;
+        };
         let Ok(meta) = entry.metadata() else {
             continue;
         };

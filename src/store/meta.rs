@@ -480,6 +480,34 @@ pub trait MetaStore: Send + Sync {
         path: &str,
         edges: &[EdgeRecord],
     ) -> Result<(), StoreError>;
+    /// Atomically replaces the edges owned by each of several files.
+    async fn replace_files_edges(
+        &self,
+        repo_id: &str,
+        files: &[(String, Vec<EdgeRecord>)],
+    ) -> Result<(), StoreError>;
+    /// Replaces the stored symbol-graph facts (JSON) of files; `None` removes them.
+    async fn replace_files_facts(
+        &self,
+        repo_id: &str,
+        facts: &[(String, Option<String>)],
+    ) -> Result<(), StoreError>;
+    /// Stored symbol-graph facts of the given files, `(path, json)`.
+    async fn files_facts(
+        &self,
+        repo_id: &str,
+        paths: &[String],
+    ) -> Result<Vec<(String, String)>, StoreError>;
+    /// Files with an `imports` edge to one of `targets` (paths, or `?base` for imports
+    /// that did not resolve).
+    async fn importers(&self, repo_id: &str, targets: &[String])
+    -> Result<Vec<String>, StoreError>;
+    /// Symbols by chunk id, with their file path.
+    async fn symbols_by_id(
+        &self,
+        repo_id: &str,
+        ids: &[String],
+    ) -> Result<Vec<(String, SymbolRecord)>, StoreError>;
     /// Edges leaving a symbol.
     async fn edges_from(
         &self,

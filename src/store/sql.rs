@@ -17,6 +17,17 @@ use super::{StoreError, now_ms};
 /// Migrations embedded in the binary, applied at open.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
+/// Bound parameters per `IN (…)` list (SQLite allows 32,766, Postgres 65,535 per query).
+const IN_BATCH: usize = 500;
+
+/// `$first, $first+1, …` (`count` placeholders).
+fn placeholders(first: usize, count: usize) -> String {
+    (first..first + count)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The SQL metadata store.
 #[derive(Debug, Clone)]
 pub struct SqlMetaStore {
@@ -363,6 +374,10 @@ impl MetaStore for SqlMetaStore {
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        sqlx::query("DELETE FROM file_facts WHERE repo_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         sqlx::query("DELETE FROM symbols WHERE repo_id = $1")
             .bind(id)
             .execute(&mut *tx)
@@ -415,6 +430,11 @@ impl MetaStore for SqlMetaStore {
     async fn delete_file(&self, repo_id: &str, path: &str) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
         sqlx::query("DELETE FROM edges WHERE repo_id = $1 AND file_path = $2")
+            .bind(repo_id)
+            .bind(path)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM file_facts WHERE repo_id = $1 AND path = $2")
             .bind(repo_id)
             .bind(path)
             .execute(&mut *tx)
@@ -529,30 +549,137 @@ impl MetaStore for SqlMetaStore {
         path: &str,
         edges: &[EdgeRecord],
     ) -> Result<(), StoreError> {
+        self.replace_files_edges(repo_id, &[(path.to_string(), edges.to_vec())])
+            .await
+    }
+
+    async fn replace_files_edges(
+        &self,
+        repo_id: &str,
+        files: &[(String, Vec<EdgeRecord>)],
+    ) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("DELETE FROM edges WHERE repo_id = $1 AND file_path = $2")
-            .bind(repo_id)
-            .bind(path)
-            .execute(&mut *tx)
-            .await?;
-        for e in edges {
-            sqlx::query(
-                "INSERT INTO edges (repo_id, file_path, from_chunk, to_chunk, to_name, kind, certain, line) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            )
-            .bind(repo_id)
-            .bind(path)
-            .bind(&e.from_chunk)
-            .bind(&e.to_chunk)
-            .bind(&e.to_name)
-            .bind(e.kind.as_str())
-            .bind(b(e.certain))
-            .bind(e.line)
-            .execute(&mut *tx)
-            .await?;
+        for (path, edges) in files {
+            sqlx::query("DELETE FROM edges WHERE repo_id = $1 AND file_path = $2")
+                .bind(repo_id)
+                .bind(path)
+                .execute(&mut *tx)
+                .await?;
+            for e in edges {
+                sqlx::query(
+                    "INSERT INTO edges (repo_id, file_path, from_chunk, to_chunk, to_name, kind, certain, line) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                )
+                .bind(repo_id)
+                .bind(path)
+                .bind(&e.from_chunk)
+                .bind(&e.to_chunk)
+                .bind(&e.to_name)
+                .bind(e.kind.as_str())
+                .bind(b(e.certain))
+                .bind(e.line)
+                .execute(&mut *tx)
+                .await?;
+            }
         }
         tx.commit().await?;
         Ok(())
+    }
+
+    async fn replace_files_facts(
+        &self,
+        repo_id: &str,
+        facts: &[(String, Option<String>)],
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        for (path, json) in facts {
+            sqlx::query("DELETE FROM file_facts WHERE repo_id = $1 AND path = $2")
+                .bind(repo_id)
+                .bind(path)
+                .execute(&mut *tx)
+                .await?;
+            if let Some(json) = json {
+                sqlx::query("INSERT INTO file_facts (repo_id, path, facts) VALUES ($1, $2, $3)")
+                    .bind(repo_id)
+                    .bind(path)
+                    .bind(json)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn files_facts(
+        &self,
+        repo_id: &str,
+        paths: &[String],
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let mut out = Vec::with_capacity(paths.len());
+        for batch in paths.chunks(IN_BATCH) {
+            let sql = format!(
+                "SELECT path, facts FROM file_facts WHERE repo_id = $1 AND path IN ({})",
+                placeholders(2, batch.len())
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
+            for p in batch {
+                query = query.bind(p);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                out.push((row.try_get("path")?, row.try_get("facts")?));
+            }
+        }
+        Ok(out)
+    }
+
+    async fn importers(
+        &self,
+        repo_id: &str,
+        targets: &[String],
+    ) -> Result<Vec<String>, StoreError> {
+        let mut out = std::collections::BTreeSet::new();
+        for batch in targets.chunks(IN_BATCH) {
+            let sql = format!(
+                "SELECT DISTINCT file_path FROM edges WHERE repo_id = $1 AND kind = 'imports' \
+                 AND to_name IN ({})",
+                placeholders(2, batch.len())
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
+            for t in batch {
+                query = query.bind(t);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                out.insert(row.try_get::<String, _>("file_path")?);
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    async fn symbols_by_id(
+        &self,
+        repo_id: &str,
+        ids: &[String],
+    ) -> Result<Vec<(String, SymbolRecord)>, StoreError> {
+        let mut out = Vec::with_capacity(ids.len());
+        for batch in ids.chunks(IN_BATCH) {
+            let sql = format!(
+                concat!(
+                    "SELECT file_path, ",
+                    symbol_columns!(),
+                    " FROM symbols WHERE repo_id = $1 AND chunk_id IN ({})"
+                ),
+                placeholders(2, batch.len())
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
+            for id in batch {
+                query = query.bind(id);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                out.push((row.try_get("file_path")?, symbol(&row)?));
+            }
+        }
+        Ok(out)
     }
 
     async fn edges_from(

@@ -1,0 +1,179 @@
+//! The graph stage of a sync: after chunks and symbols are written, the symbol-graph
+//! edges of every changed file, and of every file that imports one (transitively, so that
+//! barrels and inheritance chains are followed), are re-resolved from the stored facts and
+//! replaced. Files the resolution needs beyond those (the modules they import, the classes
+//! they extend) are loaded on demand; nothing is re-parsed.
+
+use std::collections::{BTreeSet, HashSet};
+
+use super::IndexError;
+use super::progress::{Phase, Progress};
+use crate::graph::{FileFacts, FileView, ModuleResolver, Resolver, SymbolNode, dir_of};
+use crate::store::{EdgeRecord, MetaStore};
+
+/// At most this many resolve-and-load rounds (each round loads what the last one missed).
+const MAX_ROUNDS: usize = 32;
+/// Files per edge-writing transaction.
+const WRITE_BATCH: usize = 200;
+
+/// What the graph stage did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GraphReport {
+    /// Files whose edges were re-resolved.
+    pub files: usize,
+    /// Edges written.
+    pub edges: usize,
+    /// Files loaded to resolve them.
+    pub loaded: usize,
+}
+
+/// The `imports` edge targets that mean "imports `path`": the path itself, and the
+/// unresolved forms an import of it took before it existed (`?dir/name`, `?dir/name.js`,
+/// `?dir` for an `index` file).
+fn import_keys(path: &str) -> Vec<String> {
+    let mut keys = vec![path.to_string(), format!("?{path}")];
+    let stem = path
+        .strip_suffix(".d.ts")
+        .or_else(|| path.rsplit_once('.').map(|(s, _)| s))
+        .unwrap_or(path);
+    keys.push(format!("?{stem}"));
+    keys.push(format!("?{stem}.js"));
+    if stem == "index" || stem.ends_with("/index") {
+        keys.push(format!("?{}", dir_of(stem)));
+    }
+    keys
+}
+
+async fn load(
+    meta: &dyn MetaStore,
+    repo_id: &str,
+    paths: &[String],
+    resolver: &mut Resolver,
+) -> Result<usize, IndexError> {
+    let facts: std::collections::HashMap<String, String> = meta
+        .files_facts(repo_id, paths)
+        .await?
+        .into_iter()
+        .collect();
+    for path in paths {
+        let symbols = meta.file_symbols(repo_id, path).await?;
+        let facts: FileFacts = facts
+            .get(path)
+            .and_then(|json| serde_json::from_str(json).ok())
+            .unwrap_or_default();
+        resolver.add(FileView {
+            path: path.clone(),
+            symbols: symbols.iter().filter_map(SymbolNode::from_record).collect(),
+            facts,
+        });
+    }
+    Ok(paths.len())
+}
+
+/// Re-resolves the edges of `changed` files and their importers. See the module docs.
+pub(super) async fn update_graph(
+    meta: &dyn MetaStore,
+    repo_id: &str,
+    changed: Vec<String>,
+    configs: &[(String, String)],
+    progress: &mut Progress,
+) -> Result<GraphReport, IndexError> {
+    progress.report(
+        Phase::Graph,
+        0,
+        0,
+        Some("resolving the symbol graph".into()),
+    );
+    let files = meta.list_files(repo_id).await?;
+    let indexed: HashSet<String> = files
+        .iter()
+        .filter(|f| f.skip_reason.is_none())
+        .map(|f| f.path.clone())
+        .collect();
+    let recorded: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    // Changed files, then whoever imports them, until nothing new turns up.
+    let mut affected: BTreeSet<String> = changed.iter().cloned().collect();
+    let mut frontier = changed;
+    while !frontier.is_empty() {
+        let keys: Vec<String> = frontier.iter().flat_map(|p| import_keys(p)).collect();
+        frontier = meta
+            .importers(repo_id, &keys)
+            .await?
+            .into_iter()
+            .filter(|p| affected.insert(p.clone()))
+            .collect();
+    }
+    let targets: Vec<String> = affected
+        .iter()
+        .filter(|p| indexed.contains(*p))
+        .cloned()
+        .collect();
+    let mut resolver = Resolver::new(ModuleResolver::new(indexed.iter().cloned(), configs));
+    let mut report = GraphReport {
+        files: targets.len(),
+        loaded: load(meta, repo_id, &targets, &mut resolver).await?,
+        ..GraphReport::default()
+    };
+    let mut edges: Vec<(String, Vec<EdgeRecord>)>;
+    let mut rounds = 0;
+    loop {
+        edges = targets
+            .iter()
+            .map(|p| (p.clone(), resolver.edges(p)))
+            .collect();
+        let missing = resolver.missing();
+        rounds += 1;
+        if missing.is_empty() || rounds >= MAX_ROUNDS {
+            break;
+        }
+        report.loaded += load(meta, repo_id, &missing, &mut resolver).await?;
+    }
+    // Files that are recorded but no longer indexed keep no edges.
+    edges.extend(
+        affected
+            .iter()
+            .filter(|p| !indexed.contains(*p) && recorded.contains(p.as_str()))
+            .map(|p| (p.clone(), Vec::new())),
+    );
+    let total = edges.len() as u64;
+    let mut written = 0u64;
+    for batch in edges.chunks(WRITE_BATCH) {
+        report.edges += batch.iter().map(|(_, e)| e.len()).sum::<usize>();
+        meta.replace_files_edges(repo_id, batch).await?;
+        written += batch.len() as u64;
+        progress.report(Phase::Graph, written, total, None);
+    }
+    progress.report(
+        Phase::Graph,
+        total,
+        total,
+        Some(format!(
+            "{} edges from {} files ({} loaded)",
+            report.edges, report.files, report.loaded
+        )),
+    );
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::import_keys;
+
+    #[test]
+    fn import_keys_cover_unresolved_forms() {
+        assert_eq!(
+            import_keys("src/a/index.ts"),
+            [
+                "src/a/index.ts",
+                "?src/a/index.ts",
+                "?src/a/index",
+                "?src/a/index.js",
+                "?src/a"
+            ]
+        );
+        assert_eq!(
+            import_keys("types.d.ts"),
+            ["types.d.ts", "?types.d.ts", "?types", "?types.js"]
+        );
+    }
+}
