@@ -90,3 +90,53 @@ fn phase_three_scenarios_resolve_exactly() {
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
+
+/// The four connection-graph fixtures of phase 5: `fixtures/graph/*.json` (a
+/// [`GraphInput`]) against the exact text in the `.expected.txt` beside it. A missing
+/// sidecar is written from the current output and the test fails, so it gets reviewed.
+#[test]
+fn phase_five_connection_graphs_match_exactly() {
+    use sextant::render::graph::{GraphInput, render};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/graph");
+    let mut inputs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("fixtures/graph")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    inputs.sort();
+    assert_eq!(inputs.len(), 4, "the four fixtures of phase 5");
+    for path in inputs {
+        let input: GraphInput =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("readable"))
+                .expect("a GraphInput");
+        let text = render(&input);
+        // The summary counts the whole response: this graph plus the snapshots.
+        let summary = text.lines().next().unwrap_or("");
+        let counted = sextant::text::estimate_tokens(&text) + input.snapshot_tokens;
+        let expected_count = format!(
+            "| {}/{} tokens",
+            sextant::render::thousands(counted),
+            sextant::render::thousands(input.token_budget)
+        );
+        assert!(
+            summary.ends_with(&expected_count),
+            "{summary} vs {expected_count}"
+        );
+        // ★ only on result names, never on an entry's own title line.
+        for line in text
+            .lines()
+            .filter(|l| l.contains('★') && !l.starts_with("★ ="))
+        {
+            assert!(line.starts_with(' '), "{line}");
+        }
+        let sidecar = path.with_extension("expected.txt");
+        match std::fs::read_to_string(&sidecar) {
+            Ok(expected) => assert_eq!(text, expected, "{}", path.display()),
+            Err(_) => {
+                std::fs::write(&sidecar, &text).expect("write sidecar");
+                panic!("wrote {}: review it", sidecar.display());
+            }
+        }
+    }
+}

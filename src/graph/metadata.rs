@@ -24,7 +24,7 @@ pub struct SymbolRef {
 
 /// Structural metadata of one symbol.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct SymbolMetadata {
     /// Chunk id.
     pub id: String,

@@ -10,6 +10,7 @@
 //!   then the snapshots in score order with priority from `finalScore`, every item for
 //!   `audience: ["assistant"]`.
 
+pub mod graph;
 pub mod snapshot;
 
 use std::collections::HashMap;
