@@ -390,3 +390,62 @@ async fn symbol_lookups_render_in_the_same_format_as_searches() {
     assert!(content[1].text.contains("private secret = 'k';"));
     assert!(!content[1].text.contains("refresh("));
 }
+
+#[tokio::test]
+async fn results_carry_their_structural_metadata_and_the_graph_marks_connections() {
+    let w = world().await;
+    let s = w.searcher(None);
+    // Two results that call one another: the caller and the callee.
+    let method = s
+        .search(
+            "symbol = TokenService > validateToken",
+            &SearchOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(method.metadata.len(), 1);
+    let meta = &method.metadata[0];
+    assert_eq!(meta.name, "TokenService.validateToken");
+    let calls: Vec<(&str, Option<&str>)> = meta
+        .calls
+        .iter()
+        .map(|r| (r.name.as_str(), r.path.as_deref()))
+        .collect();
+    assert_eq!(calls, [("decode", Some("src/auth/jwt.ts"))]);
+    let uses: Vec<&str> = meta.types_used.iter().map(|r| r.name.as_str()).collect();
+    assert!(uses.is_empty(), "{uses:?}");
+
+    let decode = s
+        .search("symbol = decode", &SearchOptions::default())
+        .await
+        .unwrap();
+    let callers: Vec<&str> = decode.metadata[0]
+        .callers
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(callers, ["TokenService.validateToken"]);
+    assert_eq!(decode.metadata[0].reference_files, ["src/auth/token.ts"]);
+
+    // Both in one response: each names the other with ★.
+    let mut both = method.clone();
+    both.results.extend(decode.results.clone());
+    both.metadata.extend(decode.metadata.clone());
+    let graph = sextant::render::connection_graph(&both, &[]);
+    assert!(graph.contains(" Calls: decode ★"), "{graph}");
+    assert!(
+        graph.contains(" Called by: TokenService.validateToken ★"),
+        "{graph}"
+    );
+    assert!(graph.contains("★ = in results"), "{graph}");
+
+    // The class lists its members.
+    let class = s
+        .search("symbol = TokenService", &SearchOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        class.metadata[0].members,
+        ["secret", "validateToken()", "refresh()"]
+    );
+}

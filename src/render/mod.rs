@@ -1,11 +1,9 @@
 //! Output formats (pure: results and chunks in, text out; no I/O).
 //!
 //! - [`snapshot`]: smart structural snapshots, one per file, targets merged.
-//! - [`connection_graph`]: the blueprint's connection graph text (summary line, one entry
-//!   per result). Calls, callers, type hierarchy, references and the ★/◆ cross-result
-//!   markers need the symbol graph (issue "Structural analysis") and are not rendered yet;
-//!   the entries carry what the index knows today: location, kind, modifiers, export,
-//!   signature and members.
+//! - [`graph`] / [`connection_graph`]: the blueprint's connection graph (summary line, one
+//!   entry per result with hierarchy, calls, callers, type flows, ★/◆ markers, shared
+//!   dependencies), from the results' [`crate::graph::SymbolMetadata`].
 //! - [`mcp_content`]: the MCP multi-content response: the graph first (priority 1.0),
 //!   then the snapshots in score order with priority from `finalScore`, every item for
 //!   `audience: ["assistant"]`.
@@ -18,7 +16,6 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::chunk::CodeChunk;
-use crate::parse::{Modifier, SymbolKind};
 use crate::search::{SearchHit, SearchResponse};
 use crate::text::estimate_tokens;
 pub use snapshot::snapshot;
@@ -43,94 +40,6 @@ pub fn display_name(hit: &SearchHit) -> String {
 
 /// The chunks of every file a response's results come from, keyed by (repo id, path).
 pub type FileChunks = HashMap<(String, String), Vec<CodeChunk>>;
-
-fn entry(hit: &SearchHit, files: &FileChunks) -> String {
-    let c = &hit.chunk;
-    let mut kind: Vec<&str> = c
-        .modifiers
-        .iter()
-        .filter(|m| !matches!(m, Modifier::Exported))
-        .map(|m| m.as_str())
-        .collect();
-    kind.push(c.node_kind.as_str());
-    let mut line = kind.join(" ");
-    if c.exported {
-        line.push_str(" | exported");
-    }
-    let mut out = format!("{}\n {}\n {line}", display_name(hit), hit.path);
-    if !c.signature.is_empty() && !c.node_kind.is_statement() {
-        out.push_str(&format!("\n Signature: {}", c.signature));
-    }
-    let members: Vec<String> = files
-        .get(&(hit.repo_id.clone(), hit.path.clone()))
-        .into_iter()
-        .flatten()
-        .filter(|_| {
-            matches!(
-                c.node_kind,
-                SymbolKind::Class
-                    | SymbolKind::Interface
-                    | SymbolKind::Enum
-                    | SymbolKind::Namespace
-                    | SymbolKind::Module
-            )
-        })
-        .filter(|m| m.parent_chunk_id.as_deref() == Some(c.id.as_str()))
-        .filter(|m| m.node_kind != SymbolKind::Callback)
-        .map(|m| {
-            if m.node_kind.has_code_body() {
-                format!("{}()", m.name)
-            } else {
-                m.name.clone()
-            }
-        })
-        .collect();
-    if !members.is_empty() {
-        out.push_str(&format!("\n Members: {}", members.join(", ")));
-    }
-    out
-}
-
-fn summary(response: &SearchResponse, tokens: usize) -> String {
-    let files = {
-        let mut f: Vec<(&str, &str)> = response
-            .results
-            .iter()
-            .map(|h| (h.repo_id.as_str(), h.path.as_str()))
-            .collect();
-        f.sort();
-        f.dedup();
-        f.len()
-    };
-    let count = match response.results.len() {
-        0 => "no results".to_string(),
-        1 => "1 result".to_string(),
-        n if files == 1 => format!("{n} results in 1 file"),
-        n => format!("{n} results across {files} files"),
-    };
-    format!(
-        "Search: \"{}\" | {count} | {}/{} tokens",
-        response.query,
-        thousands(tokens),
-        thousands(response.token_budget)
-    )
-}
-
-/// The connection graph's body (everything after the summary line).
-fn graph_body(response: &SearchResponse, files: &FileChunks) -> String {
-    match response.results.as_slice() {
-        [] => "No indexed code matched this query in scope. Try other words, a wider \
-               path filter, or `symbol = Name` for an exact lookup."
-            .to_string(),
-        [one] => entry(one, files),
-        many => many
-            .iter()
-            .enumerate()
-            .map(|(i, h)| format!("[{}] {}", i + 1, entry(h, files)))
-            .collect::<Vec<_>>()
-            .join("\n\n"),
-    }
-}
 
 /// One MCP content item.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -164,28 +73,40 @@ fn item(text: String, priority: f32) -> McpContent {
     }
 }
 
-/// The connection graph text of a response (summary line with the real token count of
-/// `snapshots` and the graph together).
-pub fn connection_graph(
-    response: &SearchResponse,
-    files: &FileChunks,
-    snapshots: &[String],
-) -> String {
-    let body = graph_body(response, files);
-    let snapshot_tokens: usize = snapshots.iter().map(|s| estimate_tokens(s)).sum();
-    // The count includes the graph itself, whose length depends on the count: iterate to
-    // the fixed point (two or three rounds; the number only grows).
-    let mut total = snapshot_tokens + estimate_tokens(&body);
-    let mut text = String::new();
-    for _ in 0..8 {
-        text = format!("{}\n\n{body}", summary(response, total));
-        let counted = snapshot_tokens + estimate_tokens(&text);
-        if counted == total {
-            break;
-        }
-        total = counted;
+/// The connection graph text of a response: its results' structural metadata
+/// ([`SearchResponse::metadata`]) rendered by [`graph::render`], with the summary counting
+/// the graph and `snapshots` together.
+pub fn connection_graph(response: &SearchResponse, snapshots: &[String]) -> String {
+    let results = if response.metadata.len() == response.results.len() {
+        response.metadata.clone()
+    } else {
+        response.results.iter().map(basic_metadata).collect()
+    };
+    graph::render(&graph::GraphInput {
+        query: response.query.clone(),
+        token_budget: response.token_budget,
+        snapshot_tokens: snapshots.iter().map(|s| estimate_tokens(s)).sum(),
+        results,
+    })
+}
+
+/// What a hit says about itself, for responses built without enrichment.
+fn basic_metadata(hit: &SearchHit) -> crate::graph::SymbolMetadata {
+    crate::graph::SymbolMetadata {
+        id: hit.chunk.id.clone(),
+        name: display_name(hit),
+        path: hit.path.clone(),
+        kind: hit.kind.clone(),
+        modifiers: hit
+            .chunk
+            .modifiers
+            .iter()
+            .map(|m| m.as_str().to_string())
+            .collect(),
+        exported: hit.chunk.exported,
+        signature: hit.signature.clone(),
+        ..Default::default()
     }
-    text
 }
 
 /// Snapshots per file, in score order: (best finalScore, text).
@@ -256,7 +177,7 @@ fn truncate_snapshot(text: String, response: &SearchResponse) -> String {
 pub fn mcp_content(response: &SearchResponse, files: &FileChunks) -> Vec<McpContent> {
     let snaps = snapshots(response, files);
     let texts: Vec<String> = snaps.iter().map(|(_, t)| t.clone()).collect();
-    let mut out = vec![item(connection_graph(response, files, &texts), 1.0)];
+    let mut out = vec![item(connection_graph(response, &texts), 1.0)];
     out.extend(snaps.into_iter().map(|(score, text)| item(text, score)));
     out
 }
@@ -373,6 +294,7 @@ mod tests {
             token_budget: 8000,
             truncated_to: None,
             reranked: false,
+            metadata: Vec::new(),
             timings: StageTimings::default(),
         }
     }
@@ -429,7 +351,10 @@ mod tests {
             "export class A {\n  x = 1;\n  run() {\n    return this.x;\n  }\n}\n",
         );
         let class = &util[0];
-        let r = response(vec![hit(class, 1.0)]);
+        let mut r = response(vec![hit(class, 1.0)]);
+        let mut meta = basic_metadata(&r.results[0]);
+        meta.members = vec!["x".into(), "run()".into()];
+        r.metadata = vec![meta];
         let mut files = FileChunks::new();
         files.insert(("r".into(), "src/util.ts".into()), util.clone());
         let content = mcp_content(&r, &files);

@@ -69,6 +69,8 @@ pub struct StageTimings {
     pub units_ms: f64,
     /// Reranking.
     pub rerank_ms: f64,
+    /// Structural enrichment of the results (symbol graph reads).
+    pub enrich_ms: f64,
     /// Whole search.
     pub total_ms: f64,
 }
@@ -98,6 +100,8 @@ pub struct SearchResponse {
     pub truncated_to: Option<usize>,
     /// Whether a reranker scored the candidates.
     pub reranked: bool,
+    /// Structural metadata of each result, in result order (stage 3).
+    pub metadata: Vec<crate::graph::SymbolMetadata>,
     /// Per-stage timings.
     pub timings: StageTimings,
 }
@@ -186,11 +190,14 @@ impl Searcher {
             SearchMode::Semantic => options.minimum_relevance_threshold,
         };
         let selection = score::select(&scores, &tokens, threshold, options.max_token_budget);
-        let results = selection
+        let results: Vec<SearchHit> = selection
             .picked
             .iter()
             .map(|&i| candidates[i].clone())
             .collect();
+        let t = Instant::now();
+        let metadata = super::enrich::enrich(self.meta.as_ref(), &results).await?;
+        timings.enrich_ms = ms(t);
         timings.total_ms = ms(start);
         Ok(SearchResponse {
             query: query.to_string(),
@@ -202,6 +209,7 @@ impl Searcher {
             token_budget: options.max_token_budget,
             truncated_to: selection.truncated_to,
             reranked,
+            metadata,
             timings,
         })
     }

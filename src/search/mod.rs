@@ -6,14 +6,16 @@
 //!                                    fusion (normalised RRF, or a calibrated blend)
 //!                                    stage 2: reranker (optional) → finalScore blend
 //!                                    parent/child folding
-//!                                    stage 3: relevance gate, then token budget
+//!                                    relevance gate, then token budget
+//!                                    stage 3: structural enrichment from the symbol graph
 //! ```
 //!
-//! [`query`] and [`score`] are pure and unit-tested; [`engine`] holds the I/O (stores,
-//! embedder, reranker) behind their traits. Structural enrichment and rendering of the
-//! survivors belong to `graph` and `render`.
+//! [`query`] and [`score`] are pure and unit-tested; [`engine`] and [`enrich`] hold the
+//! I/O (stores, embedder, reranker) behind their traits. Metadata assembly is
+//! [`crate::graph`]'s, rendering [`crate::render`]'s.
 
 pub mod engine;
+pub mod enrich;
 mod error;
 pub mod lexical;
 pub mod options;

@@ -1,0 +1,106 @@
+//! Structural enrichment (the blueprint's stage 3): the selected results' metadata from
+//! the stored symbol graph: their edges in and out, their members, and the symbols at
+//! the other ends. It adds no results; it describes them.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::{SearchError, SearchHit};
+use crate::graph::{GraphSlice, SymbolMetadata};
+use crate::store::MetaStore;
+
+/// Metadata of each hit, in order. A hit the graph does not know (its file was indexed
+/// before the graph existed) gets what its chunk says.
+pub async fn enrich(
+    meta: &dyn MetaStore,
+    hits: &[SearchHit],
+) -> Result<Vec<SymbolMetadata>, SearchError> {
+    let mut slices: HashMap<&str, GraphSlice> = HashMap::new();
+    for repo in hits
+        .iter()
+        .map(|h| h.repo_id.as_str())
+        .collect::<BTreeSet<_>>()
+    {
+        let mine: Vec<&SearchHit> = hits.iter().filter(|h| h.repo_id == repo).collect();
+        slices.insert(repo, slice(meta, repo, &mine).await?);
+    }
+    Ok(hits
+        .iter()
+        .map(|h| {
+            slices
+                .get(h.repo_id.as_str())
+                .and_then(|s| s.metadata(&h.chunk.id))
+                .unwrap_or_else(|| from_hit(h))
+        })
+        .collect())
+}
+
+/// The graph around `hits` of one repository.
+async fn slice(
+    meta: &dyn MetaStore,
+    repo: &str,
+    hits: &[&SearchHit],
+) -> Result<GraphSlice, SearchError> {
+    let mut slice = GraphSlice::default();
+    let mut wanted: BTreeSet<String> = BTreeSet::new();
+    let mut files: HashMap<&str, Vec<crate::store::SymbolRecord>> = HashMap::new();
+    for hit in hits {
+        if !files.contains_key(hit.path.as_str()) {
+            files.insert(&hit.path, meta.file_symbols(repo, &hit.path).await?);
+        }
+        let id = hit.chunk.id.clone();
+        let children: Vec<String> = files[hit.path.as_str()]
+            .iter()
+            .filter(|s| s.parent_chunk_id.as_deref() == Some(id.as_str()))
+            .map(|s| s.chunk_id.clone())
+            .collect();
+        for s in &files[hit.path.as_str()] {
+            if s.chunk_id == id || children.contains(&s.chunk_id) {
+                slice
+                    .symbols
+                    .insert(s.chunk_id.clone(), (hit.path.clone(), s.clone()));
+            }
+        }
+        let mut ids = vec![id.clone()];
+        if matches!(
+            hit.chunk.node_kind.as_str(),
+            "class" | "interface" | "component"
+        ) {
+            ids.extend(children.iter().cloned());
+        }
+        for symbol in ids {
+            let outgoing = meta.edges_from(repo, &symbol).await?;
+            let incoming = meta.edges_to(repo, &symbol).await?;
+            wanted.extend(outgoing.iter().filter_map(|e| e.to_chunk.clone()));
+            wanted.extend(incoming.iter().map(|e| e.from_chunk.clone()));
+            slice.outgoing.insert(symbol.clone(), outgoing);
+            slice.incoming.insert(symbol, incoming);
+        }
+        slice.children.insert(id, children);
+    }
+    wanted.retain(|id| !slice.symbols.contains_key(id));
+    let wanted: Vec<String> = wanted.into_iter().collect();
+    for (path, record) in meta.symbols_by_id(repo, &wanted).await? {
+        slice
+            .symbols
+            .insert(record.chunk_id.clone(), (path, record));
+    }
+    Ok(slice)
+}
+
+fn from_hit(hit: &SearchHit) -> SymbolMetadata {
+    SymbolMetadata {
+        id: hit.chunk.id.clone(),
+        name: crate::graph::display_name(&hit.breadcrumb),
+        path: hit.path.clone(),
+        kind: hit.kind.clone(),
+        modifiers: hit
+            .chunk
+            .modifiers
+            .iter()
+            .map(|m| m.as_str().to_string())
+            .collect(),
+        exported: hit.chunk.exported,
+        signature: hit.signature.clone(),
+        ..SymbolMetadata::default()
+    }
+}
