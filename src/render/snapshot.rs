@@ -54,34 +54,51 @@ pub fn snapshot(path: &str, targets: &[&str], file_chunks: &[CodeChunk]) -> Stri
         .iter()
         .filter_map(|id| by_id.get(id).copied())
         .collect();
-    let used: HashSet<&str> = targets
-        .iter()
-        .flat_map(|t| identifiers(&t.full_source))
-        .collect();
     let target_ids: HashSet<&str> = targets.iter().map(|t| t.id.as_str()).collect();
     let encloses_target = |c: &CodeChunk| {
         targets
             .iter()
             .any(|t| c.start_line <= t.start_line && t.end_line <= c.end_line)
     };
-    // Chunks shown whole: the targets and the declarations they use.
+    // Chunks shown whole: the targets and the declarations they use, and what those use
+    // in turn (a shown `private cache = new Cache(TTL)` brings `TTL`), to a fixed point.
     let mut whole: HashSet<&str> = target_ids.clone();
-    for c in file_chunks {
-        if target_ids.contains(c.id.as_str())
-            || encloses_target(c)
-            || !used.contains(c.name.as_str())
-        {
-            continue;
+    loop {
+        let mut used: HashSet<&str> = HashSet::new();
+        for id in &whole {
+            used.extend(identifiers(&by_id[id].full_source));
         }
-        let root_declaration = c.depth == 0 && is_context_declaration(c.node_kind);
-        // A property of a class that wraps a target (`this.secret`).
-        let wrapped_property = c.node_kind == SymbolKind::Property
-            && c.parent_chunk_id
-                .as_deref()
-                .and_then(|p| by_id.get(p))
-                .is_some_and(|p| encloses_target(p));
-        if root_declaration || wrapped_property {
-            whole.insert(c.id.as_str());
+        for c in file_chunks.iter().filter(|c| encloses_target(c)) {
+            used.extend(identifiers(header(c).as_str()).into_iter().map(|w| {
+                // `header` returns an owned string; keep the name by looking it up in the
+                // file's own text instead.
+                file_chunks
+                    .iter()
+                    .find(|d| d.name == w)
+                    .map_or("", |d| d.name.as_str())
+            }));
+        }
+        let before = whole.len();
+        for c in file_chunks {
+            if whole.contains(c.id.as_str())
+                || encloses_target(c)
+                || !used.contains(c.name.as_str())
+            {
+                continue;
+            }
+            let root_declaration = c.depth == 0 && is_context_declaration(c.node_kind);
+            // A property of a class that wraps a target (`this.secret`).
+            let wrapped_property = c.node_kind == SymbolKind::Property
+                && c.parent_chunk_id
+                    .as_deref()
+                    .and_then(|p| by_id.get(p))
+                    .is_some_and(|p| encloses_target(p));
+            if root_declaration || wrapped_property {
+                whole.insert(c.id.as_str());
+            }
+        }
+        if whole.len() == before {
+            break;
         }
     }
     // Drop whole chunks nested in another whole chunk (a class target holds its methods).
@@ -119,6 +136,29 @@ pub fn snapshot(path: &str, targets: &[&str], file_chunks: &[CodeChunk]) -> Stri
             }
         }
     }
+    // Imports a shown wrapper's head uses (`class A extends Base`).
+    let heads: HashSet<String> = wrappers
+        .iter()
+        .flat_map(|id| {
+            identifiers(&header(by_id[id]))
+                .into_iter()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for c in file_chunks
+        .iter()
+        .filter(|c| c.node_kind == SymbolKind::Import)
+    {
+        let text = c.content.trim();
+        let binds = identifiers(text)
+            .into_iter()
+            .filter(|w| !matches!(*w, "import" | "from" | "as" | "type" | "default"))
+            .any(|w| heads.contains(w));
+        if binds && !imports.contains(&text) {
+            imports.push(text);
+        }
+    }
     imports.sort_by_key(|text| {
         file_chunks
             .iter()
@@ -138,23 +178,41 @@ pub fn snapshot(path: &str, targets: &[&str], file_chunks: &[CodeChunk]) -> Stri
     for list in children.values_mut() {
         list.sort_by_key(|c| c.start_line);
     }
+    /// Blocks of one level: `(text, whether it is a one-part declaration)`.
     fn emit(
         parent: Option<&str>,
         children: &HashMap<Option<&str>, Vec<&CodeChunk>>,
         whole: &HashSet<&str>,
-        out: &mut Vec<String>,
+        out: &mut Vec<(String, bool)>,
     ) {
         for c in children.get(&parent).into_iter().flatten() {
             if whole.contains(c.id.as_str()) {
-                out.push(c.full_source.trim_end().to_string());
+                let plain = c.is_leaf() && !c.node_kind.has_code_body();
+                out.push((c.full_source.trim_end().to_string(), plain));
             } else {
                 let mut inner = Vec::new();
                 emit(Some(c.id.as_str()), children, whole, &mut inner);
                 let head = header(c);
                 let close = format!("{}}}", indentation(&head));
-                out.push(format!("{head}\n{}\n{close}", inner.join("\n\n")));
+                out.push((format!("{head}\n{}\n{close}", join(&inner)), false));
             }
         }
+    }
+    /// Consecutive plain declarations (fields, constants) stay together; anything with a
+    /// body is set off by blank lines.
+    fn join(blocks: &[(String, bool)]) -> String {
+        let mut out = String::new();
+        for (i, (text, plain)) in blocks.iter().enumerate() {
+            if i > 0 {
+                out.push_str(if *plain && blocks[i - 1].1 {
+                    "\n"
+                } else {
+                    "\n\n"
+                });
+            }
+            out.push_str(text);
+        }
+        out
     }
     let mut blocks = Vec::new();
     emit(None, &children, &whole, &mut blocks);
@@ -164,9 +222,9 @@ pub fn snapshot(path: &str, targets: &[&str], file_chunks: &[CodeChunk]) -> Stri
         out.push_str(&imports.join("\n"));
         out.push('\n');
     }
-    for block in blocks {
+    if !blocks.is_empty() {
         out.push('\n');
-        out.push_str(&block);
+        out.push_str(&join(&blocks));
         out.push('\n');
     }
     out

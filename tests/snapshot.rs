@@ -1,0 +1,85 @@
+//! Smart structural snapshots on the blueprint's phase-4 fixtures (`fixtures/snapshot/`):
+//! each `NAME.ts` has `NAME.targets` (breadcrumbs, one per line) and the exact expected
+//! snapshot in `NAME.expected.txt`. Every snapshot also re-parses without errors, starts
+//! with the file header comment and repeats no line of code. A missing sidecar is written
+//! from the current output and the test fails, so it gets reviewed.
+
+use std::path::{Path, PathBuf};
+
+use sextant::chunk::{ChunkOptions, chunk_file};
+use sextant::parse::{ParseLimits, parse_bytes};
+use sextant::render::snapshot;
+
+fn fixtures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/snapshot");
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("fixtures/snapshot")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ts"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn phase_four_snapshots_show_exactly_what_targets_use() {
+    let files = fixtures();
+    assert_eq!(files.len(), 6, "the six fixtures of phase 4");
+    for path in files {
+        let name = path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let rel = format!("src/{name}.ts");
+        let source = std::fs::read_to_string(&path).expect("readable fixture");
+        let parsed = parse_bytes(Path::new(&rel), source.as_bytes(), &ParseLimits::default())
+            .expect("fixture parses");
+        let chunks = chunk_file(&rel, &source, &parsed, &ChunkOptions::default());
+        let targets: Vec<String> = std::fs::read_to_string(path.with_extension("targets"))
+            .expect("targets file")
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|crumb| {
+                chunks
+                    .iter()
+                    .find(|c| c.breadcrumb == crumb)
+                    .unwrap_or_else(|| panic!("{name}: no chunk `{crumb}`"))
+                    .id
+                    .clone()
+            })
+            .collect();
+        let ids: Vec<&str> = targets.iter().map(String::as_str).collect();
+        let text = snapshot(&rel, &ids, &chunks);
+
+        assert!(
+            text.starts_with(&format!("// {rel}\n")),
+            "{name}: header\n{text}"
+        );
+        let reparsed = parse_bytes(Path::new(&rel), text.as_bytes(), &ParseLimits::default())
+            .expect("snapshot parses");
+        assert!(
+            reparsed.diagnostics.is_empty(),
+            "{name}: {:?}\n{text}",
+            reparsed.diagnostics
+        );
+        let mut seen = std::collections::HashSet::new();
+        for line in text.lines().map(str::trim) {
+            let structural = line.is_empty() || line.chars().all(|c| "{}();".contains(c));
+            let repeatable = line.starts_with("return") || line.starts_with("this.");
+            assert!(
+                structural || repeatable || seen.insert(line.to_string()),
+                "{name}: `{line}` appears twice\n{text}"
+            );
+        }
+        let sidecar = path.with_extension("expected.txt");
+        match std::fs::read_to_string(&sidecar) {
+            Ok(expected) => assert_eq!(text, expected, "{name}"),
+            Err(_) => {
+                std::fs::write(&sidecar, &text).expect("write sidecar");
+                panic!("wrote {}: review it", sidecar.display());
+            }
+        }
+    }
+}
