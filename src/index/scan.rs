@@ -231,14 +231,15 @@ pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
     Ok(scan)
 }
 
+/// Files as repository-relative `(path, text)` pairs.
+pub type TextFiles = Vec<(String, String)>;
+
 /// Names of the configuration files module resolution reads ([`crate::graph::ModuleResolver`]).
 pub const CONFIG_FILES: &[&str] = &["tsconfig.json", "jsconfig.json", "package.json"];
 
 /// Sources and module-resolution configuration files under `root` (dependency and build
 /// folders skipped, ignore files honoured), as repository-relative `(path, text)`.
-pub fn read_sources(
-    root: &Path,
-) -> std::io::Result<(Vec<(String, String)>, Vec<(String, String)>)> {
+pub fn read_sources(root: &Path) -> std::io::Result<(TextFiles, TextFiles)> {
     let mut files = Vec::new();
     let mut configs = Vec::new();
     let walker = ignore::WalkBuilder::new(root)
