@@ -29,6 +29,8 @@ pub enum Base {
     Unknown(String),
     /// A member of `this` (`this.store` in `this.store.get()`).
     ThisMember(String),
+    /// Parameter `.2` of a callback passed as argument `.1` to `.0` (contextual typing).
+    Callback(Box<Target>, usize, usize),
 }
 
 /// What a reference names, with local declarations resolved to chunks.
@@ -79,6 +81,9 @@ pub struct FileFacts {
     /// Declared types of chunks (fields, properties, variables): `(chunk id, type name)`.
     #[serde(default)]
     pub declared: Vec<(String, String)>,
+    /// Function-typed parameters: `(chunk id, parameter position, callback parameter types)`.
+    #[serde(default)]
+    pub callbacks: Vec<(String, usize, Vec<Option<String>>)>,
 }
 
 /// Innermost-chunk lookup over one file's chunks.
@@ -153,16 +158,21 @@ impl FileFacts {
                 out.declared.push((chunk.id.clone(), d.type_name.clone()));
             }
         }
-        for r in &refs.references {
-            let Some(from) = enclosing.at(r.offset) else {
-                continue;
-            };
-            let target = match &r.target {
+        for c in &refs.callbacks {
+            if let Some(chunk) = enclosing.at(c.offset) {
+                out.callbacks
+                    .push((chunk.id.clone(), c.arg, c.params.clone()));
+            }
+        }
+        // A reference target with local declarations turned into chunk ids.
+        fn convert(
+            target: &RefTarget,
+            declared: &dyn Fn(&str, usize) -> Option<String>,
+            enclosing: &Enclosing<'_>,
+        ) -> Option<Target> {
+            Some(match target {
                 RefTarget::Name { name } => Target::Name(name.clone()),
-                RefTarget::Local { name, decl } => match declared(name, *decl) {
-                    Some(id) => Target::Chunk(id),
-                    None => continue,
-                },
+                RefTarget::Local { name, decl } => Target::Chunk(declared(name, *decl)?),
                 RefTarget::Member { base, member } => {
                     let base = match base {
                         RefBase::This => Base::This,
@@ -171,17 +181,27 @@ impl FileFacts {
                         RefBase::Typed(t) => Base::Typed(t.clone()),
                         RefBase::Unknown(t) => Base::Unknown(t.clone()),
                         RefBase::ThisMember(m) => Base::ThisMember(m.clone()),
-                        RefBase::Local(decl) => {
-                            // The local's name is not kept with the base; any chunk whose
-                            // span starts the declaration will do.
-                            match enclosing.at(*decl) {
-                                Some(c) if c.bytes.start <= *decl => Base::Chunk(c.id.clone()),
-                                _ => continue,
-                            }
-                        }
+                        RefBase::Local(decl) => match enclosing.at(*decl) {
+                            // The declaration's own chunk: the one whose span holds its name.
+                            Some(c) if c.bytes.start <= *decl => Base::Chunk(c.id.clone()),
+                            _ => return None,
+                        },
+                        RefBase::Callback { callee, arg, param } => Base::Callback(
+                            Box::new(convert(callee, declared, enclosing)?),
+                            *arg,
+                            *param,
+                        ),
                     };
                     Target::Member(base, member.clone())
                 }
+            })
+        }
+        for r in &refs.references {
+            let Some(from) = enclosing.at(r.offset) else {
+                continue;
+            };
+            let Some(target) = convert(&r.target, &declared, &enclosing) else {
+                continue;
             };
             if r.kind == RefKind::Read && matches!(&target, Target::Chunk(id) if *id == from.id) {
                 continue;

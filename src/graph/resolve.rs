@@ -59,6 +59,8 @@ struct Indexed {
     imports: HashMap<String, usize>,
     /// Declared type names by chunk id.
     declared: HashMap<String, String>,
+    /// Callback parameter types by (function chunk id, parameter position).
+    callbacks: HashMap<(String, usize), Vec<Option<String>>>,
 }
 
 impl Indexed {
@@ -82,12 +84,19 @@ impl Indexed {
             .map(|(i, b)| (b.local.clone(), i))
             .collect();
         let declared = view.facts.declared.iter().cloned().collect();
+        let callbacks = view
+            .facts
+            .callbacks
+            .iter()
+            .map(|(id, arg, params)| ((id.clone(), *arg), params.clone()))
+            .collect();
         Self {
             view,
             by_id,
             scoped,
             imports,
             declared,
+            callbacks,
         }
     }
 
@@ -279,23 +288,21 @@ impl Resolver {
         target: &Target,
         kind: RefKind,
     ) -> Option<(Option<String>, String, bool)> {
-        let path = file.view.path.as_str();
         let resolved = match target {
-            Target::Chunk(id) => Resolved::Symbol(path.to_string(), *file.by_id.get(id)?),
-            Target::Name(name) => self.name(file, from, name, 0)?,
             Target::Member(base, member) => match self.member_of(file, from, base, member) {
                 Some(r) => r,
                 None => {
                     // The receiver's type is unknown: the call is recorded by member name,
                     // flagged uncertain, rather than bound to a guess.
                     return match base {
-                        Base::Unknown(_) if kind == RefKind::Call => {
+                        Base::Unknown(_) | Base::Callback(..) if kind == RefKind::Call => {
                             Some((None, member.clone(), false))
                         }
                         _ => None,
                     };
                 }
             },
+            other => self.resolve(file, from, other)?,
         };
         match resolved {
             Resolved::Symbol(p, i) => {
@@ -468,15 +475,58 @@ impl Resolver {
                 }
             }
             Base::Name(name) | Base::Typed(name) => match self.name(file, from, name, 0)? {
+                // A value with a declared type (`const p: Provider = { … }`) has that
+                // type's members, as the compiler sees it; anything else its own.
                 Resolved::Symbol(p, i) => self
-                    .find_member(&p, i, member, 0)
-                    .or_else(|| self.member_by_type(&p, i, member, 0)),
+                    .member_by_type(&p, i, member, 0)
+                    .or_else(|| self.find_member(&p, i, member, 0)),
                 Resolved::Module(p) => self.export(&p, member, 1),
                 Resolved::External(display) => {
                     Some(Resolved::External(format!("{display}.{member}")))
                 }
             },
+            Base::Callback(callee, arg, param) => {
+                let (p, i) = match self.resolve(file, from, callee)? {
+                    Resolved::Symbol(p, i) => (p, i),
+                    _ => return None,
+                };
+                // `new C(cb)` passes the callback to C's constructor.
+                let (p, i) = match self.file(&p)?.symbol(i).kind {
+                    SymbolKind::Class | SymbolKind::Component => {
+                        match self.find_member(&p, i, "constructor", 0)? {
+                            Resolved::Symbol(p, i) => (p, i),
+                            _ => return None,
+                        }
+                    }
+                    _ => (p, i),
+                };
+                let declaring = self.file(&p)?;
+                let id = &declaring.symbol(i).id;
+                let type_name = declaring
+                    .callbacks
+                    .get(&(id.clone(), *arg))?
+                    .get(*param)?
+                    .as_ref()?;
+                match self.name(declaring, id, type_name, 1)? {
+                    Resolved::Symbol(tp, ti) => self
+                        .find_member(&tp, ti, member, 1)
+                        .or_else(|| self.member_by_type(&tp, ti, member, 1)),
+                    _ => None,
+                }
+            }
             Base::Unknown(_) => None,
+        }
+    }
+
+    /// What a reference target names.
+    fn resolve(&self, file: &Indexed, from: &str, target: &Target) -> Option<Resolved> {
+        match target {
+            Target::Chunk(id) => Some(Resolved::Symbol(
+                file.view.path.clone(),
+                *file.by_id.get(id)?,
+            )),
+            Target::Name(name) => self.name(file, from, name, 0),
+            Target::Member(base, member) => self.member_of(file, from, base, member),
         }
     }
 

@@ -47,6 +47,17 @@ pub enum RefBase {
     Local(usize),
     /// A member of `this` (`this.store.get()` has base `ThisMember("store")`).
     ThisMember(String),
+    /// An unannotated parameter of a callback passed as argument `arg` of a call of
+    /// `callee`: its type is the callee's declared callback parameter type (contextual
+    /// typing, `operate((source, subscriber) => subscriber.next())`).
+    Callback {
+        /// What is called (or instantiated) with the callback.
+        callee: Box<RefTarget>,
+        /// Argument position of the callback.
+        arg: usize,
+        /// Parameter position within the callback.
+        param: usize,
+    },
     /// Anything else (`a.b.m`, `f().m`, an untyped local): the receiver's type is unknown.
     Unknown(String),
 }
@@ -167,6 +178,18 @@ pub struct DeclaredType {
     pub type_name: String,
 }
 
+/// The parameter types of a function-typed parameter of a declaration
+/// (`init: (source: Observable<T>, subscriber: Subscriber<R>) => void` at position `arg`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallbackType {
+    /// Byte offset of the declaring function, method or constructor.
+    pub offset: usize,
+    /// Position of the function-typed parameter.
+    pub arg: usize,
+    /// The named type of each of its parameters (`this` excluded), when it names one.
+    pub params: Vec<Option<String>>,
+}
+
 /// Everything [`crate::graph`] needs from one file's syntax.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRefs {
@@ -180,4 +203,6 @@ pub struct FileRefs {
     pub references: Vec<Reference>,
     /// Declared types of fields, properties and variables.
     pub declared: Vec<DeclaredType>,
+    /// Function-typed parameters of declarations.
+    pub callbacks: Vec<CallbackType>,
 }

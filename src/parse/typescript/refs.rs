@@ -9,8 +9,8 @@ use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
 
 use crate::parse::refs::{
-    DeclaredType, Export, FileRefs, ImportBinding, Imported, ModuleUse, RefBase, RefKind,
-    RefTarget, Reference,
+    CallbackType, DeclaredType, Export, FileRefs, ImportBinding, Imported, ModuleUse, RefBase,
+    RefKind, RefTarget, Reference,
 };
 use crate::text::truncate_chars;
 
@@ -26,6 +26,9 @@ struct Local {
     nested: bool,
     /// The type its annotation or `new T()` initialiser names.
     type_name: Option<String>,
+    /// For an unannotated callback parameter: the call it is passed to, the argument and
+    /// parameter positions.
+    context: Option<(RefTarget, usize, usize)>,
 }
 
 type Scope = HashMap<String, Local>;
@@ -202,11 +205,27 @@ impl<'s> Walker<'s> {
         let mut scope = Scope::new();
         if is_function_like(kind) {
             self.type_parameters(node, &mut scope);
+            let site = self.callback_site(node);
             if let Some(params) = node.child_by_field_name("parameters") {
                 self.parameters(params, &mut scope);
+                if let Some((callee, arg)) = &site {
+                    let mut cursor = params.walk();
+                    for (i, param) in params.named_children(&mut cursor).enumerate() {
+                        let untyped = param.child_by_field_name("type").is_none();
+                        let name = param.child_by_field_name("pattern").unwrap_or(param);
+                        if untyped && name.kind() == "identifier" {
+                            self.bind_contextual(name, (callee.clone(), *arg, i), &mut scope);
+                        }
+                    }
+                }
             }
             if let Some(param) = node.child_by_field_name("parameter") {
                 self.pattern_names(param, &mut scope);
+                if let Some((callee, arg)) = site
+                    && param.kind() == "identifier"
+                {
+                    self.bind_contextual(param, (callee, arg, 0), &mut scope);
+                }
             }
             if let Some(body) = node.child_by_field_name("body")
                 && body.kind() == "statement_block"
@@ -272,8 +291,104 @@ impl<'s> Walker<'s> {
                 decl: node.start_byte(),
                 nested,
                 type_name,
+                context: None,
             },
         );
+    }
+
+    fn bind_contextual(&self, node: Node, context: (RefTarget, usize, usize), scope: &mut Scope) {
+        scope.insert(
+            self.text(node).to_string(),
+            Local {
+                decl: node.start_byte(),
+                nested: false,
+                type_name: None,
+                context: Some(context),
+            },
+        );
+    }
+
+    /// When `function` is an argument of a call or `new`: the callee and the position.
+    fn callback_site(&self, function: Node) -> Option<(RefTarget, usize)> {
+        let arguments = function.parent()?;
+        if arguments.kind() != "arguments" {
+            return None;
+        }
+        let call = arguments.parent()?;
+        let callee = match call.kind() {
+            "call_expression" => call.child_by_field_name("function")?,
+            "new_expression" => call.child_by_field_name("constructor")?,
+            _ => return None,
+        };
+        let mut cursor = arguments.walk();
+        let arg = arguments
+            .named_children(&mut cursor)
+            .position(|a| a.id() == function.id())?;
+        let callee = unwrap(callee);
+        let target = match callee.kind() {
+            "identifier" => self.name_target(self.text(callee))?,
+            "member_expression" => self.member(callee)?,
+            _ => return None,
+        };
+        Some((target, arg))
+    }
+
+    /// The function-typed parameters of a declaration, for contextual typing.
+    fn callback_types(&mut self, function: Node) {
+        let Some(params) = function.child_by_field_name("parameters") else {
+            return;
+        };
+        let mut cursor = params.walk();
+        let list: Vec<Node> = params.named_children(&mut cursor).collect();
+        for (arg, param) in list.into_iter().enumerate() {
+            let Some(mut ty) = param
+                .child_by_field_name("type")
+                .and_then(|t| t.named_child(0))
+            else {
+                continue;
+            };
+            // `(…) => T`, possibly parenthesised or in a union with `undefined`.
+            let mut guard = 0;
+            while ty.kind() != "function_type" && guard < 8 {
+                guard += 1;
+                let mut c = ty.walk();
+                let next = ty.named_children(&mut c).find(|n| {
+                    matches!(
+                        n.kind(),
+                        "function_type" | "parenthesized_type" | "union_type"
+                    )
+                });
+                match next {
+                    Some(n) if matches!(ty.kind(), "parenthesized_type" | "union_type") => ty = n,
+                    _ => break,
+                }
+            }
+            if ty.kind() != "function_type" {
+                continue;
+            }
+            let Some(inner) = ty.child_by_field_name("parameters") else {
+                continue;
+            };
+            let mut c2 = inner.walk();
+            let types: Vec<Option<String>> = inner
+                .named_children(&mut c2)
+                .filter(|p| {
+                    p.child_by_field_name("pattern")
+                        .is_none_or(|n| self.text(n) != "this")
+                })
+                .map(|p| {
+                    p.child_by_field_name("type")
+                        .and_then(|t| self.annotation_type(t))
+                })
+                .collect();
+            if types.iter().any(Option::is_some) {
+                self.out.callbacks.push(CallbackType {
+                    offset: function.start_byte(),
+                    arg,
+                    params: types,
+                });
+            }
+        }
     }
 
     fn type_parameters(&self, node: Node, scope: &mut Scope) {
@@ -477,6 +592,14 @@ impl<'s> Walker<'s> {
                     Some(Local {
                         type_name: Some(t), ..
                     }) => RefBase::Typed(t.clone()),
+                    Some(Local {
+                        context: Some((callee, arg, param)),
+                        ..
+                    }) => RefBase::Callback {
+                        callee: Box::new(callee.clone()),
+                        arg: *arg,
+                        param: *param,
+                    },
                     Some(_) => RefBase::Unknown(name.to_string()),
                 }
             }
@@ -527,6 +650,19 @@ impl<'s> Walker<'s> {
 
     /// Handles one node; returns whether to descend into its children.
     fn visit(&mut self, node: Node, field: Option<&str>) -> bool {
+        if matches!(
+            node.kind(),
+            "function_declaration"
+                | "generator_function_declaration"
+                | "method_definition"
+                | "method_signature"
+                | "abstract_method_signature"
+                | "function_signature"
+                | "arrow_function"
+                | "function_expression"
+        ) {
+            self.callback_types(node);
+        }
         match node.kind() {
             "comment" | "string" | "regex" | "number" => false,
             "import_statement" => {
