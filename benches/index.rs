@@ -162,6 +162,26 @@ async fn main() {
         t.elapsed().as_secs_f64()
     );
     assert!(found, "the new function is found by search");
+
+    // A widely imported file changes: its importers' graph edges are re-resolved.
+    let core = root.join("src/internal/Observable.ts");
+    if let Ok(mut text) = std::fs::read_to_string(&core) {
+        text.push_str("\nexport function coreMarker() { return 1; }\n");
+        let t = Instant::now();
+        std::fs::write(&core, text).expect("write");
+        let hub = indexer
+            .sync(&repo, &mut Progress::silent(&repo.id))
+            .await
+            .expect("hub-file sync");
+        println!(
+            "| widely imported file changed (graph edges re-resolved: {}) | {} | {} | {} | {:.3} s | | |",
+            hub.graph_edges,
+            hub.indexed,
+            hub.chunks,
+            hub.lines,
+            t.elapsed().as_secs_f64()
+        );
+    }
     println!("peak RSS: {:.0} MiB", peak_rss_mib());
 }
 
