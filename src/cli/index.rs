@@ -110,7 +110,7 @@ pub(super) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
 }
 
 pub(super) fn fail(e: impl std::fmt::Display) -> CliError {
-    CliError::Output(e.to_string())
+    CliError::Failed(e.to_string())
 }
 
 pub(super) async fn open_meta(config: &Config) -> Result<Arc<SqlMetaStore>, CliError> {

@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand};
 mod index;
 mod models;
 mod search;
+mod serve;
 
 use crate::chunk::chunk_file;
 use crate::config::Config;
@@ -40,6 +41,9 @@ pub enum CliError {
     /// Output could not be written or serialised.
     #[error("cannot write output: {0}")]
     Output(String),
+    /// The command could not do its work; the message says why and what to do.
+    #[error("{0}")]
+    Failed(String),
     /// An embedding, reranking or model operation failed.
     #[error(transparent)]
     Embed(#[from] EmbedError),
@@ -186,6 +190,8 @@ pub enum Command {
         #[command(subcommand)]
         action: models::ModelCommand,
     },
+    /// Serve the REST API (and SSE progress) on a loopback address.
+    Serve(serve::ServeArgs),
     /// Embed texts with the configured provider and print one JSON line per text.
     Embed {
         /// Texts to embed.
@@ -224,6 +230,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Search(args) => search::search(args, &config),
         Command::Eval(args) => search::eval(args, &config, data_dir_given),
         Command::Model { action } => models::model(action, &config),
+        Command::Serve(args) => serve::serve(args, &config),
         Command::Embed { texts, query } => models::embed(texts, query, &config),
         Command::Rerank { query, documents } => models::rerank(query, documents, &config),
     }
