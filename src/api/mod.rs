@@ -16,6 +16,7 @@
 //! | GET | `/api/v1/jobs/{id}` | one job |
 //! | GET | `/api/v1/events` | indexing progress as server-sent events |
 //! | POST | `/api/v1/search` | `{query, …options}`: the structured response plus the MCP content items |
+//! | POST/GET | `/mcp` | MCP over streamable HTTP ([`crate::mcp`]) |
 
 mod error;
 mod routes;
@@ -62,8 +63,13 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/jobs/{id}", get(routes::get_job))
         .route("/events", get(routes::events))
         .route("/search", post(routes::search));
+    let mcp = crate::mcp::http_service(
+        state.clone(),
+        vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+    );
     Router::new()
         .route("/healthz", get(routes::healthz))
+        .nest_service("/mcp", mcp)
         .route("/readyz", get(routes::readyz))
         .nest("/api/v1", api)
         .fallback(routes::not_found)

@@ -190,8 +190,10 @@ pub enum Command {
         #[command(subcommand)]
         action: models::ModelCommand,
     },
-    /// Serve the REST API (and SSE progress) on a loopback address.
+    /// Serve the REST API, SSE progress and MCP (`/mcp`) on a loopback address.
     Serve(serve::ServeArgs),
+    /// Serve the MCP tools over stdio (for a local agent such as Claude Code).
+    Mcp,
     /// Embed texts with the configured provider and print one JSON line per text.
     Embed {
         /// Texts to embed.
@@ -231,6 +233,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Eval(args) => search::eval(args, &config, data_dir_given),
         Command::Model { action } => models::model(action, &config),
         Command::Serve(args) => serve::serve(args, &config),
+        Command::Mcp => serve::mcp(&config),
         Command::Embed { texts, query } => models::embed(texts, query, &config),
         Command::Rerank { query, documents } => models::rerank(query, documents, &config),
     }

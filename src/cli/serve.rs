@@ -1,5 +1,6 @@
-//! `sextant serve`: the HTTP server (REST + SSE) over one data directory, with the sync
-//! queue running in the background and watched working trees re-synced on change.
+//! `sextant serve` (REST, SSE and MCP over HTTP) and `sextant mcp` (MCP over stdio) over
+//! one data directory, with the sync queue running in the background and watched working
+//! trees re-synced on change.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -27,6 +28,59 @@ pub struct ServeArgs {
     pub max_syncs: usize,
 }
 
+/// Opens the stores and the model, resumes interrupted jobs, watches working trees with
+/// `settings.watch` and starts the sync queue: everything `serve` and `mcp` share.
+async fn start(
+    config: &Config,
+    max_syncs: usize,
+) -> Result<(Arc<AppState>, Vec<crate::index::watch::Watch>), CliError> {
+    let meta = open_meta(config).await?;
+    let (indexer, embedder) = open_indexer_with(config, meta.clone()).await?;
+    let indexer = Arc::new(indexer);
+    let reranker = config.rerank.build()?;
+    let searcher = Searcher::new(meta.clone(), indexer.vectors().clone(), embedder, reranker)
+        .with_freshness(indexer.clone(), Duration::from_secs(2));
+    let (events, _) = broadcast::channel(1024);
+    let jobs = Arc::new(JobRunner::new(indexer.clone(), max_syncs, events.clone()));
+    let resumed = jobs.resume().await.map_err(fail)?;
+    if resumed > 0 {
+        eprintln!("sextant: resuming {resumed} interrupted sync(s)");
+    }
+    let mut watches = Vec::new();
+    for repo in meta.list_repositories().await.map_err(fail)? {
+        if repo.settings.watch && matches!(repo.source, RepoSource::Path(_)) {
+            match jobs.watch(&repo, Duration::from_millis(500)) {
+                Ok(w) => watches.push(w),
+                Err(e) => eprintln!("sextant: not watching `{}`: {e}", repo.name),
+            }
+        }
+    }
+    tokio::spawn(jobs.clone().run_forever(Duration::from_secs(30)));
+    let state = Arc::new(AppState {
+        indexer,
+        searcher: Arc::new(searcher),
+        jobs,
+        events,
+    });
+    Ok((state, watches))
+}
+
+/// `sextant mcp`: the MCP tools over stdio for a local agent, on the same data directory
+/// (the sync queue runs in the background as under `serve`). Logs go to stderr.
+pub fn mcp(config: &Config) -> Result<(), CliError> {
+    use rmcp::ServiceExt;
+    runtime()?.block_on(async {
+        let (state, watches) = start(config, 1).await?;
+        let service = crate::mcp::SextantMcp::new(state)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(fail)?;
+        service.waiting().await.map_err(fail)?;
+        drop(watches);
+        Ok(())
+    })
+}
+
 /// Runs the server until Ctrl-C.
 pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
     if !args.bind.ip().is_loopback() {
@@ -38,39 +92,8 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
         )));
     }
     runtime()?.block_on(async {
-        let meta = open_meta(config).await?;
-        let (indexer, embedder) = open_indexer_with(config, meta.clone()).await?;
-        let indexer = Arc::new(indexer);
-        let reranker = config.rerank.build()?;
-        let searcher = Searcher::new(meta.clone(), indexer.vectors().clone(), embedder, reranker)
-            .with_freshness(indexer.clone(), Duration::from_secs(2));
-        let (events, _) = broadcast::channel(1024);
-        let jobs = Arc::new(JobRunner::new(
-            indexer.clone(),
-            args.max_syncs,
-            events.clone(),
-        ));
-        let resumed = jobs.resume().await.map_err(fail)?;
-        if resumed > 0 {
-            eprintln!("sextant: resuming {resumed} interrupted sync(s)");
-        }
-        // Watched working trees queue a sync when their files change.
-        let mut watches = Vec::new();
-        for repo in meta.list_repositories().await.map_err(fail)? {
-            if repo.settings.watch && matches!(repo.source, RepoSource::Path(_)) {
-                match jobs.watch(&repo, Duration::from_millis(500)) {
-                    Ok(w) => watches.push(w),
-                    Err(e) => eprintln!("sextant: not watching `{}`: {e}", repo.name),
-                }
-            }
-        }
-        tokio::spawn(jobs.clone().run_forever(Duration::from_secs(30)));
-        let app = router(Arc::new(AppState {
-            indexer,
-            searcher: Arc::new(searcher),
-            jobs,
-            events,
-        }));
+        let (state, watches) = start(config, args.max_syncs).await?;
+        let app = router(state);
         let listener = tokio::net::TcpListener::bind(args.bind)
             .await
             .map_err(|e| CliError::Failed(format!("cannot listen on {}: {e}", args.bind)))?;

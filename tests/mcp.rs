@@ -1,0 +1,201 @@
+//! MCP over streamable HTTP at `/mcp` with a plain JSON-RPC client (reqwest): initialize →
+//! notifications/initialized → tools/list → tools/call against a running server with an
+//! indexed repository.
+
+use std::sync::Arc;
+
+mod support;
+
+use serde_json::{Value, json};
+use sextant::api::{AppState, router};
+use sextant::index::{IndexOptions, Indexer, JobRunner, Progress};
+use sextant::search::Searcher;
+use support::embedders::{BOW_DIMS, BagOfWords};
+use support::write;
+
+/// The JSON-RPC message of a response that is either JSON or an SSE stream.
+fn message(body: &str) -> Value {
+    if let Ok(v) = serde_json::from_str(body) {
+        return v;
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v.get("id").is_some())
+        .unwrap_or(Value::Null)
+}
+
+struct Client {
+    http: reqwest::Client,
+    url: String,
+    session: Option<String>,
+}
+
+impl Client {
+    async fn call(&mut self, body: Value) -> (u16, Value) {
+        let mut req = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(s) = &self.session {
+            req = req.header("mcp-session-id", s);
+        }
+        let resp = req.send().await.unwrap();
+        if let Some(s) = resp.headers().get("mcp-session-id") {
+            self.session = Some(s.to_str().unwrap().to_string());
+        }
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (status, message(&text))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_list_and_call_the_tools_over_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("ws");
+    write(
+        &root,
+        "src/jwt.ts",
+        "export function decode(token: string) {\n  return token.length;\n}\n",
+    );
+    write(
+        &root,
+        "src/auth.ts",
+        "import { decode } from './jwt';\n\nexport function validateToken(token: string): boolean {\n  return decode(token) > 10;\n}\n",
+    );
+    let (meta, vectors) = support::stores(tmp.path(), BOW_DIMS).await;
+    let indexer = Arc::new(
+        Indexer::new(
+            meta.clone(),
+            vectors.clone(),
+            Arc::new(BagOfWords),
+            IndexOptions::default(),
+        )
+        .unwrap(),
+    );
+    let repo = indexer
+        .register_path(&root, Some("ws"), Default::default())
+        .await
+        .unwrap();
+    indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    let (events, _) = tokio::sync::broadcast::channel(16);
+    let jobs = Arc::new(JobRunner::new(indexer.clone(), 1, events.clone()));
+    let app = router(Arc::new(AppState {
+        indexer,
+        searcher: Arc::new(Searcher::new(meta, vectors, Arc::new(BagOfWords), None)),
+        jobs,
+        events,
+    }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let mut c = Client {
+        http: reqwest::Client::new(),
+        url,
+        session: None,
+    };
+    let (status, init) = c
+        .call(json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": { "name": "sextant-test", "version": "1" }
+            }
+        }))
+        .await;
+    assert_eq!(status, 200, "{init}");
+    assert!(
+        init["result"]["capabilities"]["tools"].is_object(),
+        "{init}"
+    );
+    let (status, _) = c
+        .call(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+        .await;
+    assert!(status == 202 || status == 200, "{status}");
+
+    let (_, list) = c
+        .call(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {} }))
+        .await;
+    let tools: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{list}"))
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for expected in [
+        "codebase_search",
+        "list_repositories",
+        "get_file_symbols",
+        "index_status",
+    ] {
+        assert!(tools.contains(&expected), "{tools:?}");
+    }
+    let search = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "codebase_search")
+        .unwrap();
+    assert_eq!(
+        search["inputSchema"]["required"],
+        json!(["query"]),
+        "{search}"
+    );
+
+    let (_, call) = c
+        .call(json!({
+            "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": { "name": "codebase_search", "arguments": { "query": "symbol = decode" } }
+        }))
+        .await;
+    let content = call["result"]["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{call}"));
+    assert_eq!(content.len(), 2, "graph then one snapshot: {call}");
+    let graph = content[0]["text"].as_str().unwrap();
+    assert!(
+        graph.contains("Called by: validateToken (src/auth.ts)"),
+        "{graph}"
+    );
+    assert_eq!(content[0]["annotations"]["audience"], json!(["assistant"]));
+    assert_eq!(content[0]["annotations"]["priority"], json!(1.0));
+    assert!(
+        content[1]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("// src/jwt.ts")
+    );
+
+    // A tool failure is a result the agent reads, not a protocol error.
+    let (_, bad) = c
+        .call(json!({
+            "jsonrpc": "2.0", "id": 4, "method": "tools/call",
+            "params": { "name": "get_file_symbols", "arguments": { "repository": "nope", "path": "a.ts" } }
+        }))
+        .await;
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+    assert!(
+        bad["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("nope")
+    );
+
+    let (_, symbols) = c
+        .call(json!({
+            "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": { "name": "get_file_symbols", "arguments": { "repository": "ws", "path": "src/auth.ts" } }
+        }))
+        .await;
+    let text = symbols["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("function validateToken"), "{symbols}");
+}
