@@ -151,19 +151,11 @@ fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-/// Walks `root` and sorts supported files into candidates and skipped ones.
-pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
-    let meta = std::fs::metadata(root).map_err(|source| IndexError::Io {
-        path: root.to_path_buf(),
-        source,
-    })?;
-    if !meta.is_dir() {
-        return Err(IndexError::Io {
-            path: root.to_path_buf(),
-            source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
-        });
-    }
-    let walker = ignore::WalkBuilder::new(root)
+/// The walker every scan of a working tree uses: ignore files honoured (`.gitignore`
+/// outside git too, `.ignore`, `.sextantignore`), hidden files included, symlinks not
+/// followed, [`SKIPPED_DIRS`] never entered.
+fn walk(root: &Path) -> ignore::Walk {
+    ignore::WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
         // The registered directory is the repository: ignore files above it do not apply
@@ -176,7 +168,22 @@ pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
                 && e.depth() > 0
                 && SKIPPED_DIRS.iter().any(|d| e.file_name() == *d))
         })
-        .build();
+        .build()
+}
+
+/// Walks `root` and sorts supported files into candidates and skipped ones.
+pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
+    let meta = std::fs::metadata(root).map_err(|source| IndexError::Io {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    if !meta.is_dir() {
+        return Err(IndexError::Io {
+            path: root.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
+        });
+    }
+    let walker = walk(root);
     let mut scan = Scan::default();
     for entry in walker.filter_map(Result::ok) {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -242,17 +249,7 @@ pub const CONFIG_FILES: &[&str] = &["tsconfig.json", "jsconfig.json", "package.j
 pub fn read_sources(root: &Path) -> std::io::Result<(TextFiles, TextFiles)> {
     let mut files = Vec::new();
     let mut configs = Vec::new();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .parents(false)
-        .require_git(false)
-        .filter_entry(|e| {
-            !(e.depth() > 0
-                && e.file_type().is_some_and(|t| t.is_dir())
-                && SKIPPED_DIRS.iter().any(|d| e.file_name() == *d))
-        })
-        .build();
-    for entry in walker.filter_map(Result::ok) {
+    for entry in walk(root).filter_map(Result::ok) {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }

@@ -80,7 +80,11 @@ pub fn connection_graph(response: &SearchResponse, snapshots: &[String]) -> Stri
     let results = if response.metadata.len() == response.results.len() {
         response.metadata.clone()
     } else {
-        response.results.iter().map(basic_metadata).collect()
+        response
+            .results
+            .iter()
+            .map(crate::search::enrich::from_hit)
+            .collect()
     };
     graph::render(&graph::GraphInput {
         query: response.query.clone(),
@@ -88,25 +92,6 @@ pub fn connection_graph(response: &SearchResponse, snapshots: &[String]) -> Stri
         snapshot_tokens: snapshots.iter().map(|s| estimate_tokens(s)).sum(),
         results,
     })
-}
-
-/// What a hit says about itself, for responses built without enrichment.
-fn basic_metadata(hit: &SearchHit) -> crate::graph::SymbolMetadata {
-    crate::graph::SymbolMetadata {
-        id: hit.chunk.id.clone(),
-        name: display_name(hit),
-        path: hit.path.clone(),
-        kind: hit.kind.clone(),
-        modifiers: hit
-            .chunk
-            .modifiers
-            .iter()
-            .map(|m| m.as_str().to_string())
-            .collect(),
-        exported: hit.chunk.exported,
-        signature: hit.signature.clone(),
-        ..Default::default()
-    }
 }
 
 /// Snapshots per file, in score order: (best finalScore, text).
@@ -352,7 +337,7 @@ mod tests {
         );
         let class = &util[0];
         let mut r = response(vec![hit(class, 1.0)]);
-        let mut meta = basic_metadata(&r.results[0]);
+        let mut meta = crate::search::enrich::from_hit(&r.results[0]);
         meta.members = vec!["x".into(), "run()".into()];
         r.metadata = vec![meta];
         let mut files = FileChunks::new();

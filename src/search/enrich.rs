@@ -87,7 +87,8 @@ async fn slice(
     Ok(slice)
 }
 
-fn from_hit(hit: &SearchHit) -> SymbolMetadata {
+/// What a hit says about itself, for hits the graph does not know.
+pub fn from_hit(hit: &SearchHit) -> SymbolMetadata {
     SymbolMetadata {
         id: hit.chunk.id.clone(),
         name: crate::graph::display_name(&hit.breadcrumb),
