@@ -3,20 +3,14 @@
 //! a sync that the job runner performs; progress arrives over SSE; searches come back as
 //! the structured response plus the MCP content; bad input gets the one error shape.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod support;
 
 use serde_json::{Value, json};
-use sextant::api::{AppState, router};
-use sextant::index::{IndexOptions, Indexer, JobRunner};
-use sextant::search::Searcher;
-use support::embedders::{BOW_DIMS, BagOfWords};
-use support::write;
 
 struct Server {
-    _tmp: tempfile::TempDir,
+    _server: support::app::TestServer,
     root: std::path::PathBuf,
     base: String,
     http: reqwest::Client,
@@ -24,47 +18,11 @@ struct Server {
 
 /// A server; `run_jobs` starts the sync queue (without it, queued jobs stay queued).
 async fn server(run_jobs: bool) -> Server {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("ws");
-    write(
-        &root,
-        "src/jwt.ts",
-        "export function decode(token: string) {\n  return token.length;\n}\n",
-    );
-    write(
-        &root,
-        "src/auth.ts",
-        "import { decode } from './jwt';\n\nexport function validateToken(token: string): boolean {\n  return decode(token) > 10;\n}\n",
-    );
-    let (meta, vectors) = support::stores(tmp.path(), BOW_DIMS).await;
-    let indexer = Arc::new(
-        Indexer::new(
-            meta.clone(),
-            vectors.clone(),
-            Arc::new(BagOfWords),
-            IndexOptions::default(),
-        )
-        .unwrap(),
-    );
-    let searcher = Searcher::new(meta, vectors, Arc::new(BagOfWords), None);
-    let (events, _) = tokio::sync::broadcast::channel(256);
-    let jobs = Arc::new(JobRunner::new(indexer.clone(), 1, events.clone()));
-    if run_jobs {
-        tokio::spawn(jobs.clone().run_forever(Duration::from_millis(50)));
-    }
-    let app = router(Arc::new(AppState {
-        indexer,
-        searcher: Arc::new(searcher),
-        jobs,
-        events,
-    }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let started = support::app::start(run_jobs).await;
     Server {
-        _tmp: tmp,
-        root,
-        base,
+        root: started.root.clone(),
+        base: started.base.clone(),
+        _server: started,
         http: reqwest::Client::new(),
     }
 }

@@ -2,16 +2,10 @@
 //! notifications/initialized → tools/list → tools/call against a running server with an
 //! indexed repository.
 
-use std::sync::Arc;
-
 mod support;
 
 use serde_json::{Value, json};
-use sextant::api::{AppState, router};
-use sextant::index::{IndexOptions, Indexer, JobRunner, Progress};
-use sextant::search::Searcher;
-use support::embedders::{BOW_DIMS, BagOfWords};
-use support::write;
+use sextant::index::Progress;
 
 /// The JSON-RPC message of a response that is either JSON or an SSE stream.
 fn message(body: &str) -> Value {
@@ -53,47 +47,18 @@ impl Client {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agents_list_and_call_the_tools_over_http() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("ws");
-    write(
-        &root,
-        "src/jwt.ts",
-        "export function decode(token: string) {\n  return token.length;\n}\n",
-    );
-    write(
-        &root,
-        "src/auth.ts",
-        "import { decode } from './jwt';\n\nexport function validateToken(token: string): boolean {\n  return decode(token) > 10;\n}\n",
-    );
-    let (meta, vectors) = support::stores(tmp.path(), BOW_DIMS).await;
-    let indexer = Arc::new(
-        Indexer::new(
-            meta.clone(),
-            vectors.clone(),
-            Arc::new(BagOfWords),
-            IndexOptions::default(),
-        )
-        .unwrap(),
-    );
-    let repo = indexer
-        .register_path(&root, Some("ws"), Default::default())
+    let server = support::app::start(false).await;
+    let repo = server
+        .indexer
+        .register_path(&server.root, Some("ws"), Default::default())
         .await
         .unwrap();
-    indexer
+    server
+        .indexer
         .sync(&repo, &mut Progress::silent(&repo.id))
         .await
         .unwrap();
-    let (events, _) = tokio::sync::broadcast::channel(16);
-    let jobs = Arc::new(JobRunner::new(indexer.clone(), 1, events.clone()));
-    let app = router(Arc::new(AppState {
-        indexer,
-        searcher: Arc::new(Searcher::new(meta, vectors, Arc::new(BagOfWords), None)),
-        jobs,
-        events,
-    }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = format!("{}/mcp", server.base);
 
     let mut c = Client {
         http: reqwest::Client::new(),

@@ -171,6 +171,22 @@ fn walk(root: &Path) -> ignore::Walk {
         .build()
 }
 
+/// The files [`walk`] finds, with their `/`-separated path relative to `root`.
+fn walk_files(root: &Path) -> impl Iterator<Item = (ignore::DirEntry, String)> + '_ {
+    walk(root)
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(move |entry| {
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(path)
+                .to_string_lossy()
+                .replace('\\', "/");
+            (entry, rel)
+        })
+}
+
 /// Walks `root` and sorts supported files into candidates and skipped ones.
 pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
     let meta = std::fs::metadata(root).map_err(|source| IndexError::Io {
@@ -183,18 +199,9 @@ pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
             source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
         });
     }
-    let walker = walk(root);
     let mut scan = Scan::default();
-    for entry in walker.filter_map(Result::ok) {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
+    for (entry, rel) in walk_files(root) {
         let path = entry.path();
-        let rel = path
-            .strip_prefix(root)
-            .unwrap_or(path)
-            .to_string_lossy()
-            .replace('\\', "/");
         if CONFIG_FILES.iter().any(|c| entry.file_name() == *c) {
             if entry.metadata().is_ok_and(|m| m.len() <= MAX_CONFIG_BYTES)
                 && let Ok(text) = std::fs::read_to_string(path)
@@ -249,16 +256,8 @@ pub const CONFIG_FILES: &[&str] = &["tsconfig.json", "jsconfig.json", "package.j
 pub fn read_sources(root: &Path) -> std::io::Result<(TextFiles, TextFiles)> {
     let mut files = Vec::new();
     let mut configs = Vec::new();
-    for entry in walk(root).filter_map(Result::ok) {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
+    for (entry, rel) in walk_files(root) {
         let path = entry.path();
-        let rel = path
-            .strip_prefix(root)
-            .unwrap_or(path)
-            .to_string_lossy()
-            .replace('\\', "/");
         let name = entry.file_name().to_string_lossy();
         let is_config = CONFIG_FILES.contains(&name.as_ref());
         if !is_config && crate::parse::Language::from_path(path).is_none() {

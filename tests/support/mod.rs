@@ -1,6 +1,7 @@
 //! Shared test harnesses.
 #![allow(dead_code)]
 
+pub mod app;
 pub mod embedders;
 pub mod mock_http;
 pub mod models;
