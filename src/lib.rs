@@ -10,6 +10,7 @@
 //! rooms later stages move into; their docs state the contract each will keep.
 
 pub mod api;
+pub mod auth;
 pub mod chunk;
 pub mod cli;
 pub mod config;

@@ -206,7 +206,11 @@ async fn bad_input_gets_one_error_shape() {
     let (status, body) = s
         .post("/api/v1/repositories", json!({ "paht": "/typo" }))
         .await;
-    assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
+    assert_eq!(
+        (status, error_code(&body)),
+        (422, "unprocessable"),
+        "{body}"
+    );
     assert!(
         body["error"]["message"].as_str().unwrap().contains("paht"),
         "{body}"
@@ -239,6 +243,40 @@ async fn bad_input_gets_one_error_shape() {
         .unwrap();
     assert_eq!(r.status().as_u16(), 400);
 
+    // Limits: body size, URI length, content type.
+    let huge = "x".repeat(sextant::api::MAX_BODY_BYTES + 10);
+    let (status, body) = s.post("/api/v1/search", json!({ "query": huge })).await;
+    assert_eq!(
+        (status, error_code(&body)),
+        (413, "payload_too_large"),
+        "{body}"
+    );
+    let long = format!(
+        "/api/v1/symbols?name={}",
+        "a".repeat(sextant::api::MAX_URI_BYTES)
+    );
+    let (status, body) = s.get(&long).await;
+    assert_eq!((status, error_code(&body)), (414, "uri_too_long"), "{body}");
+    let r = s
+        .http
+        .post(format!("{}/api/v1/search", s.base))
+        .body("{\"query\": \"x\"}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 415);
+    let (status, body) = s.get("/api/v1/jobs?limit=0").await;
+    assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
+    // A Host that is not ours (DNS rebinding) is refused.
+    let r = s
+        .http
+        .get(format!("{}/api/v1/repositories", s.base))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+
     // With no runner, the registration's sync stays queued: another one is a conflict.
     let (status, body) = s
         .post(
@@ -249,4 +287,206 @@ async fn bad_input_gets_one_error_shape() {
     assert_eq!(status, 201, "{body}");
     let (status, body) = s.post("/api/v1/repositories/ws/sync", json!({})).await;
     assert_eq!((status, error_code(&body)), (409, "conflict"), "{body}");
+}
+
+/// With tokens required: every documented route (taken from the OpenAPI document, so a
+/// new route is covered the day it is added) refuses a request without a token, or with
+/// an unknown or revoked one; a read token limited to one repository sees and searches
+/// only that one and may change nothing; an admin token may.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_gate_every_route_and_bound_what_each_token_sees() {
+    let server = support::app::start_with(
+        true,
+        sextant::api::AuthPolicy::Tokens,
+        sextant::api::HttpOptions::default(),
+    )
+    .await;
+    let other = server.tmp.path().join("other");
+    support::write(
+        &other,
+        "src/secret.ts",
+        "export function secretThing(x: number) {\n  return x * 2;\n}\n",
+    );
+    let http = reqwest::Client::new();
+    let base = server.base.clone();
+    let send = |method: &str, path: &str, token: Option<&str>, body: Option<Value>| {
+        let mut r = http.request(
+            method.to_uppercase().parse().unwrap(),
+            format!("{base}{path}"),
+        );
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        let stream = path.ends_with("events") || path == "/metrics";
+        async move {
+            let resp = r.send().await.unwrap();
+            let status = resp.status().as_u16();
+            let challenge = resp.headers().get("www-authenticate").is_some();
+            let body: Value = if stream {
+                Value::Null
+            } else {
+                resp.json().await.unwrap_or(Value::Null)
+            };
+            (status, body, challenge)
+        }
+    };
+
+    // Refusals on every route of the spec.
+    let doc = serde_json::to_value(sextant::api::openapi()).unwrap();
+    let mut checked = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            let public = path == "/healthz" || path == "/readyz";
+            let concrete = path.replace("{repo}", "ws").replace("{id}", "x");
+            for token in [None, Some("sxt_not_a_token")] {
+                let (status, body, challenge) = send(method, &concrete, token, None).await;
+                if public {
+                    assert_eq!(status, 200, "{method} {path}");
+                } else {
+                    assert_eq!(status, 401, "{method} {path} {token:?}: {body}");
+                    assert!(challenge, "{method} {path}: WWW-Authenticate");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 26, "only {checked} refusals checked");
+    let (status, _, _) = send("POST", "/mcp", None, Some(json!({}))).await;
+    assert_eq!(status, 401, "MCP without a token");
+
+    // An admin registers two repositories.
+    let admin = server.token("admin", &[]).await;
+    for (path, name) in [(&server.root, "ws"), (&other, "other")] {
+        let (status, body, _) = send(
+            "POST",
+            "/api/v1/repositories",
+            Some(&admin),
+            Some(json!({ "path": path.to_string_lossy(), "name": name })),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+        let id = body["job"]["id"].as_str().unwrap().to_string();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let (_, job, _) = send("GET", &format!("/api/v1/jobs/{id}"), Some(&admin), None).await;
+            if job["job"]["state"] == "succeeded" {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{job}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    // A read token limited to `ws`.
+    let reader = server.token("read", &["ws"]).await;
+    let r = Some(reader.as_str());
+    let (status, body, _) = send("GET", "/api/v1/repositories", r, None).await;
+    assert_eq!(status, 200);
+    let names: Vec<&str> = body["repositories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["name"].as_str())
+        .collect();
+    assert_eq!(names, ["ws"]);
+    for path in [
+        "/api/v1/repositories/other",
+        "/api/v1/repositories/other/files",
+        "/api/v1/repositories/other/symbols?path=src/secret.ts",
+        "/api/v1/symbols?name=secretThing&repository=other",
+    ] {
+        let (status, body, _) = send("GET", path, r, None).await;
+        assert_eq!(
+            (status, error_code(&body)),
+            (404, "not_found"),
+            "{path}: {body}"
+        );
+    }
+    let (status, body, _) = send("GET", "/api/v1/symbols?name=secretThing", r, None).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["response"]["results"], json!([]), "{body}");
+    let (status, body, _) = send(
+        "POST",
+        "/api/v1/search",
+        r,
+        Some(json!({ "query": "secret thing number", "minimumRelevanceThreshold": 0.0 })),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let paths: Vec<&str> = body["response"]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["path"].as_str())
+        .collect();
+    assert!(
+        !paths.is_empty() && !paths.contains(&"src/secret.ts"),
+        "{paths:?}"
+    );
+    let (status, body, _) = send("GET", "/api/v1/jobs", r, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["jobs"].as_array().unwrap().len(), 1, "{body}");
+    for (method, path, body) in [
+        ("POST", "/api/v1/repositories/ws/sync", None),
+        ("DELETE", "/api/v1/repositories/ws", None),
+        (
+            "PATCH",
+            "/api/v1/repositories/ws",
+            Some(json!({ "settings": {} })),
+        ),
+        (
+            "POST",
+            "/api/v1/repositories",
+            Some(json!({ "path": other.to_string_lossy(), "name": "again" })),
+        ),
+    ] {
+        let (status, answer, _) = send(method, path, r, body).await;
+        assert_eq!(
+            (status, error_code(&answer)),
+            (403, "forbidden"),
+            "{method} {path}: {answer}"
+        );
+    }
+    assert_eq!(send("GET", "/metrics", r, None).await.0, 403);
+
+    // The admin sees everything, including the metrics of what happened.
+    let (status, body, _) = send(
+        "GET",
+        "/api/v1/symbols?name=secretThing",
+        Some(&admin),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(body["response"]["results"][0]["path"], "src/secret.ts");
+    let metrics = http
+        .get(format!("{base}/metrics"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("sextant_http_requests_total{method=\"GET\",route=\"/api/v1/repositories/{repo}\",status=\"404\"}"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("sextant_repositories{status=\"ready\"} 2"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("sextant_jobs{state=\"succeeded\"} 2"),
+        "{metrics}"
+    );
+
+    // Revoked: refused from the next request on.
+    let tokens = server.indexer.meta().list_tokens().await.unwrap();
+    let id = &tokens.iter().find(|t| t.scope == "read").unwrap().id;
+    assert!(server.indexer.meta().revoke_token(id).await.unwrap());
+    assert_eq!(send("GET", "/api/v1/repositories", r, None).await.0, 401);
 }

@@ -164,3 +164,150 @@ async fn agents_list_and_call_the_tools_over_http() {
         .unwrap_or_default();
     assert!(text.contains("function validateToken"), "{symbols}");
 }
+
+/// A real MCP client (rmcp's, over streamable HTTP) against a server that requires
+/// tokens: without one it cannot connect; a read token limited to one repository sees
+/// only that repository through every tool and cannot register; an admin token can.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_mcp_client_sees_only_what_its_token_allows() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let server = support::app::start_with(
+        false,
+        sextant::api::AuthPolicy::Tokens,
+        sextant::api::HttpOptions::default(),
+    )
+    .await;
+    let other = server.tmp.path().join("other");
+    support::write(
+        &other,
+        "src/secret.ts",
+        "export function secretThing(x: number) {\n  return x * 2;\n}\n",
+    );
+    for (root, name) in [(&server.root, "ws"), (&other, "other")] {
+        let repo = server
+            .indexer
+            .register_path(root, Some(name), Default::default())
+            .await
+            .unwrap();
+        server
+            .indexer
+            .sync(&repo, &mut Progress::silent(&repo.id))
+            .await
+            .unwrap();
+    }
+    let admin = server.token("admin", &[]).await;
+    let reader = server.token("read", &["ws"]).await;
+    let url = format!("{}/mcp", server.base);
+    let connect = |token: Option<String>| {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+        if let Some(t) = token {
+            config = config.auth_header(t);
+        }
+        ().serve(StreamableHttpClientTransport::from_config(config))
+    };
+    let text = |r: &rmcp::model::CallToolResult| -> String {
+        r.content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let call = |name: &'static str, args: Value| {
+        let mut p = CallToolRequestParams::new(name);
+        if let Value::Object(map) = args {
+            p = p.with_arguments(map);
+        }
+        p
+    };
+
+    assert!(connect(None).await.is_err(), "no token must not connect");
+    assert!(connect(Some("sxt_wrong".into())).await.is_err());
+
+    let client = connect(Some(reader)).await.unwrap();
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "sextant");
+    let tools: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    for expected in [
+        "codebase_search",
+        "get_symbol",
+        "get_file_symbols",
+        "list_repositories",
+        "index_status",
+        "add_repository",
+    ] {
+        assert!(tools.iter().any(|t| t == expected), "{tools:?}");
+    }
+    let repos = client
+        .call_tool(call("list_repositories", json!({})))
+        .await
+        .unwrap();
+    let listed = text(&repos);
+    assert!(listed.contains("ws (ready)"), "{listed}");
+    assert!(!listed.contains("other"), "{listed}");
+
+    let hidden = client
+        .call_tool(call("get_symbol", json!({ "name": "secretThing" })))
+        .await
+        .unwrap();
+    assert_eq!(hidden.content.len(), 1, "graph only: {}", text(&hidden));
+    assert!(!text(&hidden).contains("secret.ts"), "{}", text(&hidden));
+    let seen = client
+        .call_tool(call("get_symbol", json!({ "name": "decode" })))
+        .await
+        .unwrap();
+    assert_eq!(seen.content.len(), 2, "{}", text(&seen));
+    for (tool, args) in [
+        (
+            "codebase_search",
+            json!({ "query": "secret", "repositories": ["other"] }),
+        ),
+        ("index_status", json!({ "repository": "other" })),
+        (
+            "get_file_symbols",
+            json!({ "repository": "other", "path": "src/secret.ts" }),
+        ),
+    ] {
+        let refused = client.call_tool(call(tool, args)).await.unwrap();
+        assert_eq!(refused.is_error, Some(true), "{tool}: {}", text(&refused));
+        assert!(
+            text(&refused).contains("other"),
+            "{tool}: {}",
+            text(&refused)
+        );
+    }
+    let third = server.tmp.path().join("third");
+    support::write(&third, "a.ts", "export const a = 1;\n");
+    let add = json!({ "path": third.to_string_lossy() });
+    let refused = client
+        .call_tool(call("add_repository", add.clone()))
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    assert!(text(&refused).contains("admin"), "{}", text(&refused));
+    client.cancel().await.unwrap();
+
+    let client = connect(Some(admin)).await.unwrap();
+    let found = client
+        .call_tool(call("get_symbol", json!({ "name": "secretThing" })))
+        .await
+        .unwrap();
+    assert_eq!(found.content.len(), 2, "{}", text(&found));
+    let added = client.call_tool(call("add_repository", add)).await.unwrap();
+    assert_ne!(added.is_error, Some(true), "{}", text(&added));
+    assert!(
+        text(&added).contains("Registered `third`"),
+        "{}",
+        text(&added)
+    );
+    client.cancel().await.unwrap();
+}

@@ -4,11 +4,28 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::index::IndexError;
 use crate::search::SearchError;
 use crate::store::StoreError;
+
+/// The JSON body of every error response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong.
+    pub error: ErrorDetail,
+}
+
+/// Code and message of an error.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// Stable machine-readable code (see [`ApiError::code`]).
+    pub code: String,
+    /// What went wrong and what to do, for people.
+    pub message: String,
+}
 
 /// An error answered to a client.
 #[derive(Debug, thiserror::Error)]
@@ -16,7 +33,9 @@ use crate::store::StoreError;
 pub struct ApiError {
     /// HTTP status.
     pub status: StatusCode,
-    /// Stable machine-readable code (`bad_request`, `not_found`, `conflict`, `internal`).
+    /// Stable machine-readable code: `bad_request`, `unauthorized`, `forbidden`,
+    /// `not_found`, `conflict`, `payload_too_large`, `unsupported_media_type`,
+    /// `unprocessable`, `timeout`, `not_ready`, `internal`.
     pub code: &'static str,
     /// What went wrong and what to do, for people.
     pub message: String,
@@ -29,6 +48,56 @@ impl ApiError {
             status: StatusCode::BAD_REQUEST,
             code: "bad_request",
             message: message.into(),
+        }
+    }
+
+    /// 401: no token, or not a live one. Answered with `WWW-Authenticate: Bearer`.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::UNAUTHORIZED,
+            code: "unauthorized",
+            message: message.into(),
+        }
+    }
+
+    /// 403: the token may not do this.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::FORBIDDEN,
+            code: "forbidden",
+            message: message.into(),
+        }
+    }
+
+    /// A rejected request body: 413 too large, 415 not JSON, 422 JSON of the wrong
+    /// shape (which field and why), 400 not JSON at all.
+    pub fn from_body_rejection(status: StatusCode, detail: &str) -> Self {
+        let (code, message) = match status {
+            StatusCode::PAYLOAD_TOO_LARGE => (
+                "payload_too_large",
+                format!(
+                    "the request body is larger than {} bytes",
+                    super::MAX_BODY_BYTES
+                ),
+            ),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => (
+                "unsupported_media_type",
+                "send the body as JSON with `Content-Type: application/json`".to_string(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY => {
+                ("unprocessable", format!("invalid request body: {detail}"))
+            }
+            _ => ("bad_request", format!("invalid request body: {detail}")),
+        };
+        let status = if code == "bad_request" {
+            StatusCode::BAD_REQUEST
+        } else {
+            status
+        };
+        Self {
+            status,
+            code,
+            message,
         }
     }
 
@@ -50,7 +119,8 @@ impl ApiError {
         }
     }
 
-    fn internal(message: impl Into<String>) -> Self {
+    /// 500.
+    pub fn internal(message: impl Into<String>) -> Self {
         Self {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             code: "internal",
@@ -64,8 +134,20 @@ impl IntoResponse for ApiError {
         if self.status.is_server_error() {
             tracing::error!(code = self.code, message = %self.message, "request failed");
         }
-        let body = json!({ "error": { "code": self.code, "message": self.message } });
-        (self.status, Json(body)).into_response()
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code.to_string(),
+                message: self.message,
+            },
+        };
+        let mut response = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer realm=\"sextant\""),
+            );
+        }
+        response
     }
 }
 

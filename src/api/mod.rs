@@ -1,39 +1,52 @@
-//! HTTP surface: REST under `/api/v1`, SSE progress, health. Translates requests into
-//! calls on [`crate::index`] and [`crate::search`] and renders with [`crate::render`]; it
-//! holds no business logic of its own.
+//! HTTP surface: REST under `/api/v1`, SSE progress, MCP at `/mcp`, health, metrics,
+//! the OpenAPI document and its interactive page. Translates requests into calls on
+//! [`crate::index`] and [`crate::search`] and renders with [`crate::render`]; it holds no
+//! business logic of its own.
 //!
-//! Routes (all JSON; errors are `{"error": {"code", "message"}}` with a stable `code`):
+//! Every route is described by OpenAPI (`utoipa`); [`openapi`] is the document, committed
+//! as `openapi/openapi.json` (a test fails when the two drift). Errors are
+//! `{"error": {"code", "message"}}` with a stable `code` ([`ApiError`]).
 //!
-//! | method | path | what |
-//! |---|---|---|
-//! | GET | `/healthz` | the process is up |
-//! | GET | `/readyz` | the metadata store answers (migrations are applied at open) |
-//! | GET | `/api/v1/repositories` | registered repositories |
-//! | POST | `/api/v1/repositories` | register a directory (`path`) or git URL (`git`, `ref`) and queue its first sync |
-//! | GET / DELETE | `/api/v1/repositories/{repo}` | one repository (name or id) with its file counts / remove it and its index |
-//! | POST | `/api/v1/repositories/{repo}/sync` | queue a sync (409 when one is already queued or running) |
-//! | GET | `/api/v1/repositories/{repo}/symbols?path=…` | the symbols of one file |
-//! | GET | `/api/v1/jobs/{id}` | one job |
-//! | GET | `/api/v1/events` | indexing progress as server-sent events |
-//! | POST | `/api/v1/search` | `{query, …options}`: the structured response plus the MCP content items |
-//! | POST/GET | `/mcp` | MCP over streamable HTTP ([`crate::mcp`]) |
+//! Layers, outermost first: [`guard`] (URI length, `X-Forwarded-*`, `Host` allowlist),
+//! request metrics, tracing, then per group: authentication ([`auth`]) for `/api/v1` and
+//! `/mcp`, and a timeout for the non-streaming API routes.
 
+mod auth;
 mod error;
+mod metrics;
 mod routes;
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use axum::Router;
-use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router};
 use tokio::sync::broadcast;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
+use crate::embed::CachedEmbedder;
 use crate::index::{Indexer, JobRunner, ProgressEvent};
 use crate::search::Searcher;
-pub use error::ApiError;
+pub use auth::AuthPolicy;
+pub(crate) use auth::visible_repo;
+pub use error::{ApiError, ErrorBody, ErrorDetail};
+pub use metrics::Metrics;
+pub(crate) use routes::{NewRepository, register, run_search, symbol_lookup};
 
-/// Largest request body accepted, in bytes.
+/// Largest request body accepted, in bytes (413 beyond).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+/// Longest request URI accepted, in bytes (414 beyond).
+pub const MAX_URI_BYTES: usize = 8 * 1024;
 
 /// What every handler reaches.
 pub struct AppState {
@@ -45,34 +58,474 @@ pub struct AppState {
     pub jobs: Arc<JobRunner>,
     /// Progress of every sync, for SSE subscribers.
     pub events: broadcast::Sender<ProgressEvent>,
+    /// Whether requests need a token.
+    pub auth: AuthPolicy,
+    /// Request and tool-call counters for `/metrics`.
+    pub metrics: Metrics,
+    /// The indexer's embedding cache, for its hit/miss counters in `/metrics`.
+    pub embed_cache: Option<Arc<CachedEmbedder>>,
 }
 
-/// The application router.
-pub fn router(state: Arc<AppState>) -> Router {
-    let api = Router::new()
-        .route(
-            "/repositories",
-            get(routes::list_repositories).post(routes::add_repository),
+impl AppState {
+    /// State with authentication off and fresh counters.
+    pub fn new(
+        indexer: Arc<Indexer>,
+        searcher: Arc<Searcher>,
+        jobs: Arc<JobRunner>,
+        events: broadcast::Sender<ProgressEvent>,
+    ) -> Self {
+        Self {
+            indexer,
+            searcher,
+            jobs,
+            events,
+            auth: AuthPolicy::Off,
+            metrics: Metrics::default(),
+            embed_cache: None,
+        }
+    }
+
+    /// Sets the authentication policy.
+    pub fn with_auth(mut self, auth: AuthPolicy) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// Reports this embedding cache's counters in `/metrics`.
+    pub fn with_embed_cache(mut self, cache: Arc<CachedEmbedder>) -> Self {
+        self.embed_cache = Some(cache);
+        self
+    }
+}
+
+/// How the server meets the network: the reverse proxy in front, browsers, slow clients.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Path prefix every route is served under (`/sextant`), for proxies that forward
+    /// the path unchanged; empty for none.
+    pub base_path: String,
+    /// Accepted `Host` values (`name` or `name:port`; `*` accepts any): a guard against
+    /// DNS rebinding, which matters most when authentication is off. Default: loopback
+    /// names.
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed to call the API and MCP (CORS, and rmcp's `Origin` check);
+    /// empty: no cross-origin access.
+    pub allowed_origins: Vec<String>,
+    /// Honour `X-Forwarded-Host`, `X-Forwarded-Proto` and `X-Forwarded-Prefix` (set only
+    /// behind a proxy that overwrites them).
+    pub trust_forwarded: bool,
+    /// Longest a non-streaming API request may take before a 408.
+    pub request_timeout: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            base_path: String::new(),
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()],
+            allowed_origins: Vec::new(),
+            trust_forwarded: false,
+            request_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+impl HttpOptions {
+    /// Checks and normalises the options (`base_path` to `/x` without a trailing slash).
+    pub fn validated(mut self) -> Result<Self, String> {
+        let base = self.base_path.trim().trim_end_matches('/');
+        if !base.is_empty() && (!base.starts_with('/') || base.contains(['?', '#', '{', '}', ' ']))
+        {
+            return Err(format!(
+                "base path `{}` must look like `/sextant` (a path starting with `/`)",
+                self.base_path
+            ));
+        }
+        self.base_path = base.to_string();
+        if self.allowed_hosts.iter().any(|h| h.trim().is_empty()) {
+            return Err("an allowed host is empty".into());
+        }
+        for origin in &self.allowed_origins {
+            HeaderValue::from_str(origin)
+                .ok()
+                .filter(|_| origin.contains("://") || origin == "null")
+                .ok_or_else(|| {
+                    format!("allowed origin `{origin}` must look like `https://app.example.com`")
+                })?;
+        }
+        Ok(self)
+    }
+}
+
+/// The OpenAPI document's fixed parts; the paths come from the routes.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Sextant",
+        description = "Token-budgeted, structure-aware code context: register repositories, \
+        follow their indexing, search them in natural language or by symbol name. \
+        Authenticate with `Authorization: Bearer <token>` (tokens: `sextant token create`); \
+        a loopback server without tokens needs none.",
+        license(name = "Apache-2.0")
+    ),
+    modifiers(&BearerAuth),
+    security(("bearer" = [])),
+    tags(
+        (name = "repositories", description = "Register, inspect, change, remove and sync repositories"),
+        (name = "jobs", description = "Sync jobs and their progress"),
+        (name = "code", description = "Search and symbol lookup"),
+        (name = "health", description = "Liveness, readiness, metrics")
+    )
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        );
+    }
+}
+
+/// The API routes with their OpenAPI descriptions, relative to `/api/v1`. Streaming
+/// routes (SSE) are kept apart so the request timeout does not cut them.
+fn api_routes() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) {
+    let plain = OpenApiRouter::new()
+        .routes(routes!(routes::list_repositories, routes::add_repository))
+        .routes(routes!(
+            routes::get_repository,
+            routes::update_repository,
+            routes::delete_repository
+        ))
+        .routes(routes!(routes::sync_repository))
+        .routes(routes!(routes::list_files))
+        .routes(routes!(routes::file_symbols))
+        .routes(routes!(routes::list_jobs))
+        .routes(routes!(routes::get_job))
+        .routes(routes!(routes::search))
+        .routes(routes!(routes::get_symbol));
+    let streams = OpenApiRouter::new()
+        .routes(routes!(routes::events))
+        .routes(routes!(routes::repository_events));
+    (plain, streams)
+}
+
+fn health_routes() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(routes::healthz))
+        .routes(routes!(routes::readyz))
+        .routes(routes!(metrics_text))
+}
+
+/// The OpenAPI 3.1 document of every route (without `servers`; the served copy adds the
+/// caller's base URL).
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    let (plain, streams) = api_routes();
+    let (_, doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .nest("/api/v1", plain.merge(streams))
+        .merge(health_routes())
+        .split_for_parts();
+    doc
+}
+
+/// Prometheus text exposition (see [`metrics`]); needs a token that sees every repository
+/// when authentication is on.
+#[utoipa::path(get, path = "/metrics", tag = "health",
+    responses(
+        (status = 200, description = "Metrics in the Prometheus text format", content_type = "text/plain", body = String),
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 403, description = "The token is limited to some repositories", body = ErrorBody)))]
+async fn metrics_text(
+    State(state): State<Arc<AppState>>,
+    axum::Extension(caller): axum::Extension<crate::auth::Principal>,
+) -> Response {
+    if !caller.sees_all() {
+        return ApiError::forbidden("metrics cover every repository: use an unrestricted token")
+            .into_response();
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        metrics::render(&state).await,
+    )
+        .into_response()
+}
+
+/// The application: every route under `options.base_path`.
+pub fn router(state: Arc<AppState>, options: &HttpOptions) -> Router {
+    let (plain, streams) = api_routes();
+    let (plain, _) = plain.split_for_parts();
+    let (streams, _) = streams.split_for_parts();
+    let authed = || middleware::from_fn_with_state(state.clone(), auth::authenticate);
+    let api = plain
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            options.request_timeout,
+        ))
+        .merge(streams)
+        .layer(authed());
+    let mcp_hosts = if options.allowed_hosts.iter().any(|h| h == "*") {
+        Vec::new()
+    } else {
+        options.allowed_hosts.clone()
+    };
+    let mcp = Router::new()
+        .nest_service(
+            "/mcp",
+            crate::mcp::http_service(state.clone(), mcp_hosts, options.allowed_origins.clone()),
         )
-        .route(
-            "/repositories/{repo}",
-            get(routes::get_repository).delete(routes::delete_repository),
-        )
-        .route("/repositories/{repo}/sync", post(routes::sync_repository))
-        .route("/repositories/{repo}/symbols", get(routes::file_symbols))
-        .route("/jobs/{id}", get(routes::get_job))
-        .route("/events", get(routes::events))
-        .route("/search", post(routes::search));
-    let mcp = crate::mcp::http_service(
-        state.clone(),
-        vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
-    );
-    Router::new()
-        .route("/healthz", get(routes::healthz))
-        .nest_service("/mcp", mcp)
-        .route("/readyz", get(routes::readyz))
+        .layer(authed());
+    let open = Router::new()
+        .route("/healthz", axum::routing::get(routes::healthz))
+        .route("/readyz", axum::routing::get(routes::readyz))
+        .route("/openapi.json", axum::routing::get(served_openapi));
+    let protected = Router::new()
+        .route("/metrics", axum::routing::get(metrics_text))
+        .layer(authed());
+    let base = options.base_path.clone();
+    let app = Router::new()
         .nest("/api/v1", api)
+        .merge(mcp)
+        .merge(open)
+        .merge(protected)
         .fallback(routes::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(state)
+        .with_state(state.clone());
+    let docs = utoipa_swagger_ui::SwaggerUi::new(format!("{base}/docs")).config(
+        utoipa_swagger_ui::Config::from(format!("{base}/openapi.json")),
+    );
+    let app = if base.is_empty() {
+        app
+    } else {
+        Router::new().nest(&base, app)
+    };
+    let mut app = Router::new()
+        .merge(docs)
+        .merge(app)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            metrics::track,
+        ))
+        .layer(TraceLayer::new_for_http());
+    if !options.allowed_origins.is_empty() {
+        let origins: Vec<HeaderValue> = options
+            .allowed_origins
+            .iter()
+            .filter_map(|o| HeaderValue::from_str(o).ok())
+            .collect();
+        app = app.layer(
+            CorsLayer::new()
+                .allow_origin(AllowOrigin::list(origins))
+                .allow_methods([
+                    axum::http::Method::GET,
+                    axum::http::Method::POST,
+                    axum::http::Method::PATCH,
+                    axum::http::Method::DELETE,
+                ])
+                .allow_headers([
+                    header::AUTHORIZATION,
+                    header::CONTENT_TYPE,
+                    header::ACCEPT,
+                    header::HeaderName::from_static("mcp-session-id"),
+                    header::HeaderName::from_static("mcp-protocol-version"),
+                    header::HeaderName::from_static("last-event-id"),
+                ])
+                .expose_headers([header::HeaderName::from_static("mcp-session-id")]),
+        );
+    }
+    app.layer(middleware::from_fn_with_state(
+        Arc::new(options.clone()),
+        guard,
+    ))
+}
+
+/// Where the client reached us, as far as a trusted proxy says (`X-Forwarded-Proto`,
+/// `X-Forwarded-Prefix`); present in request extensions when `trust_forwarded` is on.
+#[derive(Debug, Clone, Default)]
+pub struct Forwarded {
+    /// `http` or `https`.
+    pub proto: Option<String>,
+    /// Path prefix the proxy strips before forwarding.
+    pub prefix: Option<String>,
+}
+
+/// Outermost layer: refuses over-long URIs and unknown `Host`s, applies trusted
+/// `X-Forwarded-*` headers.
+async fn guard(
+    State(options): State<Arc<HttpOptions>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if request.uri().to_string().len() > MAX_URI_BYTES {
+        return ApiError {
+            status: StatusCode::URI_TOO_LONG,
+            code: "uri_too_long",
+            message: format!("the request URI is longer than {MAX_URI_BYTES} bytes"),
+        }
+        .into_response();
+    }
+    if options.trust_forwarded {
+        let headers = request.headers();
+        let first = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.split(',').next())
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let host = first("x-forwarded-host");
+        let forwarded = Forwarded {
+            proto: first("x-forwarded-proto"),
+            prefix: first("x-forwarded-prefix").map(|p| p.trim_end_matches('/').to_string()),
+        };
+        if let Some(client) = first("x-forwarded-for") {
+            tracing::debug!(%client, "forwarded request");
+        }
+        if let Some(value) = host.and_then(|h| HeaderValue::from_str(&h).ok()) {
+            request.headers_mut().insert(header::HOST, value);
+        }
+        request.extensions_mut().insert(forwarded);
+    }
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .or_else(|| request.uri().authority().map(|a| a.to_string()));
+    if let Some(host) = host
+        && !host_allowed(&host, &options.allowed_hosts)
+    {
+        return ApiError::forbidden(format!(
+            "Host `{host}` is not allowed (a guard against DNS rebinding); the server's \
+             operator can allow it with `--allowed-host`"
+        ))
+        .into_response();
+    }
+    next.run(request).await
+}
+
+/// Whether a `Host` header value (`name`, `name:port`, `[v6]:port`) matches the list:
+/// entries without a port match any port; `*` matches everything.
+pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    fn split(authority: &str) -> (String, Option<&str>) {
+        let authority = authority.trim();
+        if let Some(rest) = authority.strip_prefix('[') {
+            return match rest.split_once(']') {
+                Some((h, tail)) => (
+                    format!("[{}]", h.to_ascii_lowercase()),
+                    tail.strip_prefix(':'),
+                ),
+                None => (authority.to_ascii_lowercase(), None),
+            };
+        }
+        match authority.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') => (h.to_ascii_lowercase(), Some(p)),
+            _ => (authority.to_ascii_lowercase(), None),
+        }
+    }
+    let (name, port) = split(host);
+    allowed.iter().any(|entry| {
+        if entry == "*" {
+            return true;
+        }
+        let (allowed_name, allowed_port) = split(entry);
+        allowed_name == name && allowed_port.is_none_or(|p| Some(p) == port)
+    })
+}
+
+/// `/openapi.json`: the document with a `servers` entry for where the caller reached us.
+async fn served_openapi(request: Request) -> Json<utoipa::openapi::OpenApi> {
+    let mut doc = openapi();
+    let prefix = request
+        .extensions()
+        .get::<Forwarded>()
+        .and_then(|f| f.prefix.clone())
+        .unwrap_or_default();
+    // The request path ends in /openapi.json; what precedes it is our base path.
+    let path = request.uri().path();
+    let base = path.strip_suffix("/openapi.json").unwrap_or("");
+    doc.servers = Some(vec![utoipa::openapi::Server::new(format!(
+        "{prefix}{base}"
+    ))]);
+    Json(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_match_by_name_and_optional_port() {
+        let allowed: Vec<String> = vec![
+            "localhost".into(),
+            "[::1]".into(),
+            "code.example.com:443".into(),
+        ];
+        assert!(host_allowed("localhost:7878", &allowed));
+        assert!(host_allowed("LOCALHOST", &allowed));
+        assert!(host_allowed("[::1]:7878", &allowed));
+        assert!(host_allowed("code.example.com:443", &allowed));
+        assert!(!host_allowed("code.example.com:8443", &allowed));
+        assert!(!host_allowed("evil.example:7878", &allowed));
+        assert!(host_allowed("anything", &["*".to_string()]));
+    }
+
+    #[test]
+    fn options_normalise_the_base_path_and_check_origins() {
+        let o = HttpOptions {
+            base_path: "/sextant/".into(),
+            ..HttpOptions::default()
+        };
+        assert_eq!(o.validated().unwrap().base_path, "/sextant");
+        let bad = HttpOptions {
+            base_path: "sextant".into(),
+            ..HttpOptions::default()
+        };
+        assert!(bad.validated().is_err());
+        let origin = HttpOptions {
+            allowed_origins: vec!["app.example.com".into()],
+            ..HttpOptions::default()
+        };
+        assert!(origin.validated().is_err());
+    }
+
+    #[test]
+    fn every_api_route_is_documented_with_the_bearer_scheme() {
+        let doc = openapi();
+        let paths: Vec<&String> = doc.paths.paths.keys().collect();
+        for expected in [
+            "/api/v1/repositories",
+            "/api/v1/repositories/{repo}",
+            "/api/v1/repositories/{repo}/sync",
+            "/api/v1/repositories/{repo}/files",
+            "/api/v1/repositories/{repo}/symbols",
+            "/api/v1/repositories/{repo}/events",
+            "/api/v1/jobs",
+            "/api/v1/jobs/{id}",
+            "/api/v1/events",
+            "/api/v1/search",
+            "/api/v1/symbols",
+            "/healthz",
+            "/readyz",
+            "/metrics",
+        ] {
+            assert!(
+                paths.iter().any(|p| *p == expected),
+                "{expected} missing: {paths:?}"
+            );
+        }
+        let json = serde_json::to_value(&doc).unwrap();
+        assert!(json["openapi"].as_str().unwrap().starts_with("3.1"));
+        assert_eq!(
+            json["components"]["securitySchemes"]["bearer"]["scheme"],
+            "bearer"
+        );
+    }
 }

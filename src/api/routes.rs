@@ -1,39 +1,68 @@
-//! Route handlers: parse the request, call the engine, shape the answer.
+//! Route handlers: parse the request, check what the caller may do, call the engine,
+//! shape the answer. Each handler carries its OpenAPI description (`utoipa::path`).
 
 use std::convert::Infallible;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use axum::Json;
-use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use futures::Stream;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
+use super::auth::{require_admin, search_scope, visible_repo};
+use super::error::ErrorBody;
 use super::{ApiError, AppState};
-use crate::search::SearchOptions;
-use crate::store::{JobState, RepoSettings};
+use crate::auth::Principal;
+use crate::index::ProgressEvent;
+use crate::render::McpContent;
+use crate::search::{SearchOptions, SearchResponse};
+use crate::store::{FileRecord, Job, JobState, RepoSettings, Repository, SymbolRecord};
 
 type Shared = State<Arc<AppState>>;
+type Caller = Extension<Principal>;
 
-/// The body, or a 400 naming what is wrong with it.
-fn body<T>(payload: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
+/// The body, or the error naming what is wrong with it (400/413/415/422).
+fn body<T>(payload: Result<axum::Json<T>, JsonRejection>) -> Result<T, ApiError> {
     payload
         .map(|Json(v)| v)
-        .map_err(|e| ApiError::bad_request(format!("invalid request body: {}", e.body_text())))
+        .map_err(|e| ApiError::from_body_rejection(e.status(), &e.body_text()))
 }
 
-pub(super) async fn healthz() -> Json<Value> {
-    Json(json!({ "status": "ok" }))
+/// The query string, or a 400 naming the parameter.
+fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    q.map(|Query(v)| v)
+        .map_err(|e| ApiError::bad_request(format!("invalid query string: {}", e.body_text())))
 }
 
+/// `{"status": …}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Status {
+    /// `ok` / `ready`.
+    #[schema(value_type = String)]
+    pub status: &'static str,
+}
+
+/// The process is up.
+#[utoipa::path(get, path = "/healthz", tag = "health", security(()),
+    responses((status = 200, description = "Alive", body = Status)))]
+pub(super) async fn healthz() -> Json<Status> {
+    Json(Status { status: "ok" })
+}
+
+/// The metadata store answers (migrations are applied when it opens).
+#[utoipa::path(get, path = "/readyz", tag = "health", security(()),
+    responses(
+        (status = 200, description = "Ready", body = Status),
+        (status = 503, description = "The metadata store does not answer", body = ErrorBody)))]
 pub(super) async fn readyz(State(state): Shared) -> Response {
     match state.indexer.meta().ping().await {
-        Ok(()) => Json(json!({ "status": "ready" })).into_response(),
+        Ok(()) => Json(Status { status: "ready" }).into_response(),
         Err(e) => ApiError {
             status: StatusCode::SERVICE_UNAVAILABLE,
             code: "not_ready",
@@ -44,37 +73,93 @@ pub(super) async fn readyz(State(state): Shared) -> Response {
 }
 
 pub(super) async fn not_found() -> ApiError {
-    ApiError::not_found("no such route; the API lives under /api/v1 (see the README)")
+    ApiError::not_found("no such route; the API lives under /api/v1 (see /docs)")
 }
 
-pub(super) async fn list_repositories(State(state): Shared) -> Result<Json<Value>, ApiError> {
-    let repos = state.indexer.meta().list_repositories().await?;
-    Ok(Json(json!({ "repositories": repos })))
+/// `GET /api/v1/repositories`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RepositoryList {
+    /// The repositories the caller may see.
+    pub repositories: Vec<Repository>,
 }
 
-/// `POST /api/v1/repositories`.
-#[derive(Debug, Deserialize)]
+/// Registered repositories the caller may see.
+#[utoipa::path(get, path = "/repositories", tag = "repositories",
+    responses(
+        (status = 200, description = "Repositories", body = RepositoryList),
+        (status = 401, description = "No or unknown token", body = ErrorBody)))]
+pub(super) async fn list_repositories(
+    State(state): Shared,
+    Extension(caller): Caller,
+) -> Result<Json<RepositoryList>, ApiError> {
+    let mut repositories = state.indexer.meta().list_repositories().await?;
+    repositories.retain(|r| caller.sees(&r.id));
+    Ok(Json(RepositoryList { repositories }))
+}
+
+/// `POST /api/v1/repositories`: exactly one of `path` and `git`.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub(super) struct NewRepository {
-    /// A directory on the server.
-    path: Option<String>,
-    /// A git URL.
-    git: Option<String>,
-    /// Branch, tag or commit to track (git only).
+pub struct NewRepository {
+    /// A directory on the server (must lie under the server's allowed roots, if set).
+    pub path: Option<String>,
+    /// A git URL (https, ssh or file).
+    pub git: Option<String>,
+    /// Branch, tag or commit to track (git only; default: the remote's HEAD).
     #[serde(rename = "ref")]
-    tracked_ref: Option<String>,
+    pub tracked_ref: Option<String>,
     /// Display name (default: the directory or repository name).
-    name: Option<String>,
-    /// Settings (include/exclude globs, limits, …).
+    pub name: Option<String>,
+    /// Include/exclude globs, limits, languages, watch, fetch interval.
     #[serde(default)]
-    settings: RepoSettings,
+    pub settings: RepoSettings,
 }
 
+/// A repository with the job that indexes it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RepositoryCreated {
+    /// The registered repository.
+    pub repository: Repository,
+    /// Its first sync, queued.
+    pub job: Job,
+}
+
+/// Registers a directory or git repository and queues its first sync (admin scope,
+/// token without a repository allowlist).
+#[utoipa::path(post, path = "/repositories", tag = "repositories",
+    request_body = NewRepository,
+    responses(
+        (status = 201, description = "Registered; the first sync is queued", body = RepositoryCreated),
+        (status = 400, description = "Bad source or settings", body = ErrorBody),
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 403, description = "Not an unrestricted admin token", body = ErrorBody),
+        (status = 409, description = "The name is taken", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 422, description = "Body of the wrong shape", body = ErrorBody)))]
 pub(super) async fn add_repository(
     State(state): Shared,
+    Extension(caller): Caller,
     payload: Result<Json<NewRepository>, JsonRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<RepositoryCreated>), ApiError> {
+    require_admin(&caller)?;
+    if !caller.sees_all() {
+        return Err(ApiError::forbidden(
+            "this token is limited to some repositories and cannot register new ones",
+        ));
+    }
     let new = body(payload)?;
+    let (repository, job) = register(&state, new).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(RepositoryCreated { repository, job }),
+    ))
+}
+
+/// Registers `new` and queues its first sync (shared by REST and MCP).
+pub(crate) async fn register(
+    state: &AppState,
+    new: NewRepository,
+) -> Result<(Repository, Job), ApiError> {
     let repo = match (&new.path, &new.git) {
         (Some(path), None) => {
             if new.tracked_ref.is_some() {
@@ -105,42 +190,155 @@ pub(super) async fn add_repository(
         }
     };
     let job = state.jobs.enqueue_sync(&repo.id).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({ "repository": repo, "job": job })),
-    ))
+    Ok((repo, job))
 }
 
+/// File counts of a repository.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FileCounts {
+    /// Files indexed.
+    pub indexed: usize,
+    /// Files seen but not indexed (too large, binary, excluded by limits…).
+    pub skipped: usize,
+}
+
+/// `GET /api/v1/repositories/{repo}`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RepositoryDetail {
+    /// The repository (status, indexed commit, last error, settings).
+    pub repository: Repository,
+    /// File counts.
+    pub files: FileCounts,
+    /// Symbols indexed.
+    pub symbols: i64,
+    /// The five most recent jobs.
+    pub recent_jobs: Vec<Job>,
+}
+
+/// One repository: status, indexed commit, counts, last error, recent jobs.
+#[utoipa::path(get, path = "/repositories/{repo}", tag = "repositories",
+    params(("repo" = String, Path, description = "Repository name or id")),
+    responses(
+        (status = 200, description = "The repository", body = RepositoryDetail),
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 404, description = "No such repository (or not visible to this token)", body = ErrorBody)))]
 pub(super) async fn get_repository(
     State(state): Shared,
+    Extension(caller): Caller,
     Path(repo): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let repo = state.indexer.find_repo(&repo).await?;
+) -> Result<Json<RepositoryDetail>, ApiError> {
+    let repo = visible_repo(&state, &caller, &repo).await?;
     let files = state.indexer.meta().list_files(&repo.id).await?;
     let indexed = files.iter().filter(|f| f.skip_reason.is_none()).count();
     let symbols: i64 = files.iter().map(|f| f.symbol_count).sum();
-    let jobs = state.indexer.meta().list_jobs(Some(&repo.id), 5).await?;
-    Ok(Json(json!({
-        "repository": repo,
-        "files": { "indexed": indexed, "skipped": files.len() - indexed },
-        "symbols": symbols,
-        "recentJobs": jobs,
-    })))
+    let recent_jobs = state.indexer.meta().list_jobs(Some(&repo.id), 5).await?;
+    Ok(Json(RepositoryDetail {
+        repository: repo,
+        files: FileCounts {
+            indexed,
+            skipped: files.len() - indexed,
+        },
+        symbols,
+        recent_jobs,
+    }))
 }
 
+/// `PATCH /api/v1/repositories/{repo}`: what to change.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepositoryUpdate {
+    /// New settings (replace the current ones as a whole).
+    pub settings: Option<RepoSettings>,
+    /// Git repositories: the branch, tag or commit to track.
+    #[serde(rename = "ref")]
+    pub tracked_ref: Option<String>,
+}
+
+/// `{"repository": …}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RepositoryBody {
+    /// The repository.
+    pub repository: Repository,
+}
+
+/// Changes a repository's settings or tracked ref (admin); the next sync applies them.
+#[utoipa::path(patch, path = "/repositories/{repo}", tag = "repositories",
+    params(("repo" = String, Path, description = "Repository name or id")),
+    request_body = RepositoryUpdate,
+    responses(
+        (status = 200, description = "Saved", body = RepositoryBody),
+        (status = 400, description = "Invalid settings", body = ErrorBody),
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 403, description = "Not an admin token", body = ErrorBody),
+        (status = 404, description = "No such repository", body = ErrorBody),
+        (status = 422, description = "Body of the wrong shape", body = ErrorBody)))]
+pub(super) async fn update_repository(
+    State(state): Shared,
+    Extension(caller): Caller,
+    Path(repo): Path<String>,
+    payload: Result<Json<RepositoryUpdate>, JsonRejection>,
+) -> Result<Json<RepositoryBody>, ApiError> {
+    let repo = visible_repo(&state, &caller, &repo).await?;
+    require_admin(&caller)?;
+    let update = body(payload)?;
+    let settings = update.settings.unwrap_or(repo.settings);
+    let repository = state
+        .indexer
+        .update_settings(&repo.id, update.tracked_ref, settings)
+        .await?;
+    Ok(Json(RepositoryBody { repository }))
+}
+
+/// `{"removed": …}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Removed {
+    /// The repository that was removed.
+    pub removed: Repository,
+}
+
+/// Removes a repository and everything indexed for it (admin).
+#[utoipa::path(delete, path = "/repositories/{repo}", tag = "repositories",
+    params(("repo" = String, Path, description = "Repository name or id")),
+    responses(
+        (status = 200, description = "Removed", body = Removed),
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 403, description = "Not an admin token", body = ErrorBody),
+        (status = 404, description = "No such repository", body = ErrorBody)))]
 pub(super) async fn delete_repository(
     State(state): Shared,
+    Extension(caller): Caller,
     Path(repo): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let removed = state.indexer.remove_repo(&repo).await?;
-    Ok(Json(json!({ "removed": removed })))
+) -> Result<Json<Removed>, ApiError> {
+    let repo = visible_repo(&state, &caller, &repo).await?;
+    require_admin(&caller)?;
+    let removed = state.indexer.remove_repo(&repo.id).await?;
+    Ok(Json(Removed { removed }))
 }
 
+/// `{"job": …}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobBody {
+    /// The job.
+    pub job: Job,
+}
+
+/// Queues a sync (admin). 409 while one is queued or running.
+#[utoipa::path(post, path = "/repositories/{repo}/sync", tag = "repositories",
+    params(("repo" = String, Path, description = "Repository name or id")),
+    responses(
+        (status = 202, description = "Queued; follow it at /api/v1/jobs/{id} or /api/v1/events", body = JobBody),
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 403, description = "Not an admin token", body = ErrorBody),
+        (status = 404, description = "No such repository", body = ErrorBody),
+        (status = 409, description = "A sync is already queued or running", body = ErrorBody)))]
 pub(super) async fn sync_repository(
     State(state): Shared,
+    Extension(caller): Caller,
     Path(repo): Path<String>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let repo = state.indexer.find_repo(&repo).await?;
+) -> Result<(StatusCode, Json<JobBody>), ApiError> {
+    let repo = visible_repo(&state, &caller, &repo).await?;
+    require_admin(&caller)?;
     let busy = state
         .indexer
         .meta()
@@ -158,21 +356,80 @@ pub(super) async fn sync_repository(
         )));
     }
     let job = state.jobs.enqueue_sync(&repo.id).await?;
-    Ok((StatusCode::ACCEPTED, Json(json!({ "job": job }))))
+    Ok((StatusCode::ACCEPTED, Json(JobBody { job })))
+}
+
+/// `?skipped=true`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(super) struct FilesQuery {
+    /// Only files that were not indexed, with the reason.
+    #[serde(default)]
+    skipped: bool,
+}
+
+/// `{"files": …}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FileList {
+    /// Files with their language, size, symbol count, or skip reason.
+    pub files: Vec<FileRecord>,
+}
+
+/// The files of a repository (or only those skipped, with the reason).
+#[utoipa::path(get, path = "/repositories/{repo}/files", tag = "repositories",
+    params(("repo" = String, Path, description = "Repository name or id"), FilesQuery),
+    responses(
+        (status = 200, description = "Files", body = FileList),
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 404, description = "No such repository", body = ErrorBody)))]
+pub(super) async fn list_files(
+    State(state): Shared,
+    Extension(caller): Caller,
+    Path(repo): Path<String>,
+    q: Result<Query<FilesQuery>, QueryRejection>,
+) -> Result<Json<FileList>, ApiError> {
+    let q = query(q)?;
+    let repo = visible_repo(&state, &caller, &repo).await?;
+    let mut files = state.indexer.meta().list_files(&repo.id).await?;
+    if q.skipped {
+        files.retain(|f| f.skip_reason.is_some());
+    }
+    Ok(Json(FileList { files }))
 }
 
 /// `?path=src/a.ts`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(super) struct FileQuery {
+    /// File path relative to the repository root.
     path: String,
 }
 
+/// `GET …/symbols`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FileSymbols {
+    /// The file.
+    pub path: String,
+    /// Its symbols in source order (kind, breadcrumb, signature, lines, depth).
+    pub symbols: Vec<SymbolRecord>,
+}
+
+/// The symbols of one file: its structure without its text.
+#[utoipa::path(get, path = "/repositories/{repo}/symbols", tag = "code",
+    params(("repo" = String, Path, description = "Repository name or id"), FileQuery),
+    responses(
+        (status = 200, description = "Symbols", body = FileSymbols),
+        (status = 400, description = "Missing `path`", body = ErrorBody),
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 404, description = "No such repository or file", body = ErrorBody)))]
 pub(super) async fn file_symbols(
     State(state): Shared,
+    Extension(caller): Caller,
     Path(repo): Path<String>,
-    Query(file): Query<FileQuery>,
-) -> Result<Json<Value>, ApiError> {
-    let repo = state.indexer.find_repo(&repo).await?;
+    q: Result<Query<FileQuery>, QueryRejection>,
+) -> Result<Json<FileSymbols>, ApiError> {
+    let file = query(q)?;
+    let repo = visible_repo(&state, &caller, &repo).await?;
     let meta = state.indexer.meta();
     if meta.get_file(&repo.id, &file.path).await?.is_none() {
         return Err(ApiError::not_found(format!(
@@ -181,31 +438,132 @@ pub(super) async fn file_symbols(
         )));
     }
     let symbols = meta.file_symbols(&repo.id, &file.path).await?;
-    Ok(Json(json!({ "path": file.path, "symbols": symbols })))
+    Ok(Json(FileSymbols {
+        path: file.path,
+        symbols,
+    }))
 }
 
-pub(super) async fn get_job(
+/// `?repository=…&limit=…`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(super) struct JobsQuery {
+    /// Only this repository's jobs (name or id).
+    repository: Option<String>,
+    /// Most recent first, at most this many (1–500, default 50).
+    limit: Option<u32>,
+}
+
+/// `{"jobs": …}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobList {
+    /// Most recent first.
+    pub jobs: Vec<Job>,
+}
+
+/// Recent jobs, of one repository or of every visible one.
+#[utoipa::path(get, path = "/jobs", tag = "jobs",
+    params(JobsQuery),
+    responses(
+        (status = 200, description = "Jobs", body = JobList),
+        (status = 400, description = "Bad limit", body = ErrorBody),
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 404, description = "No such repository", body = ErrorBody)))]
+pub(super) async fn list_jobs(
     State(state): Shared,
-    Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    match state.indexer.meta().get_job(&id).await? {
-        Some(job) => Ok(Json(json!({ "job": job }))),
-        None => Err(ApiError::not_found(format!("no job `{id}`"))),
+    Extension(caller): Caller,
+    q: Result<Query<JobsQuery>, QueryRejection>,
+) -> Result<Json<JobList>, ApiError> {
+    let q = query(q)?;
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::bad_request("`limit` must be between 1 and 500"));
+    }
+    let repo = match &q.repository {
+        Some(name) => Some(visible_repo(&state, &caller, name).await?.id),
+        None => None,
+    };
+    let mut jobs = state
+        .indexer
+        .meta()
+        .list_jobs(repo.as_deref(), i64::from(limit))
+        .await?;
+    jobs.retain(|j| job_visible(&caller, j));
+    Ok(Json(JobList { jobs }))
+}
+
+fn job_visible(caller: &Principal, job: &Job) -> bool {
+    match &job.repo_id {
+        Some(id) => caller.sees(id),
+        None => caller.sees_all(),
     }
 }
 
-/// Every progress event of every sync, as `event: progress` with the event as JSON data.
+/// One job: state, progress, message.
+#[utoipa::path(get, path = "/jobs/{id}", tag = "jobs",
+    params(("id" = String, Path, description = "Job id")),
+    responses(
+        (status = 200, description = "The job", body = JobBody),
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 404, description = "No such job", body = ErrorBody)))]
+pub(super) async fn get_job(
+    State(state): Shared,
+    Extension(caller): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<JobBody>, ApiError> {
+    match state.indexer.meta().get_job(&id).await? {
+        Some(job) if job_visible(&caller, &job) => Ok(Json(JobBody { job })),
+        _ => Err(ApiError::not_found(format!("no job `{id}`"))),
+    }
+}
+
+/// Progress of every sync the caller may see, as server-sent events (`event: progress`,
+/// data: a JSON [`ProgressEvent`]).
+#[utoipa::path(get, path = "/events", tag = "jobs",
+    responses(
+        (status = 200, description = "An endless stream of `progress` events", content_type = "text/event-stream", body = ProgressEvent),
+        (status = 401, description = "No or unknown token", body = ErrorBody)))]
 pub(super) async fn events(
     State(state): Shared,
+    Extension(caller): Caller,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    progress_stream(&state, move |e| caller.sees(&e.repo_id))
+}
+
+/// Progress of one repository's syncs, as server-sent events.
+#[utoipa::path(get, path = "/repositories/{repo}/events", tag = "jobs",
+    params(("repo" = String, Path, description = "Repository name or id")),
+    responses(
+        (status = 200, description = "An endless stream of `progress` events", content_type = "text/event-stream", body = ProgressEvent),
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 404, description = "No such repository", body = ErrorBody)))]
+pub(super) async fn repository_events(
+    State(state): Shared,
+    Extension(caller): Caller,
+    Path(repo): Path<String>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let id = visible_repo(&state, &caller, &repo).await?.id;
+    Ok(progress_stream(&state, move |e| e.repo_id == id))
+}
+
+/// The progress broadcast as SSE, keeping the events `keep` accepts.
+fn progress_stream<K>(
+    state: &AppState,
+    keep: K,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>> + use<K>>
+where
+    K: Fn(&ProgressEvent) -> bool + Send + 'static,
+{
     let receiver = state.events.subscribe();
-    let stream = futures::stream::unfold(receiver, |mut rx| async move {
+    let stream = futures::stream::unfold((receiver, keep), |(mut rx, keep)| async move {
         loop {
             match rx.recv().await {
-                Ok(event) => {
+                Ok(event) if keep(&event) => {
                     let data = serde_json::to_string(&event).unwrap_or_default();
-                    return Some((Ok(Event::default().event("progress").data(data)), rx));
+                    let sse = Event::default().event("progress").data(data);
+                    return Some((Ok(sse), (rx, keep)));
                 }
+                Ok(_) => continue,
                 // A slow subscriber skips what it missed rather than stalling the sync.
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
@@ -216,26 +574,103 @@ pub(super) async fn events(
 }
 
 /// `POST /api/v1/search`: the query and any search option (camelCase, as in
-/// [`SearchOptions`]); repositories may be given by name.
-#[derive(Debug, Deserialize)]
-pub(super) struct SearchRequest {
-    query: String,
+/// [`SearchOptions`]); `repos` may hold names or ids.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct SearchRequest {
+    /// A natural-language question, or `symbol = [path/file.ts >] [Parent >] name`.
+    pub query: String,
+    /// Budget, thresholds, recall sizes and scope (`repos`, `paths`, `languages`, `kinds`).
     #[serde(flatten)]
-    options: SearchOptions,
+    pub options: SearchOptions,
 }
 
+/// A search's answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchResult {
+    /// The structured response: results with their code and scores, every candidate,
+    /// structural metadata, timings.
+    pub response: SearchResponse,
+    /// The same answer as MCP content: the connection graph, then one snapshot per file.
+    pub content: Vec<McpContent>,
+}
+
+/// Natural-language search or `symbol =` lookup over the repositories the caller sees.
+#[utoipa::path(post, path = "/search", tag = "code",
+    request_body = SearchRequest,
+    responses(
+        (status = 200, description = "Results", body = SearchResult),
+        (status = 400, description = "Empty query or invalid option (named)", body = ErrorBody),
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 404, description = "A repository in `repos` does not exist", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 422, description = "Body of the wrong shape", body = ErrorBody)))]
 pub(super) async fn search(
     State(state): Shared,
+    Extension(caller): Caller,
     payload: Result<Json<SearchRequest>, JsonRejection>,
-) -> Result<Json<Value>, ApiError> {
-    let SearchRequest { query, mut options } = body(payload)?;
-    let mut repos = Vec::with_capacity(options.filter.repos.len());
-    for name in &options.filter.repos {
-        repos.push(state.indexer.find_repo(name).await?.id);
-    }
-    options.filter.repos = repos;
-    let response = state.searcher.search(&query, &options).await?;
+) -> Result<Json<SearchResult>, ApiError> {
+    let SearchRequest { query, options } = body(payload)?;
+    Ok(Json(run_search(&state, &caller, &query, options).await?))
+}
+
+/// Scopes `options` to what `caller` sees, searches and renders (shared by REST and MCP).
+pub(crate) async fn run_search(
+    state: &AppState,
+    caller: &Principal,
+    query: &str,
+    mut options: SearchOptions,
+) -> Result<SearchResult, ApiError> {
+    options.filter.repos = search_scope(state, caller, &options.filter.repos).await?;
+    let response = state.searcher.search(query, &options).await?;
     let files = state.searcher.result_files(&response).await?;
     let content = crate::render::mcp_content(&response, &files);
-    Ok(Json(json!({ "response": response, "content": content })))
+    Ok(SearchResult { response, content })
+}
+
+/// `?name=…&repository=…`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(super) struct SymbolQuery {
+    /// `name`, `Parent > name` or `path/file.ts > Parent > name`.
+    name: String,
+    /// Only this repository (name or id).
+    repository: Option<String>,
+}
+
+/// Exact symbol lookup (no vectors): every symbol with that name or breadcrumb, complete,
+/// with its structural metadata. Same answer shape as search; unknown names give an empty
+/// result.
+#[utoipa::path(get, path = "/symbols", tag = "code",
+    params(SymbolQuery),
+    responses(
+        (status = 200, description = "Matches (possibly none)", body = SearchResult),
+        (status = 400, description = "Missing or empty `name`", body = ErrorBody),
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 404, description = "No such repository", body = ErrorBody)))]
+pub(super) async fn get_symbol(
+    State(state): Shared,
+    Extension(caller): Caller,
+    q: Result<Query<SymbolQuery>, QueryRejection>,
+) -> Result<Json<SearchResult>, ApiError> {
+    let q = query(q)?;
+    Ok(Json(
+        symbol_lookup(&state, &caller, &q.name, q.repository).await?,
+    ))
+}
+
+/// `symbol = name` over the caller's repositories (shared by REST and MCP).
+pub(crate) async fn symbol_lookup(
+    state: &AppState,
+    caller: &Principal,
+    name: &str,
+    repository: Option<String>,
+) -> Result<SearchResult, ApiError> {
+    if name.trim().is_empty() {
+        return Err(ApiError::bad_request(
+            "`name` must name a symbol: `name`, `Parent > name` or `path/file.ts > name`",
+        ));
+    }
+    let mut options = SearchOptions::default();
+    options.filter.repos = repository.into_iter().collect();
+    run_search(state, caller, &format!("symbol = {name}"), options).await
 }

@@ -19,6 +19,18 @@ use crate::store::{LanceStore, LanceStoreOptions, MetaStore, RepoSettings, SqlMe
 pub enum RepoCommand {
     /// List registered repositories with their status and file counts.
     List,
+    /// Register a directory or git repository (indexed by the next sync: at once with
+    /// `--server`, by `sextant repo sync` or `sextant serve` locally).
+    Add(RepoAddArgs),
+    /// Sync a repository now and wait for it (with `--no-wait`, only queue it on the
+    /// server).
+    Sync {
+        /// Name or id.
+        name: String,
+        /// With --server: return once queued.
+        #[arg(long)]
+        no_wait: bool,
+    },
     /// Remove a repository and everything indexed for it.
     Remove {
         /// Name or id.
@@ -39,6 +51,31 @@ pub enum RepoCommand {
         #[arg(long)]
         skipped: bool,
     },
+}
+
+/// Options of `sextant repo add`.
+#[derive(Debug, clap::Args)]
+pub struct RepoAddArgs {
+    /// A directory (on the machine that indexes it), or with --git a repository URL.
+    pub source: String,
+    /// SOURCE is a git URL.
+    #[arg(long)]
+    pub git: bool,
+    /// With --git: the branch, tag or commit to track.
+    #[arg(long = "ref")]
+    pub tracked_ref: Option<String>,
+    /// Repository name (default: the directory's or repository's name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Only index files matching these globs (repeatable).
+    #[arg(long)]
+    pub include: Vec<String>,
+    /// Never index files matching these globs (repeatable).
+    #[arg(long)]
+    pub exclude: Vec<String>,
+    /// With --server: return once registered, without waiting for the first sync.
+    #[arg(long)]
+    pub no_wait: bool,
 }
 
 /// Options of `sextant repo set`: each given flag replaces that setting.
@@ -122,11 +159,12 @@ pub(super) async fn open_meta(config: &Config) -> Result<Arc<SqlMetaStore>, CliE
 }
 
 /// Opens the indexer over `meta`, the configured embedder (behind the SQL embedding cache)
-/// and the LanceDB store; also returns the bare embedder, for queries.
+/// and the LanceDB store; also returns the bare embedder, for queries, and the cache
+/// wrapper, for its counters.
 pub(super) async fn open_indexer_with(
     config: &Config,
     meta: Arc<SqlMetaStore>,
-) -> Result<(Indexer, Arc<dyn Embedder>), CliError> {
+) -> Result<(Indexer, Arc<dyn Embedder>, Arc<CachedEmbedder>), CliError> {
     let embedder = config
         .embed
         .build(&config.data_dir, |line| eprintln!("sextant: {line}"))
@@ -141,7 +179,7 @@ pub(super) async fn open_indexer_with(
     let indexer = Indexer::new(
         meta,
         vectors,
-        cached,
+        cached.clone(),
         IndexOptions {
             parse: config.parse.clone(),
             chunk: config.chunk.clone(),
@@ -151,7 +189,7 @@ pub(super) async fn open_indexer_with(
         },
     )
     .map_err(fail)?;
-    Ok((indexer, embedder))
+    Ok((indexer, embedder, cached))
 }
 
 async fn open_indexer(config: &Config, meta: Arc<SqlMetaStore>) -> Result<Indexer, CliError> {
@@ -290,6 +328,51 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
                     )
                     .map_err(write_err)?;
                 }
+            }
+            RepoCommand::Add(args) => {
+                let indexer = open_indexer(config, meta).await?;
+                let settings = RepoSettings {
+                    include: args.include,
+                    exclude: args.exclude,
+                    ..RepoSettings::default()
+                };
+                let repo = if args.git {
+                    indexer
+                        .register_git(
+                            &args.source,
+                            args.name.as_deref(),
+                            args.tracked_ref.as_deref(),
+                            settings,
+                        )
+                        .await
+                } else {
+                    indexer
+                        .register_path(&PathBuf::from(&args.source), args.name.as_deref(), settings)
+                        .await
+                }
+                .map_err(fail)?;
+                writeln!(
+                    w,
+                    "registered {} ({}); index it with `sextant repo sync {}` or let `sextant serve` do it",
+                    repo.name, repo.id, repo.name
+                )
+                .map_err(write_err)?;
+            }
+            RepoCommand::Sync { name, .. } => {
+                let indexer = open_indexer(config, meta).await?;
+                let repo = indexer.find_repo(&name).await.map_err(fail)?;
+                let report = sync_with_bars(&indexer, &repo).await?;
+                writeln!(
+                    w,
+                    "{}: {} indexed, {} unchanged, {} removed, {} failed in {:.1} s",
+                    repo.name,
+                    report.indexed,
+                    report.unchanged,
+                    report.removed,
+                    report.failed.len(),
+                    report.duration.as_secs_f64()
+                )
+                .map_err(write_err)?;
             }
             RepoCommand::Remove { name } => {
                 let indexer = open_indexer(config, meta).await?;

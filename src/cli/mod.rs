@@ -10,8 +10,10 @@ use clap::{Args, Parser, Subcommand};
 
 mod index;
 mod models;
+mod remote;
 mod search;
 mod serve;
+mod token;
 
 use crate::chunk::chunk_file;
 use crate::config::Config;
@@ -117,6 +119,13 @@ pub struct GlobalArgs {
     /// Reranker base URL (TEI or Cohere-style servers).
     #[arg(long, global = true, env = "SEXTANT_RERANK_URL")]
     pub rerank_url: Option<String>,
+    /// Work against a running server (`http://host:7878`) instead of a local data
+    /// directory: `search` and `repo list|show|add|rm|sync`.
+    #[arg(long, global = true, env = "SEXTANT_SERVER")]
+    pub server: Option<String>,
+    /// API token for --server (`sextant token create` on the server's machine).
+    #[arg(long, global = true, env = "SEXTANT_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
 }
 
 impl GlobalArgs {
@@ -190,8 +199,18 @@ pub enum Command {
         #[command(subcommand)]
         action: models::ModelCommand,
     },
-    /// Serve the REST API, SSE progress and MCP (`/mcp`) on a loopback address.
+    /// Serve the REST API, SSE progress, MCP (`/mcp`), OpenAPI (`/openapi.json`, `/docs`)
+    /// and metrics.
     Serve(serve::ServeArgs),
+    /// Print the OpenAPI 3.1 document of the REST API (as committed in
+    /// `openapi/openapi.json`).
+    Openapi,
+    /// Manage API tokens for `sextant serve`.
+    Token {
+        /// What to do.
+        #[command(subcommand)]
+        action: token::TokenCommand,
+    },
     /// Serve the MCP tools over stdio (for a local agent such as Claude Code).
     Mcp,
     /// Embed texts with the configured provider and print one JSON line per text.
@@ -217,6 +236,18 @@ pub enum Command {
 pub fn run(cli: Cli) -> Result<(), CliError> {
     let config = cli.global.config();
     let data_dir_given = cli.global.data_dir.is_some();
+    if let Some(server) = &cli.global.server {
+        let remote = remote::Remote::new(server, cli.global.token.clone())?;
+        return match cli.command {
+            Command::Search(args) => remote::search(remote, args),
+            Command::Repo { action } => remote::repo(remote, action),
+            _ => Err(CliError::Failed(
+                "with --server only `search` and `repo` run remotely; drop --server (and \
+                 SEXTANT_SERVER) for local commands"
+                    .into(),
+            )),
+        };
+    }
     match cli.command {
         Command::Chunks {
             path,
@@ -234,9 +265,20 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Model { action } => models::model(action, &config),
         Command::Serve(args) => serve::serve(args, &config),
         Command::Mcp => serve::mcp(&config),
+        Command::Token { action } => token::token(action, &config),
+        Command::Openapi => {
+            let mut w = out();
+            writeln!(w, "{}", openapi_json()?).map_err(write_err)
+        }
         Command::Embed { texts, query } => models::embed(texts, query, &config),
         Command::Rerank { query, documents } => models::rerank(query, documents, &config),
     }
+}
+
+/// The OpenAPI document as pretty JSON (what `openapi/openapi.json` holds).
+pub fn openapi_json() -> Result<String, CliError> {
+    serde_json::to_string_pretty(&crate::api::openapi())
+        .map_err(|e| CliError::Output(e.to_string()))
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, CliError> {

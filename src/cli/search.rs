@@ -48,7 +48,7 @@ pub struct SearchArgs {
 }
 
 impl SearchArgs {
-    fn options(&self) -> SearchOptions {
+    pub(super) fn options(&self) -> SearchOptions {
         SearchOptions {
             retrieval: self.retrieval,
             fusion: self.fusion,
@@ -123,7 +123,7 @@ async fn open_searcher(
     config: &Config,
 ) -> Result<(Arc<crate::index::Indexer>, Searcher), CliError> {
     let meta = open_meta(config).await?;
-    let (indexer, embedder) = open_indexer_with(config, meta.clone()).await?;
+    let (indexer, embedder, _) = open_indexer_with(config, meta.clone()).await?;
     let reranker = config.rerank.build()?;
     let indexer = Arc::new(indexer);
     let vectors: Arc<dyn VectorStore> = indexer.vectors().clone();

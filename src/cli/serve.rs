@@ -10,22 +10,119 @@ use tokio::sync::broadcast;
 
 use super::CliError;
 use super::index::{fail, open_indexer_with, open_meta, runtime};
-use crate::api::{AppState, router};
+use crate::api::{AppState, AuthPolicy, HttpOptions, router};
 use crate::config::Config;
 use crate::index::JobRunner;
 use crate::search::Searcher;
 use crate::store::{MetaStore, RepoSource};
 
+/// When requests need an API token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthMode {
+    /// Tokens required when any token exists or the address is not loopback; otherwise
+    /// none (the zero-config local server).
+    Auto,
+    /// Tokens always required.
+    Required,
+    /// No tokens: every caller administers everything. Loopback addresses only.
+    Off,
+}
+
 /// Options of `sextant serve`.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// Address to listen on. Loopback only for now: API tokens are not enforced yet, so
-    /// the server refuses to listen where other machines could reach it.
+    /// Address to listen on. A non-loopback address needs API tokens (`sextant token
+    /// create`): the server refuses to start without one.
     #[arg(long, default_value = "127.0.0.1:7878", env = "SEXTANT_BIND")]
     pub bind: SocketAddr,
     /// Syncs run at once.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, env = "SEXTANT_MAX_SYNCS")]
     pub max_syncs: usize,
+    /// When requests need a token.
+    #[arg(long, value_enum, default_value_t = AuthMode::Auto, env = "SEXTANT_AUTH")]
+    pub auth: AuthMode,
+    /// Accepted `Host` header values (`name` or `name:port`, repeatable; `*`: any), a
+    /// guard against DNS rebinding. Default: loopback names without tokens, any host
+    /// with tokens.
+    #[arg(
+        long = "allowed-host",
+        env = "SEXTANT_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed to call the API and MCP (`https://app.example.com`,
+    /// repeatable). Default: none.
+    #[arg(
+        long = "allowed-origin",
+        env = "SEXTANT_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub allowed_origins: Vec<String>,
+    /// Serve every route under this path (`/sextant`), for a reverse proxy that forwards
+    /// the path unchanged.
+    #[arg(long, default_value = "", env = "SEXTANT_BASE_PATH")]
+    pub base_path: String,
+    /// Honour `X-Forwarded-Host`/`-Proto`/`-Prefix`/`-For` (only behind a proxy that sets
+    /// them).
+    #[arg(long, env = "SEXTANT_TRUST_FORWARDED")]
+    pub trust_forwarded: bool,
+    /// Seconds a non-streaming API request may take before a 408.
+    #[arg(long, default_value_t = 60, env = "SEXTANT_REQUEST_TIMEOUT")]
+    pub request_timeout: u64,
+}
+
+impl ServeArgs {
+    /// The authentication policy for `live_tokens` existing tokens, or why the server
+    /// must not start.
+    pub fn policy(&self, live_tokens: usize) -> Result<AuthPolicy, String> {
+        let loopback = self.bind.ip().is_loopback();
+        let policy = match self.auth {
+            AuthMode::Off if !loopback => {
+                return Err(format!(
+                    "refusing to listen on {} without authentication: only loopback \
+                     addresses (127.0.0.1, ::1) may run with `--auth off`",
+                    self.bind
+                ));
+            }
+            AuthMode::Off => AuthPolicy::Off,
+            AuthMode::Required => AuthPolicy::Tokens,
+            AuthMode::Auto if live_tokens > 0 || !loopback => AuthPolicy::Tokens,
+            AuthMode::Auto => AuthPolicy::Off,
+        };
+        if policy == AuthPolicy::Tokens && live_tokens == 0 {
+            return Err(format!(
+                "refusing to listen on {} without API tokens: {}create one with \
+                 `sextant token create --scope admin --name <you>` (same data directory) and \
+                 send it as `Authorization: Bearer <token>`",
+                self.bind,
+                if loopback {
+                    ""
+                } else {
+                    "a non-loopback address requires authentication; "
+                }
+            ));
+        }
+        Ok(policy)
+    }
+
+    /// The HTTP options these flags describe, for `policy`.
+    pub fn http(&self, policy: AuthPolicy) -> Result<HttpOptions, String> {
+        let defaults = HttpOptions::default();
+        let allowed_hosts = match (self.allowed_hosts.is_empty(), policy) {
+            (false, _) => self.allowed_hosts.clone(),
+            // With tokens, a rebound page has no token to send: any Host is safe.
+            (true, AuthPolicy::Tokens) => vec!["*".into()],
+            (true, AuthPolicy::Off) => defaults.allowed_hosts,
+        };
+        HttpOptions {
+            base_path: self.base_path.clone(),
+            allowed_hosts,
+            allowed_origins: self.allowed_origins.clone(),
+            trust_forwarded: self.trust_forwarded,
+            request_timeout: Duration::from_secs(self.request_timeout.max(1)),
+        }
+        .validated()
+    }
 }
 
 /// Opens the stores and the model, resumes interrupted jobs, watches working trees with
@@ -33,9 +130,10 @@ pub struct ServeArgs {
 async fn start(
     config: &Config,
     max_syncs: usize,
+    auth: AuthPolicy,
 ) -> Result<(Arc<AppState>, Vec<crate::index::watch::Watch>), CliError> {
     let meta = open_meta(config).await?;
-    let (indexer, embedder) = open_indexer_with(config, meta.clone()).await?;
+    let (indexer, embedder, cache) = open_indexer_with(config, meta.clone()).await?;
     let indexer = Arc::new(indexer);
     let reranker = config.rerank.build()?;
     let searcher = Searcher::new(meta.clone(), indexer.vectors().clone(), embedder, reranker)
@@ -56,12 +154,11 @@ async fn start(
         }
     }
     tokio::spawn(jobs.clone().run_forever(Duration::from_secs(30)));
-    let state = Arc::new(AppState {
-        indexer,
-        searcher: Arc::new(searcher),
-        jobs,
-        events,
-    });
+    let state = Arc::new(
+        AppState::new(indexer, Arc::new(searcher), jobs, events)
+            .with_auth(auth)
+            .with_embed_cache(cache),
+    );
     Ok((state, watches))
 }
 
@@ -70,7 +167,7 @@ async fn start(
 pub fn mcp(config: &Config) -> Result<(), CliError> {
     use rmcp::ServiceExt;
     runtime()?.block_on(async {
-        let (state, watches) = start(config, 1).await?;
+        let (state, watches) = start(config, 1, AuthPolicy::Off).await?;
         let service = crate::mcp::SextantMcp::new(state)
             .serve(rmcp::transport::stdio())
             .await
@@ -83,24 +180,32 @@ pub fn mcp(config: &Config) -> Result<(), CliError> {
 
 /// Runs the server until Ctrl-C.
 pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
-    if !args.bind.ip().is_loopback() {
-        return Err(CliError::Failed(format!(
-            "refusing to listen on {}: API tokens are not enforced yet, so only loopback \
-             addresses (127.0.0.1, ::1) are allowed; put a reverse proxy with its own \
-             authentication in front to share the server",
-            args.bind
-        )));
-    }
     runtime()?.block_on(async {
-        let (state, watches) = start(config, args.max_syncs).await?;
-        let app = router(state);
+        let live = open_meta(config)
+            .await?
+            .list_tokens()
+            .await
+            .map_err(fail)?
+            .iter()
+            .filter(|t| t.revoked_at.is_none())
+            .count();
+        let policy = args.policy(live).map_err(CliError::Failed)?;
+        let http = args.http(policy).map_err(CliError::Failed)?;
+        let (state, watches) = start(config, args.max_syncs, policy).await?;
+        let app = router(state, &http);
         let listener = tokio::net::TcpListener::bind(args.bind)
             .await
             .map_err(|e| CliError::Failed(format!("cannot listen on {}: {e}", args.bind)))?;
         let local = listener.local_addr().map_err(fail)?;
         eprintln!(
-            "sextant: serving on http://{local} (data in {}); try GET /api/v1/repositories",
-            config.data_dir.display()
+            "sextant: serving on http://{local}{base} (data in {}; {}); API docs at {base}/docs, \
+             MCP at {base}/mcp",
+            config.data_dir.display(),
+            match policy {
+                AuthPolicy::Tokens => "API tokens required",
+                AuthPolicy::Off => "no authentication: loopback only",
+            },
+            base = http.base_path,
         );
         axum::serve(listener, app)
             .with_graceful_shutdown(async {

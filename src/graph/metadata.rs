@@ -10,7 +10,9 @@ use crate::store::{EdgeKind, EdgeRecord, SymbolRecord};
 
 /// A symbol as the graph names it: a display name, and where it lives when it is in the
 /// repository (`id` and `path` empty for external and unresolved names).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema,
+)]
 pub struct SymbolRef {
     /// Chunk id, for repository symbols.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -23,7 +25,7 @@ pub struct SymbolRef {
 }
 
 /// Structural metadata of one symbol.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SymbolMetadata {
     /// Chunk id.

@@ -8,15 +8,19 @@ use std::sync::Arc;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    Annotations, CallToolResult, ContentBlock, Role, ServerCapabilities, ServerConfig, TextContent,
+    Annotations, CallToolResult, ContentBlock, Implementation, Role, ServerCapabilities,
+    ServerConfig, TextContent,
 };
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 
-use crate::api::AppState;
+use crate::api::{ApiError, AppState};
+use crate::auth::Principal;
 use crate::search::SearchOptions;
+use crate::store::RepoSettings;
 
 /// Arguments of `codebase_search`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -47,6 +51,35 @@ pub struct FileArgs {
     pub repository: String,
     /// File path relative to the repository root (`src/auth/token.ts`).
     pub path: String,
+}
+
+/// Arguments of `get_symbol`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct SymbolArgs {
+    /// The symbol: `name`, `Parent > name`, or `path/file.ts > Parent > name`.
+    pub name: String,
+    /// Only this repository (name or id); default: all.
+    pub repository: Option<String>,
+}
+
+/// Arguments of `add_repository`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct AddRepositoryArgs {
+    /// A directory on the server to index (give this or `git`).
+    pub path: Option<String>,
+    /// A git URL to clone and index (give this or `path`).
+    pub git: Option<String>,
+    /// Git only: the branch, tag or commit to track.
+    #[serde(rename = "ref")]
+    pub tracked_ref: Option<String>,
+    /// Display name (default: the directory or repository name).
+    pub name: Option<String>,
+    /// Include globs (`src/**`); default: everything supported.
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Exclude globs (`**/*.test.ts`).
+    #[serde(default)]
+    pub exclude: Vec<String>,
 }
 
 /// Arguments of `index_status`.
@@ -93,8 +126,10 @@ impl SextantMcp {
     )]
     async fn codebase_search(
         &self,
+        ctx: RequestContext<RoleServer>,
         Parameters(args): Parameters<SearchArgs>,
     ) -> Result<CallToolResult, McpError> {
+        let caller = principal(&ctx);
         let mut options = SearchOptions::default();
         if let Some(budget) = args.max_token_budget {
             options.max_token_budget = budget;
@@ -102,71 +137,106 @@ impl SextantMcp {
         if let Some(threshold) = args.minimum_relevance_threshold {
             options.minimum_relevance_threshold = threshold;
         }
-        for name in &args.repositories {
-            match self.state.indexer.find_repo(name).await {
-                Ok(repo) => options.filter.repos.push(repo.id),
-                Err(e) => return Ok(failure(e)),
-            }
-        }
+        options.filter.repos = args.repositories;
         options.filter.paths = args.path;
         options.filter.languages = args.languages;
-        let response = match self.state.searcher.search(&args.query, &options).await {
-            Ok(r) => r,
-            Err(e) => return Ok(failure(e)),
-        };
-        let files = match self.state.searcher.result_files(&response).await {
-            Ok(f) => f,
-            Err(e) => return Ok(failure(e)),
-        };
-        let content = crate::render::mcp_content(&response, &files)
-            .into_iter()
-            .map(|item| {
-                ContentBlock::Text(
-                    TextContent::new(item.text).with_annotations(
-                        Annotations::default()
-                            .with_audience(vec![Role::Assistant])
-                            .with_priority(item.annotations.priority),
-                    ),
-                )
-            })
-            .collect();
-        Ok(CallToolResult::success(content))
+        let result = crate::api::run_search(&self.state, &caller, &args.query, options).await;
+        Ok(self.answer("codebase_search", result.map(|r| search_content(r.content))))
+    }
+
+    #[tool(
+        description = "Look a symbol up by exact name, with no ranking: `name`, \
+        `Parent > name` (a method of a class) or `path/file.ts > Parent > name`. Returns every \
+        match complete, in the same form as codebase_search (connection graph, then \
+        snapshots); an unknown name returns an empty result."
+    )]
+    async fn get_symbol(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(args): Parameters<SymbolArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let caller = principal(&ctx);
+        let result =
+            crate::api::symbol_lookup(&self.state, &caller, &args.name, args.repository).await;
+        Ok(self.answer("get_symbol", result.map(|r| search_content(r.content))))
+    }
+
+    #[tool(
+        description = "Register a repository (a directory on the server, or a git URL) and \
+        queue its indexing. Needs an admin token not limited to some repositories. Follow \
+        progress with index_status."
+    )]
+    async fn add_repository(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(args): Parameters<AddRepositoryArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let caller = principal(&ctx);
+        let result = async {
+            if !caller.is_admin() || !caller.sees_all() {
+                return Err(ApiError::forbidden(
+                    "registering repositories needs an admin token that is not limited to \
+                     some repositories",
+                ));
+            }
+            let new = crate::api::NewRepository {
+                path: args.path,
+                git: args.git,
+                tracked_ref: args.tracked_ref,
+                name: args.name,
+                settings: RepoSettings {
+                    include: args.include,
+                    exclude: args.exclude,
+                    ..RepoSettings::default()
+                },
+            };
+            let (repo, job) = crate::api::register(&self.state, new).await?;
+            Ok(vec![text(format!(
+                "Registered `{}` ({}); indexing is queued as job {}. Ask index_status for \
+                 progress.",
+                repo.name, repo.id, job.id
+            ))])
+        }
+        .await;
+        Ok(self.answer("add_repository", result))
     }
 
     #[tool(
         description = "List the indexed repositories with their status (registered, \
-        indexing, ready, failed), source and last indexed commit."
+        indexing, ready, error), source and last indexed commit."
     )]
-    async fn list_repositories(&self) -> Result<CallToolResult, McpError> {
-        match self.state.indexer.meta().list_repositories().await {
-            Ok(repos) => {
-                let lines: Vec<String> = repos
-                    .iter()
-                    .map(|r| {
-                        format!(
-                            "{} ({}) {}{}",
-                            r.name,
-                            r.status.as_str(),
-                            match &r.source {
-                                crate::store::RepoSource::Path(p) => p.clone(),
-                                crate::store::RepoSource::Git(u) => u.clone(),
-                            },
-                            r.indexed_commit
-                                .as_deref()
-                                .map(|c| format!(" @ {c}"))
-                                .unwrap_or_default()
-                        )
-                    })
-                    .collect();
-                let body = if lines.is_empty() {
-                    "No repositories are indexed yet.".to_string()
-                } else {
-                    lines.join("\n")
-                };
-                Ok(CallToolResult::success(vec![text(body)]))
-            }
-            Err(e) => Ok(failure(e)),
+    async fn list_repositories(
+        &self,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let caller = principal(&ctx);
+        let result = async {
+            let repos = self.state.indexer.meta().list_repositories().await?;
+            let lines: Vec<String> = repos
+                .iter()
+                .filter(|r| caller.sees(&r.id))
+                .map(|r| {
+                    let (_, location) = r.source.split();
+                    format!(
+                        "{} ({}) {location}{}",
+                        r.name,
+                        r.status.as_str(),
+                        r.indexed_commit
+                            .as_deref()
+                            .map(|c| format!(" @ {c}"))
+                            .unwrap_or_default()
+                    )
+                })
+                .collect();
+            let body = if lines.is_empty() {
+                "No repositories are indexed yet.".to_string()
+            } else {
+                lines.join("\n")
+            };
+            Ok::<_, ApiError>(vec![text(body)])
         }
+        .await;
+        Ok(self.answer("list_repositories", result))
     }
 
     #[tool(
@@ -175,101 +245,148 @@ impl SextantMcp {
     )]
     async fn get_file_symbols(
         &self,
+        ctx: RequestContext<RoleServer>,
         Parameters(args): Parameters<FileArgs>,
     ) -> Result<CallToolResult, McpError> {
-        let repo = match self.state.indexer.find_repo(&args.repository).await {
-            Ok(r) => r,
-            Err(e) => return Ok(failure(e)),
-        };
-        match self
-            .state
-            .indexer
-            .meta()
-            .file_symbols(&repo.id, &args.path)
-            .await
-        {
-            Ok(symbols) if symbols.is_empty() => Ok(failure(format!(
-                "`{}` has no indexed symbols in `{}` (paths are relative to the repository root)",
-                args.path, repo.name
-            ))),
-            Ok(symbols) => {
-                let mut out = format!("// {}\n", args.path);
-                for s in symbols {
-                    let indent = "  ".repeat(s.depth.max(0) as usize);
-                    out.push_str(&format!(
-                        "{indent}{} {} (lines {}-{}){}\n",
-                        s.kind,
-                        s.name,
-                        s.start_line,
-                        s.end_line,
-                        if s.signature.is_empty() || s.signature == s.name {
-                            String::new()
-                        } else {
-                            format!(": {}", s.signature)
-                        }
-                    ));
-                }
-                Ok(CallToolResult::success(vec![text(out)]))
+        let caller = principal(&ctx);
+        let result = async {
+            let repo = crate::api::visible_repo(&self.state, &caller, &args.repository).await?;
+            let symbols = self
+                .state
+                .indexer
+                .meta()
+                .file_symbols(&repo.id, &args.path)
+                .await?;
+            if symbols.is_empty() {
+                return Err(ApiError::not_found(format!(
+                    "`{}` has no indexed symbols in `{}` (paths are relative to the \
+                     repository root)",
+                    args.path, repo.name
+                )));
             }
-            Err(e) => Ok(failure(e)),
+            let mut out = format!("// {}\n", args.path);
+            for s in symbols {
+                let indent = "  ".repeat(s.depth.max(0) as usize);
+                let signature = if s.signature.is_empty() || s.signature == s.name {
+                    String::new()
+                } else {
+                    format!(": {}", s.signature)
+                };
+                out.push_str(&format!(
+                    "{indent}{} {} (lines {}-{}){signature}\n",
+                    s.kind, s.name, s.start_line, s.end_line,
+                ));
+            }
+            Ok(vec![text(out)])
         }
+        .await;
+        Ok(self.answer("get_file_symbols", result))
     }
 
     #[tool(description = "Indexing status of one repository: state, files, recent jobs.")]
     async fn index_status(
         &self,
+        ctx: RequestContext<RoleServer>,
         Parameters(args): Parameters<RepoArgs>,
     ) -> Result<CallToolResult, McpError> {
-        let meta = self.state.indexer.meta();
-        let repo = match self.state.indexer.find_repo(&args.repository).await {
-            Ok(r) => r,
-            Err(e) => return Ok(failure(e)),
-        };
-        let files = meta.list_files(&repo.id).await.unwrap_or_default();
-        let jobs = meta.list_jobs(Some(&repo.id), 3).await.unwrap_or_default();
-        let indexed = files.iter().filter(|f| f.skip_reason.is_none()).count();
-        let mut out = format!(
-            "{}: {} | {} files indexed, {} skipped{}\n",
-            repo.name,
-            repo.status.as_str(),
-            indexed,
-            files.len() - indexed,
-            repo.last_error
-                .as_deref()
-                .map(|e| format!(" | last error: {e}"))
-                .unwrap_or_default()
-        );
-        for j in jobs {
-            out.push_str(&format!(
-                "job {} {} {}/{}{}\n",
-                j.id,
-                j.state.as_str(),
-                j.progress_done,
-                j.progress_total,
-                j.message.map(|m| format!(" {m}")).unwrap_or_default()
-            ));
+        let caller = principal(&ctx);
+        let result = async {
+            let meta = self.state.indexer.meta();
+            let repo = crate::api::visible_repo(&self.state, &caller, &args.repository).await?;
+            let files = meta.list_files(&repo.id).await?;
+            let jobs = meta.list_jobs(Some(&repo.id), 3).await?;
+            let indexed = files.iter().filter(|f| f.skip_reason.is_none()).count();
+            let mut out = format!(
+                "{}: {} | {} files indexed, {} skipped{}\n",
+                repo.name,
+                repo.status.as_str(),
+                indexed,
+                files.len() - indexed,
+                repo.last_error
+                    .as_deref()
+                    .map(|e| format!(" | last error: {e}"))
+                    .unwrap_or_default()
+            );
+            for j in jobs {
+                out.push_str(&format!(
+                    "job {} {} {}/{}{}\n",
+                    j.id,
+                    j.state.as_str(),
+                    j.progress_done,
+                    j.progress_total,
+                    j.message.map(|m| format!(" {m}")).unwrap_or_default()
+                ));
+            }
+            Ok(vec![text(out)])
         }
-        Ok(CallToolResult::success(vec![text(out)]))
+        .await;
+        Ok(self.answer("index_status", result))
     }
+
+    /// A tool's answer: its content, or its error as a failed result the agent reads;
+    /// counted in `/metrics` either way.
+    fn answer(&self, tool: &str, result: Result<Vec<ContentBlock>, ApiError>) -> CallToolResult {
+        self.state.metrics.tool_call(tool, result.is_err());
+        match result {
+            Ok(content) => CallToolResult::success(content),
+            Err(e) => failure(e.message),
+        }
+    }
+}
+
+/// Who called: the principal the HTTP layer authenticated, or the local user over stdio
+/// (no HTTP request at all). An HTTP request without a principal sees nothing.
+fn principal(ctx: &RequestContext<RoleServer>) -> Principal {
+    match ctx.extensions.get::<axum::http::request::Parts>() {
+        Some(parts) => parts
+            .extensions
+            .get::<Principal>()
+            .cloned()
+            .unwrap_or_else(Principal::nobody),
+        None => Principal::local(),
+    }
+}
+
+/// The blueprint's multi-content form, annotated for the assistant.
+fn search_content(items: Vec<crate::render::McpContent>) -> Vec<ContentBlock> {
+    items
+        .into_iter()
+        .map(|item| {
+            ContentBlock::Text(
+                TextContent::new(item.text).with_annotations(
+                    Annotations::default()
+                        .with_audience(vec![Role::Assistant])
+                        .with_priority(item.annotations.priority),
+                ),
+            )
+        })
+        .collect()
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for SextantMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
-            "Sextant answers questions about indexed codebases with the exact functions that \
-             matter and how they connect. Start with codebase_search.",
-        )
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("sextant", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Sextant answers questions about indexed codebases with the exact functions \
+                 that matter and how they connect. Start with codebase_search; use get_symbol \
+                 when you know the name.",
+            )
     }
 }
 
-/// The streamable-HTTP MCP service, to mount at `/mcp`. `allowed_hosts` guards against
-/// DNS rebinding (loopback names by default).
+/// The streamable-HTTP MCP service, to mount at `/mcp` behind the authentication layer.
+/// `allowed_hosts` guards against DNS rebinding (empty: any host; the router's own guard
+/// has already checked), `allowed_origins` against cross-site browser calls.
 pub fn http_service(
     state: Arc<AppState>,
     allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
 ) -> StreamableHttpService<SextantMcp, LocalSessionManager> {
-    let config = StreamableHttpServerConfig::default().with_allowed_hosts(allowed_hosts);
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(allowed_hosts)
+        .with_allowed_origins(allowed_origins);
     StreamableHttpService::new(
         move || Ok(SextantMcp::new(state.clone())),
         Default::default(),

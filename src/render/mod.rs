@@ -42,10 +42,11 @@ pub fn display_name(hit: &SearchHit) -> String {
 pub type FileChunks = HashMap<(String, String), Vec<CodeChunk>>;
 
 /// One MCP content item.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct McpContent {
     /// Always `text`.
     #[serde(rename = "type")]
+    #[schema(value_type = String)]
     pub kind: &'static str,
     /// The text.
     pub text: String,
@@ -54,9 +55,10 @@ pub struct McpContent {
 }
 
 /// MCP content annotations.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Annotations {
     /// Always `["assistant"]`.
+    #[schema(value_type = Vec<String>)]
     pub audience: Vec<&'static str>,
     /// 1.0 for the graph; the file's best `finalScore` for a snapshot.
     pub priority: f32,

@@ -16,7 +16,7 @@ use crate::store::{ChunkRow, MetaStore, RepoSource, ScoredChunk, VectorStore};
 use crate::text::estimate_tokens;
 
 /// How a query was answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchMode {
     /// `symbol = …` exact lookup.
@@ -26,7 +26,7 @@ pub enum SearchMode {
 }
 
 /// One result (or candidate).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchHit {
     /// Repository id.
@@ -52,11 +52,12 @@ pub struct SearchHit {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub folded: Vec<String>,
     /// The chunk (full source, collapsed content, imports, …).
+    #[schema(value_type = Object)]
     pub chunk: CodeChunk,
 }
 
 /// Time spent per stage, in milliseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StageTimings {
     /// Freshness check of working trees in scope.
@@ -76,7 +77,7 @@ pub struct StageTimings {
 }
 
 /// The answer to one query.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchResponse {
     /// The query as given.

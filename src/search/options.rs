@@ -7,7 +7,18 @@ use serde::{Deserialize, Serialize};
 use crate::store::ChunkFilter;
 
 /// Which retrievers feed stage 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Retrieval {
     /// Vector ANN and BM25, fused (the default).
@@ -21,7 +32,18 @@ pub enum Retrieval {
 
 /// How the vector and BM25 lists are fused when there is no reranker (and how the
 /// candidate order fed to a reranker is formed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Fusion {
     /// Reciprocal rank fusion, normalised so that a chunk ranked first by every
@@ -36,7 +58,7 @@ pub enum Fusion {
 
 /// Parameters of one search. Field names follow the blueprint (`rerankWeight`, …) on the
 /// wire.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SearchOptions {
     /// Weight of the reranker score in `finalScore` (blueprint default 0.65).

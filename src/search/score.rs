@@ -16,7 +16,7 @@
 use serde::Serialize;
 
 /// Scores of one candidate through the stages.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StageScores {
     /// Cosine similarity to the query, clamped to 0..1 (`None` for symbol lookups).

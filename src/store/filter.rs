@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// Restricts chunk queries. Empty lists mean "no restriction"; a chunk must match every
 /// non-empty list (and any one entry within a list).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default)]
 pub struct ChunkFilter {
     /// Repository ids.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::StoreError;
 
 /// Where a repository's files come from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "type", content = "location", rename_all = "lowercase")]
 pub enum RepoSource {
     /// A local directory (working tree or plain directory).
@@ -45,7 +45,7 @@ impl RepoSource {
 }
 
 /// A repository's lifecycle state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RepoStatus {
     /// Registered, never indexed.
@@ -86,7 +86,7 @@ impl RepoStatus {
 
 /// Per-repository indexing settings (stored as JSON; unknown fields are kept by later
 /// versions through `#[serde(default)]`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default)]
 pub struct RepoSettings {
     /// Globs of files to include (empty: every supported file).
@@ -133,7 +133,7 @@ pub struct NewRepository {
 }
 
 /// A registered repository.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Repository {
     /// Stable id.
     pub id: String,
@@ -158,7 +158,7 @@ pub struct Repository {
 }
 
 /// One file of a repository, indexed or skipped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct FileRecord {
     /// Repository id.
     pub repo_id: String,
@@ -183,7 +183,7 @@ pub struct FileRecord {
 }
 
 /// One symbol (one chunk) of a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SymbolRecord {
     /// Chunk id (unique within the repository).
     pub chunk_id: String,
@@ -307,7 +307,7 @@ pub struct EdgeRecord {
 }
 
 /// State of a job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum JobState {
     /// Waiting for a worker.
@@ -356,7 +356,7 @@ pub struct NewJob {
 }
 
 /// A durable job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Job {
     /// Id.
     pub id: String,

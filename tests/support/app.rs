@@ -5,9 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use sextant::api::{AppState, router};
+use sextant::api::{AppState, AuthPolicy, HttpOptions, router};
 use sextant::index::{IndexOptions, Indexer, JobRunner};
 use sextant::search::Searcher;
+use sextant::store::ApiToken;
 
 use super::embedders::{BOW_DIMS, BagOfWords};
 use super::write;
@@ -24,8 +25,42 @@ pub struct TestServer {
     pub indexer: Arc<Indexer>,
 }
 
-/// Starts a server; `run_jobs` starts the sync queue (without it, queued jobs stay queued).
+impl TestServer {
+    /// Stores a live token and returns its secret.
+    pub async fn token(&self, scope: &str, repos: &[&str]) -> String {
+        let secret = sextant::auth::new_secret();
+        let meta = self.indexer.meta();
+        let mut ids = Vec::new();
+        for r in repos {
+            ids.push(self.indexer.find_repo(r).await.unwrap().id);
+        }
+        meta.create_token(&ApiToken {
+            id: uuid_like(&secret),
+            name: format!("{scope} test token"),
+            token_hash: sextant::auth::hash_secret(&secret),
+            scope: scope.to_string(),
+            repositories: ids,
+            created_at: 0,
+            revoked_at: None,
+        })
+        .await
+        .unwrap();
+        secret
+    }
+}
+
+fn uuid_like(secret: &str) -> String {
+    secret[secret.len() - 12..].to_string()
+}
+
+/// Starts a server without authentication; `run_jobs` starts the sync queue (without it,
+/// queued jobs stay queued).
 pub async fn start(run_jobs: bool) -> TestServer {
+    start_with(run_jobs, AuthPolicy::Off, HttpOptions::default()).await
+}
+
+/// Starts a server with this authentication policy and these HTTP options.
+pub async fn start_with(run_jobs: bool, auth: AuthPolicy, http: HttpOptions) -> TestServer {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("ws");
     write(
@@ -54,12 +89,8 @@ pub async fn start(run_jobs: bool) -> TestServer {
     if run_jobs {
         tokio::spawn(jobs.clone().run_forever(Duration::from_millis(50)));
     }
-    let app = router(Arc::new(AppState {
-        indexer: indexer.clone(),
-        searcher: Arc::new(searcher),
-        jobs,
-        events,
-    }));
+    let state = AppState::new(indexer.clone(), Arc::new(searcher), jobs, events).with_auth(auth);
+    let app = router(Arc::new(state), &http);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });

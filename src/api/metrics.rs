@@ -1,0 +1,311 @@
+//! `/metrics` in the Prometheus text format (version 0.0.4): request counts and latency
+//! per route, MCP tool calls, and gauges read at scrape time (repositories by status,
+//! files, chunk rows, jobs by state, texts embedded vs answered from the cache).
+//!
+//! Written by hand: a few counters and one histogram do not warrant a metrics framework,
+//! and the format is a stable line protocol.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use super::AppState;
+
+/// Upper bounds (seconds) of the latency histogram's buckets.
+const BUCKETS: [f64; 10] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
+
+#[derive(Debug, Default)]
+struct Latency {
+    buckets: [u64; BUCKETS.len()],
+    count: u64,
+    sum: f64,
+}
+
+/// Counters updated as requests are answered.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
+    latency: Mutex<BTreeMap<(String, String), Latency>>,
+    tools: Mutex<BTreeMap<(String, bool), u64>>,
+}
+
+impl Metrics {
+    /// Records one answered request.
+    pub fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
+        let key = (method.to_string(), route.to_string());
+        {
+            let mut requests = self.requests.lock().unwrap_or_else(|p| p.into_inner());
+            *requests
+                .entry((key.0.clone(), key.1.clone(), status))
+                .or_default() += 1;
+        }
+        let mut latency = self.latency.lock().unwrap_or_else(|p| p.into_inner());
+        let l = latency.entry(key).or_default();
+        for (bound, n) in BUCKETS.iter().zip(l.buckets.iter_mut()) {
+            if seconds <= *bound {
+                *n += 1;
+            }
+        }
+        l.count += 1;
+        l.sum += seconds;
+    }
+
+    /// Records one MCP tool call and whether it failed.
+    pub fn tool_call(&self, tool: &str, failed: bool) {
+        let mut tools = self.tools.lock().unwrap_or_else(|p| p.into_inner());
+        *tools.entry((tool.to_string(), failed)).or_default() += 1;
+    }
+
+    /// The counters in the text format.
+    fn render(&self, out: &mut String) {
+        header(
+            out,
+            "sextant_http_requests_total",
+            "counter",
+            "HTTP requests answered, by method, route and status.",
+        );
+        let requests = self.requests.lock().unwrap_or_else(|p| p.into_inner());
+        for ((method, route, status), n) in requests.iter() {
+            let _ = writeln!(
+                out,
+                "sextant_http_requests_total{{method=\"{}\",route=\"{}\",status=\"{status}\"}} {n}",
+                escape(method),
+                escape(route)
+            );
+        }
+        drop(requests);
+        header(
+            out,
+            "sextant_http_request_duration_seconds",
+            "histogram",
+            "Time to answer (to the first byte for streams), by method and route.",
+        );
+        let latency = self.latency.lock().unwrap_or_else(|p| p.into_inner());
+        for ((method, route), l) in latency.iter() {
+            let labels = format!("method=\"{}\",route=\"{}\"", escape(method), escape(route));
+            for (bound, n) in BUCKETS.iter().zip(l.buckets.iter()) {
+                let _ = writeln!(
+                    out,
+                    "sextant_http_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {n}"
+                );
+            }
+            let _ = writeln!(
+                out,
+                "sextant_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
+                l.count
+            );
+            let _ = writeln!(
+                out,
+                "sextant_http_request_duration_seconds_sum{{{labels}}} {}",
+                l.sum
+            );
+            let _ = writeln!(
+                out,
+                "sextant_http_request_duration_seconds_count{{{labels}}} {}",
+                l.count
+            );
+        }
+        drop(latency);
+        header(
+            out,
+            "sextant_mcp_tool_calls_total",
+            "counter",
+            "MCP tool calls, by tool and outcome.",
+        );
+        let tools = self.tools.lock().unwrap_or_else(|p| p.into_inner());
+        for ((tool, failed), n) in tools.iter() {
+            let outcome = if *failed { "error" } else { "ok" };
+            let _ = writeln!(
+                out,
+                "sextant_mcp_tool_calls_total{{tool=\"{}\",outcome=\"{outcome}\"}} {n}",
+                escape(tool)
+            );
+        }
+    }
+}
+
+fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+fn gauge(out: &mut String, name: &str, help: &str, samples: &[(String, f64)]) {
+    header(out, name, "gauge", help);
+    for (labels, value) in samples {
+        if labels.is_empty() {
+            let _ = writeln!(out, "{name} {value}");
+        } else {
+            let _ = writeln!(out, "{name}{{{labels}}} {value}");
+        }
+    }
+}
+
+/// A label value with `\`, `"` and newlines escaped.
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The middleware: times each request and counts it under its route template (not the
+/// raw path, so label sets stay bounded).
+pub(super) async fn track(
+    State(state): State<std::sync::Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let method = request.method().to_string();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| {
+            if request.uri().path().starts_with("/mcp") {
+                "/mcp".to_string()
+            } else {
+                "unmatched".to_string()
+            }
+        });
+    let start = Instant::now();
+    let response = next.run(request).await;
+    state.metrics.observe(
+        &method,
+        &route,
+        response.status().as_u16(),
+        start.elapsed().as_secs_f64(),
+    );
+    response
+}
+
+/// The whole exposition: counters plus gauges read from the stores now.
+pub(super) async fn render(state: &AppState) -> String {
+    let mut out = String::new();
+    state.metrics.render(&mut out);
+    let meta = state.indexer.meta();
+    if let Ok(repos) = meta.list_repositories().await {
+        let mut by_status: BTreeMap<&str, f64> = ["registered", "indexing", "ready", "error"]
+            .into_iter()
+            .map(|s| (s, 0.0))
+            .collect();
+        let (mut indexed, mut skipped) = (0.0, 0.0);
+        for r in &repos {
+            *by_status.entry(r.status.as_str()).or_default() += 1.0;
+            if let Ok(files) = meta.list_files(&r.id).await {
+                let n = files.iter().filter(|f| f.skip_reason.is_none()).count() as f64;
+                indexed += n;
+                skipped += files.len() as f64 - n;
+            }
+        }
+        let samples: Vec<(String, f64)> = by_status
+            .into_iter()
+            .map(|(s, n)| (format!("status=\"{s}\""), n))
+            .collect();
+        gauge(
+            &mut out,
+            "sextant_repositories",
+            "Registered repositories, by status.",
+            &samples,
+        );
+        gauge(
+            &mut out,
+            "sextant_files",
+            "Files seen, by whether they were indexed.",
+            &[
+                ("state=\"indexed\"".into(), indexed),
+                ("state=\"skipped\"".into(), skipped),
+            ],
+        );
+    }
+    if let Ok(stats) = state.indexer.vectors().stats().await {
+        gauge(
+            &mut out,
+            "sextant_chunks",
+            "Chunk rows in the vector store.",
+            &[(String::new(), stats.rows as f64)],
+        );
+    }
+    if let Ok(jobs) = meta.list_jobs(None, 10_000).await {
+        let mut by_state: BTreeMap<&str, f64> =
+            ["queued", "running", "succeeded", "failed", "cancelled"]
+                .into_iter()
+                .map(|s| (s, 0.0))
+                .collect();
+        for j in &jobs {
+            *by_state.entry(j.state.as_str()).or_default() += 1.0;
+        }
+        let samples: Vec<(String, f64)> = by_state
+            .into_iter()
+            .map(|(s, n)| (format!("state=\"{s}\""), n))
+            .collect();
+        gauge(
+            &mut out,
+            "sextant_jobs",
+            "Jobs among the 10,000 most recent, by state.",
+            &samples,
+        );
+    }
+    if let Some(cache) = &state.embed_cache {
+        let stats = cache.stats();
+        header(
+            &mut out,
+            "sextant_embed_texts_total",
+            "counter",
+            "Texts embedded by the model (miss) or answered from the embedding cache (hit).",
+        );
+        let _ = writeln!(
+            out,
+            "sextant_embed_texts_total{{source=\"model\"}} {}\nsextant_embed_texts_total{{source=\"cache\"}} {}",
+            stats.misses, stats.hits
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_render_in_the_text_format() {
+        let m = Metrics::default();
+        m.observe("GET", "/api/v1/repositories/{repo}", 200, 0.02);
+        m.observe("GET", "/api/v1/repositories/{repo}", 200, 3.0);
+        m.observe("GET", "/api/v1/repositories/{repo}", 404, 0.001);
+        m.tool_call("codebase_search", false);
+        let mut out = String::new();
+        m.render(&mut out);
+        assert!(out.contains(
+            "sextant_http_requests_total{method=\"GET\",route=\"/api/v1/repositories/{repo}\",status=\"200\"} 2\n"
+        ));
+        assert!(out.contains("status=\"404\"} 1\n"));
+        let labels = "method=\"GET\",route=\"/api/v1/repositories/{repo}\"";
+        assert!(out.contains(&format!(
+            "sextant_http_request_duration_seconds_bucket{{{labels},le=\"0.005\"}} 1\n"
+        )));
+        assert!(out.contains(&format!(
+            "sextant_http_request_duration_seconds_bucket{{{labels},le=\"0.025\"}} 2\n"
+        )));
+        assert!(out.contains(&format!(
+            "sextant_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} 3\n"
+        )));
+        assert!(out.contains(&format!(
+            "sextant_http_request_duration_seconds_count{{{labels}}} 3\n"
+        )));
+        assert!(
+            out.contains(
+                "sextant_mcp_tool_calls_total{tool=\"codebase_search\",outcome=\"ok\"} 1\n"
+            )
+        );
+        assert!(out.contains("# TYPE sextant_http_request_duration_seconds histogram\n"));
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+}

@@ -1,0 +1,252 @@
+//! The CLI against a running server (`--server URL [--token T]`): the same commands as
+//! on a local data directory, over the REST API.
+
+use std::io::Write;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::index::{RepoCommand, fail, runtime};
+use super::search::{Format, SearchCommand};
+use super::{CliError, out, write_err};
+
+/// A server and the token to present.
+pub struct Remote {
+    base: String,
+    token: Option<String>,
+    http: reqwest::Client,
+}
+
+impl Remote {
+    /// A client for `server` (`http://host:port[/base]`).
+    pub fn new(server: &str, token: Option<String>) -> Result<Self, CliError> {
+        let base = server.trim_end_matches('/').to_string();
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(fail(format!(
+                "--server `{server}` must be an http:// or https:// URL"
+            )));
+        }
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(300))
+            .build()
+            .map_err(fail)?;
+        Ok(Self { base, token, http })
+    }
+
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, CliError> {
+        let url = format!("{}{path}", self.base);
+        let mut request = self.http.request(method, &url);
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.map_err(|e| {
+            fail(format!(
+                "cannot reach the server at {}: {e} (is `sextant serve` running there?)",
+                self.base
+            ))
+        })?;
+        let status = response.status();
+        let value: Value = response.json().await.unwrap_or(Value::Null);
+        if status.is_success() {
+            return Ok(value);
+        }
+        let message = value["error"]["message"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("the server answered {status}"));
+        Err(fail(format!("{} ({status})", message)))
+    }
+
+    async fn get(&self, path: &str) -> Result<Value, CliError> {
+        self.send(reqwest::Method::GET, path, None).await
+    }
+}
+
+/// Percent-encodes a path segment or query value.
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// `sextant --server … search`.
+pub fn search(remote: Remote, args: SearchCommand) -> Result<(), CliError> {
+    runtime()?.block_on(async {
+        let mut body = serde_json::to_value(args.settings.options()).map_err(fail)?;
+        body["query"] = json!(args.query);
+        body["repos"] = json!(args.repos);
+        body["paths"] = json!(args.paths);
+        let answer = remote
+            .send(reqwest::Method::POST, "/api/v1/search", Some(body))
+            .await?;
+        let mut w = out();
+        match args.format {
+            Format::Json => {
+                serde_json::to_writer_pretty(&mut w, &answer["response"]).map_err(fail)?
+            }
+            Format::Mcp => {
+                serde_json::to_writer_pretty(&mut w, &json!({ "content": answer["content"] }))
+                    .map_err(fail)?
+            }
+            Format::Text => {
+                for item in answer["content"].as_array().into_iter().flatten() {
+                    writeln!(w, "{}\n", item["text"].as_str().unwrap_or("").trim_end())
+                        .map_err(write_err)?;
+                }
+                return Ok(());
+            }
+        }
+        writeln!(w).map_err(write_err)
+    })
+}
+
+/// `sextant --server … repo …`.
+pub fn repo(remote: Remote, action: RepoCommand) -> Result<(), CliError> {
+    runtime()?.block_on(async {
+        let mut w = out();
+        match action {
+            RepoCommand::List => {
+                let list = remote.get("/api/v1/repositories").await?;
+                for r in list["repositories"].as_array().into_iter().flatten() {
+                    writeln!(
+                        w,
+                        "{}\t{}\t{}{}",
+                        r["name"].as_str().unwrap_or(""),
+                        r["status"].as_str().unwrap_or(""),
+                        r["source"]["location"].as_str().unwrap_or(""),
+                        r["last_error"]
+                            .as_str()
+                            .map(|e| format!("\terror: {e}"))
+                            .unwrap_or_default()
+                    )
+                    .map_err(write_err)?;
+                }
+            }
+            RepoCommand::Show { name } => {
+                let repo = remote
+                    .get(&format!("/api/v1/repositories/{}", enc(&name)))
+                    .await?;
+                serde_json::to_writer_pretty(&mut w, &repo).map_err(fail)?;
+                writeln!(w).map_err(write_err)?;
+            }
+            RepoCommand::Remove { name } => {
+                let removed = remote
+                    .send(
+                        reqwest::Method::DELETE,
+                        &format!("/api/v1/repositories/{}", enc(&name)),
+                        None,
+                    )
+                    .await?;
+                writeln!(
+                    w,
+                    "removed {} ({})",
+                    removed["removed"]["name"].as_str().unwrap_or(&name),
+                    removed["removed"]["id"].as_str().unwrap_or("")
+                )
+                .map_err(write_err)?;
+            }
+            RepoCommand::Add(args) => {
+                let mut body = json!({
+                    "name": args.name,
+                    "settings": { "include": args.include, "exclude": args.exclude },
+                });
+                if args.git {
+                    body["git"] = json!(args.source);
+                    body["ref"] = json!(args.tracked_ref);
+                } else {
+                    body["path"] = json!(args.source);
+                }
+                let created = remote
+                    .send(reqwest::Method::POST, "/api/v1/repositories", Some(body))
+                    .await?;
+                let name = created["repository"]["name"].as_str().unwrap_or("");
+                writeln!(w, "registered {name}; indexing queued").map_err(write_err)?;
+                w.flush().map_err(write_err)?;
+                if !args.no_wait {
+                    wait(&remote, &created["job"], &mut w).await?;
+                }
+            }
+            RepoCommand::Sync { name, no_wait } => {
+                let queued = remote
+                    .send(
+                        reqwest::Method::POST,
+                        &format!("/api/v1/repositories/{}/sync", enc(&name)),
+                        None,
+                    )
+                    .await?;
+                writeln!(w, "sync of {name} queued").map_err(write_err)?;
+                w.flush().map_err(write_err)?;
+                if !no_wait {
+                    wait(&remote, &queued["job"], &mut w).await?;
+                }
+            }
+            RepoCommand::Set(_) | RepoCommand::Files { .. } => {
+                return Err(fail(
+                    "this `repo` action works on a local data directory only; drop --server",
+                ));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Polls a job until it ends, printing its progress on stderr.
+async fn wait(remote: &Remote, job: &Value, w: &mut impl Write) -> Result<(), CliError> {
+    let id = job["id"]
+        .as_str()
+        .ok_or_else(|| fail("the server's answer had no job id"))?;
+    let mut last = String::new();
+    loop {
+        let job = remote.get(&format!("/api/v1/jobs/{}", enc(id))).await?;
+        let job = &job["job"];
+        let state = job["state"].as_str().unwrap_or("unknown");
+        let line = format!(
+            "{state} {}/{}{}",
+            job["progress_done"],
+            job["progress_total"],
+            job["message"]
+                .as_str()
+                .map(|m| format!(" {m}"))
+                .unwrap_or_default()
+        );
+        if line != last {
+            eprintln!("sextant: job {id}: {line}");
+            last = line;
+        }
+        match state {
+            "succeeded" => return writeln!(w, "indexed").map_err(write_err),
+            "failed" | "cancelled" => {
+                return Err(fail(format!(
+                    "job {id} {state}: {}",
+                    job["error"]
+                        .as_str()
+                        .or(job["message"].as_str())
+                        .unwrap_or("no message")
+                )));
+            }
+            _ => tokio::time::sleep(Duration::from_millis(500)).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn path_segments_are_percent_encoded() {
+        assert_eq!(super::enc("my repo/x"), "my%20repo%2Fx");
+        assert_eq!(super::enc("a-b_c.d~"), "a-b_c.d~");
+    }
+}

@@ -1,0 +1,298 @@
+//! End to end with the real binary and the real local model: `sextant token create`,
+//! `sextant serve` on a loopback port, a repository registered over REST and followed to
+//! the end of its sync over SSE, search over REST, over MCP with rmcp's client, and from
+//! the CLI in remote mode; auth refusals; then `sextant mcp` over stdio with rmcp's
+//! client on the same data directory. Also: a non-loopback bind without tokens refuses
+//! to start.
+
+mod support;
+
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::models::default_model;
+use support::skip;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sextant");
+
+/// Kills the server when the test ends, pass or fail.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn sextant(data: &std::path::Path, model: &std::path::Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.arg("--data-dir").arg(data).arg("--model-dir").arg(model);
+    c.env_remove("SEXTANT_SERVER").env_remove("SEXTANT_TOKEN");
+    c
+}
+
+/// Starts `sextant serve` on a free loopback port; returns it and its base URL.
+fn serve(data: &std::path::Path, model: &std::path::Path) -> (Server, String) {
+    let mut child = sextant(data, model)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(rest) = line.split("serving on ").nth(1) {
+                let url = rest.split_whitespace().next().unwrap_or("").to_string();
+                let _ = tx.send(url);
+            }
+            eprintln!("[serve] {line}");
+        }
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the server never said where it listens");
+    (Server(child), url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
+    let model = match default_model() {
+        Ok(m) => m,
+        Err(why) => return skip("end-to-end test of the binary", &why),
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let ws = tmp.path().join("ws");
+    support::write(
+        &ws,
+        "src/jwt.ts",
+        "export function decode(token: string) {\n  return token.split('.').length;\n}\n",
+    );
+    support::write(
+        &ws,
+        "src/auth.ts",
+        "import { decode } from './jwt';\n\n/** Checks a bearer token before a request is served. */\nexport function validateToken(token: string): boolean {\n  return decode(token) === 3;\n}\n",
+    );
+
+    // A non-loopback bind without tokens refuses to start, saying what to do.
+    let refused = sextant(&data, &model)
+        .args(["serve", "--bind", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(why.contains("sextant token create"), "{why}");
+
+    let created = sextant(&data, &model)
+        .args(["token", "create", "--scope", "admin", "--name", "e2e"])
+        .output()
+        .unwrap();
+    assert!(created.status.success(), "{created:?}");
+    let admin = String::from_utf8(created.stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(admin.starts_with("sxt_"), "{admin}");
+
+    let (server, base) = serve(&data, &model);
+    let http = reqwest::Client::new();
+
+    // Refusals: no token, a wrong one.
+    for token in [None, Some("sxt_nope")] {
+        let mut r = http.get(format!("{base}/api/v1/repositories"));
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        assert_eq!(r.send().await.unwrap().status().as_u16(), 401);
+    }
+    assert_eq!(
+        http.get(format!("{base}/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        200
+    );
+    let spec: Value = http
+        .get(format!("{base}/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(spec["paths"]["/api/v1/search"].is_object());
+    let docs = http.get(format!("{base}/docs/")).send().await.unwrap();
+    assert_eq!(docs.status().as_u16(), 200);
+    assert!(docs.text().await.unwrap().contains("swagger"));
+
+    // Register, and follow the sync over SSE to its end.
+    let mut sse = http
+        .get(format!("{base}/api/v1/events"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sse.status().as_u16(), 200);
+    let created: Value = http
+        .post(format!("{base}/api/v1/repositories"))
+        .bearer_auth(&admin)
+        .json(&json!({ "path": ws.to_string_lossy(), "name": "ws" }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let repo_id = created["repository"]["id"].as_str().unwrap().to_string();
+    let mut seen = String::new();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !seen.contains("\"phase\":\"done\"") {
+        assert!(Instant::now() < deadline, "no `done` event: {seen}");
+        match tokio::time::timeout(Duration::from_secs(60), sse.chunk()).await {
+            Ok(Ok(Some(bytes))) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+            other => panic!("SSE ended: {other:?}; so far {seen}"),
+        }
+    }
+    assert!(seen.contains(&repo_id), "{seen}");
+    drop(sse);
+    let repo: Value = http
+        .get(format!("{base}/api/v1/repositories/ws"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(repo["repository"]["status"], "ready", "{repo}");
+    assert_eq!(repo["files"]["indexed"], 2, "{repo}");
+
+    // Search over REST.
+    let found: Value = http
+        .post(format!("{base}/api/v1/search"))
+        .bearer_auth(&admin)
+        .json(&json!({ "query": "where is the bearer token checked?", "minimumRelevanceThreshold": 0.0 }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let top = found["response"]["results"][0]["breadcrumb"].as_str();
+    assert_eq!(top, Some("validateToken"), "{found}");
+
+    // A read token, created while the server runs, takes effect at once; it may not sync.
+    let created = sextant(&data, &model)
+        .args(["token", "create", "--scope", "read", "--repo", "ws"])
+        .output()
+        .unwrap();
+    assert!(created.status.success(), "{created:?}");
+    let reader = String::from_utf8(created.stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let sync = http
+        .post(format!("{base}/api/v1/repositories/ws/sync"))
+        .bearer_auth(&reader)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sync.status().as_u16(), 403);
+
+    // MCP over streamable HTTP with rmcp's client.
+    {
+        use rmcp::ServiceExt;
+        use rmcp::model::CallToolRequestParams;
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let config = StreamableHttpClientTransportConfig::with_uri(format!("{base}/mcp"))
+            .auth_header(reader.clone());
+        let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+        let tools = client.list_all_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "codebase_search"));
+        let mut args = serde_json::Map::new();
+        args.insert("query".into(), json!("symbol = decode"));
+        let result = client
+            .call_tool(CallToolRequestParams::new("codebase_search").with_arguments(args))
+            .await
+            .unwrap();
+        let graph = result.content[0].as_text().unwrap().text.clone();
+        assert!(graph.contains("Called by: validateToken"), "{graph}");
+        client.cancel().await.unwrap();
+    }
+
+    // The CLI in remote mode.
+    let remote = Command::new(BIN)
+        .args([
+            "--server",
+            &base,
+            "--token",
+            &reader,
+            "search",
+            "symbol = validateToken",
+        ])
+        .output()
+        .unwrap();
+    assert!(remote.status.success(), "{remote:?}");
+    let out = String::from_utf8_lossy(&remote.stdout);
+    assert!(out.contains("// src/auth.ts"), "{out}");
+    let listed = Command::new(BIN)
+        .args(["--server", &base, "--token", &reader, "repo", "list"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).starts_with("ws\tready"),
+        "{listed:?}"
+    );
+    let refused = Command::new(BIN)
+        .args(["--server", &base, "--token", &reader, "repo", "sync", "ws"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("admin"),
+        "{refused:?}"
+    );
+    drop(server);
+
+    // `sextant mcp` over stdio on the same data directory, with rmcp's client.
+    {
+        use rmcp::ServiceExt;
+        use rmcp::model::CallToolRequestParams;
+        use rmcp::transport::TokioChildProcess;
+        let mut cmd = tokio::process::Command::new(BIN);
+        cmd.arg("--data-dir")
+            .arg(&data)
+            .arg("--model-dir")
+            .arg(&model)
+            .arg("mcp");
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let client = ().serve(transport).await.unwrap();
+        let mut args = serde_json::Map::new();
+        args.insert("name".into(), json!("validateToken"));
+        let result = client
+            .call_tool(CallToolRequestParams::new("get_symbol").with_arguments(args))
+            .await
+            .unwrap();
+        assert_eq!(result.content.len(), 2);
+        let snapshot = result.content[1].as_text().unwrap().text.clone();
+        assert!(
+            snapshot.contains("export function validateToken"),
+            "{snapshot}"
+        );
+        client.cancel().await.unwrap();
+    }
+}
