@@ -267,6 +267,26 @@ async fn bad_input_gets_one_error_shape() {
     assert_eq!(r.status().as_u16(), 415);
     let (status, body) = s.get("/api/v1/jobs?limit=0").await;
     assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
+    // Every search slot taken: 429 with Retry-After, until one is free again.
+    let held = s
+        ._server
+        .state
+        .search_slots
+        .clone()
+        .acquire_many_owned(sextant::api::DEFAULT_MAX_SEARCHES as u32)
+        .await
+        .unwrap();
+    let r = s
+        .http
+        .post(format!("{}/api/v1/search", s.base))
+        .json(&json!({ "query": "x" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 429);
+    assert_eq!(r.headers()["retry-after"], "1");
+    drop(held);
+    assert_eq!(s.post("/api/v1/search", json!({ "query": "x" })).await.0, 200);
     // A Host that is not ours (DNS rebinding) is refused.
     let r = s
         .http

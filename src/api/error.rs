@@ -35,6 +35,7 @@ pub struct ApiError {
     pub status: StatusCode,
     /// Stable machine-readable code: `bad_request`, `unauthorized`, `forbidden`,
     /// `not_found`, `conflict`, `payload_too_large`, `unsupported_media_type`,
+    /// `too_many_requests`, `uri_too_long`,
     /// `unprocessable`, `timeout`, `not_ready`, `internal`.
     pub code: &'static str,
     /// What went wrong and what to do, for people.
@@ -101,6 +102,15 @@ impl ApiError {
         }
     }
 
+    /// 429: too many searches at once; try again shortly.
+    pub fn too_many(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            code: "too_many_requests",
+            message: message.into(),
+        }
+    }
+
     /// 404.
     pub fn not_found(message: impl Into<String>) -> Self {
         Self {
@@ -141,6 +151,12 @@ impl IntoResponse for ApiError {
             },
         };
         let mut response = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::TOO_MANY_REQUESTS {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 axum::http::header::WWW_AUTHENTICATE,

@@ -64,7 +64,12 @@ pub struct AppState {
     pub metrics: Metrics,
     /// The indexer's embedding cache, for its hit/miss counters in `/metrics`.
     pub embed_cache: Option<Arc<CachedEmbedder>>,
+    /// Searches that may run at once; beyond, callers get 429 (REST) or a tool error.
+    pub search_slots: Arc<tokio::sync::Semaphore>,
 }
+
+/// Searches run at once by default.
+pub const DEFAULT_MAX_SEARCHES: usize = 32;
 
 impl AppState {
     /// State with authentication off and fresh counters.
@@ -82,7 +87,14 @@ impl AppState {
             auth: AuthPolicy::Off,
             metrics: Metrics::default(),
             embed_cache: None,
+            search_slots: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_SEARCHES)),
         }
+    }
+
+    /// At most `n` searches at once (at least 1).
+    pub fn with_max_searches(mut self, n: usize) -> Self {
+        self.search_slots = Arc::new(tokio::sync::Semaphore::new(n.max(1)));
+        self
     }
 
     /// Sets the authentication policy.

@@ -115,6 +115,46 @@ pub struct NewRepository {
     pub settings: RepoSettings,
 }
 
+/// `POST /api/v1/repositories` as documented: a directory or a git URL.
+#[derive(ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum NewRepositoryDoc {
+    /// A directory on the server.
+    Path(PathSource),
+    /// A git repository.
+    Git(GitSource),
+}
+
+/// A directory on the server to index.
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct PathSource {
+    /// The directory (must exist and lie under the server's allowed roots, if set).
+    path: String,
+    /// Display name (default: the directory's name).
+    name: Option<String>,
+    /// Include/exclude globs, limits, languages, watch.
+    settings: Option<RepoSettings>,
+}
+
+/// A git repository to clone and index.
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct GitSource {
+    /// A git URL (https, ssh or file).
+    git: String,
+    /// Branch, tag or commit to track (default: the remote's HEAD).
+    #[serde(rename = "ref")]
+    tracked_ref: Option<String>,
+    /// Display name (default: the repository's name).
+    name: Option<String>,
+    /// Include/exclude globs, limits, languages, fetch interval.
+    settings: Option<RepoSettings>,
+}
+
 /// A repository with the job that indexes it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RepositoryCreated {
@@ -127,7 +167,7 @@ pub struct RepositoryCreated {
 /// Registers a directory or git repository and queues its first sync (admin scope,
 /// token without a repository allowlist).
 #[utoipa::path(post, path = "/repositories", tag = "repositories",
-    request_body = NewRepository,
+    request_body = NewRepositoryDoc,
     responses(
         (status = 201, description = "Registered; the first sync is queued", body = RepositoryCreated),
         (status = 400, description = "Bad source or settings", body = ErrorBody),
@@ -135,6 +175,7 @@ pub struct RepositoryCreated {
         (status = 403, description = "Not an unrestricted admin token", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 415, description = "Body is not JSON", body = ErrorBody),
         (status = 422, description = "Body of the wrong shape", body = ErrorBody)))]
 pub(super) async fn add_repository(
     State(state): Shared,
@@ -272,6 +313,7 @@ pub struct RepositoryBody {
         (status = 401, description = "No or unknown token", body = ErrorBody),
         (status = 403, description = "Not an admin token", body = ErrorBody),
         (status = 404, description = "No such repository", body = ErrorBody),
+        (status = 415, description = "Body is not JSON", body = ErrorBody),
         (status = 422, description = "Body of the wrong shape", body = ErrorBody)))]
 pub(super) async fn update_repository(
     State(state): Shared,
@@ -380,6 +422,7 @@ pub struct FileList {
     params(("repo" = String, Path, description = "Repository name or id"), FilesQuery),
     responses(
         (status = 200, description = "Files", body = FileList),
+        (status = 400, description = "Invalid query string", body = ErrorBody),
         (status = 401, description = "No or unknown token", body = ErrorBody),
         (status = 404, description = "No such repository", body = ErrorBody)))]
 pub(super) async fn list_files(
@@ -451,6 +494,7 @@ pub(super) struct JobsQuery {
     /// Only this repository's jobs (name or id).
     repository: Option<String>,
     /// Most recent first, at most this many (1–500, default 50).
+    #[param(minimum = 1, maximum = 500)]
     limit: Option<u32>,
 }
 
@@ -578,6 +622,7 @@ where
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct SearchRequest {
     /// A natural-language question, or `symbol = [path/file.ts >] [Parent >] name`.
+    #[schema(min_length = 1, pattern = "\\S")]
     pub query: String,
     /// Budget, thresholds, recall sizes and scope (`repos`, `paths`, `languages`, `kinds`).
     #[serde(flatten)]
@@ -602,7 +647,9 @@ pub struct SearchResult {
         (status = 400, description = "Empty query or invalid option (named)", body = ErrorBody),
         (status = 401, description = "No or unknown token", body = ErrorBody),
         (status = 404, description = "A repository in `repos` does not exist", body = ErrorBody),
+        (status = 429, description = "Too many searches at once (see Retry-After)", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 415, description = "Body is not JSON", body = ErrorBody),
         (status = 422, description = "Body of the wrong shape", body = ErrorBody)))]
 pub(super) async fn search(
     State(state): Shared,
@@ -621,6 +668,9 @@ pub(crate) async fn run_search(
     mut options: SearchOptions,
 ) -> Result<SearchResult, ApiError> {
     options.filter.repos = search_scope(state, caller, &options.filter.repos).await?;
+    let _slot = state.search_slots.try_acquire().map_err(|_| {
+        ApiError::too_many("the server is answering as many searches as it may; retry shortly")
+    })?;
     let response = state.searcher.search(query, &options).await?;
     let files = state.searcher.result_files(&response).await?;
     let content = crate::render::mcp_content(&response, &files);
@@ -632,6 +682,7 @@ pub(crate) async fn run_search(
 #[into_params(parameter_in = Query)]
 pub(super) struct SymbolQuery {
     /// `name`, `Parent > name` or `path/file.ts > Parent > name`.
+    #[param(min_length = 1, pattern = "\\S")]
     name: String,
     /// Only this repository (name or id).
     repository: Option<String>,
@@ -646,7 +697,8 @@ pub(super) struct SymbolQuery {
         (status = 200, description = "Matches (possibly none)", body = SearchResult),
         (status = 400, description = "Missing or empty `name`", body = ErrorBody),
         (status = 401, description = "No or unknown token", body = ErrorBody),
-        (status = 404, description = "No such repository", body = ErrorBody)))]
+        (status = 404, description = "No such repository", body = ErrorBody),
+        (status = 429, description = "Too many searches at once (see Retry-After)", body = ErrorBody)))]
 pub(super) async fn get_symbol(
     State(state): Shared,
     Extension(caller): Caller,

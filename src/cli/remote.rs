@@ -93,7 +93,7 @@ pub fn search(remote: Remote, args: SearchCommand) -> Result<(), CliError> {
             .send(reqwest::Method::POST, "/api/v1/search", Some(body))
             .await?;
         let mut w = out();
-        match args.format {
+        match args.output() {
             Format::Json => {
                 serde_json::to_writer_pretty(&mut w, &answer["response"]).map_err(fail)?
             }

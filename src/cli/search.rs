@@ -91,9 +91,19 @@ pub struct SearchCommand {
     /// content array as JSON) or `json` (the whole structured response).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Shorthand for `--format json`.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
     /// Search settings.
     #[command(flatten)]
     pub settings: SearchArgs,
+}
+
+impl SearchCommand {
+    /// The output format, `--json` included.
+    pub fn output(&self) -> Format {
+        if self.json { Format::Json } else { self.format }
+    }
 }
 
 /// Options of `sextant eval`.
@@ -154,13 +164,13 @@ pub fn search(args: SearchCommand, config: &Config) -> Result<(), CliError> {
         options.filter.paths = args.paths.clone();
         let response = searcher.search(&args.query, &options).await.map_err(fail)?;
         let mut w = out();
-        if args.format == Format::Json {
+        if args.output() == Format::Json {
             serde_json::to_writer_pretty(&mut w, &response).map_err(fail)?;
             return writeln!(w).map_err(write_err);
         }
         let files = searcher.result_files(&response).await.map_err(fail)?;
         let content = crate::render::mcp_content(&response, &files);
-        if args.format == Format::Mcp {
+        if args.output() == Format::Mcp {
             serde_json::to_writer_pretty(&mut w, &serde_json::json!({ "content": content }))
                 .map_err(fail)?;
             return writeln!(w).map_err(write_err);

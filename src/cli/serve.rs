@@ -66,6 +66,9 @@ pub struct ServeArgs {
     /// them).
     #[arg(long, env = "SEXTANT_TRUST_FORWARDED")]
     pub trust_forwarded: bool,
+    /// Searches answered at once (REST and MCP); more get 429 / a tool error.
+    #[arg(long, default_value_t = crate::api::DEFAULT_MAX_SEARCHES, env = "SEXTANT_MAX_SEARCHES")]
+    pub max_searches: usize,
     /// Seconds a non-streaming API request may take before a 408.
     #[arg(long, default_value_t = 60, env = "SEXTANT_REQUEST_TIMEOUT")]
     pub request_timeout: u64,
@@ -131,6 +134,7 @@ async fn start(
     config: &Config,
     max_syncs: usize,
     auth: AuthPolicy,
+    max_searches: usize,
 ) -> Result<(Arc<AppState>, Vec<crate::index::watch::Watch>), CliError> {
     let meta = open_meta(config).await?;
     let (indexer, embedder, cache) = open_indexer_with(config, meta.clone()).await?;
@@ -157,6 +161,7 @@ async fn start(
     let state = Arc::new(
         AppState::new(indexer, Arc::new(searcher), jobs, events)
             .with_auth(auth)
+            .with_max_searches(max_searches)
             .with_embed_cache(cache),
     );
     Ok((state, watches))
@@ -167,7 +172,8 @@ async fn start(
 pub fn mcp(config: &Config) -> Result<(), CliError> {
     use rmcp::ServiceExt;
     runtime()?.block_on(async {
-        let (state, watches) = start(config, 1, AuthPolicy::Off).await?;
+        let (state, watches) =
+            start(config, 1, AuthPolicy::Off, crate::api::DEFAULT_MAX_SEARCHES).await?;
         let service = crate::mcp::SextantMcp::new(state)
             .serve(rmcp::transport::stdio())
             .await
@@ -191,7 +197,7 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
             .count();
         let policy = args.policy(live).map_err(CliError::Failed)?;
         let http = args.http(policy).map_err(CliError::Failed)?;
-        let (state, watches) = start(config, args.max_syncs, policy).await?;
+        let (state, watches) = start(config, args.max_syncs, policy, args.max_searches).await?;
         let app = router(state, &http);
         let listener = tokio::net::TcpListener::bind(args.bind)
             .await

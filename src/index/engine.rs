@@ -374,6 +374,27 @@ impl Indexer {
         self.meta
             .set_repository_status(&repo.id, status, error.as_deref(), commit.as_deref())
             .await?;
+        // `done` only once the repository reads as ready: a client that follows progress
+        // and then asks for the repository sees the new state.
+        if let Ok((report, _)) = &outcome {
+            progress.report(
+                Phase::Done,
+                report.indexed as u64,
+                report.indexed as u64,
+                Some(format!(
+                    "{} indexed ({} new), {} touched, {} unchanged, {} removed, {} skipped, {} failed, {} chunks in {:.1} s",
+                    report.indexed,
+                    report.added,
+                    report.touched,
+                    report.unchanged,
+                    report.removed,
+                    report.skipped,
+                    report.failed.len(),
+                    report.chunks,
+                    report.duration.as_secs_f64()
+                )),
+            );
+        }
         outcome.map(|(report, _)| report)
     }
 
@@ -659,23 +680,6 @@ impl Indexer {
             self.vectors.maintain().await?;
         }
         report.duration = started.elapsed();
-        progress.report(
-            Phase::Done,
-            report.indexed as u64,
-            report.indexed as u64,
-            Some(format!(
-                "{} indexed ({} new), {} touched, {} unchanged, {} removed, {} skipped, {} failed, {} chunks in {:.1} s",
-                report.indexed,
-                report.added,
-                report.touched,
-                report.unchanged,
-                report.removed,
-                report.skipped,
-                report.failed.len(),
-                report.chunks,
-                report.duration.as_secs_f64()
-            )),
-        );
         Ok((report, commit))
     }
 

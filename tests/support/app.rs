@@ -23,6 +23,8 @@ pub struct TestServer {
     pub base: String,
     /// The indexer behind the server.
     pub indexer: Arc<Indexer>,
+    /// The server's state (search slots, metrics, …).
+    pub state: Arc<AppState>,
 }
 
 impl TestServer {
@@ -90,7 +92,8 @@ pub async fn start_with(run_jobs: bool, auth: AuthPolicy, http: HttpOptions) -> 
         tokio::spawn(jobs.clone().run_forever(Duration::from_millis(50)));
     }
     let state = AppState::new(indexer.clone(), Arc::new(searcher), jobs, events).with_auth(auth);
-    let app = router(Arc::new(state), &http);
+    let state = Arc::new(state);
+    let app = router(state.clone(), &http);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -99,5 +102,6 @@ pub async fn start_with(run_jobs: bool, auth: AuthPolicy, http: HttpOptions) -> 
         root,
         base,
         indexer,
+        state,
     }
 }
