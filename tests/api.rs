@@ -286,7 +286,10 @@ async fn bad_input_gets_one_error_shape() {
     assert_eq!(r.status().as_u16(), 429);
     assert_eq!(r.headers()["retry-after"], "1");
     drop(held);
-    assert_eq!(s.post("/api/v1/search", json!({ "query": "x" })).await.0, 200);
+    assert_eq!(
+        s.post("/api/v1/search", json!({ "query": "x" })).await.0,
+        200
+    );
     // A Host that is not ours (DNS rebinding) is refused.
     let r = s
         .http

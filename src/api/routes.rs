@@ -132,6 +132,7 @@ pub enum NewRepositoryDoc {
 #[allow(dead_code)]
 pub struct PathSource {
     /// The directory (must exist and lie under the server's allowed roots, if set).
+    #[schema(min_length = 1, pattern = "\\S")]
     path: String,
     /// Display name (default: the directory's name).
     name: Option<String>,
@@ -145,6 +146,7 @@ pub struct PathSource {
 #[allow(dead_code)]
 pub struct GitSource {
     /// A git URL (https, ssh or file).
+    #[schema(min_length = 1, pattern = "\\S")]
     git: String,
     /// Branch, tag or commit to track (default: the remote's HEAD).
     #[serde(rename = "ref")]

@@ -62,25 +62,33 @@ pub enum Fusion {
 #[serde(rename_all = "camelCase", default)]
 pub struct SearchOptions {
     /// Weight of the reranker score in `finalScore` (blueprint default 0.65).
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub rerank_weight: f32,
     /// Weight of the vector similarity in `finalScore` (blueprint default 0.35).
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub vector_weight: f32,
     /// Results below this `finalScore` are never returned (0.0–1.0, default 0.5).
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub minimum_relevance_threshold: f32,
     /// Token budget of the returned source (default 8,000; tokens counted by
     /// [`crate::text::estimate_tokens`]).
+    #[schema(minimum = 1)]
     pub max_token_budget: usize,
     /// Stage-1 vector candidates (default 40).
+    #[schema(maximum = 1000)]
     pub max_vector_candidates: usize,
     /// Stage-1 BM25 candidates (default 40).
+    #[schema(maximum = 1000)]
     pub max_lexical_candidates: usize,
     /// Retrievers used in stage 1.
     pub retrieval: Retrieval,
     /// Fusion of the two lists.
     pub fusion: Fusion,
     /// RRF's rank constant `k` (default 60).
+    #[schema(exclusive_minimum = 0.0)]
     pub rrf_k: f32,
     /// Weight of the BM25 list relative to the vector list in fusion (default 1.0).
+    #[schema(minimum = 0.0)]
     pub lexical_weight: f32,
     /// Whether to call the configured reranker (default true; ignored when none is
     /// configured).
