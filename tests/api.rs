@@ -318,12 +318,7 @@ async fn bad_input_gets_one_error_shape() {
 /// only that one and may change nothing; an admin token may.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_gate_every_route_and_bound_what_each_token_sees() {
-    let server = support::app::start_with(
-        true,
-        sextant::api::AuthPolicy::Tokens,
-        sextant::api::HttpOptions::default(),
-    )
-    .await;
+    let server = support::app::start_with_tokens(true).await;
     let other = server.tmp.path().join("other");
     support::write(
         &other,
@@ -512,4 +507,92 @@ async fn tokens_gate_every_route_and_bound_what_each_token_sees() {
     let id = &tokens.iter().find(|t| t.scope == "read").unwrap().id;
     assert!(server.indexer.meta().revoke_token(id).await.unwrap());
     assert_eq!(send("GET", "/api/v1/repositories", r, None).await.0, 401);
+}
+
+/// Behind a reverse proxy: every route under the base path, `X-Forwarded-Host` checked
+/// against the allowed hosts, `X-Forwarded-Prefix` in the served document's `servers`,
+/// the docs page under the base path; and the server's search defaults fill what a
+/// request leaves out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxy_settings_and_server_search_defaults_apply() {
+    let http_options = sextant::api::HttpOptions {
+        base_path: "/sextant".into(),
+        allowed_hosts: vec!["code.example.com".into()],
+        trust_forwarded: true,
+        ..Default::default()
+    }
+    .validated()
+    .unwrap();
+    let defaults = sextant::search::SearchOptions {
+        max_token_budget: 7,
+        minimum_relevance_threshold: 0.25,
+        ..Default::default()
+    };
+    let server =
+        support::app::start_with(false, http_options, |s| s.with_search_defaults(defaults)).await;
+    let http = reqwest::Client::new();
+    let get = |path: &str, host: Option<&str>, prefix: Option<&str>| {
+        let mut r = http.get(format!("{}{path}", server.base));
+        if let Some(h) = host {
+            r = r.header("x-forwarded-host", h);
+        }
+        if let Some(p) = prefix {
+            r = r.header("x-forwarded-prefix", p);
+        }
+        r.send()
+    };
+    assert_eq!(
+        get("/sextant/healthz", None, None).await.unwrap().status(),
+        403
+    );
+    let proxied = Some("code.example.com");
+    assert_eq!(
+        get("/sextant/healthz", proxied, None)
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(get("/healthz", proxied, None).await.unwrap().status(), 404);
+    let doc: Value = get("/sextant/openapi.json", proxied, Some("/tools"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        doc["servers"][0]["url"], "/tools/sextant",
+        "{}",
+        doc["servers"]
+    );
+    let page = get("/sextant/docs/", proxied, None).await.unwrap();
+    assert_eq!(page.status(), 200);
+    let config = get("/sextant/docs/swagger-initializer.js", proxied, None)
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(config.contains("/sextant/openapi.json"), "{config}");
+
+    let search = |body: Value| {
+        http.post(format!("{}/sextant/api/v1/search", server.base))
+            .header("x-forwarded-host", "code.example.com")
+            .json(&body)
+            .send()
+    };
+    let answer: Value = search(json!({ "query": "anything" }))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["response"]["tokenBudget"], 7, "{answer}");
+    let answer: Value = search(json!({ "query": "anything", "maxTokenBudget": 50 }))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["response"]["tokenBudget"], 50, "{answer}");
 }

@@ -175,12 +175,7 @@ async fn a_real_mcp_client_sees_only_what_its_token_allows() {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-    let server = support::app::start_with(
-        false,
-        sextant::api::AuthPolicy::Tokens,
-        sextant::api::HttpOptions::default(),
-    )
-    .await;
+    let server = support::app::start_with_tokens(false).await;
     let other = server.tmp.path().join("other");
     support::write(
         &other,

@@ -66,6 +66,8 @@ pub struct AppState {
     pub embed_cache: Option<Arc<CachedEmbedder>>,
     /// Searches that may run at once; beyond, callers get 429 (REST) or a tool error.
     pub search_slots: Arc<tokio::sync::Semaphore>,
+    /// The server's search defaults: what a request does not set comes from here.
+    pub search_defaults: crate::search::SearchOptions,
 }
 
 /// Searches run at once by default.
@@ -88,7 +90,14 @@ impl AppState {
             metrics: Metrics::default(),
             embed_cache: None,
             search_slots: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_SEARCHES)),
+            search_defaults: crate::search::SearchOptions::default(),
         }
+    }
+
+    /// Server-wide search defaults (checked by the caller with `SearchOptions::validate`).
+    pub fn with_search_defaults(mut self, defaults: crate::search::SearchOptions) -> Self {
+        self.search_defaults = defaults;
+        self
     }
 
     /// At most `n` searches at once (at least 1).
@@ -296,7 +305,13 @@ pub fn router(state: Arc<AppState>, options: &HttpOptions) -> Router {
     let open = Router::new()
         .route("/healthz", axum::routing::get(routes::healthz))
         .route("/readyz", axum::routing::get(routes::readyz))
-        .route("/openapi.json", axum::routing::get(served_openapi));
+        .route(
+            "/openapi.json",
+            axum::routing::get({
+                let base = options.base_path.clone();
+                move |request: Request| served_openapi(request, base)
+            }),
+        );
     let protected = Router::new()
         .route("/metrics", axum::routing::get(metrics_text))
         .layer(authed());
@@ -452,17 +467,15 @@ pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
     })
 }
 
-/// `/openapi.json`: the document with a `servers` entry for where the caller reached us.
-async fn served_openapi(request: Request) -> Json<utoipa::openapi::OpenApi> {
+/// `/openapi.json`: the document with a `servers` entry for where the caller reached us
+/// (the proxy's prefix, then our base path).
+async fn served_openapi(request: Request, base: String) -> Json<utoipa::openapi::OpenApi> {
     let mut doc = openapi();
     let prefix = request
         .extensions()
         .get::<Forwarded>()
         .and_then(|f| f.prefix.clone())
         .unwrap_or_default();
-    // The request path ends in /openapi.json; what precedes it is our base path.
-    let path = request.uri().path();
-    let base = path.strip_suffix("/openapi.json").unwrap_or("");
     doc.servers = Some(vec![utoipa::openapi::Server::new(format!(
         "{prefix}{base}"
     ))]);

@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use futures::Stream;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{require_admin, search_scope, visible_repo};
@@ -656,9 +657,24 @@ pub struct SearchResult {
 pub(super) async fn search(
     State(state): Shared,
     Extension(caller): Caller,
-    payload: Result<Json<SearchRequest>, JsonRejection>,
+    payload: Result<Json<Value>, JsonRejection>,
 ) -> Result<Json<SearchResult>, ApiError> {
-    let SearchRequest { query, options } = body(payload)?;
+    // What the request leaves out comes from the server's defaults, not the built-in ones.
+    let given = body(payload)?;
+    let Value::Object(given) = given else {
+        return Err(ApiError::from_body_rejection(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "expected a JSON object",
+        ));
+    };
+    let mut merged = serde_json::to_value(&state.search_defaults)
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    if let Value::Object(base) = &mut merged {
+        base.extend(given);
+    }
+    let SearchRequest { query, options } = serde_json::from_value(merged).map_err(|e| {
+        ApiError::from_body_rejection(StatusCode::UNPROCESSABLE_ENTITY, &e.to_string())
+    })?;
     Ok(Json(run_search(&state, &caller, &query, options).await?))
 }
 
@@ -724,7 +740,8 @@ pub(crate) async fn symbol_lookup(
             "`name` must name a symbol: `name`, `Parent > name` or `path/file.ts > name`",
         ));
     }
-    let mut options = SearchOptions::default();
+    let mut options = state.search_defaults.clone();
+    options.filter = Default::default();
     options.filter.repos = repository.into_iter().collect();
     run_search(state, caller, &format!("symbol = {name}"), options).await
 }

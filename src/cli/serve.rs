@@ -13,7 +13,7 @@ use super::index::{fail, open_indexer_with, open_meta, runtime};
 use crate::api::{AppState, AuthPolicy, HttpOptions, router};
 use crate::config::Config;
 use crate::index::JobRunner;
-use crate::search::Searcher;
+use crate::search::{SearchOptions, Searcher};
 use crate::store::{MetaStore, RepoSource};
 
 /// When requests need an API token.
@@ -69,12 +69,40 @@ pub struct ServeArgs {
     /// Searches answered at once (REST and MCP); more get 429 / a tool error.
     #[arg(long, default_value_t = crate::api::DEFAULT_MAX_SEARCHES, env = "SEXTANT_MAX_SEARCHES")]
     pub max_searches: usize,
+    /// Server-wide search defaults, as JSON in the request's camelCase names
+    /// (`{"maxTokenBudget": 4000, "minimumRelevanceThreshold": 0.4}`) or `@file.json`;
+    /// each request may still override any of them.
+    #[arg(long, env = "SEXTANT_SEARCH_DEFAULTS")]
+    pub search_defaults: Option<String>,
     /// Seconds a non-streaming API request may take before a 408.
     #[arg(long, default_value_t = 60, env = "SEXTANT_REQUEST_TIMEOUT")]
     pub request_timeout: u64,
 }
 
 impl ServeArgs {
+    /// The search defaults `--search-defaults` describes, checked.
+    pub fn search_defaults(&self) -> Result<SearchOptions, String> {
+        let Some(given) = &self.search_defaults else {
+            return Ok(SearchOptions::default());
+        };
+        let text = match given.strip_prefix('@') {
+            Some(path) => std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read --search-defaults file {path}: {e}"))?,
+            None => given.clone(),
+        };
+        let options: SearchOptions = serde_json::from_str(&text)
+            .map_err(|e| format!("--search-defaults is not valid search options JSON: {e}"))?;
+        options
+            .validate()
+            .map_err(|e| format!("--search-defaults: {e}"))?;
+        if options.filter != Default::default() {
+            return Err(
+                "--search-defaults cannot set a scope (repos, paths, languages, kinds)".into(),
+            );
+        }
+        Ok(options)
+    }
+
     /// The authentication policy for `live_tokens` existing tokens, or why the server
     /// must not start.
     pub fn policy(&self, live_tokens: usize) -> Result<AuthPolicy, String> {
@@ -133,8 +161,7 @@ impl ServeArgs {
 async fn start(
     config: &Config,
     max_syncs: usize,
-    auth: AuthPolicy,
-    max_searches: usize,
+    configure: impl FnOnce(AppState) -> AppState,
 ) -> Result<(Arc<AppState>, Vec<crate::index::watch::Watch>), CliError> {
     let meta = open_meta(config).await?;
     let (indexer, embedder, cache) = open_indexer_with(config, meta.clone()).await?;
@@ -158,12 +185,9 @@ async fn start(
         }
     }
     tokio::spawn(jobs.clone().run_forever(Duration::from_secs(30)));
-    let state = Arc::new(
-        AppState::new(indexer, Arc::new(searcher), jobs, events)
-            .with_auth(auth)
-            .with_max_searches(max_searches)
-            .with_embed_cache(cache),
-    );
+    let state = Arc::new(configure(
+        AppState::new(indexer, Arc::new(searcher), jobs, events).with_embed_cache(cache),
+    ));
     Ok((state, watches))
 }
 
@@ -172,8 +196,7 @@ async fn start(
 pub fn mcp(config: &Config) -> Result<(), CliError> {
     use rmcp::ServiceExt;
     runtime()?.block_on(async {
-        let (state, watches) =
-            start(config, 1, AuthPolicy::Off, crate::api::DEFAULT_MAX_SEARCHES).await?;
+        let (state, watches) = start(config, 1, |s| s).await?;
         let service = crate::mcp::SextantMcp::new(state)
             .serve(rmcp::transport::stdio())
             .await
@@ -196,8 +219,14 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
             .filter(|t| t.revoked_at.is_none())
             .count();
         let policy = args.policy(live).map_err(CliError::Failed)?;
+        let defaults = args.search_defaults().map_err(CliError::Failed)?;
         let http = args.http(policy).map_err(CliError::Failed)?;
-        let (state, watches) = start(config, args.max_syncs, policy, args.max_searches).await?;
+        let (state, watches) = start(config, args.max_syncs, |s| {
+            s.with_auth(policy)
+                .with_max_searches(args.max_searches)
+                .with_search_defaults(defaults)
+        })
+        .await?;
         let app = router(state, &http);
         let listener = tokio::net::TcpListener::bind(args.bind)
             .await
@@ -222,4 +251,84 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
         drop(watches);
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    fn args(argv: &[&str]) -> ServeArgs {
+        let mut full = vec!["serve"];
+        full.extend_from_slice(argv);
+        Wrap::try_parse_from(full).unwrap().args
+    }
+
+    #[test]
+    fn authentication_follows_the_bind_address_and_the_tokens() {
+        assert_eq!(args(&[]).policy(0), Ok(AuthPolicy::Off));
+        assert_eq!(args(&[]).policy(1), Ok(AuthPolicy::Tokens));
+        let public = args(&["--bind", "0.0.0.0:7878"]);
+        assert!(
+            public
+                .policy(0)
+                .unwrap_err()
+                .contains("sextant token create")
+        );
+        assert_eq!(public.policy(2), Ok(AuthPolicy::Tokens));
+        let off = args(&["--bind", "0.0.0.0:7878", "--auth", "off"]);
+        assert!(off.policy(5).unwrap_err().contains("loopback"));
+        assert!(args(&["--auth", "required"]).policy(0).is_err());
+        assert_eq!(args(&["--auth", "off"]).policy(3), Ok(AuthPolicy::Off));
+        // Hosts: loopback names without tokens, any with tokens, or as given.
+        let loopback = args(&[]).http(AuthPolicy::Off).unwrap();
+        assert!(loopback.allowed_hosts.contains(&"localhost".to_string()));
+        assert_eq!(
+            args(&[]).http(AuthPolicy::Tokens).unwrap().allowed_hosts,
+            ["*"]
+        );
+        let given = args(&["--allowed-host", "a.example,b.example"]);
+        assert_eq!(
+            given.http(AuthPolicy::Tokens).unwrap().allowed_hosts,
+            ["a.example", "b.example"]
+        );
+        assert!(
+            args(&["--base-path", "nope"])
+                .http(AuthPolicy::Off)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn search_defaults_are_parsed_and_checked() {
+        let d = args(&["--search-defaults", r#"{"maxTokenBudget": 4000}"#])
+            .search_defaults()
+            .unwrap();
+        assert_eq!(d.max_token_budget, 4000);
+        assert_eq!(
+            d.minimum_relevance_threshold,
+            SearchOptions::default().minimum_relevance_threshold
+        );
+        let bad = args(&["--search-defaults", r#"{"minimumRelevanceThreshold": 3}"#]);
+        assert!(
+            bad.search_defaults()
+                .unwrap_err()
+                .contains("minimumRelevanceThreshold")
+        );
+        let scoped = args(&["--search-defaults", r#"{"repos": ["x"]}"#]);
+        assert!(scoped.search_defaults().unwrap_err().contains("scope"));
+        let missing = args(&["--search-defaults", "@/definitely/not/here.json"]);
+        assert!(
+            missing
+                .search_defaults()
+                .unwrap_err()
+                .contains("cannot read")
+        );
+    }
 }

@@ -19,7 +19,6 @@ use serde::Deserialize;
 
 use crate::api::{ApiError, AppState};
 use crate::auth::Principal;
-use crate::search::SearchOptions;
 use crate::store::RepoSettings;
 
 /// Arguments of `codebase_search`.
@@ -130,7 +129,7 @@ impl SextantMcp {
         Parameters(args): Parameters<SearchArgs>,
     ) -> Result<CallToolResult, McpError> {
         let caller = principal(&ctx);
-        let mut options = SearchOptions::default();
+        let mut options = self.state.search_defaults.clone();
         if let Some(budget) = args.max_token_budget {
             options.max_token_budget = budget;
         }

@@ -58,11 +58,23 @@ fn uuid_like(secret: &str) -> String {
 /// Starts a server without authentication; `run_jobs` starts the sync queue (without it,
 /// queued jobs stay queued).
 pub async fn start(run_jobs: bool) -> TestServer {
-    start_with(run_jobs, AuthPolicy::Off, HttpOptions::default()).await
+    start_with(run_jobs, HttpOptions::default(), |s| s).await
 }
 
-/// Starts a server with this authentication policy and these HTTP options.
-pub async fn start_with(run_jobs: bool, auth: AuthPolicy, http: HttpOptions) -> TestServer {
+/// Starts a server requiring tokens.
+pub async fn start_with_tokens(run_jobs: bool) -> TestServer {
+    start_with(run_jobs, HttpOptions::default(), |s| {
+        s.with_auth(AuthPolicy::Tokens)
+    })
+    .await
+}
+
+/// Starts a server with these HTTP options and state settings.
+pub async fn start_with(
+    run_jobs: bool,
+    http: HttpOptions,
+    configure: impl FnOnce(AppState) -> AppState,
+) -> TestServer {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("ws");
     write(
@@ -91,7 +103,12 @@ pub async fn start_with(run_jobs: bool, auth: AuthPolicy, http: HttpOptions) -> 
     if run_jobs {
         tokio::spawn(jobs.clone().run_forever(Duration::from_millis(50)));
     }
-    let state = AppState::new(indexer.clone(), Arc::new(searcher), jobs, events).with_auth(auth);
+    let state = configure(AppState::new(
+        indexer.clone(),
+        Arc::new(searcher),
+        jobs,
+        events,
+    ));
     let state = Arc::new(state);
     let app = router(state.clone(), &http);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
