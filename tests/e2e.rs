@@ -1,8 +1,9 @@
 //! End to end with the real binary and the real local model: `sextant token create`,
 //! `sextant serve` on a loopback port, a repository registered over REST and followed to
 //! the end of its sync over SSE, search over REST, over MCP with rmcp's client, and from
-//! the CLI in remote mode; auth refusals; then `sextant mcp` over stdio with rmcp's
-//! client on the same data directory. Also: a non-loopback bind without tokens refuses
+//! the CLI in remote mode, and `sextant --server … mcp` (a stdio relay) with rmcp's client;
+//! auth refusals; then `sextant mcp` over stdio with rmcp's client on the same data
+//! directory. Also: a non-loopback bind without tokens refuses
 //! to start.
 
 mod support;
@@ -263,6 +264,39 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
         String::from_utf8_lossy(&refused.stderr).contains("admin"),
         "{refused:?}"
     );
+
+    // `sextant --server … mcp`: a stdio relay to the server's /mcp, with the token.
+    {
+        use rmcp::ServiceExt;
+        use rmcp::model::CallToolRequestParams;
+        use rmcp::transport::TokioChildProcess;
+        let mut cmd = tokio::process::Command::new(BIN);
+        cmd.args(["--server", &base, "--token", &reader, "mcp"]);
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let client = ().serve(transport).await.unwrap();
+        assert_eq!(
+            client
+                .peer_info()
+                .unwrap()
+                .server_info
+                .as_ref()
+                .unwrap()
+                .name,
+            "sextant"
+        );
+        let mut args = serde_json::Map::new();
+        args.insert("repository".into(), json!("ws"));
+        let result = client
+            .call_tool(CallToolRequestParams::new("index_status").with_arguments(args))
+            .await
+            .unwrap();
+        let status = result.content[0].as_text().unwrap().text.clone();
+        assert!(status.starts_with("ws: ready"), "{status}");
+        client.cancel().await.unwrap();
+    }
     drop(server);
 
     // `sextant mcp` over stdio on the same data directory, with rmcp's client.

@@ -120,7 +120,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = "SEXTANT_RERANK_URL")]
     pub rerank_url: Option<String>,
     /// Work against a running server (`http://host:7878`) instead of a local data
-    /// directory: `search` and `repo list|show|add|rm|sync`.
+    /// directory: `search`, `index`, `repo list|show|add|rm|sync`, and `mcp` (a stdio
+    /// relay to the server's `/mcp`).
     #[arg(long, global = true, env = "SEXTANT_SERVER")]
     pub server: Option<String>,
     /// API token for --server (`sextant token create` on the server's machine).
@@ -241,9 +242,22 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         return match cli.command {
             Command::Search(args) => remote::search(remote, args),
             Command::Repo { action } => remote::repo(remote, action),
+            Command::Mcp => serve::mcp_remote(server, cli.global.token.clone()),
+            Command::Index(args) => remote::repo(
+                remote,
+                index::RepoCommand::Add(index::RepoAddArgs {
+                    source: args.path,
+                    git: args.git,
+                    tracked_ref: args.tracked_ref,
+                    name: args.name,
+                    include: args.include,
+                    exclude: args.exclude,
+                    no_wait: false,
+                }),
+            ),
             _ => Err(CliError::Failed(
-                "with --server only `search` and `repo` run remotely; drop --server (and \
-                 SEXTANT_SERVER) for local commands"
+                "with --server only `search`, `index`, `repo` and `mcp` run remotely; drop \
+                 --server (and SEXTANT_SERVER) for local commands"
                     .into(),
             )),
         };

@@ -207,6 +207,20 @@ pub fn mcp(config: &Config) -> Result<(), CliError> {
     })
 }
 
+/// `sextant --server URL mcp`: MCP over stdio relayed to a remote server's `/mcp`.
+pub fn mcp_remote(server: &str, token: Option<String>) -> Result<(), CliError> {
+    use rmcp::ServiceExt;
+    let url = format!("{}/mcp", server.trim_end_matches('/'));
+    runtime()?.block_on(async {
+        let (relay, _client) = crate::mcp::remote::connect(&url, token)
+            .await
+            .map_err(CliError::Failed)?;
+        let service = relay.serve(rmcp::transport::stdio()).await.map_err(fail)?;
+        service.waiting().await.map_err(fail)?;
+        Ok(())
+    })
+}
+
 /// Runs the server until Ctrl-C.
 pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
     runtime()?.block_on(async {

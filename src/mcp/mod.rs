@@ -3,6 +3,8 @@
 //! the same [`AppState`] the REST API uses; results are the blueprint's multi-content form
 //! (connection graph first, then one snapshot per file, with audience and priority).
 
+pub mod remote;
+
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
