@@ -542,8 +542,16 @@ async fn proxy_settings_and_server_search_defaults_apply() {
         r.send()
     };
     assert_eq!(
-        get("/sextant/healthz", None, None).await.unwrap().status(),
+        get("/sextant/api/v1/repositories", None, None)
+            .await
+            .unwrap()
+            .status(),
         403
+    );
+    // Probes reach the server by address.
+    assert_eq!(
+        get("/sextant/healthz", None, None).await.unwrap().status(),
+        200
     );
     let proxied = Some("code.example.com");
     assert_eq!(
@@ -562,6 +570,21 @@ async fn proxy_settings_and_server_search_defaults_apply() {
         .unwrap();
     assert_eq!(
         doc["servers"][0]["url"], "/tools/sextant",
+        "{}",
+        doc["servers"]
+    );
+    let doc: Value = http
+        .get(format!("{}/sextant/openapi.json", server.base))
+        .header("x-forwarded-host", "code.example.com")
+        .header("x-forwarded-proto", "https")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        doc["servers"][0]["url"], "https://code.example.com/sextant",
         "{}",
         doc["servers"]
     );

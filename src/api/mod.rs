@@ -426,7 +426,11 @@ async fn guard(
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
         .or_else(|| request.uri().authority().map(|a| a.to_string()));
+    // Probes reach the server by address; health answers carry nothing worth rebinding for.
+    let probe =
+        request.uri().path().ends_with("/healthz") || request.uri().path().ends_with("/readyz");
     if let Some(host) = host
+        && !probe
         && !host_allowed(&host, &options.allowed_hosts)
     {
         return ApiError::forbidden(format!(
@@ -471,13 +475,21 @@ pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
 /// (the proxy's prefix, then our base path).
 async fn served_openapi(request: Request, base: String) -> Json<utoipa::openapi::OpenApi> {
     let mut doc = openapi();
-    let prefix = request
-        .extensions()
-        .get::<Forwarded>()
-        .and_then(|f| f.prefix.clone())
-        .unwrap_or_default();
+    let forwarded = request.extensions().get::<Forwarded>();
+    let prefix = forwarded.and_then(|f| f.prefix.clone()).unwrap_or_default();
+    // An absolute URL when a trusted proxy said which scheme the client used.
+    let origin = match (
+        forwarded.and_then(|f| f.proto.as_deref()),
+        request
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok()),
+    ) {
+        (Some(proto), Some(host)) => format!("{proto}://{host}"),
+        _ => String::new(),
+    };
     doc.servers = Some(vec![utoipa::openapi::Server::new(format!(
-        "{prefix}{base}"
+        "{origin}{prefix}{base}"
     ))]);
     Json(doc)
 }
