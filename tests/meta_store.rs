@@ -255,6 +255,17 @@ async fn files_symbols_edges(store: &dyn MetaStore) {
             .collect::<Vec<_>>(),
         ["dist/big.min.js", "src/a.ts"]
     );
+    let listed = store.list_files(&repo).await.expect("list");
+    let counts = store.file_counts(&repo).await.expect("counts");
+    assert_eq!((counts.indexed, counts.skipped), (1, 1));
+    assert_eq!(
+        counts.symbols,
+        listed.iter().map(|f| f.symbol_count).sum::<i64>()
+    );
+    assert_eq!(
+        store.file_counts("no-such-repo").await.expect("counts"),
+        Default::default()
+    );
 
     // Edges.
     store

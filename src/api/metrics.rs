@@ -195,10 +195,9 @@ pub(super) async fn render(state: &AppState) -> String {
         let (mut indexed, mut skipped) = (0.0, 0.0);
         for r in &repos {
             *by_status.entry(r.status.as_str()).or_default() += 1.0;
-            if let Ok(files) = meta.list_files(&r.id).await {
-                let n = files.iter().filter(|f| f.skip_reason.is_none()).count() as f64;
-                indexed += n;
-                skipped += files.len() as f64 - n;
+            if let Ok(files) = meta.file_counts(&r.id).await {
+                indexed += files.indexed as f64;
+                skipped += files.skipped as f64;
             }
         }
         let samples: Vec<(String, f64)> = by_status

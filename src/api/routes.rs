@@ -241,9 +241,9 @@ pub(crate) async fn register(
 #[derive(Debug, Serialize, ToSchema)]
 pub struct FileCounts {
     /// Files indexed.
-    pub indexed: usize,
+    pub indexed: i64,
     /// Files seen but not indexed (too large, binary, excluded by limits…).
-    pub skipped: usize,
+    pub skipped: i64,
 }
 
 /// `GET /api/v1/repositories/{repo}`.
@@ -273,17 +273,15 @@ pub(super) async fn get_repository(
     Path(repo): Path<String>,
 ) -> Result<Json<RepositoryDetail>, ApiError> {
     let repo = visible_repo(&state, &caller, &repo).await?;
-    let files = state.indexer.meta().list_files(&repo.id).await?;
-    let indexed = files.iter().filter(|f| f.skip_reason.is_none()).count();
-    let symbols: i64 = files.iter().map(|f| f.symbol_count).sum();
+    let counts = state.indexer.meta().file_counts(&repo.id).await?;
     let recent_jobs = state.indexer.meta().list_jobs(Some(&repo.id), 5).await?;
     Ok(Json(RepositoryDetail {
         repository: repo,
         files: FileCounts {
-            indexed,
-            skipped: files.len() - indexed,
+            indexed: counts.indexed,
+            skipped: counts.skipped,
         },
-        symbols,
+        symbols: counts.symbols,
         recent_jobs,
     }))
 }

@@ -309,8 +309,7 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
         match action {
             RepoCommand::List => {
                 for r in meta.list_repositories().await.map_err(fail)? {
-                    let files = meta.list_files(&r.id).await.map_err(fail)?;
-                    let skipped = files.iter().filter(|f| f.skip_reason.is_some()).count();
+                    let files = meta.file_counts(&r.id).await.map_err(fail)?;
                     let location = match &r.source {
                         crate::store::RepoSource::Path(p) | crate::store::RepoSource::Git(p) => p,
                     };
@@ -319,8 +318,8 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
                         "{}\t{}\t{} files ({} skipped)\t{}{}",
                         r.name,
                         r.status.as_str(),
-                        files.len() - skipped,
-                        skipped,
+                        files.indexed,
+                        files.skipped,
                         location,
                         r.last_error
                             .map(|e| format!("\terror: {e}"))
@@ -382,14 +381,12 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
             RepoCommand::Show { name } => {
                 let indexer = open_indexer(config, meta.clone()).await?;
                 let repo = indexer.find_repo(&name).await.map_err(fail)?;
-                let files = meta.list_files(&repo.id).await.map_err(fail)?;
-                let skipped = files.iter().filter(|f| f.skip_reason.is_some()).count();
-                let symbols: i64 = files.iter().map(|f| f.symbol_count).sum();
+                let files = meta.file_counts(&repo.id).await.map_err(fail)?;
                 let shown = serde_json::json!({
                     "repository": repo,
-                    "files": files.len() - skipped,
-                    "skipped": skipped,
-                    "symbols": symbols,
+                    "files": files.indexed,
+                    "skipped": files.skipped,
+                    "symbols": files.symbols,
                 });
                 serde_json::to_writer_pretty(&mut w, &shown).map_err(fail)?;
                 writeln!(w).map_err(write_err)?;

@@ -294,15 +294,14 @@ impl SextantMcp {
         let result = async {
             let meta = self.state.indexer.meta();
             let repo = crate::api::visible_repo(&self.state, &caller, &args.repository).await?;
-            let files = meta.list_files(&repo.id).await?;
+            let files = meta.file_counts(&repo.id).await?;
             let jobs = meta.list_jobs(Some(&repo.id), 3).await?;
-            let indexed = files.iter().filter(|f| f.skip_reason.is_none()).count();
             let mut out = format!(
                 "{}: {} | {} files indexed, {} skipped{}\n",
                 repo.name,
                 repo.status.as_str(),
-                indexed,
-                files.len() - indexed,
+                files.indexed,
+                files.skipped,
                 repo.last_error
                     .as_deref()
                     .map(|e| format!(" | last error: {e}"))

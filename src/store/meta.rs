@@ -386,6 +386,17 @@ pub struct Job {
     pub updated_at: i64,
 }
 
+/// File and symbol counts of one repository.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct FileCounts {
+    /// Files indexed.
+    pub indexed: i64,
+    /// Files seen but not indexed (too large, binary, over the limits…).
+    pub skipped: i64,
+    /// Symbols of the indexed files.
+    pub symbols: i64,
+}
+
 /// An API token (only its hash is stored).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApiToken {
@@ -445,6 +456,9 @@ pub trait MetaStore: Send + Sync {
     async fn get_file(&self, repo_id: &str, path: &str) -> Result<Option<FileRecord>, StoreError>;
     /// Every file of a repository, by path.
     async fn list_files(&self, repo_id: &str) -> Result<Vec<FileRecord>, StoreError>;
+    /// How many files of a repository are indexed and skipped, and their symbols
+    /// (counted in the store, not by listing).
+    async fn file_counts(&self, repo_id: &str) -> Result<FileCounts, StoreError>;
     /// Removes a file with its symbols and edges.
     async fn delete_file(&self, repo_id: &str, path: &str) -> Result<bool, StoreError>;
     /// Atomically writes a file row and replaces all its symbols.

@@ -27,8 +27,8 @@ pub use error::StoreError;
 pub use filter::{ChunkFilter, glob_to_like};
 pub use lance::{LanceStore, LanceStoreOptions};
 pub use meta::{
-    ApiToken, EdgeKind, EdgeRecord, FileRecord, Job, JobState, MetaStore, NewJob, NewRepository,
-    RepoSettings, RepoSource, RepoStatus, Repository, SymbolRecord,
+    ApiToken, EdgeKind, EdgeRecord, FileCounts, FileRecord, Job, JobState, MetaStore, NewJob,
+    NewRepository, RepoSettings, RepoSource, RepoStatus, Repository, SymbolRecord,
 };
 pub use sql::SqlMetaStore;
 pub use vector::{ChunkRow, ScoredChunk, StoreStats, VectorStore};

@@ -427,6 +427,24 @@ impl MetaStore for SqlMetaStore {
         rows.iter().map(file).collect()
     }
 
+    async fn file_counts(&self, repo_id: &str) -> Result<FileCounts, StoreError> {
+        let row = sqlx::query(
+            "SELECT \
+             CAST(COALESCE(SUM(CASE WHEN skip_reason IS NULL THEN 1 ELSE 0 END), 0) AS BIGINT) AS indexed, \
+             CAST(COALESCE(SUM(CASE WHEN skip_reason IS NULL THEN 0 ELSE 1 END), 0) AS BIGINT) AS skipped, \
+             CAST(COALESCE(SUM(symbol_count), 0) AS BIGINT) AS symbols \
+             FROM files WHERE repo_id = $1",
+        )
+        .bind(repo_id)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(FileCounts {
+            indexed: row.try_get("indexed")?,
+            skipped: row.try_get("skipped")?,
+            symbols: row.try_get("symbols")?,
+        })
+    }
+
     async fn delete_file(&self, repo_id: &str, path: &str) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
         sqlx::query("DELETE FROM edges WHERE repo_id = $1 AND file_path = $2")
