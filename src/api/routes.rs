@@ -98,8 +98,9 @@ pub(super) async fn list_repositories(
     Ok(Json(RepositoryList { repositories }))
 }
 
-/// `POST /api/v1/repositories`: exactly one of `path` and `git`.
-#[derive(Debug, Deserialize, ToSchema)]
+/// `POST /api/v1/repositories`: exactly one of `path` and `git` (documented as
+/// [`NewRepositoryDoc`], which says so in the schema).
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewRepository {
     /// A directory on the server (must lie under the server's allowed roots, if set).

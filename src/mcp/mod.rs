@@ -2,6 +2,13 @@
 //! `sextant serve`) and over stdio (`sextant mcp`). Each tool is a thin translation onto
 //! the same [`AppState`] the REST API uses; results are the blueprint's multi-content form
 //! (connection graph first, then one snapshot per file, with audience and priority).
+//!
+//! Over HTTP the authentication layer has already turned the bearer token into a
+//! [`Principal`] in the request's extensions; each tool reads it from the request parts
+//! rmcp hands over and applies the same checks as REST (invisible repositories read as
+//! unknown; `add_repository` needs an unrestricted admin token). Over stdio the caller is
+//! the local user. Tool failures are results the agent reads (`isError`), counted in
+//! `/metrics`.
 
 pub mod remote;
 
