@@ -53,15 +53,16 @@ pub enum RepoCommand {
     },
 }
 
-/// Options of `sextant repo add`.
+/// What to register: shared by `sextant index` and `sextant repo add`.
 #[derive(Debug, clap::Args)]
-pub struct RepoAddArgs {
+pub struct SourceArgs {
     /// A directory (on the machine that indexes it), or with --git a repository URL.
     pub source: String,
-    /// SOURCE is a git URL.
+    /// SOURCE is a git URL (or a local git repository): cloned into a bare mirror in the
+    /// data directory and synced by commit diffs.
     #[arg(long)]
     pub git: bool,
-    /// With --git: the branch, tag or commit to track.
+    /// With --git: the branch, tag or commit to track (default: the remote's default branch).
     #[arg(long = "ref")]
     pub tracked_ref: Option<String>,
     /// Repository name (default: the directory's or repository's name).
@@ -73,6 +74,43 @@ pub struct RepoAddArgs {
     /// Never index files matching these globs (repeatable).
     #[arg(long)]
     pub exclude: Vec<String>,
+}
+
+impl SourceArgs {
+    /// Registers the source with `indexer` (or returns it when already registered).
+    pub(super) async fn register(
+        &self,
+        indexer: &Indexer,
+    ) -> Result<crate::store::Repository, CliError> {
+        let settings = RepoSettings {
+            include: self.include.clone(),
+            exclude: self.exclude.clone(),
+            ..RepoSettings::default()
+        };
+        if self.git {
+            indexer
+                .register_git(
+                    &self.source,
+                    self.name.as_deref(),
+                    self.tracked_ref.as_deref(),
+                    settings,
+                )
+                .await
+        } else {
+            indexer
+                .register_path(&PathBuf::from(&self.source), self.name.as_deref(), settings)
+                .await
+        }
+        .map_err(fail)
+    }
+}
+
+/// Options of `sextant repo add`.
+#[derive(Debug, clap::Args)]
+pub struct RepoAddArgs {
+    /// What to register.
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// With --server: return once registered, without waiting for the first sync.
     #[arg(long)]
     pub no_wait: bool,
@@ -116,24 +154,9 @@ fn non_empty(list: Vec<String>) -> Vec<String> {
 /// Options of `sextant index`.
 #[derive(Debug, clap::Args)]
 pub struct IndexArgs {
-    /// The directory to index, or with --git a repository URL (registered on first use).
-    pub path: String,
-    /// Treat PATH as a git URL (or a local git repository): cloned into a bare mirror in
-    /// the data directory and synced by commit diffs.
-    #[arg(long)]
-    pub git: bool,
-    /// With --git: the branch, tag or commit to track (default: the remote's default branch).
-    #[arg(long = "ref")]
-    pub tracked_ref: Option<String>,
-    /// Repository name (default: the directory's name).
-    #[arg(long)]
-    pub name: Option<String>,
-    /// Only index files matching these globs (repeatable).
-    #[arg(long)]
-    pub include: Vec<String>,
-    /// Never index files matching these globs (repeatable).
-    #[arg(long)]
-    pub exclude: Vec<String>,
+    /// What to index (registered on first use).
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Print the sync report as JSON instead of a summary line.
     #[arg(long)]
     pub json: bool,
@@ -251,26 +274,7 @@ pub fn index(args: IndexArgs, config: &Config) -> Result<(), CliError> {
     runtime()?.block_on(async {
         let meta = open_meta(config).await?;
         let indexer = open_indexer(config, meta).await?;
-        let settings = RepoSettings {
-            include: args.include.clone(),
-            exclude: args.exclude.clone(),
-            ..RepoSettings::default()
-        };
-        let repo = if args.git {
-            indexer
-                .register_git(
-                    &args.path,
-                    args.name.as_deref(),
-                    args.tracked_ref.as_deref(),
-                    settings,
-                )
-                .await
-        } else {
-            indexer
-                .register_path(&PathBuf::from(&args.path), args.name.as_deref(), settings)
-                .await
-        }
-        .map_err(fail)?;
+        let repo = args.source.register(&indexer).await?;
         let report = sync_with_bars(&indexer, &repo).await?;
         let mut w = out();
         if args.json {
@@ -330,26 +334,7 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
             }
             RepoCommand::Add(args) => {
                 let indexer = open_indexer(config, meta).await?;
-                let settings = RepoSettings {
-                    include: args.include,
-                    exclude: args.exclude,
-                    ..RepoSettings::default()
-                };
-                let repo = if args.git {
-                    indexer
-                        .register_git(
-                            &args.source,
-                            args.name.as_deref(),
-                            args.tracked_ref.as_deref(),
-                            settings,
-                        )
-                        .await
-                } else {
-                    indexer
-                        .register_path(&PathBuf::from(&args.source), args.name.as_deref(), settings)
-                        .await
-                }
-                .map_err(fail)?;
+                let repo = args.source.register(&indexer).await?;
                 writeln!(
                     w,
                     "registered {} ({}); index it with `sextant repo sync {}` or let `sextant serve` do it",

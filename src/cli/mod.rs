@@ -246,12 +246,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Command::Index(args) => remote::repo(
                 remote,
                 index::RepoCommand::Add(index::RepoAddArgs {
-                    source: args.path,
-                    git: args.git,
-                    tracked_ref: args.tracked_ref,
-                    name: args.name,
-                    include: args.include,
-                    exclude: args.exclude,
+                    source: args.source,
                     no_wait: false,
                 }),
             ),

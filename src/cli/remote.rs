@@ -159,15 +159,16 @@ pub fn repo(remote: Remote, action: RepoCommand) -> Result<(), CliError> {
                 .map_err(write_err)?;
             }
             RepoCommand::Add(args) => {
+                let source = &args.source;
                 let mut body = json!({
-                    "name": args.name,
-                    "settings": { "include": args.include, "exclude": args.exclude },
+                    "name": source.name,
+                    "settings": { "include": source.include, "exclude": source.exclude },
                 });
-                if args.git {
-                    body["git"] = json!(args.source);
-                    body["ref"] = json!(args.tracked_ref);
+                if source.git {
+                    body["git"] = json!(source.source);
+                    body["ref"] = json!(source.tracked_ref);
                 } else {
-                    body["path"] = json!(args.source);
+                    body["path"] = json!(source.source);
                 }
                 let created = remote
                     .send(reqwest::Method::POST, "/api/v1/repositories", Some(body))
