@@ -502,6 +502,44 @@ async fn tokens_gate_every_route_and_bound_what_each_token_sees() {
         "{metrics}"
     );
 
+    // Progress: the limited token's stream carries only its repository's events, and the
+    // other repository's own stream does not exist for it.
+    assert_eq!(
+        send("GET", "/api/v1/repositories/other/events", r, None)
+            .await
+            .0,
+        404
+    );
+    let mut sse = http
+        .get(format!("{base}/api/v1/events"))
+        .bearer_auth(&reader)
+        .send()
+        .await
+        .unwrap();
+    support::write(&other, "src/more.ts", "export const hiddenName = 1;\n");
+    support::write(&server.root, "src/more.ts", "export const seenName = 1;\n");
+    let other_id = server.indexer.find_repo("other").await.unwrap().id;
+    let ws_id = server.indexer.find_repo("ws").await.unwrap().id;
+    for repo in ["other", "ws"] {
+        let path = format!("/api/v1/repositories/{repo}/sync");
+        assert_eq!(send("POST", &path, Some(&admin), None).await.0, 202);
+    }
+    let mut seen = String::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !(seen.contains(&ws_id) && seen.contains("\"phase\":\"done\"")) {
+        assert!(Instant::now() < deadline, "{seen}");
+        match tokio::time::timeout(Duration::from_secs(10), sse.chunk()).await {
+            Ok(Ok(Some(bytes))) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+            other => panic!("stream ended: {other:?}; {seen}"),
+        }
+    }
+    // The `other` sync was queued first and has finished by the time `ws` is done.
+    assert!(!seen.contains(&other_id), "{seen}");
+    assert!(
+        !seen.contains("hiddenName") && !seen.contains("secret"),
+        "{seen}"
+    );
+
     // Revoked: refused from the next request on.
     let tokens = server.indexer.meta().list_tokens().await.unwrap();
     let id = &tokens.iter().find(|t| t.scope == "read").unwrap().id;
