@@ -63,6 +63,56 @@ fn serve(data: &std::path::Path, model: &std::path::Path) -> (Server, String) {
     (Server(child), url)
 }
 
+/// `sextant token create ARGS…` on the data directory; returns the printed secret.
+fn create_token(data: &std::path::Path, model: &std::path::Path, args: &[&str]) -> String {
+    let created = sextant(data, model)
+        .args(["token", "create"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(created.status.success(), "{created:?}");
+    String::from_utf8(created.stdout)
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// The JSON answer of a request.
+async fn json_of(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
+}
+
+/// rmcp's client over the stdio of `sextant ARGS…`.
+async fn stdio_client<I, A>(args: I) -> rmcp::service::RunningService<rmcp::RoleClient, ()>
+where
+    I: IntoIterator<Item = A>,
+    A: AsRef<std::ffi::OsStr>,
+{
+    use rmcp::ServiceExt;
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args(args);
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    ().serve(transport).await.unwrap()
+}
+
+/// Calls `tool` with `args` (a JSON object).
+async fn call_tool(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    tool: &'static str,
+    args: Value,
+) -> rmcp::model::CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("tool arguments must be an object")
+    };
+    client
+        .call_tool(rmcp::model::CallToolRequestParams::new(tool).with_arguments(args))
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
     let model = match default_model() {
@@ -92,15 +142,7 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
     let why = String::from_utf8_lossy(&refused.stderr);
     assert!(why.contains("sextant token create"), "{why}");
 
-    let created = sextant(&data, &model)
-        .args(["token", "create", "--scope", "admin", "--name", "e2e"])
-        .output()
-        .unwrap();
-    assert!(created.status.success(), "{created:?}");
-    let admin = String::from_utf8(created.stdout)
-        .unwrap()
-        .trim()
-        .to_string();
+    let admin = create_token(&data, &model, &["--scope", "admin", "--name", "e2e"]);
     assert!(admin.starts_with("sxt_"), "{admin}");
 
     let (server, base) = serve(&data, &model);
@@ -166,42 +208,26 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
     }
     assert!(seen.contains(&repo_id), "{seen}");
     drop(sse);
-    let repo: Value = http
-        .get(format!("{base}/api/v1/repositories/ws"))
-        .bearer_auth(&admin)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let repo = json_of(
+        http.get(format!("{base}/api/v1/repositories/ws"))
+            .bearer_auth(&admin),
+    )
+    .await;
     assert_eq!(repo["repository"]["status"], "ready", "{repo}");
     assert_eq!(repo["files"]["indexed"], 2, "{repo}");
 
     // Search over REST.
-    let found: Value = http
-        .post(format!("{base}/api/v1/search"))
-        .bearer_auth(&admin)
-        .json(&json!({ "query": "where is the bearer token checked?", "minimumRelevanceThreshold": 0.0 }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let found = json_of(
+        http.post(format!("{base}/api/v1/search"))
+            .bearer_auth(&admin)
+            .json(&json!({ "query": "where is the bearer token checked?", "minimumRelevanceThreshold": 0.0 })),
+    )
+    .await;
     let top = found["response"]["results"][0]["breadcrumb"].as_str();
     assert_eq!(top, Some("validateToken"), "{found}");
 
     // A read token, created while the server runs, takes effect at once; it may not sync.
-    let created = sextant(&data, &model)
-        .args(["token", "create", "--scope", "read", "--repo", "ws"])
-        .output()
-        .unwrap();
-    assert!(created.status.success(), "{created:?}");
-    let reader = String::from_utf8(created.stdout)
-        .unwrap()
-        .trim()
-        .to_string();
+    let reader = create_token(&data, &model, &["--scope", "read", "--repo", "ws"]);
     let sync = http
         .post(format!("{base}/api/v1/repositories/ws/sync"))
         .bearer_auth(&reader)
@@ -213,7 +239,6 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
     // MCP over streamable HTTP with rmcp's client.
     {
         use rmcp::ServiceExt;
-        use rmcp::model::CallToolRequestParams;
         use rmcp::transport::StreamableHttpClientTransport;
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
         let config = StreamableHttpClientTransportConfig::with_uri(format!("{base}/mcp"))
@@ -221,12 +246,12 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
         let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
         let tools = client.list_all_tools().await.unwrap();
         assert!(tools.iter().any(|t| t.name == "codebase_search"));
-        let mut args = serde_json::Map::new();
-        args.insert("query".into(), json!("symbol = decode"));
-        let result = client
-            .call_tool(CallToolRequestParams::new("codebase_search").with_arguments(args))
-            .await
-            .unwrap();
+        let result = call_tool(
+            &client,
+            "codebase_search",
+            json!({ "query": "symbol = decode" }),
+        )
+        .await;
         let graph = result.content[0].as_text().unwrap().text.clone();
         assert!(graph.contains("Called by: validateToken"), "{graph}");
         client.cancel().await.unwrap();
@@ -266,67 +291,30 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
     );
 
     // `sextant --server … mcp`: a stdio relay to the server's /mcp, with the token.
-    {
-        use rmcp::ServiceExt;
-        use rmcp::model::CallToolRequestParams;
-        use rmcp::transport::TokioChildProcess;
-        let mut cmd = tokio::process::Command::new(BIN);
-        cmd.args(["--server", &base, "--token", &reader, "mcp"]);
-        let (transport, _) = TokioChildProcess::builder(cmd)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let client = ().serve(transport).await.unwrap();
-        assert_eq!(
-            client
-                .peer_info()
-                .unwrap()
-                .server_info
-                .as_ref()
-                .unwrap()
-                .name,
-            "sextant"
-        );
-        let mut args = serde_json::Map::new();
-        args.insert("repository".into(), json!("ws"));
-        let result = client
-            .call_tool(CallToolRequestParams::new("index_status").with_arguments(args))
-            .await
-            .unwrap();
-        let status = result.content[0].as_text().unwrap().text.clone();
-        assert!(status.starts_with("ws: ready"), "{status}");
-        client.cancel().await.unwrap();
-    }
+    let client = stdio_client(["--server", &base, "--token", &reader, "mcp"]).await;
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "sextant");
+    let result = call_tool(&client, "index_status", json!({ "repository": "ws" })).await;
+    let status = result.content[0].as_text().unwrap().text.clone();
+    assert!(status.starts_with("ws: ready"), "{status}");
+    client.cancel().await.unwrap();
     drop(server);
 
     // `sextant mcp` over stdio on the same data directory, with rmcp's client.
-    {
-        use rmcp::ServiceExt;
-        use rmcp::model::CallToolRequestParams;
-        use rmcp::transport::TokioChildProcess;
-        let mut cmd = tokio::process::Command::new(BIN);
-        cmd.arg("--data-dir")
-            .arg(&data)
-            .arg("--model-dir")
-            .arg(&model)
-            .arg("mcp");
-        let (transport, _) = TokioChildProcess::builder(cmd)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let client = ().serve(transport).await.unwrap();
-        let mut args = serde_json::Map::new();
-        args.insert("name".into(), json!("validateToken"));
-        let result = client
-            .call_tool(CallToolRequestParams::new("get_symbol").with_arguments(args))
-            .await
-            .unwrap();
-        assert_eq!(result.content.len(), 2);
-        let snapshot = result.content[1].as_text().unwrap().text.clone();
-        assert!(
-            snapshot.contains("export function validateToken"),
-            "{snapshot}"
-        );
-        client.cancel().await.unwrap();
-    }
+    let local = [
+        "--data-dir".as_ref(),
+        data.as_os_str(),
+        "--model-dir".as_ref(),
+        model.as_os_str(),
+        "mcp".as_ref(),
+    ];
+    let client = stdio_client::<_, &std::ffi::OsStr>(local).await;
+    let result = call_tool(&client, "get_symbol", json!({ "name": "validateToken" })).await;
+    assert_eq!(result.content.len(), 2);
+    let snapshot = result.content[1].as_text().unwrap().text.clone();
+    assert!(
+        snapshot.contains("export function validateToken"),
+        "{snapshot}"
+    );
+    client.cancel().await.unwrap();
 }

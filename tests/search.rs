@@ -12,10 +12,10 @@ use support::write;
 
 use async_trait::async_trait;
 use sextant::embed::{EmbedError, Reranker};
-use sextant::index::{IndexOptions, Indexer, Progress};
+use sextant::index::{Indexer, Progress};
 use sextant::search::{Fusion, SearchMode, SearchOptions, Searcher};
 use sextant::store::{LanceStore, RepoSettings, SqlMetaStore};
-use support::embedders::{BOW_DIMS, BagOfWords};
+use support::embedders::BagOfWords;
 
 const FILES: &[(&str, &str)] = &[
     (
@@ -50,16 +50,7 @@ async fn world() -> World {
     for (rel, text) in FILES {
         write(&root, rel, text);
     }
-    let (meta, vectors) = support::stores(tmp.path(), BOW_DIMS).await;
-    let indexer = Arc::new(
-        Indexer::new(
-            meta.clone(),
-            vectors.clone(),
-            Arc::new(BagOfWords),
-            IndexOptions::default(),
-        )
-        .unwrap(),
-    );
+    let (meta, vectors, indexer) = support::bow_indexer(tmp.path()).await;
     let repo = indexer
         .register_path(&root, Some("ws"), RepoSettings::default())
         .await

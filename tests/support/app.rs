@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sextant::api::{AppState, AuthPolicy, HttpOptions, router};
-use sextant::index::{IndexOptions, Indexer, JobRunner};
+use sextant::index::{Indexer, JobRunner};
 use sextant::search::Searcher;
 use sextant::store::ApiToken;
 
-use super::embedders::{BOW_DIMS, BagOfWords};
+use super::embedders::BagOfWords;
 use super::write;
 
 /// A server on a loopback port.
@@ -87,16 +87,7 @@ pub async fn start_with(
         "src/auth.ts",
         "import { decode } from './jwt';\n\nexport function validateToken(token: string): boolean {\n  return decode(token) > 10;\n}\n",
     );
-    let (meta, vectors) = super::stores(tmp.path(), BOW_DIMS).await;
-    let indexer = Arc::new(
-        Indexer::new(
-            meta.clone(),
-            vectors.clone(),
-            Arc::new(BagOfWords),
-            IndexOptions::default(),
-        )
-        .unwrap(),
-    );
+    let (meta, vectors, indexer) = super::bow_indexer(tmp.path()).await;
     let searcher = Searcher::new(meta, vectors, Arc::new(BagOfWords), None);
     let (events, _) = tokio::sync::broadcast::channel(256);
     let jobs = Arc::new(JobRunner::new(indexer.clone(), 1, events.clone()));

@@ -46,3 +46,24 @@ pub async fn stores(
     .unwrap();
     (std::sync::Arc::new(meta), std::sync::Arc::new(vectors))
 }
+
+/// Stores in `dir` and an indexer over them with the bag-of-words embedder and default
+/// options: the deterministic world of the search and server tests.
+pub async fn bow_indexer(
+    dir: &std::path::Path,
+) -> (
+    std::sync::Arc<sextant::store::SqlMetaStore>,
+    std::sync::Arc<sextant::store::LanceStore>,
+    std::sync::Arc<sextant::index::Indexer>,
+) {
+    use embedders::{BOW_DIMS, BagOfWords};
+    let (meta, vectors) = stores(dir, BOW_DIMS).await;
+    let indexer = sextant::index::Indexer::new(
+        meta.clone(),
+        vectors.clone(),
+        std::sync::Arc::new(BagOfWords),
+        sextant::index::IndexOptions::default(),
+    )
+    .unwrap();
+    (meta, vectors, std::sync::Arc::new(indexer))
+}
