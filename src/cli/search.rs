@@ -12,7 +12,7 @@ use serde_json::json;
 use super::index::{fail, open_indexer_with, open_meta, runtime, sync_with_bars};
 use super::{CliError, out, write_err};
 use crate::config::Config;
-use crate::search::{Fusion, Retrieval, SearchHit, SearchOptions, Searcher};
+use crate::search::{Fusion, Retrieval, SearchHit, SearchOptions, Searcher, StageTimings};
 use crate::store::{RepoSettings, VectorStore};
 
 /// Search knobs shared by `search` and `eval` (the blueprint's configuration table).
@@ -324,7 +324,7 @@ pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<
             let mut options = base.clone();
             options.filter.repos = vec![repos[&q.corpus].clone()];
             let response = searcher.search(&q.query, &options).await.map_err(fail)?;
-            latencies.push(response.timings.total_ms);
+            latencies.push(response.timings);
             let top: Vec<&SearchHit> = response.candidates.iter().take(args.top).collect();
             let line = json!({
                 "query_id": q.id,
@@ -358,14 +358,23 @@ pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<
             }
         }
         w.flush().map_err(write_err)?;
-        latencies.sort_by(f64::total_cmp);
-        let pct = |p: f64| latencies.get(((latencies.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0.0);
+        let pct = |stage: fn(&StageTimings) -> f64, p: f64| {
+            let mut v: Vec<f64> = latencies.iter().map(stage).collect();
+            v.sort_by(f64::total_cmp);
+            v.get(((v.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0.0)
+        };
         eprintln!(
-            "sextant eval: {} queries → {} (p50 {:.0} ms, p95 {:.0} ms)",
+            "sextant eval: {} queries → {} (p50 {:.0} ms, p95 {:.0} ms; p50 per stage: freshness {:.1}, embed {:.1}, retrieve {:.1}, units {:.1}, rerank {:.1}, enrich {:.1} ms)",
             queries.len(),
             args.out.display(),
-            pct(0.5),
-            pct(0.95)
+            pct(|t| t.total_ms, 0.5),
+            pct(|t| t.total_ms, 0.95),
+            pct(|t| t.freshness_ms, 0.5),
+            pct(|t| t.embed_ms, 0.5),
+            pct(|t| t.retrieve_ms, 0.5),
+            pct(|t| t.units_ms, 0.5),
+            pct(|t| t.rerank_ms, 0.5),
+            pct(|t| t.enrich_ms, 0.5),
         );
         if graded > 0 {
             eprintln!(

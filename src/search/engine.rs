@@ -298,8 +298,12 @@ impl Searcher {
         Ok(hits)
     }
 
-    /// Lifts each hit to its answer unit (see [`SymbolKind::has_code_body`]), keeping the hit order: returns
-    /// (unit row, hit) pairs, import and re-export statements left out.
+    /// Lifts each hit to its answer unit (see [`SymbolKind::has_code_body`]), keeping the
+    /// hit order: returns (unit row, hit) pairs, import and re-export statements left out.
+    ///
+    /// The climb reads the symbol table (parent ids and kinds, one small SQL query per
+    /// level); only the unit rows not already among the hits are then read from the chunk
+    /// store, in one query per repository.
     async fn answer_units(
         &self,
         vector_hits: Vec<ScoredChunk>,
@@ -317,44 +321,52 @@ impl Searcher {
                 )
             })
             .collect();
-        let mut known: HashMap<(String, String), ChunkRow> = HashMap::new();
-        let mut cursor: Vec<(String, String)> = hits
+        type Key = (String, String);
+        // (kind, parent id) of every chunk met on the way up.
+        let mut shape: HashMap<Key, (SymbolKind, Option<String>)> = HashMap::new();
+        let mut rows: HashMap<Key, ChunkRow> = HashMap::new();
+        for h in &hits {
+            let key = (h.row.repo_id.clone(), h.row.chunk.id.clone());
+            shape.insert(
+                key.clone(),
+                (h.row.chunk.node_kind, h.row.chunk.parent_chunk_id.clone()),
+            );
+            rows.insert(key, h.row.clone());
+        }
+        let mut cursor: Vec<Key> = hits
             .iter()
             .map(|h| (h.row.repo_id.clone(), h.row.chunk.id.clone()))
             .collect();
-        for h in &hits {
-            known.insert(
-                (h.row.repo_id.clone(), h.row.chunk.id.clone()),
-                h.row.clone(),
-            );
-        }
-        // Climb one level per round, fetching the parents not yet known.
+        // Climb one level per round, looking up the parents not yet known.
         for _ in 0..16 {
             let mut missing: HashMap<String, Vec<String>> = HashMap::new();
             for key in &cursor {
-                if let Some(pid) = known.get(key).and_then(|r| r.chunk.parent_chunk_id.clone())
-                    && !known.contains_key(&(key.0.clone(), pid.clone()))
+                if let Some((_, Some(pid))) = shape.get(key)
+                    && !shape.contains_key(&(key.0.clone(), pid.clone()))
                 {
-                    missing.entry(key.0.clone()).or_default().push(pid);
+                    missing.entry(key.0.clone()).or_default().push(pid.clone());
                 }
             }
             for (repo, mut ids) in missing {
                 ids.sort();
                 ids.dedup();
-                for row in self.vectors.get(&repo, &ids).await? {
-                    known.insert((repo.clone(), row.chunk.id.clone()), row);
+                for (_, symbol) in self.meta.symbols_by_id(&repo, &ids).await? {
+                    if let Some(kind) = SymbolKind::parse(&symbol.kind) {
+                        shape.insert(
+                            (repo.clone(), symbol.chunk_id),
+                            (kind, symbol.parent_chunk_id),
+                        );
+                    }
                 }
             }
             let mut moved = false;
             for key in &mut cursor {
-                let Some(row) = known.get(key) else { continue };
-                let Some(pid) = row.chunk.parent_chunk_id.clone() else {
+                let Some((kind, Some(pid))) = shape.get(key) else {
                     continue;
                 };
-                let parent_key = (key.0.clone(), pid);
-                if let Some(parent) = known.get(&parent_key)
-                    && (row.chunk.node_kind == SymbolKind::Callback
-                        || parent.chunk.node_kind.has_code_body())
+                let parent_key = (key.0.clone(), pid.clone());
+                if let Some((parent_kind, _)) = shape.get(&parent_key)
+                    && (*kind == SymbolKind::Callback || parent_kind.has_code_body())
                 {
                     *key = parent_key;
                     moved = true;
@@ -364,9 +376,24 @@ impl Searcher {
                 break;
             }
         }
+        let mut wanted: HashMap<String, Vec<String>> = HashMap::new();
+        for key in &cursor {
+            if !rows.contains_key(key) {
+                wanted.entry(key.0.clone()).or_default().push(key.1.clone());
+            }
+        }
+        for (repo, mut ids) in wanted {
+            ids.sort();
+            ids.dedup();
+            for row in self.vectors.get(&repo, &ids).await? {
+                rows.insert((repo.clone(), row.chunk.id.clone()), row);
+            }
+        }
         let mut out = [Vec::new(), Vec::new()];
         for ((tag, h), key) in tags.into_iter().zip(hits).zip(cursor) {
-            if let Some(unit) = known.get(&key) {
+            // A unit missing from the chunk store (a file re-indexed meanwhile) drops
+            // the hit, as a missing parent did before.
+            if let Some(unit) = rows.get(&key) {
                 out[tag].push((
                     unit.clone(),
                     Member {

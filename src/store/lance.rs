@@ -199,6 +199,22 @@ impl LanceStore {
         })
     }
 
+    /// The columns query results read: every column but `search_text`, which only the
+    /// full-text index needs (it is the largest text column and nothing reads it back),
+    /// plus `score` (`_distance`, `_score`) for searches.
+    fn read_columns(&self, score: Option<&str>) -> lancedb::query::Select {
+        lancedb::query::Select::columns(
+            &self
+                .schema
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .filter(|name| *name != "search_text")
+                .chain(score)
+                .collect::<Vec<_>>(),
+        )
+    }
+
     /// The options the store was opened with.
     pub fn options(&self) -> &LanceStoreOptions {
         &self.options
@@ -514,7 +530,11 @@ fn rows_of(
             text("full_source")?,
             text("content")?,
             text("embedding_text")?,
-            text("search_text")?,
+            // Not read by queries (see `LanceStore::read_columns`).
+            match batch.column_by_name("search_text") {
+                Some(_) => text("search_text")?,
+                None => vec![String::new(); n],
+            },
         );
         let collapsed = booleans(batch, "has_collapsed_children")?;
         let tokens = primitive::<UInt32Type>(batch, "embedding_tokens")?;
@@ -687,6 +707,7 @@ impl VectorStore for LanceStore {
             .query()
             .nearest_to(vector.to_vec())?
             .distance_type(DistanceType::Cosine)
+            .select(self.read_columns(Some("_distance")))
             .limit(k);
         if let Some(predicate) = filter.to_sql() {
             query = query.only_if(predicate);
@@ -719,6 +740,7 @@ impl VectorStore for LanceStore {
             .table
             .query()
             .full_text_search(FullTextSearchQuery::new(query.to_string()))
+            .select(self.read_columns(Some("_score")))
             .limit(k);
         if let Some(predicate) = filter.to_sql() {
             q = q.only_if(predicate);
@@ -740,7 +762,12 @@ impl VectorStore for LanceStore {
         let list = ids.iter().map(|i| quote(i)).collect::<Vec<_>>().join(", ");
         let predicate = format!("repo_id = {} AND id IN ({list})", quote(repo_id));
         let batches = self
-            .run_query(self.table.query().only_if(predicate))
+            .run_query(
+                self.table
+                    .query()
+                    .select(self.read_columns(None))
+                    .only_if(predicate),
+            )
             .await?;
         Ok(rows_of(&batches, None)?
             .into_iter()
@@ -759,7 +786,12 @@ impl VectorStore for LanceStore {
             quote(relative_path)
         );
         let batches = self
-            .run_query(self.table.query().only_if(predicate))
+            .run_query(
+                self.table
+                    .query()
+                    .select(self.read_columns(None))
+                    .only_if(predicate),
+            )
             .await?;
         let mut rows: Vec<ChunkRow> = rows_of(&batches, None)?
             .into_iter()

@@ -49,6 +49,9 @@ pub struct StoreStats {
 }
 
 /// Chunk rows with vectors and lexical text.
+///
+/// `chunk.search_text` is written for the full-text index only: rows read back (search
+/// hits, [`VectorStore::get`], [`VectorStore::file_chunks`]) carry it empty.
 #[async_trait]
 pub trait VectorStore: Send + Sync {
     /// Vector width.
