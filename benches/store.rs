@@ -64,24 +64,37 @@ fn row(rng: &mut Rng, repo: usize, file: usize, i: usize) -> ChunkRow {
         SymbolKind::Const,
     ][i % 4];
     let path = format!("src/m{}/file{file}.ts", file % 50);
+    // Shaped like an indexed repository: methods sit in classes (parent ids, children),
+    // a third of the symbols have JSDoc, half use imports. (Columns that are null or
+    // empty in every row are stored as constant pages, whose random access costs more.)
+    let id = |i: usize| format!("{file:06}-{i:03}");
+    let method = kind == SymbolKind::Method;
     ChunkRow {
         repo_id: format!("repo{repo}"),
         file_path: format!("/repos/{repo}/{path}"),
         chunk: CodeChunk {
-            id: format!("{file:06}-{i:03}"),
+            id: id(i),
             relative_path: path,
             language: Language::TypeScript,
             node_kind: kind,
             name: format!("symbol{i}"),
-            parent_name: None,
-            parent_chunk_id: None,
-            child_chunk_ids: Vec::new(),
-            depth: 0,
-            breadcrumb: format!("symbol{i}"),
+            parent_name: method.then(|| format!("symbol{}", i + 1)),
+            parent_chunk_id: method.then(|| id(i + 1)),
+            child_chunk_ids: if kind == SymbolKind::Class {
+                vec![id(i - 1)]
+            } else {
+                Vec::new()
+            },
+            depth: u32::from(method),
+            breadcrumb: if method {
+                format!("symbol{} > symbol{i}", i + 1)
+            } else {
+                format!("symbol{i}")
+            },
             signature: format!("function symbol{i}()"),
             modifiers: Vec::new(),
-            exported: true,
-            jsdoc: None,
+            exported: !method,
+            jsdoc: (i % 3 == 0).then(|| format!("Does thing {i}.")),
             start_line: (i * 10 + 1) as u32,
             end_line: (i * 10 + 9) as u32,
             bytes: ByteRange {
@@ -91,7 +104,11 @@ fn row(rng: &mut Rng, repo: usize, file: usize, i: usize) -> ChunkRow {
             full_source: text.clone(),
             content: text.clone(),
             has_collapsed_children: false,
-            relevant_imports: Vec::new(),
+            relevant_imports: if i % 2 == 0 {
+                vec![format!("import {{ dep{i} }} from './dep{i}';")]
+            } else {
+                Vec::new()
+            },
             embedding_text: text.clone(),
             embedding_tokens: text.len() / 4,
             truncated: false,
