@@ -94,7 +94,7 @@ fn row(rng: &mut Rng, repo: usize, file: usize, i: usize) -> ChunkRow {
             signature: format!("function symbol{i}()"),
             modifiers: Vec::new(),
             exported: !method,
-            jsdoc: (i % 3 == 0).then(|| format!("Does thing {i}.")),
+            jsdoc: i.is_multiple_of(3).then(|| format!("Does thing {i}.")),
             start_line: (i * 10 + 1) as u32,
             end_line: (i * 10 + 9) as u32,
             bytes: ByteRange {
@@ -104,7 +104,7 @@ fn row(rng: &mut Rng, repo: usize, file: usize, i: usize) -> ChunkRow {
             full_source: text.clone(),
             content: text.clone(),
             has_collapsed_children: false,
-            relevant_imports: if i % 2 == 0 {
+            relevant_imports: if i.is_multiple_of(2) {
                 vec![format!("import {{ dep{i} }} from './dep{i}';")]
             } else {
                 Vec::new()
