@@ -13,7 +13,7 @@ use support::write;
 use async_trait::async_trait;
 use sextant::embed::{EmbedError, Reranker};
 use sextant::index::{Indexer, Progress};
-use sextant::search::{Fusion, SearchMode, SearchOptions, Searcher};
+use sextant::search::{Fusion, Retrieval, SearchMode, SearchOptions, Searcher};
 use sextant::store::{LanceStore, RepoSettings, SqlMetaStore};
 use support::embedders::BagOfWords;
 
@@ -439,4 +439,45 @@ async fn results_carry_their_structural_metadata_and_the_graph_marks_connections
         class.metadata[0].members,
         ["secret", "validateToken()", "refresh()"]
     );
+}
+
+#[tokio::test]
+async fn hits_inside_function_bodies_lift_to_the_outermost_function() {
+    // The words "exponential jitter" are only in the innermost callback's own chunk
+    // (the function's and the outer callback's embedding texts collapse it), two levels
+    // below the function: vector search finds the callback, the answer is the function.
+    let w = world().await;
+    write(
+        &w.root,
+        "src/jobs/retry.ts",
+        "import { backoff } from './backoff';\n\nexport function retryQueue(jobs: string[]) {\n  return jobs.map((job) => {\n    return [job].forEach((attempt) => {\n      backoff(attempt, 'exponential jitter');\n    });\n  });\n}\n",
+    );
+    let s = w
+        .searcher(None)
+        .with_freshness(w.indexer.clone(), Duration::from_secs(30));
+    for retrieval in [Retrieval::Vector, Retrieval::Lexical, Retrieval::Hybrid] {
+        let options = SearchOptions {
+            retrieval,
+            ..open()
+        };
+        let r = s.search("exponential jitter", &options).await.unwrap();
+        let top = &r.candidates[0];
+        assert_eq!(
+            (
+                top.path.as_str(),
+                top.breadcrumb.as_str(),
+                top.kind.as_str()
+            ),
+            ("src/jobs/retry.ts", "retryQueue", "function"),
+            "{retrieval:?}: {:?}",
+            crumbs(&r.candidates)
+        );
+        assert!(
+            r.candidates
+                .iter()
+                .all(|h| h.kind != "callback" && h.kind != "import"),
+            "{retrieval:?}: callbacks and imports are never answers: {:?}",
+            crumbs(&r.candidates)
+        );
+    }
 }
