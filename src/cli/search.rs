@@ -334,6 +334,7 @@ pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<
                     "end_line": h.end_line,
                     "symbol": h.breadcrumb.replace(" > ", "."),
                     "score": h.scores.final_score,
+                    "scores": h.scores,
                 })).collect::<Vec<_>>(),
                 "answer": response.results.iter().map(|h| json!({
                     "path": h.path,
