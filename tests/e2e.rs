@@ -318,3 +318,35 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
     );
     client.cancel().await.unwrap();
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn sigterm_stops_the_server_even_with_a_progress_stream_open() {
+    let model = match default_model() {
+        Ok(m) => m,
+        Err(why) => return skip("stopping the binary", &why),
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut server, base) = serve(&tmp.path().join("data"), &model);
+    // An SSE stream never ends by itself: graceful shutdown alone would wait forever.
+    let stream = reqwest::get(format!("{base}/api/v1/events")).await.unwrap();
+    assert_eq!(stream.status(), 200);
+    let killed = Command::new("kill")
+        .args(["-TERM", &server.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = server.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server still runs a minute after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(status.success(), "{status:?}");
+    drop(stream);
+}

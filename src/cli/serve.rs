@@ -256,15 +256,50 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
             },
             base = http.base_path,
         );
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .map_err(fail)?;
+        // Ctrl-C or SIGTERM stops accepting connections and lets requests finish; streams
+        // that never end by themselves (SSE progress, MCP) are cut after SHUTDOWN_GRACE.
+        let (stopping, mut stopped) = tokio::sync::watch::channel(false);
+        let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            eprintln!("sextant: stopping (open requests get {SHUTDOWN_GRACE:?} to finish)");
+            let _ = stopping.send(true);
+        });
+        tokio::select! {
+            served = server => served.map_err(fail)?,
+            _ = async {
+                let _ = stopped.wait_for(|s| *s).await;
+                tokio::time::sleep(SHUTDOWN_GRACE).await;
+            } => eprintln!("sextant: closed the streams still open after {SHUTDOWN_GRACE:?}"),
+        }
         drop(watches);
         Ok(())
     })
+}
+
+/// How long a stopping server waits for open requests and streams.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM (what systemd, Docker and Kubernetes
+/// send).
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => {},
+        _ = terminate => {},
+    }
 }
 
 #[cfg(test)]
