@@ -481,3 +481,44 @@ async fn hits_inside_function_bodies_lift_to_the_outermost_function() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_question_sharing_one_word_with_the_code_is_not_answered() {
+    // BM25 relative to the query's best always gives the best match 1.0; sharing one
+    // word ("token") of eight with the question must not carry it past the default gate.
+    let w = world().await;
+    let s = w.searcher(None);
+    let r = s
+        .search(
+            "rotate the kubernetes ingress certificate token daily with helm charts",
+            &SearchOptions::default(),
+        )
+        .await
+        .unwrap();
+    let top = &r.candidates[0];
+    assert!(
+        top.scores.lexical_rank.is_some(),
+        "{:?}",
+        crumbs(&r.candidates)
+    );
+    assert!(
+        r.results.is_empty(),
+        "{:?}",
+        r.results
+            .iter()
+            .map(|h| (&h.breadcrumb, h.scores))
+            .collect::<Vec<_>>()
+    );
+    // A question the code does answer still passes the same gate.
+    let r = s
+        .search("validate the token", &SearchOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        crumbs(&r.results)
+            .iter()
+            .any(|c| c.ends_with("validateToken")),
+        "{:?}",
+        crumbs(&r.results)
+    );
+}

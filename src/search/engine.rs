@@ -477,6 +477,7 @@ impl Searcher {
             *best = best.max(sim);
         }
         let best_bm25 = lexical_units.first().map_or(0.0, |(_, m)| m.score);
+        let terms = super::query_terms(text);
         let mut next_rank = 0;
         for (unit, member) in lexical_units {
             let i = slot(unit, &mut candidates);
@@ -513,10 +514,12 @@ impl Searcher {
                     score::rrf(&lists, options.rrf_k)
                 }
                 Fusion::Blend => {
-                    let relative = s
-                        .lexical
-                        .map(|b| if best_bm25 > 0.0 { b / best_bm25 } else { 0.0 });
-                    score::blend_scores(s.vector, wv, relative, wl)
+                    let evidence = s.lexical.map(|b| {
+                        let relative = if best_bm25 > 0.0 { b / best_bm25 } else { 0.0 };
+                        let coverage = super::coverage(&terms, &c.row.chunk);
+                        score::lexical_evidence(relative, coverage)
+                    });
+                    score::blend_scores(s.vector, wv, evidence, wl)
                 }
             };
             s.final_score = s.fused;

@@ -8,6 +8,11 @@
 //! first. Words that commonly name behaviour in code are kept even when a generic stop
 //! list would drop them.
 
+use std::collections::{BTreeSet, HashSet};
+
+use frostem::{Algorithm, Stemmer};
+
+use crate::chunk::CodeChunk;
 use crate::text::search_text;
 
 /// English function words dropped from queries (a standard list minus words that name
@@ -142,9 +147,68 @@ pub fn lexical_query(question: &str) -> String {
     if kept.is_empty() { all } else { kept.join(" ") }
 }
 
+/// The question's distinct content words, stemmed (Snowball English, as LanceDB's
+/// full-text index stems): what [`coverage`] looks for in a candidate.
+pub fn query_terms(question: &str) -> BTreeSet<String> {
+    let stemmer = Stemmer::new(Algorithm::English);
+    lexical_query(question)
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(|w| stemmer.stem(w).into_owned())
+        .collect()
+}
+
+/// Share of `terms` (from [`query_terms`]) found in the symbol's own text: its path,
+/// JSDoc and whole source, identifier-split. 0..1; 0 when there are no terms.
+pub fn coverage(terms: &BTreeSet<String>, chunk: &CodeChunk) -> f32 {
+    // Not the breadcrumb: a parent's name would lend its words to every member (all of
+    // `ThrottleConfig`'s fields would cover "throttle").
+    let text = search_text(&format!(
+        "{} {} {}",
+        chunk.relative_path,
+        chunk.jsdoc.as_deref().unwrap_or(""),
+        chunk.full_source
+    ));
+    share_found(terms, &text)
+}
+
+/// Share of `terms` among the stemmed words of `text` (space-separated, lower case).
+fn share_found(terms: &BTreeSet<String>, text: &str) -> f32 {
+    if terms.is_empty() {
+        return 0.0;
+    }
+    // Code repeats its words: stem each distinct word once, and only words that start
+    // like a term (stemming rewrites endings, never the first letter).
+    let initials: HashSet<char> = terms.iter().filter_map(|t| t.chars().next()).collect();
+    let words: HashSet<&str> = text
+        .split(' ')
+        .filter(|w| w.chars().next().is_some_and(|c| initials.contains(&c)))
+        .collect();
+    let stemmer = Stemmer::new(Algorithm::English);
+    let found = words
+        .into_iter()
+        .filter_map(|w| terms.get(stemmer.stem(w).as_ref()))
+        .collect::<BTreeSet<_>>()
+        .len();
+    found as f32 / terms.len() as f32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn coverage_counts_distinct_stemmed_question_words() {
+        let terms = query_terms("Which function emits the values until the notifier emits?");
+        assert_eq!(
+            terms.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["emit", "function", "notifi", "until", "valu"]
+        );
+        let text = "take until takeuntil notifier observable input source subscribe emitted";
+        assert!((share_found(&terms, text) - 3.0 / 5.0).abs() < 1e-6);
+        assert_eq!(share_found(&terms, "nothing here"), 0.0);
+        assert_eq!(share_found(&BTreeSet::new(), text), 0.0);
+    }
 
     #[test]
     fn stop_list_is_sorted_for_binary_search() {

@@ -24,6 +24,6 @@ pub mod score;
 
 pub use engine::{SearchHit, SearchMode, SearchResponse, Searcher, StageTimings};
 pub use error::SearchError;
-pub use lexical::lexical_query;
+pub use lexical::{coverage, lexical_query, query_terms};
 pub use options::{Fusion, Retrieval, SearchOptions};
 pub use query::{Query, SymbolPath, classify, parse_symbol_query};

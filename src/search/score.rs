@@ -10,8 +10,11 @@
 //!   logistic first);
 //! - without one, `finalScore` is the fused score: normalised RRF (1.0 = ranked first by
 //!   every retriever used; 0.5 = ranked first by one of two and missed by the other) or,
-//!   with `Fusion::Blend`, the weighted mean of the vector similarity and the BM25 score
-//!   divided by the query's best BM25 score.
+//!   with `Fusion::Blend`, the weighted mean of the vector similarity and the lexical
+//!   evidence ([`lexical_evidence`]: the BM25 score divided by the query's best BM25
+//!   score, scaled down when the candidate holds less than [`FULL_COVERAGE`] of the
+//!   question's words, so that a single rare word shared with an unrelated question does
+//!   not carry a result past the gate).
 
 use serde::Serialize;
 
@@ -68,6 +71,21 @@ pub fn blend_scores(
         .map(|(s, w)| s.unwrap_or(0.0).clamp(0.0, 1.0) * w)
         .sum::<f32>()
         / total
+}
+
+/// Share of the question's distinct content words (see
+/// [`query_terms`](super::query_terms)) a candidate must hold for its BM25 score to count
+/// fully in the blend.
+pub const FULL_COVERAGE: f32 = 0.3;
+
+/// The lexical part of the blend: the BM25 score relative to the query's best
+/// (`relative`, 0..1), times `min(1, coverage / FULL_COVERAGE)`. BM25 divided by the best
+/// score always gives the best match 1.0, even when it shares one word with the question;
+/// coverage keeps that from reading as relevance: a question about something the code
+/// does not contain no longer returns its best BM25 match. (Ranking on the dev set moves
+/// within noise; see docs/BENCHMARKS.md.)
+pub fn lexical_evidence(relative: f32, coverage: f32) -> f32 {
+    relative.clamp(0.0, 1.0) * (coverage / FULL_COVERAGE).clamp(0.0, 1.0)
 }
 
 /// The blueprint's blend: `rerank × rerank_weight + vector × vector_weight`.
@@ -203,6 +221,19 @@ mod tests {
         assert_eq!(rrf(&[(None, 1.0), (None, 1.0)], 60.0), 0.0);
         // A single list: its first place is 1.0.
         assert!((rrf(&[(Some(1), 1.0)], 60.0) - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn lexical_evidence_needs_coverage_of_the_question() {
+        // Full weight from FULL_COVERAGE up, in proportion below it.
+        assert!((lexical_evidence(1.0, 0.5) - 1.0).abs() < 1e-6);
+        assert!((lexical_evidence(0.8, FULL_COVERAGE) - 0.8).abs() < 1e-6);
+        assert!((lexical_evidence(1.0, FULL_COVERAGE / 2.0) - 0.5).abs() < 1e-6);
+        assert_eq!(lexical_evidence(1.0, 0.0), 0.0);
+        // The best BM25 match sharing one word of five with the question stays below a
+        // 0.5 gate even with a fair vector similarity.
+        let blended = blend_scores(Some(0.2), 1.0, Some(lexical_evidence(1.0, 0.2)), 1.0);
+        assert!(blended < 0.5, "{blended}");
     }
 
     #[test]
