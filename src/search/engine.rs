@@ -391,8 +391,8 @@ impl Searcher {
         }
         let mut out = [Vec::new(), Vec::new()];
         for ((tag, h), key) in tags.into_iter().zip(hits).zip(cursor) {
-            // A unit missing from the chunk store (a file re-indexed meanwhile) drops
-            // the hit, as a missing parent did before.
+            // A unit the chunk store no longer holds (its file was re-indexed meanwhile)
+            // drops the hit.
             if let Some(unit) = rows.get(&key) {
                 out[tag].push((
                     unit.clone(),
