@@ -14,6 +14,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-sextant}
 shift || true
+"$bin" --version >/dev/null 2>&1 || { echo "smoke: cannot run '$bin': pass the path to the sextant binary (e.g. target/debug/sextant)" >&2; exit 2; }
 command -v nginx >/dev/null || { echo "smoke: nginx is not installed (apt-get install nginx-light)" >&2; exit 2; }
 command -v curl >/dev/null || { echo "smoke: curl is not installed" >&2; exit 2; }
 

@@ -477,7 +477,12 @@ impl Searcher {
             *best = best.max(sim);
         }
         let best_bm25 = lexical_units.first().map_or(0.0, |(_, m)| m.score);
-        let terms = super::query_terms(text);
+        // Query-term coverage only weighs BM25 in the blend.
+        let terms = if options.fusion == Fusion::Blend && use_lexical {
+            super::query_terms(&lexical_query)
+        } else {
+            Default::default()
+        };
         let mut next_rank = 0;
         for (unit, member) in lexical_units {
             let i = slot(unit, &mut candidates);

@@ -147,11 +147,11 @@ pub fn lexical_query(question: &str) -> String {
     if kept.is_empty() { all } else { kept.join(" ") }
 }
 
-/// The question's distinct content words, stemmed (Snowball English, as LanceDB's
+/// The distinct words of a [`lexical_query`], stemmed (Snowball English, as LanceDB's
 /// full-text index stems): what [`coverage`] looks for in a candidate.
-pub fn query_terms(question: &str) -> BTreeSet<String> {
+pub fn query_terms(lexical_query: &str) -> BTreeSet<String> {
     let stemmer = Stemmer::new(Algorithm::English);
-    lexical_query(question)
+    lexical_query
         .split(' ')
         .filter(|w| !w.is_empty())
         .map(|w| stemmer.stem(w).into_owned())
@@ -199,7 +199,9 @@ mod tests {
 
     #[test]
     fn coverage_counts_distinct_stemmed_question_words() {
-        let terms = query_terms("Which function emits the values until the notifier emits?");
+        let terms = query_terms(&lexical_query(
+            "Which function emits the values until the notifier emits?",
+        ));
         assert_eq!(
             terms.iter().map(String::as_str).collect::<Vec<_>>(),
             ["emit", "function", "notifi", "until", "valu"]
