@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunk::ChunkOptions;
 use crate::embed::{EmbedConfig, RerankConfig};
+use crate::index::GitPolicy;
 use crate::parse::ParseLimits;
 
 /// Sextant's settings. Built from CLI flags and `SEXTANT_*` environment variables in
@@ -25,6 +26,8 @@ pub struct Config {
     pub lance_uri: Option<String>,
     /// Local repositories may be registered only under these directories (empty: any).
     pub allowed_roots: Vec<PathBuf>,
+    /// Which git sources may be registered and fetched.
+    pub git: GitPolicy,
     /// Embedding provider settings.
     pub embed: EmbedConfig,
     /// Reranking provider settings.
@@ -59,6 +62,7 @@ impl Default for Config {
             database_url: None,
             lance_uri: None,
             allowed_roots: Vec::new(),
+            git: GitPolicy::default(),
             embed: EmbedConfig::default(),
             rerank: RerankConfig::default(),
         }

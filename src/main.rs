@@ -10,6 +10,13 @@ fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
+    // SAFETY: no thread has been started yet; libgit2 keeps these in plain globals.
+    unsafe {
+        sextant::index::git::set_network_timeouts(
+            std::time::Duration::from_secs(30),
+            std::time::Duration::from_secs(60),
+        )?;
+    }
     let cli = sextant::cli::Cli::parse();
     tracing::debug!(?cli, "starting");
     sextant::cli::run(cli)?;

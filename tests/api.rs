@@ -657,3 +657,224 @@ async fn proxy_settings_and_server_search_defaults_apply() {
         .unwrap();
     assert_eq!(answer["response"]["tokenBudget"], 50, "{answer}");
 }
+
+/// Regressions of the security review's findings that a read token could use to take the
+/// server down or around its guards (issue "Hardening", findings 1–3, 8, 10, 11): each
+/// request here crashed, stalled or slipped through before its fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_requests_are_refused_with_the_field_named() {
+    let s = server(false).await;
+    // 1. 60,000 paths overflowed a worker's stack (the process aborted).
+    let paths: Vec<String> = (0..60_000).map(|i| format!("p{i}.ts")).collect();
+    let (status, body) = s
+        .post("/api/v1/search", json!({ "query": "token", "paths": paths }))
+        .await;
+    assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("`paths`"));
+    let (status, body) = s
+        .post(
+            "/api/v1/search",
+            json!({ "query": "token", "repos": vec!["r"; 5_000] }),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("`repos`"));
+    // 2. An 870 KB query was OOM-killed; 20k words asked for a 2.9 GB allocation.
+    for query in ["validate ".repeat(100_000), "token decode ".repeat(2_000)] {
+        let (status, body) = s.post("/api/v1/search", json!({ "query": query })).await;
+        assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("bytes"));
+    }
+    // 3. 300 brace globs were recompiled per row (17 s a search); now at most 100, compiled
+    // once, and a broken one is named.
+    let globs: Vec<String> = (0..300).map(|i| format!("src/{{a{i},b}}/**/*.ts")).collect();
+    let (status, _) = s
+        .post("/api/v1/search", json!({ "query": "token", "paths": globs }))
+        .await;
+    assert_eq!(status, 400);
+    let (status, body) = s
+        .post(
+            "/api/v1/search",
+            json!({ "query": "token", "paths": ["src/{jwt,auth"] }),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("src/{jwt,auth"));
+    // 10. The Host guard skipped any path *ending* in /healthz.
+    for path in ["/api/v1/repositories/healthz", "/x/readyz"] {
+        let r = s
+            .http
+            .get(format!("{}{path}", s.base))
+            .header("host", "evil.example")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 403, "{path}");
+    }
+    let r = s
+        .http
+        .get(format!("{}/healthz", s.base))
+        .header("host", "10.0.0.7:7878")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200, "probes reach the server by address");
+    // 8. Invented methods grew /metrics without bound.
+    for method in ["FOO", "BAR1", "BAZ2"] {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        s.http
+            .request(m, format!("{}/api/v1/repositories", s.base))
+            .send()
+            .await
+            .unwrap();
+    }
+    let metrics = s
+        .http
+        .get(format!("{}/metrics", s.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!metrics.contains("FOO") && !metrics.contains("BAZ2"), "{metrics}");
+    assert!(metrics.contains("method=\"other\""), "{metrics}");
+}
+
+/// Finding 11: on the auth-off loopback server, a page on another site could `POST
+/// …/sync` (a "simple" request needs no CORS preflight). Browsers' requests from elsewhere
+/// are refused; same-origin pages and clients that are not browsers pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cross_site_state_changes_are_refused() {
+    let s = server(false).await;
+    let (status, body) = s
+        .post(
+            "/api/v1/repositories",
+            json!({ "path": s.root.to_string_lossy(), "name": "ws" }),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let sync = format!("{}/api/v1/repositories/ws/sync", s.base);
+    let post = |headers: &[(&str, &str)]| {
+        let mut r = s
+            .http
+            .post(&sync)
+            .header("content-type", "text/plain")
+            .body("x");
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        r.send()
+    };
+    for headers in [
+        vec![("origin", "http://evil.example")],
+        vec![("sec-fetch-site", "cross-site")],
+        vec![("origin", "null"), ("sec-fetch-site", "cross-site")],
+    ] {
+        let r = post(&headers).await.unwrap();
+        assert_eq!(r.status().as_u16(), 403, "{headers:?}");
+        let body: Value = r.json().await.unwrap();
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("--allowed-origin"),
+            "{body}"
+        );
+    }
+    // MCP is refused the same way.
+    let r = s
+        .http
+        .post(format!("{}/mcp", s.base))
+        .header("origin", "http://evil.example")
+        .header("content-type", "text/plain")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    // Same origin (a page the server itself served) and plain clients reach the handler:
+    // the first sync is still queued, so the answer is the handler's 409.
+    let own = s.base.clone();
+    let r = post(&[("origin", own.as_str()), ("sec-fetch-site", "same-origin")])
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 409);
+    assert_eq!(post(&[]).await.unwrap().status().as_u16(), 409);
+    // Reads are not state changes.
+    let r = s
+        .http
+        .get(format!("{}/api/v1/repositories", s.base))
+        .header("sec-fetch-site", "cross-site")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+}
+
+/// Finding 9: a client that never finishes its request head is disconnected after the
+/// header-read timeout (the harness sets 5 s) instead of holding a connection for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_header_clients_are_disconnected() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = server(false).await;
+    let addr = s.base.trim_start_matches("http://").to_string();
+    let mut slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), slow.read_to_end(&mut buf)).await;
+    assert!(read.is_ok(), "the connection was still open after 20 s");
+    assert!(started.elapsed() >= Duration::from_secs(4));
+    // A silent connection is closed the same way.
+    let mut silent = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let read = tokio::time::timeout(Duration::from_secs(20), silent.read_to_end(&mut buf)).await;
+    assert!(read.is_ok(), "a silent connection was still open after 20 s");
+}
+
+/// Finding 9: beyond the connection cap a client is answered 503 at once (not left
+/// hanging), and a slot frees when a connection closes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_beyond_the_cap_get_503() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = axum::Router::new().route("/", axum::routing::get(|| async { "hi" }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let limits = sextant::api::ConnectionLimits {
+        header_read_timeout: Duration::from_secs(30),
+        max_connections: 2,
+    };
+    tokio::spawn(sextant::api::serve(
+        listener,
+        app,
+        limits,
+        std::future::pending(),
+    ));
+    let first = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let _second = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut third = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(5), third.read_to_string(&mut answer))
+        .await
+        .expect("answered at once")
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.to_lowercase().contains("retry-after: 1"), "{answer}");
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut fourth = tokio::net::TcpStream::connect(addr).await.unwrap();
+    fourth
+        .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(5), fourth.read_to_string(&mut answer))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.ends_with("hi"), "{answer}");
+}

@@ -392,3 +392,238 @@ async fn the_file_limit_applies_to_git_sources_and_settings_can_change() {
     assert_eq!(updated.settings.max_files, 10);
     assert_eq!(updated.tracked_ref.as_deref(), Some("main"));
 }
+
+async fn indexer_with(tmp: &Path, options: IndexOptions) -> (Arc<SqlMetaStore>, Indexer) {
+    let (meta, vectors) = support::stores(tmp, DIMS).await;
+    let indexer = Indexer::new(
+        meta.clone(),
+        vectors,
+        Arc::new(Recorder::default()),
+        IndexOptions {
+            checkout_dir: tmp.join("repos"),
+            ..options
+        },
+    )
+    .unwrap();
+    (meta, indexer)
+}
+
+/// Regressions (security review, findings 4 and 7): git sources went around
+/// `--allowed-roots` (`file://`, local paths containing `@`) and reached loopback and
+/// private addresses. Both are refused by default, with what to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn git_sources_respect_the_roots_and_stay_off_private_addresses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let allowed = tmp.path().join("allowed");
+    std::fs::create_dir_all(&allowed).unwrap();
+    let outside = tmp.path().join("out@side").join("repo");
+    let upstream = Repository::init(&outside).unwrap();
+    commit(&upstream, &[("a.ts", Some("export const a = 1;\n"))], "a", "main");
+    let inside = Repository::init(allowed.join("repo")).unwrap();
+    commit(&inside, &[("a.ts", Some("export const a = 1;\n"))], "a", "main");
+    let (_meta, indexer) = indexer_with(
+        tmp.path(),
+        IndexOptions {
+            allowed_roots: vec![allowed.clone()],
+            ..IndexOptions::default()
+        },
+    )
+    .await;
+    let refused = |e: sextant::index::IndexError| e.to_string();
+    let outside_path = outside.to_string_lossy().into_owned();
+    for source in [
+        outside_path.clone(),
+        format!("file://{outside_path}"),
+        format!("{}/../out@side/repo", allowed.display()),
+    ] {
+        let e = refused(
+            indexer
+                .register_git(&source, None, None, RepoSettings::default())
+                .await
+                .unwrap_err(),
+        );
+        assert!(e.contains("allowed roots"), "{source}: {e}");
+    }
+    // Inside the roots, both forms work.
+    let inside_path = allowed.join("repo").to_string_lossy().into_owned();
+    indexer
+        .register_git(&inside_path, Some("in1"), None, RepoSettings::default())
+        .await
+        .unwrap();
+    indexer
+        .register_git(
+            &format!("file://{inside_path}"),
+            Some("in2"),
+            None,
+            RepoSettings::default(),
+        )
+        .await
+        .unwrap();
+    for (source, expected) in [
+        ("http://example.com/r.git", "--allow-insecure-git"),
+        ("git://example.com/r.git", "--allow-insecure-git"),
+        ("https://127.0.0.1/r.git", "loopback"),
+        ("https://localhost:8443/r.git", "loopback"),
+        ("https://10.1.2.3/r.git", "private"),
+        ("git@192.168.1.10:org/r.git", "private"),
+        ("https://169.254.169.254/latest", "link-local"),
+        ("https://[::1]/r.git", "loopback"),
+        ("ftp://example.com/r.git", "not supported"),
+    ] {
+        let e = refused(
+            indexer
+                .register_git(source, None, None, RepoSettings::default())
+                .await
+                .unwrap_err(),
+        );
+        assert!(e.contains(expected), "{source}: {e}");
+    }
+}
+
+/// Regression (finding 6): credentials in a git URL were shown to every read token (the
+/// repository's `source`, progress messages, MCP). They are stored apart; the source is
+/// the URL without them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_in_git_urls_are_kept_apart_and_never_shown() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (meta, indexer) = indexer_with(
+        tmp.path(),
+        IndexOptions {
+            git: sextant::index::GitPolicy {
+                allow_private_hosts: true,
+                ..Default::default()
+            },
+            ..IndexOptions::default()
+        },
+    )
+    .await;
+    let repo = indexer
+        .register_git(
+            "https://ci-bot:ghp_0123secret@127.0.0.1:9/org/r.git",
+            None,
+            None,
+            RepoSettings::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        repo.source,
+        sextant::store::RepoSource::Git("https://127.0.0.1:9/org/r.git".into())
+    );
+    assert_eq!(repo.name, "r");
+    let listed = serde_json::to_string(&meta.list_repositories().await.unwrap()).unwrap();
+    assert!(!listed.contains("ghp_0123secret") && !listed.contains("ci-bot"), "{listed}");
+    let stored = meta.credentials(&repo.id).await.unwrap().unwrap();
+    assert_eq!(stored.username, "ci-bot");
+    assert_eq!(stored.password.as_deref(), Some("ghp_0123secret"));
+    // A failed fetch's error (stored as the repository's last error) names no secret.
+    let err = indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(!err.contains("ghp_0123secret"), "{err}");
+    // Removing the repository removes its credentials.
+    indexer.remove_repo(&repo.id).await.unwrap();
+    assert!(meta.credentials(&repo.id).await.unwrap().is_none());
+}
+
+/// Regression (finding 5): a git server that accepts and never answers held its job, and
+/// the runner waited for its whole batch before claiming more, so path repositories
+/// queued behind it never ran. Now the others run as slots free, and the stuck job fails
+/// at its deadline with a message that says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_silent_git_server_holds_back_no_other_sync() {
+    use sextant::index::JobRunner;
+    use std::time::Duration;
+    let tmp = tempfile::tempdir().unwrap();
+    // Accepts connections and says nothing (for 20 s at most, so the blocked fetch ends).
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        silent.set_nonblocking(true).unwrap();
+        let until = std::time::Instant::now() + Duration::from_secs(20);
+        while std::time::Instant::now() < until {
+            if let Ok((conn, _)) = silent.accept() {
+                held.push(conn);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let (meta, indexer) = indexer_with(
+        tmp.path(),
+        IndexOptions {
+            git: sextant::index::GitPolicy {
+                allow_insecure: true,
+                allow_private_hosts: true,
+                fetch_deadline: Duration::from_secs(2),
+            },
+            ..IndexOptions::default()
+        },
+    )
+    .await;
+    let stuck = indexer
+        .register_git(
+            &format!("http://127.0.0.1:{port}/r.git"),
+            Some("stuck"),
+            None,
+            RepoSettings::default(),
+        )
+        .await
+        .unwrap();
+    let mut paths = Vec::new();
+    for i in 0..4 {
+        let dir = tmp.path().join(format!("p{i}"));
+        support::write(&dir, "a.ts", &format!("export const v{i} = {i};\n"));
+        paths.push(
+            indexer
+                .register_path(&dir, None, RepoSettings::default())
+                .await
+                .unwrap(),
+        );
+    }
+    let (events, _rx) = tokio::sync::broadcast::channel(256);
+    let runner = Arc::new(
+        JobRunner::new(Arc::new(indexer), 2, events).with_deadline(Duration::from_secs(3)),
+    );
+    let stuck_job = runner.enqueue_sync(&stuck.id).await.unwrap();
+    let mut path_jobs = Vec::new();
+    for repo in &paths {
+        path_jobs.push(runner.enqueue_sync(&repo.id).await.unwrap());
+    }
+    tokio::spawn(runner.clone().run_forever(Duration::from_millis(100)));
+    let started = std::time::Instant::now();
+    let state = |id: String| {
+        let meta = meta.clone();
+        async move { meta.get_job(&id).await.unwrap().unwrap() }
+    };
+    loop {
+        let mut done = 0;
+        for job in &path_jobs {
+            let j = state(job.id.clone()).await;
+            if j.state == sextant::store::JobState::Succeeded {
+                done += 1;
+            }
+        }
+        if done == path_jobs.len() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{done} of {} path syncs finished while the git server stayed silent",
+            path_jobs.len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    loop {
+        let j = state(stuck_job.id.clone()).await;
+        if j.state == sextant::store::JobState::Failed {
+            let message = j.error.clone().or(j.message.clone()).unwrap_or_default();
+            assert!(message.contains("deadline"), "{message}");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "{j:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -553,3 +553,49 @@ async fn graph_edges_follow_incremental_changes() {
     assert!(w.calls("src/main.ts", "main").await.is_empty());
     assert!(w.calls("src/server.ts", "Server > listen").await.is_empty());
 }
+
+/// The same vectors under another model id: what a switch between two models of one
+/// width (all-MiniLM-L6-v2 and bge-small-en-v1.5 are both 384) looks like to the store.
+struct OtherModel(Recorder);
+
+#[async_trait::async_trait]
+impl sextant::embed::Embedder for OtherModel {
+    fn model_id(&self) -> &str {
+        "another-model"
+    }
+    fn dims(&self) -> usize {
+        self.0.dims()
+    }
+    fn limits(&self) -> sextant::embed::BatchLimits {
+        self.0.limits()
+    }
+    async fn embed(
+        &self,
+        texts: &[String],
+        kind: sextant::embed::InputKind,
+    ) -> Result<Vec<Vec<f32>>, sextant::embed::EmbedError> {
+        self.0.embed(texts, kind).await
+    }
+}
+
+/// Issue "Hardening": a model change to one of the same width went unnoticed and would
+/// have mixed two vector spaces. The model is recorded with the index; another one is
+/// refused with what to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_different_model_of_the_same_width_is_refused() {
+    use sextant::embed::Embedder;
+    let w = world().await;
+    w.indexer.check_model().await.unwrap();
+    w.indexer.check_model().await.unwrap();
+    let other = Indexer::new(
+        w.meta.clone(),
+        w.vectors.clone(),
+        Arc::new(OtherModel(Recorder::default())),
+        IndexOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(other.vectors().dims(), Recorder::default().dims());
+    let e = other.check_model().await.unwrap_err().to_string();
+    assert!(e.contains("recorder") && e.contains("another-model"), "{e}");
+    assert!(e.contains("--data-dir"), "{e}");
+}

@@ -190,3 +190,30 @@ fn random_token_soup_never_panics_and_keeps_the_rules() {
         parse_and_check(&format!("soup{case}.{ext}"), &src);
     }
 }
+
+/// Regression (security review, finding 12): parse time grew quadratically with nesting
+/// depth (20,000 nested arrows, 120 KB: over 40 s, holding a sync slot), because every
+/// identifier and function asked tree-sitter for its parent, which walks from the root.
+/// Each shape here, at 20,000 levels, must parse and chunk within 30 s (linear work
+/// takes well under one); the quadratic walk needed minutes.
+#[test]
+fn deep_nesting_parses_in_linear_time() {
+    const DEPTH: usize = 20_000;
+    let arrows = format!("const f = {}x;\n", "x => ".repeat(DEPTH));
+    let calls = format!("run({}0{});\n", "(x) => g(x, ".repeat(DEPTH), ")".repeat(DEPTH));
+    let blocks = format!("{}let a = b;{}\n", "{ ".repeat(DEPTH), " }".repeat(DEPTH));
+    for (name, src) in [("arrows.ts", arrows), ("calls.js", calls), ("blocks.ts", blocks)] {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let parsed = parse_bytes(Path::new(name), src.as_bytes(), &ParseLimits::default());
+            let chunks = parsed
+                .as_ref()
+                .map(|p| chunk_file(name, &src, p, &ChunkOptions::default()).len());
+            let _ = tx.send(chunks.map_err(|e| e.to_string()));
+        });
+        let outcome = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("{name}: still parsing after 30 s"));
+        assert!(outcome.is_ok_and(|n| n >= 1), "{name}");
+    }
+}

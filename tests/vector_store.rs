@@ -443,3 +443,87 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// A file of `n` one-line functions.
+fn many_functions(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("export function handler{i}(x: number) {{ return x + {i}; }}\n"))
+        .collect()
+}
+
+/// Regression (security review, finding 2): rows stayed outside the full-text index until
+/// a sync changed 32 files, so one large file was flat-scanned by every BM25 query for
+/// ever. Upkeep now follows rows written: one write of more than `reindex_after_rows`
+/// rows is folded in at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_large_write_is_folded_into_the_text_index() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path()).await;
+    store
+        .replace_file("r", "src/first.ts", rows("r", "src/first.ts", &many_functions(3)))
+        .await
+        .unwrap();
+    assert!(store.stats().await.unwrap().text_index);
+    // Below the threshold: searched by a flat scan until the next upkeep.
+    store
+        .replace_file("r", "src/small.ts", rows("r", "src/small.ts", &many_functions(200)))
+        .await
+        .unwrap();
+    let stats = store.stats().await.unwrap();
+    assert!(stats.text_unindexed_rows >= 200, "{stats:?}");
+    // One file past the threshold: everything is indexed after the write.
+    let big = rows("r", "src/big.ts", &many_functions(1_200));
+    assert!(big.len() > LanceStoreOptions::new("x", DIMS).reindex_after_rows);
+    store.replace_file("r", "src/big.ts", big).await.unwrap();
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.text_unindexed_rows, 0, "{stats:?}");
+    let hits = store
+        .text_search("handler1100", 5, &ChunkFilter::default())
+        .await
+        .unwrap();
+    assert!(hits.iter().any(|h| h.row.chunk.name == "handler1100"));
+}
+
+/// Regression (security review, finding 1): a long `paths` list became one `OR` chain
+/// deep enough to overflow a worker's stack. The largest filter allowed (every list at
+/// its cap, paths in the form that makes the longest predicate) runs on a runtime worker
+/// thread; one entry more is refused before it reaches the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_largest_allowed_filter_runs_on_a_worker_thread() {
+    use sextant::store::MAX_FILTER_ENTRIES;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(open(dir.path()).await);
+    store
+        .replace_file("r", "src/a.ts", rows("r", "src/a.ts", &many_functions(5)))
+        .await
+        .unwrap();
+    let mut paths: Vec<String> = (0..MAX_FILTER_ENTRIES - 1)
+        .map(|i| format!("src/dir{i}/f.ts"))
+        .collect();
+    paths.push("src/a.ts".into());
+    let filter = ChunkFilter {
+        repos: (0..MAX_FILTER_ENTRIES - 1)
+            .map(|i| format!("repo{i}"))
+            .chain(["r".to_string()])
+            .collect(),
+        paths,
+        languages: vec!["typescript".into()],
+        kinds: vec!["function".into()],
+    };
+    assert_eq!(filter.validate(), Ok(()));
+    let task = {
+        let (store, filter) = (store.clone(), filter.clone());
+        tokio::spawn(async move {
+            let text = store.text_search("handler", 10, &filter).await.unwrap();
+            let vector = store
+                .vector_search(&embed("handler x"), 10, &filter)
+                .await
+                .unwrap();
+            (text.len(), vector.len(), store.count(&filter).await.unwrap())
+        })
+    };
+    assert_eq!(task.await.unwrap(), (5, 5, 5));
+    let mut over = filter;
+    over.paths.push("src/b.ts".into());
+    assert!(over.validate().unwrap_err().contains("at most"));
+}

@@ -183,9 +183,9 @@ impl From<IndexError> for ApiError {
 impl From<SearchError> for ApiError {
     fn from(e: SearchError) -> Self {
         match e {
-            SearchError::InvalidOption(_) | SearchError::EmptyQuery => {
-                Self::bad_request(e.to_string())
-            }
+            SearchError::InvalidOption(_)
+            | SearchError::EmptyQuery
+            | SearchError::QueryTooLong(_) => Self::bad_request(e.to_string()),
             other => Self::internal(other.to_string()),
         }
     }

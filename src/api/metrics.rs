@@ -152,14 +152,32 @@ fn escape(value: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// The `method` label: the standard methods by name, anything else `other` (a client may
+/// send any token as a method; each would otherwise be a new series, kept for ever).
+fn method_label(method: &axum::http::Method) -> &'static str {
+    use axum::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        Method::CONNECT => "CONNECT",
+        Method::TRACE => "TRACE",
+        _ => "other",
+    }
+}
+
 /// The middleware: times each request and counts it under its route template (not the
-/// raw path, so label sets stay bounded).
+/// raw path) and a known method name, so label sets stay bounded.
 pub(super) async fn track(
     State(state): State<std::sync::Arc<AppState>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let method = request.method().to_string();
+    let method = method_label(request.method());
     let route = request
         .extensions()
         .get::<MatchedPath>()
@@ -174,7 +192,7 @@ pub(super) async fn track(
     let start = Instant::now();
     let response = next.run(request).await;
     state.metrics.observe(
-        &method,
+        method,
         &route,
         response.status().as_u16(),
         start.elapsed().as_secs_f64(),
@@ -301,6 +319,16 @@ mod tests {
             )
         );
         assert!(out.contains("# TYPE sextant_http_request_duration_seconds histogram\n"));
+    }
+
+    #[test]
+    fn invented_methods_share_one_label() {
+        use axum::http::Method;
+        assert_eq!(method_label(&Method::GET), "GET");
+        assert_eq!(method_label(&Method::PATCH), "PATCH");
+        for invented in ["FOO", "X1", "PROPFIND"] {
+            assert_eq!(method_label(&Method::from_bytes(invented.as_bytes()).unwrap()), "other");
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod auth;
 mod error;
 mod metrics;
 mod routes;
+pub mod server;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,6 +41,7 @@ pub use auth::AuthPolicy;
 pub(crate) use auth::visible_repo;
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use metrics::Metrics;
+pub use server::{ConnectionLimits, serve};
 pub(crate) use routes::{NewRepository, register, run_search, symbol_lookup};
 
 /// Largest request body accepted, in bytes (413 beyond).
@@ -426,12 +428,15 @@ async fn guard(
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
         .or_else(|| request.uri().authority().map(|a| a.to_string()));
-    // Probes reach the server by address; health answers carry nothing worth rebinding for.
-    let probe =
-        request.uri().path().ends_with("/healthz") || request.uri().path().ends_with("/readyz");
-    if let Some(host) = host
+    // Probes reach the server by address; health answers carry nothing worth rebinding
+    // for. Exactly these two paths: nothing else that merely ends like them.
+    let path = request.uri().path();
+    let probe = path
+        .strip_prefix(options.base_path.as_str())
+        .is_some_and(|p| p == "/healthz" || p == "/readyz");
+    if let Some(host) = &host
         && !probe
-        && !host_allowed(&host, &options.allowed_hosts)
+        && !host_allowed(host, &options.allowed_hosts)
     {
         return ApiError::forbidden(format!(
             "Host `{host}` is not allowed (a guard against DNS rebinding); the server's \
@@ -439,7 +444,57 @@ async fn guard(
         ))
         .into_response();
     }
+    if let Err(refused) = cross_site_check(&request, host.as_deref(), &options.allowed_origins) {
+        return refused.into_response();
+    }
     next.run(request).await
+}
+
+/// Refuses state-changing requests (anything but GET, HEAD, OPTIONS) that a browser sends
+/// on behalf of another site: a page elsewhere could otherwise `POST …/sync` or call MCP
+/// tools on a loopback server without authentication (a "simple" cross-site request
+/// needs no CORS preflight). Browsers say where a request comes from with
+/// `Sec-Fetch-Site` and `Origin`; clients that are not browsers send neither and pass.
+fn cross_site_check(
+    request: &Request,
+    host: Option<&str>,
+    allowed_origins: &[String],
+) -> Result<(), ApiError> {
+    use axum::http::Method;
+    if matches!(
+        *request.method(),
+        Method::GET | Method::HEAD | Method::OPTIONS
+    ) {
+        return Ok(());
+    }
+    let headers = request.headers();
+    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+    let allowed = origin.is_some_and(|o| allowed_origins.iter().any(|a| a == o));
+    if allowed {
+        return Ok(());
+    }
+    let fetch_site = headers
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_ascii_lowercase);
+    let cross = match (fetch_site.as_deref(), origin) {
+        (Some("cross-site" | "same-site"), _) => true,
+        (Some(_), _) => false,
+        // Without Sec-Fetch-Site (older browsers), compare Origin with Host.
+        (None, Some(origin)) => {
+            let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
+            host.is_none_or(|h| !h.eq_ignore_ascii_case(authority))
+        }
+        (None, None) => false,
+    };
+    if cross {
+        return Err(ApiError::forbidden(format!(
+            "cross-site request refused: a page at `{}` may not change this server's state; \
+             the server's operator can allow that origin with `--allowed-origin`",
+            origin.unwrap_or("another site")
+        )));
+    }
+    Ok(())
 }
 
 /// Whether a `Host` header value (`name`, `name:port`, `[v6]:port`) matches the list:

@@ -684,13 +684,23 @@ pub(crate) async fn run_search(
     query: &str,
     mut options: SearchOptions,
 ) -> Result<SearchResult, ApiError> {
+    // Sizes and ranges first: nothing (not even a repository name) is looked up for a
+    // request that is refused anyway.
+    crate::search::validate_request(query, &options)?;
     options.filter.repos = search_scope(state, caller, &options.filter.repos).await?;
     let _slot = state.search_slots.try_acquire().map_err(|_| {
         ApiError::too_many("the server is answering as many searches as it may; retry shortly")
     })?;
     let response = state.searcher.search(query, &options).await?;
     let files = state.searcher.result_files(&response).await?;
-    let content = crate::render::mcp_content(&response, &files);
+    // Rendering is CPU work proportional to the files' size: off the async workers, so a
+    // large answer never stalls other requests (health probes included).
+    let (response, content) = tokio::task::spawn_blocking(move || {
+        let content = crate::render::mcp_content(&response, &files);
+        (response, content)
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("rendering failed: {e}")))?;
     Ok(SearchResult { response, content })
 }
 

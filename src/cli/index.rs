@@ -208,10 +208,12 @@ pub(super) async fn open_indexer_with(
             chunk: config.chunk.clone(),
             allowed_roots: config.allowed_roots.clone(),
             checkout_dir: config.data_dir.join("repos"),
+            git: config.git.clone(),
             ..IndexOptions::default()
         },
     )
     .map_err(fail)?;
+    indexer.check_model().await.map_err(fail)?;
     Ok((indexer, embedder, cached))
 }
 

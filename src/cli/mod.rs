@@ -110,6 +110,13 @@ pub struct GlobalArgs {
         value_delimiter = ':'
     )]
     pub allowed_roots: Vec<PathBuf>,
+    /// Accept `http://` and `git://` git sources (unencrypted).
+    #[arg(long, global = true, env = "SEXTANT_ALLOW_INSECURE_GIT")]
+    pub allow_insecure_git: bool,
+    /// Accept git hosts on loopback, private or link-local addresses (off by default so
+    /// that registering a repository cannot probe the server's own network).
+    #[arg(long, global = true, env = "SEXTANT_ALLOW_PRIVATE_GIT_HOSTS")]
+    pub allow_private_git_hosts: bool,
     /// Reranker.
     #[arg(long, global = true, env = "SEXTANT_RERANK_PROVIDER", value_enum, default_value_t = RerankProvider::None)]
     pub rerank_provider: RerankProvider,
@@ -149,6 +156,8 @@ impl GlobalArgs {
         config.embed.base_url = self.embed_url.clone();
         config.embed.dims = self.embed_dims;
         config.allowed_roots = self.allowed_roots.clone();
+        config.git.allow_insecure = self.allow_insecure_git;
+        config.git.allow_private_hosts = self.allow_private_git_hosts;
         config.rerank.provider = self.rerank_provider;
         config.rerank.model = self.rerank_model.clone();
         config.rerank.base_url = self.rerank_url.clone();

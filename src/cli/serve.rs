@@ -10,7 +10,7 @@ use tokio::sync::broadcast;
 
 use super::CliError;
 use super::index::{fail, open_indexer_with, open_meta, runtime};
-use crate::api::{AppState, AuthPolicy, HttpOptions, router};
+use crate::api::{AppState, AuthPolicy, ConnectionLimits, HttpOptions, router};
 use crate::config::Config;
 use crate::index::JobRunner;
 use crate::search::{SearchOptions, Searcher};
@@ -38,6 +38,10 @@ pub struct ServeArgs {
     /// Syncs run at once.
     #[arg(long, default_value_t = 2, env = "SEXTANT_MAX_SYNCS")]
     pub max_syncs: usize,
+    /// Seconds one sync job may run before it is stopped (marked failed; the next sync
+    /// continues from what it wrote).
+    #[arg(long, default_value_t = crate::index::jobs::DEFAULT_JOB_DEADLINE.as_secs(), env = "SEXTANT_SYNC_DEADLINE")]
+    pub sync_deadline: u64,
     /// When requests need a token.
     #[arg(long, value_enum, default_value_t = AuthMode::Auto, env = "SEXTANT_AUTH")]
     pub auth: AuthMode,
@@ -77,6 +81,13 @@ pub struct ServeArgs {
     /// Seconds a non-streaming API request may take before a 408.
     #[arg(long, default_value_t = 60, env = "SEXTANT_REQUEST_TIMEOUT")]
     pub request_timeout: u64,
+    /// Seconds a client has to send a request's head (line and headers); slower clients
+    /// are disconnected.
+    #[arg(long, default_value_t = 10, env = "SEXTANT_HEADER_TIMEOUT")]
+    pub header_timeout: u64,
+    /// Connections open at once; more are answered 503 and closed.
+    #[arg(long, default_value_t = 1024, env = "SEXTANT_MAX_CONNECTIONS")]
+    pub max_connections: usize,
 }
 
 impl ServeArgs {
@@ -161,6 +172,7 @@ impl ServeArgs {
 async fn start(
     config: &Config,
     max_syncs: usize,
+    sync_deadline: Duration,
     configure: impl FnOnce(AppState) -> AppState,
 ) -> Result<(Arc<AppState>, Vec<crate::index::watch::Watch>), CliError> {
     let meta = open_meta(config).await?;
@@ -170,7 +182,9 @@ async fn start(
     let searcher = Searcher::new(meta.clone(), indexer.vectors().clone(), embedder, reranker)
         .with_freshness(indexer.clone(), Duration::from_secs(2));
     let (events, _) = broadcast::channel(1024);
-    let jobs = Arc::new(JobRunner::new(indexer.clone(), max_syncs, events.clone()));
+    let jobs = Arc::new(
+        JobRunner::new(indexer.clone(), max_syncs, events.clone()).with_deadline(sync_deadline),
+    );
     let resumed = jobs.resume().await.map_err(fail)?;
     if resumed > 0 {
         eprintln!("sextant: resuming {resumed} interrupted sync(s)");
@@ -196,7 +210,13 @@ async fn start(
 pub fn mcp(config: &Config) -> Result<(), CliError> {
     use rmcp::ServiceExt;
     runtime()?.block_on(async {
-        let (state, watches) = start(config, 1, |s| s).await?;
+        let (state, watches) = start(
+            config,
+            1,
+            crate::index::jobs::DEFAULT_JOB_DEADLINE,
+            |s| s,
+        )
+        .await?;
         let service = crate::mcp::SextantMcp::new(state)
             .serve(rmcp::transport::stdio())
             .await
@@ -235,7 +255,8 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
         let policy = args.policy(live).map_err(CliError::Failed)?;
         let defaults = args.search_defaults().map_err(CliError::Failed)?;
         let http = args.http(policy).map_err(CliError::Failed)?;
-        let (state, watches) = start(config, args.max_syncs, |s| {
+        let sync_deadline = Duration::from_secs(args.sync_deadline.max(1));
+        let (state, watches) = start(config, args.max_syncs, sync_deadline, |s| {
             s.with_auth(policy)
                 .with_max_searches(args.max_searches)
                 .with_search_defaults(defaults)
@@ -259,7 +280,11 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
         // Ctrl-C or SIGTERM stops accepting connections and lets requests finish; streams
         // that never end by themselves (SSE progress, MCP) are cut after SHUTDOWN_GRACE.
         let (stopping, mut stopped) = tokio::sync::watch::channel(false);
-        let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        let limits = ConnectionLimits {
+            header_read_timeout: Duration::from_secs(args.header_timeout.max(1)),
+            max_connections: args.max_connections.max(1),
+        };
+        let server = crate::api::serve(listener, app, limits, async move {
             shutdown_signal().await;
             eprintln!("sextant: stopping (open requests get {SHUTDOWN_GRACE:?} to finish)");
             let _ = stopping.send(true);

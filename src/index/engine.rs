@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 use super::IndexError;
 use super::progress::{Phase, Progress};
 use super::scan::{FileFilter, ScannedFile, scan_tree};
+use super::source::{GitLocation, GitTransport, restricted_address};
 use crate::chunk::{ChunkOptions, CodeChunk, chunk_file};
 use crate::embed::{Embedder, InputKind};
 use crate::graph::FileFacts;
@@ -45,6 +46,32 @@ pub struct IndexOptions {
     pub allowed_roots: Vec<PathBuf>,
     /// Where bare mirrors of git repositories are kept (`<data-dir>/repos`).
     pub checkout_dir: PathBuf,
+    /// Which git sources may be registered and fetched.
+    pub git: GitPolicy,
+}
+
+/// Which git sources a server accepts. The defaults suit a shared server: encrypted
+/// transports only, and no host on the server's own network (a registration must not
+/// become a way to probe it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct GitPolicy {
+    /// Accept `http://` and `git://` sources (unencrypted; `git://` also unauthenticated).
+    pub allow_insecure: bool,
+    /// Accept hosts that are, or resolve to, loopback, private, link-local or other
+    /// non-public addresses.
+    pub allow_private_hosts: bool,
+    /// Longest one fetch may take; the transfer is abandoned after.
+    pub fetch_deadline: Duration,
+}
+
+impl Default for GitPolicy {
+    fn default() -> Self {
+        Self {
+            allow_insecure: false,
+            allow_private_hosts: false,
+            fetch_deadline: Duration::from_secs(600),
+        }
+    }
 }
 
 impl Default for IndexOptions {
@@ -57,6 +84,7 @@ impl Default for IndexOptions {
             chunk: ChunkOptions::default(),
             allowed_roots: Vec::new(),
             checkout_dir: PathBuf::from(".sextant/repos"),
+            git: GitPolicy::default(),
         }
     }
 }
@@ -162,6 +190,22 @@ impl Indexer {
         })
     }
 
+    /// Checks that the stored vectors come from this indexer's embedding model, and
+    /// records the model on first use. Call once after opening: a changed model of the
+    /// same width would otherwise mix two vector spaces without any error.
+    pub async fn check_model(&self) -> Result<(), IndexError> {
+        const KEY: &str = "embedding_model";
+        let configured = self.embedder.model_id().to_string();
+        match self.meta.setting(KEY).await? {
+            Some(indexed) if indexed != configured => Err(IndexError::ModelMismatch {
+                indexed,
+                configured,
+            }),
+            Some(_) => Ok(()),
+            None => Ok(self.meta.set_setting(KEY, &configured).await?),
+        }
+    }
+
     /// The metadata store.
     pub fn meta(&self) -> &Arc<dyn MetaStore> {
         &self.meta
@@ -201,9 +245,11 @@ impl Indexer {
             .await
     }
 
-    /// Registers a git repository by URL (`https://…`, `ssh://…`, `file://…` or a local
-    /// path to a repository), tracking `tracked_ref` (a branch, tag or commit; default:
-    /// the remote's default branch). Nothing is fetched until the first sync.
+    /// Registers a git repository by URL (`https://…`, `ssh://…` or `user@host:path`,
+    /// and with [`GitPolicy::allow_insecure`] `http://…` and `git://…`) or by a local path
+    /// or `file://` URL (under the allowed roots), tracking `tracked_ref` (a branch, tag
+    /// or commit; default: the remote's default branch). Credentials in the URL are
+    /// stored apart and never shown. Nothing is fetched until the first sync.
     pub async fn register_git(
         &self,
         url: &str,
@@ -211,34 +257,85 @@ impl Indexer {
         tracked_ref: Option<&str>,
         settings: RepoSettings,
     ) -> Result<Repository, IndexError> {
+        let location = GitLocation::parse(url);
+        // The refusal names the location without its credentials.
+        let shown = location.as_ref().map_or_else(|_| "the git source".to_string(), |l| l.url.clone());
         let refused = |reason: String| IndexError::PathRefused {
-            path: PathBuf::from(url),
+            path: PathBuf::from(&shown),
             reason,
         };
-        let local = !url.contains("://") && !url.contains('@');
-        if local {
-            let path = Path::new(url)
-                .canonicalize()
-                .map_err(|e| refused(format!("{e} (not a URL and not an existing path)")))?;
-            self.check_allowed(&path).map_err(refused)?;
-        }
+        let location = location.map_err(&refused)?;
+        self.check_git_location(&location).await.map_err(&refused)?;
         FileFilter::new(&settings)?;
         let name = name.map(str::to_string).unwrap_or_else(|| {
-            url.trim_end_matches('/')
+            location
+                .url
+                .trim_end_matches('/')
                 .rsplit(['/', ':'])
                 .next()
-                .unwrap_or(url)
+                .unwrap_or(&location.url)
                 .trim_end_matches(".git")
                 .to_string()
         });
-        self.create_unless_registered(
-            name,
-            RepoSource::Git(url.to_string()),
-            tracked_ref.map(str::to_string),
-            settings,
-            Path::new(url),
-        )
-        .await
+        let repo = self
+            .create_unless_registered(
+                name,
+                RepoSource::Git(location.url.clone()),
+                tracked_ref.map(str::to_string),
+                settings,
+                Path::new(&location.url),
+            )
+            .await?;
+        if location.credentials.is_some() {
+            self.meta
+                .set_credentials(&repo.id, location.credentials.as_ref())
+                .await?;
+        }
+        Ok(repo)
+    }
+
+    /// `Err(reason)` when the policy refuses `location`: a local repository outside the
+    /// allowed roots, an unencrypted transport, or a host on a non-public address (every
+    /// address the name resolves to is checked, at registration and before each fetch).
+    async fn check_git_location(&self, location: &GitLocation) -> Result<(), String> {
+        let policy = &self.options.git;
+        let (host, port) = match &location.transport {
+            GitTransport::Local(path) => {
+                let path = path
+                    .canonicalize()
+                    .map_err(|e| format!("{e} (not a URL and not an existing path)"))?;
+                return self.check_allowed(&path);
+            }
+            GitTransport::Http | GitTransport::Git if !policy.allow_insecure => {
+                return Err(
+                    "http:// and git:// transfer code unencrypted: use https:// or ssh, or \
+                     start the server with --allow-insecure-git"
+                        .into(),
+                );
+            }
+            _ => (
+                location.host.clone().unwrap_or_default(),
+                location.port.unwrap_or(443),
+            ),
+        };
+        if policy.allow_private_hosts {
+            return Ok(());
+        }
+        let addresses: Vec<std::net::IpAddr> = match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => vec![ip],
+            Err(_) => tokio::net::lookup_host((host.as_str(), port))
+                .await
+                .map_err(|e| format!("cannot resolve `{host}`: {e}"))?
+                .map(|a| a.ip())
+                .collect(),
+        };
+        if let Some(why) = addresses.into_iter().find_map(restricted_address) {
+            return Err(format!(
+                "`{host}` is a {why} address: git sources may not reach the server's own \
+                 network unless it is started with --allow-private-git-hosts"
+            ));
+        }
+        Ok(())
     }
 
     /// Creates the repository, or returns the one already registered under `name` with
@@ -492,6 +589,15 @@ impl Indexer {
         progress: &mut Progress,
     ) -> Result<Plan, IndexError> {
         progress.report(Phase::Scan, 0, 0, Some(format!("fetching {url}")));
+        // Checked again before every fetch: a name may resolve elsewhere than it did.
+        let location = GitLocation::parse(url).map_err(IndexError::Git)?;
+        self.check_git_location(&location)
+            .await
+            .map_err(|reason| IndexError::Git(format!("refusing to fetch {url}: {reason}")))?;
+        let access = super::git::FetchAccess {
+            credentials: self.meta.credentials(&repo.id).await?,
+            deadline: Some(std::time::Instant::now() + self.options.git.fetch_deadline),
+        };
         let (url, dir, tracked, old, filter) = (
             url.to_string(),
             self.checkout_dir(&repo.id),
@@ -502,6 +608,7 @@ impl Indexer {
         let (plan, stored) = tokio::task::spawn_blocking(move || {
             super::git::plan(
                 &url,
+                &access,
                 &dir,
                 tracked.as_deref(),
                 old.as_deref(),

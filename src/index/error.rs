@@ -50,6 +50,20 @@ pub enum IndexError {
         /// Embedder width.
         model_dims: usize,
     },
+    /// The index was built with another embedding model than the configured one (same
+    /// width or not: vectors of two models cannot be compared).
+    #[error(
+        "the index in this data directory was built with the embedding model `{indexed}`, \
+         but `{configured}` is configured: vectors of different models cannot be compared. \
+         Start with the model the index was built with, or index into a new data directory \
+         (--data-dir) with the new one"
+    )]
+    ModelMismatch {
+        /// The model the stored vectors come from.
+        indexed: String,
+        /// The model configured now.
+        configured: String,
+    },
     /// A git operation failed (clone, fetch, ref resolution, diff).
     #[error("git: {0}")]
     Git(String),

@@ -5,12 +5,45 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use git2::{Delta, DiffFindOptions, FetchOptions, ObjectType, Oid, Repository, Tree};
+use std::time::Instant;
+
+use git2::{
+    Cred, Delta, DiffFindOptions, FetchOptions, ObjectType, Oid, RemoteCallbacks, Repository, Tree,
+};
 
 use super::IndexError;
 use super::scan::{CONFIG_FILES, FileFilter, SKIPPED_DIRS, ScannedFile};
 use crate::parse::Language;
-use crate::store::FileRecord;
+use crate::store::{Credentials, FileRecord};
+
+/// Sets libgit2's process-wide network timeouts: connecting to a git server, and each
+/// read or write on the connection once open, so a server that stops answering fails the
+/// fetch instead of holding it (and its sync slot) for ever.
+///
+/// # Safety
+/// libgit2 keeps these in unsynchronised globals: call this once, before any thread that
+/// may use git is started (at the top of `main`).
+pub unsafe fn set_network_timeouts(
+    connect: std::time::Duration,
+    io: std::time::Duration,
+) -> Result<(), IndexError> {
+    let ms = |d: std::time::Duration| i32::try_from(d.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: the caller guarantees no other thread uses libgit2 yet.
+    unsafe {
+        git2::opts::set_server_connect_timeout_in_milliseconds(ms(connect))?;
+        git2::opts::set_server_timeout_in_milliseconds(ms(io))?;
+    }
+    Ok(())
+}
+
+/// How one fetch may reach its remote.
+#[derive(Debug, Clone)]
+pub struct FetchAccess {
+    /// Credentials taken out of the URL at registration.
+    pub credentials: Option<Credentials>,
+    /// The fetch is abandoned (the transfer aborted) once this instant has passed.
+    pub deadline: Option<Instant>,
+}
 
 impl From<git2::Error> for IndexError {
     fn from(e: git2::Error) -> Self {
@@ -47,7 +80,7 @@ pub struct GitPlan {
 }
 
 /// Opens the mirror at `dir`, cloning `url` into it first when missing, and fetches.
-fn open_and_fetch(url: &str, dir: &Path) -> Result<Repository, IndexError> {
+fn open_and_fetch(url: &str, dir: &Path, access: &FetchAccess) -> Result<Repository, IndexError> {
     let repo = if dir.join("HEAD").is_file() {
         Repository::open_bare(dir)?
     } else {
@@ -59,8 +92,36 @@ fn open_and_fetch(url: &str, dir: &Path) -> Result<Repository, IndexError> {
         repo.remote("origin", url)?;
         repo
     };
+    // The stored URL (never with credentials) is the remote's, even if it changed.
+    repo.remote_set_url("origin", url)?;
     let mut remote = repo.find_remote("origin")?;
+    let mut callbacks = RemoteCallbacks::new();
+    let mut offered = false;
+    let credentials = access.credentials.clone();
+    callbacks.credentials(move |_url, username, allowed| {
+        // Offer the stored credentials once; a second request means they were refused.
+        match &credentials {
+            Some(c) if !offered && allowed.contains(git2::CredentialType::USER_PASS_PLAINTEXT) => {
+                offered = true;
+                Cred::userpass_plaintext(&c.username, c.password.as_deref().unwrap_or(""))
+            }
+            Some(c) if !offered && allowed.contains(git2::CredentialType::SSH_KEY) => {
+                offered = true;
+                Cred::ssh_key_from_agent(username.unwrap_or(&c.username))
+            }
+            _ => Err(git2::Error::from_str(
+                "the git server asks for credentials that were refused or not given; \
+                 register the URL with them (`https://user:token@host/…`: they are stored \
+                 apart and never shown)",
+            )),
+        }
+    });
+    let deadline = access.deadline;
+    let past = move || deadline.is_some_and(|d| Instant::now() >= d);
+    callbacks.transfer_progress(move |_| !past());
+    callbacks.sideband_progress(move |_| !past());
     let mut options = FetchOptions::new();
+    options.remote_callbacks(callbacks);
     options.download_tags(git2::AutotagOption::All);
     remote.fetch(
         &[
@@ -69,7 +130,14 @@ fn open_and_fetch(url: &str, dir: &Path) -> Result<Repository, IndexError> {
         ],
         Some(&mut options),
         None,
-    )?;
+    )
+    .map_err(|e| {
+        if access.deadline.is_some_and(|d| Instant::now() >= d) {
+            IndexError::Git("the fetch took longer than the sync's deadline and was abandoned".into())
+        } else {
+            e.into()
+        }
+    })?;
     // The remote's default branch, for repositories registered without a ref.
     if let Ok(default) = remote.default_branch()
         && let Some(name) = default
@@ -128,13 +196,14 @@ fn sextantignore(repo: &Repository, tree: &Tree<'_>) -> Option<ignore::gitignore
 /// Fetches `url` into `dir` and plans the sync from `old_commit` to the tracked ref.
 pub fn plan(
     url: &str,
+    access: &FetchAccess,
     dir: &Path,
     tracked: Option<&str>,
     old_commit: Option<&str>,
     filter: &FileFilter,
     stored: &HashMap<String, FileRecord>,
 ) -> Result<GitPlan, IndexError> {
-    let repo = open_and_fetch(url, dir)?;
+    let repo = open_and_fetch(url, dir, access)?;
     let new_id = resolve(&repo, tracked)?;
     let new_commit = repo.find_commit(new_id)?;
     let new_tree = new_commit.tree()?;

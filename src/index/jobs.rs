@@ -4,8 +4,10 @@
 //! sync converges from any interrupted state, so a restart resumes unfinished work.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use tokio::sync::{Notify, Semaphore, broadcast};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, broadcast};
+use tokio::task::JoinSet;
 
 use super::{IndexError, Indexer, Phase, Progress, ProgressEvent, SyncReport};
 use crate::store::{Job, JobState, NewJob};
@@ -19,7 +21,12 @@ pub struct JobRunner {
     permits: Arc<Semaphore>,
     events: broadcast::Sender<ProgressEvent>,
     wake: Notify,
+    deadline: Duration,
 }
+
+/// How long one sync job may run by default before it is stopped (and marked failed; the
+/// next sync resumes from what was written).
+pub const DEFAULT_JOB_DEADLINE: Duration = Duration::from_secs(6 * 3600);
 
 /// The outcome of one job.
 #[derive(Debug)]
@@ -43,7 +50,14 @@ impl JobRunner {
             permits: Arc::new(Semaphore::new(max_concurrent.max(1))),
             events,
             wake: Notify::new(),
+            deadline: DEFAULT_JOB_DEADLINE,
         }
+    }
+
+    /// Stops any job still running after `deadline` (it fails with a message saying so).
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
     }
 
     /// Re-queues jobs a previous process left running; call once at start. Returns how
@@ -70,30 +84,39 @@ impl JobRunner {
     /// Claims and runs queued jobs until none is left, up to the concurrency limit at a
     /// time. Returns the outcomes in completion order.
     pub async fn run_queued(self: &Arc<Self>) -> Result<Vec<JobOutcome>, IndexError> {
-        let mut tasks = tokio::task::JoinSet::new();
+        let mut tasks = JoinSet::new();
+        let mut outcomes = Vec::new();
         loop {
-            let permit = self
-                .permits
-                .clone()
-                .acquire_owned()
-                .await
-                .map_err(|e| IndexError::Task(e.to_string()))?;
+            self.start_claimable(&mut tasks).await?;
+            match tasks.join_next().await {
+                Some(done) => {
+                    outcomes.push(done.map_err(|e| IndexError::Task(e.to_string()))??);
+                }
+                None => return Ok(outcomes),
+            }
+        }
+    }
+
+    /// Claims queued jobs while a slot is free, each run in its own task holding its slot.
+    /// Returns how many were started.
+    async fn start_claimable(
+        self: &Arc<Self>,
+        tasks: &mut JoinSet<Result<JobOutcome, IndexError>>,
+    ) -> Result<usize, IndexError> {
+        let mut started = 0;
+        while let Ok(permit) = self.permits.clone().try_acquire_owned() {
             let Some(job) = self.indexer.meta().claim_job(None).await? else {
-                drop(permit);
                 break;
             };
             let this = self.clone();
             tasks.spawn(async move {
                 let outcome = this.run_one(job).await;
-                drop(permit);
+                drop::<OwnedSemaphorePermit>(permit);
                 outcome
             });
+            started += 1;
         }
-        let mut outcomes = Vec::new();
-        while let Some(done) = tasks.join_next().await {
-            outcomes.push(done.map_err(|e| IndexError::Task(e.to_string()))??);
-        }
-        Ok(outcomes)
+        Ok(started)
     }
 
     async fn run_one(&self, job: Job) -> Result<JobOutcome, IndexError> {
@@ -102,10 +125,30 @@ impl JobRunner {
             (SYNC_JOB, Some(repo_id)) => match self.indexer.find_repo(repo_id).await {
                 Ok(repo) => {
                     let mut progress = Progress::new(&repo.id, self.events.clone());
-                    self.indexer
-                        .sync(&repo, &mut progress)
-                        .await
-                        .map_err(|e| e.to_string())
+                    match tokio::time::timeout(
+                        self.deadline,
+                        self.indexer.sync(&repo, &mut progress),
+                    )
+                    .await
+                    {
+                        Ok(result) => result.map_err(|e| e.to_string()),
+                        Err(_) => {
+                            let message = format!(
+                                "the sync ran longer than its deadline ({} s) and was stopped; \
+                                 what it wrote is kept and the next sync continues from there",
+                                self.deadline.as_secs()
+                            );
+                            // The stopped sync could not record its own end.
+                            meta.set_repository_status(
+                                &repo.id,
+                                crate::store::RepoStatus::Error,
+                                Some(&message),
+                                None,
+                            )
+                            .await?;
+                            Err(message)
+                        }
+                    }
                 }
                 Err(e) => Err(e.to_string()),
             },
@@ -166,18 +209,32 @@ impl JobRunner {
         Ok(queued)
     }
 
-    /// Runs jobs forever: whenever woken by [`JobRunner::enqueue_sync`], and every
-    /// `poll` (jobs queued by other processes, periodic fetches of git repositories).
-    /// Errors of the queue itself are logged.
-    pub async fn run_forever(self: Arc<Self>, poll: std::time::Duration) {
+    /// Runs jobs forever: a queued job starts as soon as a slot is free (a long or stuck
+    /// sync never holds back the others), on [`JobRunner::enqueue_sync`]'s wake-up, and
+    /// every `poll` (jobs queued by other processes, periodic fetches of git
+    /// repositories). Errors of the queue itself are logged.
+    pub async fn run_forever(self: Arc<Self>, poll: Duration) {
+        let mut tasks = JoinSet::new();
+        let mut next_poll = tokio::time::Instant::now();
         loop {
-            if let Err(e) = self.enqueue_due_fetches().await {
-                tracing::error!(error = %e, "periodic fetch");
+            if tokio::time::Instant::now() >= next_poll {
+                if let Err(e) = self.enqueue_due_fetches().await {
+                    tracing::error!(error = %e, "periodic fetch");
+                }
+                next_poll = tokio::time::Instant::now() + poll;
             }
-            if let Err(e) = self.run_queued().await {
+            if let Err(e) = self.start_claimable(&mut tasks).await {
                 tracing::error!(error = %e, "job queue");
             }
-            let _ = tokio::time::timeout(poll, self.wake.notified()).await;
+            tokio::select! {
+                Some(done) = tasks.join_next(), if !tasks.is_empty() => match done {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(e)) => tracing::error!(error = %e, "job bookkeeping"),
+                    Err(e) => tracing::error!(error = %e, "job task"),
+                },
+                () = self.wake.notified() => {}
+                () = tokio::time::sleep_until(next_poll) => {}
+            }
         }
     }
 }

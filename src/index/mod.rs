@@ -7,6 +7,8 @@
 //!   re-parse/re-chunk/re-embed of changed files only, deletion of removed files, one
 //!   sync per repository at a time, per-file errors recorded and never fatal.
 //! - [`git`]: bare mirrors fetched with git2; tree-to-tree diffs, blob ids as hashes.
+//! - [`source`]: what a git source string means (transport, host, credentials taken out
+//!   of the URL) and which addresses a fetch may reach ([`GitPolicy`]).
 //! - [`jobs`]: durable sync jobs in the jobs table, a runner with a concurrency limit,
 //!   re-queueing of jobs a crash left running.
 //! - [`watch`]: optional debounced file watching of working trees → sync jobs.
@@ -24,9 +26,10 @@ mod graph;
 pub mod jobs;
 pub mod progress;
 pub mod scan;
+pub mod source;
 pub mod watch;
 
-pub use engine::{IndexOptions, Indexer, SyncReport};
+pub use engine::{GitPolicy, IndexOptions, Indexer, SyncReport};
 pub use error::IndexError;
 pub use jobs::{JobOutcome, JobRunner};
 pub use progress::{Phase, Progress, ProgressEvent};

@@ -60,78 +60,91 @@ pub fn snapshot(path: &str, targets: &[&str], file_chunks: &[CodeChunk]) -> Stri
             .iter()
             .any(|t| c.start_line <= t.start_line && t.end_line <= c.end_line)
     };
-    // Chunks shown whole: the targets and the declarations they use, and what those use
-    // in turn (a shown `private cache = new Cache(TTL)` brings `TTL`), to a fixed point.
-    let mut whole: HashSet<&str> = target_ids.clone();
-    loop {
-        let mut used: HashSet<&str> = HashSet::new();
-        for id in &whole {
-            used.extend(identifiers(&by_id[id].full_source));
+    let enclosing: HashSet<&str> = file_chunks
+        .iter()
+        .filter(|c| encloses_target(c))
+        .map(|c| c.id.as_str())
+        .collect();
+    // Chunks a used name can bring in, by name: root-level context declarations and
+    // properties of a class that wraps a target (`this.secret`); never a chunk that
+    // itself encloses a target.
+    let mut eligible: HashMap<&str, Vec<&CodeChunk>> = HashMap::new();
+    for c in file_chunks {
+        if enclosing.contains(c.id.as_str()) {
+            continue;
         }
-        for c in file_chunks.iter().filter(|c| encloses_target(c)) {
-            used.extend(identifiers(header(c).as_str()).into_iter().map(|w| {
-                // `header` returns an owned string; keep the name by looking it up in the
-                // file's own text instead.
-                file_chunks
-                    .iter()
-                    .find(|d| d.name == w)
-                    .map_or("", |d| d.name.as_str())
-            }));
-        }
-        let before = whole.len();
-        for c in file_chunks {
-            if whole.contains(c.id.as_str())
-                || encloses_target(c)
-                || !used.contains(c.name.as_str())
-            {
-                continue;
-            }
-            let root_declaration = c.depth == 0 && is_context_declaration(c.node_kind);
-            // A property of a class that wraps a target (`this.secret`).
-            let wrapped_property = c.node_kind == SymbolKind::Property
-                && c.parent_chunk_id
-                    .as_deref()
-                    .and_then(|p| by_id.get(p))
-                    .is_some_and(|p| encloses_target(p));
-            if root_declaration || wrapped_property {
-                whole.insert(c.id.as_str());
-            }
-        }
-        if whole.len() == before {
-            break;
+        let root_declaration = c.depth == 0 && is_context_declaration(c.node_kind);
+        let wrapped_property = c.node_kind == SymbolKind::Property
+            && c.parent_chunk_id
+                .as_deref()
+                .is_some_and(|p| enclosing.contains(p));
+        if root_declaration || wrapped_property {
+            eligible.entry(c.name.as_str()).or_default().push(c);
         }
     }
-    // Drop whole chunks nested in another whole chunk (a class target holds its methods).
-    let nested: Vec<&str> = whole
+    // Chunks shown whole: the targets and the declarations they use, and what those use
+    // in turn (a shown `private cache = new Cache(TTL)` brings `TTL`), to a fixed point.
+    // A worklist: each chunk's text is read once and each name looked up once, so a long
+    // chain of constants costs linear time.
+    let mut whole: HashSet<&str> = target_ids.clone();
+    let mut seen_names: HashSet<String> = HashSet::new();
+    let mut queue: Vec<String> = Vec::new();
+    let mut use_words = |text: &str, queue: &mut Vec<String>| {
+        for w in identifiers(text) {
+            if eligible.contains_key(w) && seen_names.insert(w.to_string()) {
+                queue.push(w.to_string());
+            }
+        }
+    };
+    for id in &target_ids {
+        use_words(&by_id[id].full_source, &mut queue);
+    }
+    for c in file_chunks
         .iter()
-        .copied()
-        .filter(|id| {
-            let c = by_id[id];
-            whole.iter().any(|other| {
-                let o = by_id[other];
-                o.id != c.id
-                    && o.start_line <= c.start_line
-                    && c.end_line <= o.end_line
-                    && (o.start_line, o.end_line) != (c.start_line, c.end_line)
-            })
-        })
-        .collect();
-    for id in nested {
-        whole.remove(id);
+        .filter(|c| enclosing.contains(c.id.as_str()))
+    {
+        use_words(&header(c), &mut queue);
+    }
+    while let Some(name) = queue.pop() {
+        for c in eligible.get(name.as_str()).into_iter().flatten() {
+            if whole.insert(c.id.as_str()) {
+                use_words(&c.full_source, &mut queue);
+            }
+        }
+    }
+    // Drop whole chunks nested in another whole chunk (a class target holds its methods):
+    // in (start, -end) order, a chunk is nested when an earlier one reaches past its end,
+    // or reaches exactly to it from an earlier start (equal spans keep both).
+    let mut spans: Vec<&CodeChunk> = whole.iter().map(|id| by_id[id]).collect();
+    spans.sort_by_key(|c| (c.start_line, std::cmp::Reverse(c.end_line)));
+    let mut reach: Option<(u32, u32)> = None; // (end, start of the first chunk reaching it)
+    for c in spans {
+        let nested = reach.is_some_and(|(end, start)| {
+            end > c.end_line || (end == c.end_line && start < c.start_line)
+        });
+        if nested {
+            whole.remove(c.id.as_str());
+        }
+        if reach.is_none_or(|(end, _)| c.end_line > end) {
+            reach = Some((c.end_line, c.start_line));
+        }
     }
     // Wrappers: every ancestor of a whole chunk.
     let mut wrappers: HashSet<&str> = HashSet::new();
     for id in &whole {
         let mut parent = by_id[id].parent_chunk_id.as_deref();
         while let Some(p) = parent.and_then(|p| by_id.get(p)) {
-            wrappers.insert(p.id.as_str());
+            if !wrappers.insert(p.id.as_str()) {
+                break;
+            }
             parent = p.parent_chunk_id.as_deref();
         }
     }
     let mut imports: Vec<&str> = Vec::new();
+    let mut listed: HashSet<&str> = HashSet::new();
     for id in &whole {
         for import in &by_id[id].relevant_imports {
-            if !imports.contains(&import.as_str()) {
+            if listed.insert(import.as_str()) {
                 imports.push(import);
             }
         }
@@ -146,24 +159,26 @@ pub fn snapshot(path: &str, targets: &[&str], file_chunks: &[CodeChunk]) -> Stri
                 .collect::<Vec<_>>()
         })
         .collect();
+    let mut import_lines: HashMap<&str, u32> = HashMap::new();
     for c in file_chunks
         .iter()
         .filter(|c| c.node_kind == SymbolKind::Import)
     {
         let text = c.content.trim();
+        import_lines.entry(text).or_insert(c.start_line);
         let binds = identifiers(text)
             .into_iter()
             .filter(|w| !matches!(*w, "import" | "from" | "as" | "type" | "default"))
             .any(|w| heads.contains(w));
-        if binds && !imports.contains(&text) {
+        if binds && listed.insert(text) {
             imports.push(text);
         }
     }
     imports.sort_by_key(|text| {
-        file_chunks
-            .iter()
-            .find(|c| c.node_kind == SymbolKind::Import && c.content.trim() == text.trim())
-            .map_or(u32::MAX, |c| c.start_line)
+        import_lines
+            .get(text.trim())
+            .copied()
+            .unwrap_or(u32::MAX)
     });
 
     let mut children: HashMap<Option<&str>, Vec<&CodeChunk>> = HashMap::new();

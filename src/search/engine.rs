@@ -12,7 +12,7 @@ use crate::chunk::CodeChunk;
 use crate::embed::{Embedder, Reranker, cosine, embed_query};
 use crate::index::{Indexer, Progress};
 use crate::parse::SymbolKind;
-use crate::store::{ChunkRow, MetaStore, RepoSource, ScoredChunk, VectorStore};
+use crate::store::{ChunkRow, MetaStore, PathMatcher, RepoSource, ScoredChunk, VectorStore};
 use crate::text::estimate_tokens;
 
 /// How a query was answered.
@@ -163,10 +163,7 @@ impl Searcher {
         query: &str,
         options: &SearchOptions,
     ) -> Result<SearchResponse, SearchError> {
-        options.validate().map_err(SearchError::InvalidOption)?;
-        if query.trim().is_empty() {
-            return Err(SearchError::EmptyQuery);
-        }
+        super::validate_request(query, options)?;
         let start = Instant::now();
         let mut timings = StageTimings::default();
         let t = Instant::now();
@@ -276,6 +273,10 @@ impl Searcher {
             }
         }
         let mut hits = Vec::new();
+        let paths = options
+            .filter
+            .path_matcher()
+            .map_err(SearchError::InvalidOption)?;
         let mut repos: Vec<_> = by_repo.into_iter().collect();
         repos.sort();
         for (repo, ids) in repos {
@@ -285,7 +286,7 @@ impl Searcher {
                     .cmp(&(&b.chunk.relative_path, b.chunk.start_line))
             });
             for row in rows {
-                if passes_filter(&row, options) {
+                if passes_filter(&row, options, &paths) {
                     let scores = StageScores {
                         fused: 1.0,
                         final_score: 1.0,
@@ -576,11 +577,11 @@ fn sort_by_score(candidates: &mut [Candidate], key: impl Fn(&StageScores) -> f32
     });
 }
 
-fn passes_filter(row: &ChunkRow, options: &SearchOptions) -> bool {
+fn passes_filter(row: &ChunkRow, options: &SearchOptions, paths: &PathMatcher) -> bool {
     let f = &options.filter;
     (f.languages.is_empty() || f.languages.iter().any(|l| l == row.chunk.language.id()))
         && (f.kinds.is_empty() || f.kinds.iter().any(|k| k == row.chunk.node_kind.as_str()))
-        && (f.paths.is_empty() || f.matches_path(&row.chunk.relative_path))
+        && paths.is_match(&row.chunk.relative_path)
 }
 
 fn hit(row: ChunkRow, scores: StageScores) -> SearchHit {

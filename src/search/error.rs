@@ -9,6 +9,13 @@ pub enum SearchError {
     /// A parameter is out of range; the message names it.
     #[error("invalid search option: {0}")]
     InvalidOption(String),
+    /// The query is longer than [`super::MAX_QUERY_BYTES`].
+    #[error(
+        "the query is {0} bytes long; at most {max} are allowed (ask a question or name a \
+         symbol rather than pasting a file)",
+        max = super::MAX_QUERY_BYTES
+    )]
+    QueryTooLong(usize),
     /// The query is empty.
     #[error("the query is empty: pass a question or `symbol = Name`")]
     EmptyQuery,

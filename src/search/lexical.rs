@@ -128,9 +128,13 @@ const STOP_WORDS: &[&str] = &[
     "yourselves",
 ];
 
+/// Most words a lexical query keeps: BM25's cost (and LanceDB's allocations for a flat
+/// scan of rows not yet in the full-text index) grows with the number of terms.
+pub const MAX_QUERY_TERMS: usize = 64;
+
 /// The BM25 query for a natural-language question: identifier-split words (as in
-/// [`search_text`]), function words removed. Falls back to all words when every word is
-/// a function word.
+/// [`search_text`]), function words removed, at most [`MAX_QUERY_TERMS`] of them. Falls
+/// back to all words when every word is a function word.
 ///
 /// ```
 /// use sextant::search::lexical_query;
@@ -140,11 +144,16 @@ const STOP_WORDS: &[&str] = &[
 /// ```
 pub fn lexical_query(question: &str) -> String {
     let all = search_text(question);
-    let kept: Vec<&str> = all
-        .split(' ')
-        .filter(|w| !w.is_empty() && STOP_WORDS.binary_search(w).is_err())
+    let words = || all.split(' ').filter(|w| !w.is_empty());
+    let kept: Vec<&str> = words()
+        .filter(|w| STOP_WORDS.binary_search(w).is_err())
+        .take(MAX_QUERY_TERMS)
         .collect();
-    if kept.is_empty() { all } else { kept.join(" ") }
+    if kept.is_empty() {
+        words().take(MAX_QUERY_TERMS).collect::<Vec<_>>().join(" ")
+    } else {
+        kept.join(" ")
+    }
 }
 
 /// The distinct words of a [`lexical_query`], stemmed (Snowball English, as LanceDB's
@@ -215,6 +224,15 @@ mod tests {
     #[test]
     fn stop_list_is_sorted_for_binary_search() {
         assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn long_questions_are_cut_to_the_term_cap() {
+        let q = lexical_query(&"the parser emits tokens ".repeat(5_000));
+        assert_eq!(q.split(' ').count(), MAX_QUERY_TERMS);
+        assert!(q.starts_with("parser emits tokens parser "));
+        let stop_only = lexical_query(&"the ".repeat(1000));
+        assert_eq!(stop_only.split(' ').count(), MAX_QUERY_TERMS);
     }
 
     #[test]

@@ -27,3 +27,21 @@ pub use error::SearchError;
 pub use lexical::{coverage, lexical_query, query_terms};
 pub use options::{Fusion, Retrieval, SearchOptions};
 pub use query::{Query, SymbolPath, classify, parse_symbol_query};
+
+/// Longest query accepted, in bytes: a question or a symbol path, not a file. The
+/// embedding model reads only its first few hundred tokens anyway; the cap bounds the
+/// lexical query and the work per search.
+pub const MAX_QUERY_BYTES: usize = 8 * 1024;
+
+/// Checks a search request before any work is done (and before its repository names are
+/// looked up): the query's length and emptiness, then the options (ranges, filter sizes,
+/// globs).
+pub fn validate_request(query: &str, options: &SearchOptions) -> Result<(), SearchError> {
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(SearchError::QueryTooLong(query.len()));
+    }
+    if query.trim().is_empty() {
+        return Err(SearchError::EmptyQuery);
+    }
+    options.validate().map_err(SearchError::InvalidOption)
+}

@@ -148,6 +148,6 @@ impl SearchOptions {
                 self.lexical_weight
             ));
         }
-        Ok(())
+        self.filter.validate()
     }
 }

@@ -36,7 +36,7 @@ fn any_of(column: &str, values: &[String]) -> Option<String> {
 /// Translates a glob into a SQL `LIKE` pattern (escape character `\`). `*` and `**` become
 /// `%`, `?` becomes `_`; LIKE's own wildcards are escaped. `*` therefore also matches
 /// across `/`: the pattern is a superset, exact glob semantics are re-checked by
-/// [`ChunkFilter::matches_path`].
+/// [`PathMatcher`].
 pub fn glob_to_like(glob: &str) -> String {
     let mut out = String::with_capacity(glob.len() + 4);
     let mut chars = glob.chars().peekable();
@@ -66,8 +66,46 @@ pub(crate) fn is_glob(path: &str) -> bool {
     path.contains(['*', '?', '[', '{'])
 }
 
+/// Most entries one filter list (`repos`, `paths`, `languages`, `kinds`) may hold: the
+/// store predicate and the path matcher grow with them, so a request cannot make either
+/// unbounded.
+pub const MAX_FILTER_ENTRIES: usize = 100;
+
+/// Longest filter entry, in bytes.
+pub const MAX_FILTER_ENTRY_BYTES: usize = 1024;
+
+/// Exact path check compiled once per query from a [`ChunkFilter`]'s `paths` (see
+/// [`ChunkFilter::path_matcher`]): globs with `globset` semantics (`*` stays within a path
+/// segment, `**` crosses them), directory prefixes and exact files. Used to refine rows
+/// of the pushed-down `LIKE` superset.
+#[derive(Debug, Clone, Default)]
+pub struct PathMatcher {
+    /// No path restriction at all.
+    any: bool,
+    globs: globset::GlobSet,
+    /// Entries ending in `/` (or empty): a prefix.
+    prefixes: Vec<String>,
+    /// Entries naming a file or a directory written without its slash.
+    files: Vec<String>,
+}
+
+impl PathMatcher {
+    /// Whether `relative_path` passes the filter's paths.
+    pub fn is_match(&self, relative_path: &str) -> bool {
+        self.any
+            || self.prefixes.iter().any(|p| relative_path.starts_with(p))
+            || self.files.iter().any(|p| {
+                relative_path == p
+                    || relative_path
+                        .strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
+            || self.globs.is_match(relative_path)
+    }
+}
+
 impl ChunkFilter {
-    /// Whether any path entry is a glob (needs the exact [`ChunkFilter::matches_path`] check).
+    /// Whether any path entry is a glob (needs the exact [`PathMatcher`] check).
     pub fn has_glob(&self) -> bool {
         self.paths.iter().any(|p| is_glob(p))
     }
@@ -80,42 +118,100 @@ impl ChunkFilter {
             && self.kinds.is_empty()
     }
 
+    /// Checks the filter's size and its globs; the message names the field and the limit.
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, list) in [
+            ("repos", &self.repos),
+            ("paths", &self.paths),
+            ("languages", &self.languages),
+            ("kinds", &self.kinds),
+        ] {
+            if list.len() > MAX_FILTER_ENTRIES {
+                return Err(format!(
+                    "`{name}` has {} entries; at most {MAX_FILTER_ENTRIES} are allowed \
+                     (use a directory prefix or one glob such as `src/**/*.ts` instead of many paths)",
+                    list.len()
+                ));
+            }
+            if let Some(long) = list.iter().find(|v| v.len() > MAX_FILTER_ENTRY_BYTES) {
+                return Err(format!(
+                    "an entry of `{name}` is {} bytes long; at most {MAX_FILTER_ENTRY_BYTES} are allowed",
+                    long.len()
+                ));
+            }
+        }
+        self.path_matcher().map(|_| ())
+    }
+
+    /// The exact path check, compiled once (one `GlobSet` for every glob entry). Fails
+    /// with a message naming the entry when a glob does not parse.
+    pub fn path_matcher(&self) -> Result<PathMatcher, String> {
+        let mut matcher = PathMatcher {
+            any: self.paths.is_empty(),
+            ..PathMatcher::default()
+        };
+        let mut globs = globset::GlobSetBuilder::new();
+        for p in &self.paths {
+            let p = p.trim_start_matches("./");
+            if is_glob(p) {
+                let glob = globset::GlobBuilder::new(p)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| format!("`paths` entry `{p}` is not a valid glob: {e}"))?;
+                globs.add(glob);
+            } else if p.ends_with('/') || p.is_empty() {
+                matcher.prefixes.push(p.to_string());
+            } else {
+                matcher.files.push(p.to_string());
+            }
+        }
+        matcher.globs = globs
+            .build()
+            .map_err(|e| format!("`paths` globs cannot be compiled: {e}"))?;
+        Ok(matcher)
+    }
+
     /// The filter as a SQL predicate over the chunk table's columns (`repo_id`,
     /// `relative_path`, `language`, `node_kind`), or `None` when it restricts nothing.
+    ///
+    /// Its size is bounded by [`MAX_FILTER_ENTRIES`] per list (checked by
+    /// [`ChunkFilter::validate`]): value lists become one `IN`, path entries one flat
+    /// `OR` of at most that many terms, and any brace or class glob (not expressible in
+    /// `LIKE`) drops the path clause altogether, leaving the [`PathMatcher`] to decide.
     pub fn to_sql(&self) -> Option<String> {
         let mut clauses = Vec::new();
         clauses.extend(any_of("repo_id", &self.repos));
         clauses.extend(any_of("language", &self.languages));
         clauses.extend(any_of("node_kind", &self.kinds));
-        if !self.paths.is_empty() {
-            let parts: Vec<String> = self
-                .paths
-                .iter()
-                .map(|p| {
-                    let p = p.trim_start_matches("./");
-                    if is_glob(p) {
-                        // Brace/class globs are not expressible in LIKE: match everything
-                        // here and let `matches_path` decide.
-                        if p.contains(['[', '{']) {
-                            "relative_path IS NOT NULL".to_string()
-                        } else {
-                            format!("relative_path LIKE {} ESCAPE '\\'", quote(&glob_to_like(p)))
-                        }
-                    } else if p.ends_with('/') || p.is_empty() {
-                        format!(
-                            "relative_path LIKE {} ESCAPE '\\'",
-                            quote(&format!("{}%", glob_to_like(p)))
-                        )
-                    } else {
-                        // A file, or a directory written without its slash.
-                        format!(
-                            "(relative_path = {} OR relative_path LIKE {} ESCAPE '\\')",
-                            quote(p),
-                            quote(&format!("{}/%", glob_to_like(p)))
-                        )
-                    }
-                })
-                .collect();
+        let unexpressible = self
+            .paths
+            .iter()
+            .any(|p| is_glob(p) && p.contains(['[', '{']));
+        if !self.paths.is_empty() && !unexpressible {
+            let mut exact = Vec::new();
+            let mut parts: Vec<String> = Vec::new();
+            for p in &self.paths {
+                let p = p.trim_start_matches("./");
+                if is_glob(p) {
+                    parts.push(format!(
+                        "relative_path LIKE {} ESCAPE '\\'",
+                        quote(&glob_to_like(p))
+                    ));
+                } else if p.ends_with('/') || p.is_empty() {
+                    parts.push(format!(
+                        "relative_path LIKE {} ESCAPE '\\'",
+                        quote(&format!("{}%", glob_to_like(p)))
+                    ));
+                } else {
+                    // A file, or a directory written without its slash.
+                    exact.push(p.to_string());
+                    parts.push(format!(
+                        "relative_path LIKE {} ESCAPE '\\'",
+                        quote(&format!("{}/%", glob_to_like(p)))
+                    ));
+                }
+            }
+            parts.extend(any_of("relative_path", &exact));
             clauses.push(if parts.len() == 1 {
                 parts.into_iter().next().unwrap_or_default()
             } else {
@@ -123,31 +219,6 @@ impl ChunkFilter {
             });
         }
         (!clauses.is_empty()).then(|| clauses.join(" AND "))
-    }
-
-    /// Exact path check (globs with `globset` semantics: `*` stays within a path segment,
-    /// `**` crosses them). Used to refine results of the pushed-down `LIKE` superset.
-    pub fn matches_path(&self, relative_path: &str) -> bool {
-        if self.paths.is_empty() {
-            return true;
-        }
-        self.paths.iter().any(|p| {
-            let p = p.trim_start_matches("./");
-            if is_glob(p) {
-                globset::GlobBuilder::new(p)
-                    .literal_separator(true)
-                    .build()
-                    .map(|g| g.compile_matcher().is_match(relative_path))
-                    .unwrap_or(false)
-            } else if p.ends_with('/') || p.is_empty() {
-                relative_path.starts_with(p)
-            } else {
-                relative_path == p
-                    || relative_path
-                        .strip_prefix(p)
-                        .is_some_and(|rest| rest.starts_with('/'))
-            }
-        })
     }
 }
 
@@ -173,7 +244,8 @@ mod tests {
             Some(
                 "repo_id = 'r1' AND language IN ('typescript', 'tsx') AND \
                  (relative_path LIKE 'src/auth/%' ESCAPE '\\' OR \
-                 (relative_path = 'lib/o''neil.ts' OR relative_path LIKE 'lib/o''neil.ts/%' ESCAPE '\\'))"
+                 relative_path LIKE 'lib/o''neil.ts/%' ESCAPE '\\' OR \
+                 relative_path = 'lib/o''neil.ts')"
             )
         );
     }
@@ -185,15 +257,63 @@ mod tests {
         let f = ChunkFilter {
             paths: vec!["src/*.ts".into()],
             ..Default::default()
-        };
-        assert!(f.matches_path("src/a.ts"));
-        assert!(!f.matches_path("src/deep/a.ts"), "* stays within a segment");
+        }
+        .path_matcher()
+        .unwrap();
+        assert!(f.is_match("src/a.ts"));
+        assert!(!f.is_match("src/deep/a.ts"), "* stays within a segment");
         let f = ChunkFilter {
-            paths: vec!["src/auth".into()],
+            paths: vec!["src/auth".into(), "lib/".into(), "**/*.{md,txt}".into()],
+            ..Default::default()
+        }
+        .path_matcher()
+        .unwrap();
+        assert!(f.is_match("src/auth/token.ts"));
+        assert!(f.is_match("src/auth"));
+        assert!(!f.is_match("src/authz/x.ts"));
+        assert!(f.is_match("lib/x/y.ts"));
+        assert!(f.is_match("docs/a.md") && !f.is_match("docs/a.rs"));
+        assert!(ChunkFilter::default().path_matcher().unwrap().is_match("any"));
+    }
+
+    #[test]
+    fn filters_are_bounded_and_globs_checked() {
+        let many = |n: usize| (0..n).map(|i| format!("src/f{i}.ts")).collect::<Vec<_>>();
+        let ok = ChunkFilter {
+            paths: many(MAX_FILTER_ENTRIES),
             ..Default::default()
         };
-        assert!(f.matches_path("src/auth/token.ts"));
-        assert!(f.matches_path("src/auth"));
-        assert!(!f.matches_path("src/authz/x.ts"));
+        assert_eq!(ok.validate(), Ok(()));
+        // One flat OR of at most one LIKE per entry plus one IN list: bounded.
+        let sql = ok.to_sql().unwrap();
+        assert_eq!(sql.matches(" OR ").count(), MAX_FILTER_ENTRIES);
+        for field in ["repos", "paths", "languages", "kinds"] {
+            let mut f = ChunkFilter::default();
+            let list = match field {
+                "repos" => &mut f.repos,
+                "paths" => &mut f.paths,
+                "languages" => &mut f.languages,
+                _ => &mut f.kinds,
+            };
+            *list = many(MAX_FILTER_ENTRIES + 1);
+            let e = f.validate().unwrap_err();
+            assert!(e.contains(field) && e.contains("at most"), "{e}");
+        }
+        let long = ChunkFilter {
+            kinds: vec!["k".repeat(MAX_FILTER_ENTRY_BYTES + 1)],
+            ..Default::default()
+        };
+        assert!(long.validate().unwrap_err().contains("bytes"));
+        let bad = ChunkFilter {
+            paths: vec!["src/{a,b".into()],
+            ..Default::default()
+        };
+        assert!(bad.validate().unwrap_err().contains("src/{a,b"));
+        // Brace globs cannot be pushed down: no path clause, the matcher decides.
+        let braces = ChunkFilter {
+            paths: vec!["src/{a,b}.ts".into(), "lib/".into()],
+            ..Default::default()
+        };
+        assert_eq!(braces.to_sql(), None);
     }
 }

@@ -1,10 +1,12 @@
 //! [`VectorStore`] on LanceDB: one table of chunk rows keyed by (`repo_id`, `id`).
 //!
 //! Index and compaction policy (run by [`VectorStore::maintain`], which writers call every
-//! `maintain_every_writes` writes and after a batch):
+//! `maintain_every_writes` writes, and as soon as `reindex_after_rows` rows have been
+//! written since the last run, whatever the number of writes or files):
 //!
 //! - Full-text (BM25) index on `search_text`: created with the first rows. Rows written
-//!   later are searched by a flat scan until `maintain` folds them into the index.
+//!   later are searched by a flat scan until `maintain` folds them into the index; the
+//!   row threshold bounds that scan (one file of 4,000 chunks is folded in at once).
 //! - ANN index (IVF-PQ, cosine) on `vector`: created once the table holds
 //!   `ann_min_rows` rows (below that an exact scan is fast enough and exact); refreshed by
 //!   `maintain` with the new rows.
@@ -53,6 +55,9 @@ pub struct LanceStoreOptions {
     pub ann_min_rows: usize,
     /// Writes between automatic maintenance runs.
     pub maintain_every_writes: usize,
+    /// Rows written since the last maintenance at which maintenance runs (folding them
+    /// into the full-text index), however few writes carried them.
+    pub reindex_after_rows: usize,
     /// Table versions older than this are removed by maintenance.
     pub prune_older_than: std::time::Duration,
 }
@@ -66,6 +71,7 @@ impl LanceStoreOptions {
             dims,
             ann_min_rows: 50_000,
             maintain_every_writes: 64,
+            reindex_after_rows: 1_000,
             prune_older_than: std::time::Duration::from_secs(60),
         }
     }
@@ -78,6 +84,8 @@ pub struct LanceStore {
     schema: SchemaRef,
     write_lock: Mutex<()>,
     writes_since_maintain: AtomicUsize,
+    /// Rows written since the last maintenance (not yet in the full-text index).
+    rows_since_maintain: AtomicUsize,
     _db: Connection,
 }
 
@@ -189,14 +197,36 @@ impl LanceStore {
                 .execute()
                 .await?
         };
-        Ok(Self {
+        let store = Self {
             options,
             table,
             schema: expected,
             write_lock: Mutex::new(()),
             writes_since_maintain: AtomicUsize::new(0),
+            rows_since_maintain: AtomicUsize::new(0),
             _db: db,
-        })
+        };
+        // Rows a previous process wrote but never folded into the full-text index count
+        // toward the next maintenance.
+        let unindexed = store.text_unindexed_rows().await?;
+        store
+            .rows_since_maintain
+            .store(unindexed, Ordering::Relaxed);
+        Ok(store)
+    }
+
+    /// Rows the full-text index does not cover yet (all rows when there is no index).
+    async fn text_unindexed_rows(&self) -> Result<usize, StoreError> {
+        for index in self.table.list_indices().await? {
+            if index.columns.iter().any(|c| c == "search_text") {
+                return Ok(self
+                    .table
+                    .index_stats(&index.name)
+                    .await?
+                    .map_or(0, |s| s.num_unindexed_rows));
+            }
+        }
+        Ok(self.table.count_rows(None).await?)
     }
 
     /// The columns query results read: every column but `search_text`, which only the
@@ -345,6 +375,7 @@ impl LanceStore {
     /// Maintenance without taking the write lock (callers hold it).
     async fn maintain_locked(&self) -> Result<StoreStats, StoreError> {
         self.writes_since_maintain.store(0, Ordering::Relaxed);
+        self.rows_since_maintain.store(0, Ordering::Relaxed);
         let rows = self.table.count_rows(None).await?;
         if rows > 0 {
             self.ensure_text_index().await?;
@@ -387,9 +418,13 @@ impl LanceStore {
         self.stats().await
     }
 
-    async fn after_write(&self) -> Result<(), StoreError> {
+    /// Counts a write of `rows` rows and runs maintenance when either threshold is met.
+    async fn after_write(&self, rows: usize) -> Result<(), StoreError> {
         let writes = self.writes_since_maintain.fetch_add(1, Ordering::Relaxed) + 1;
-        if writes >= self.options.maintain_every_writes {
+        let unindexed = self.rows_since_maintain.fetch_add(rows, Ordering::Relaxed) + rows;
+        if writes >= self.options.maintain_every_writes
+            || unindexed >= self.options.reindex_after_rows
+        {
             self.maintain_locked().await?;
         } else {
             self.ensure_text_index().await?;
@@ -656,6 +691,7 @@ impl VectorStore for LanceStore {
             quote(repo_id)
         );
         let rows: Vec<ChunkRow> = files.into_iter().flat_map(|(_, rows)| rows).collect();
+        let written = rows.len();
         let _guard = self.write_lock.lock().await;
         if rows.is_empty() {
             self.table.delete(scope.as_str()).await?;
@@ -671,7 +707,7 @@ impl VectorStore for LanceStore {
                 .when_not_matched_by_source_delete(Some(scope));
             merge.execute(Box::new(reader)).await?;
         }
-        self.after_write().await
+        self.after_write(written).await
     }
 
     async fn delete_file(&self, repo_id: &str, relative_path: &str) -> Result<(), StoreError> {
@@ -683,7 +719,7 @@ impl VectorStore for LanceStore {
         self.table
             .delete(format!("repo_id = {}", quote(repo_id)).as_str())
             .await?;
-        self.after_write().await
+        self.after_write(0).await
     }
 
     async fn vector_search(
@@ -702,6 +738,7 @@ impl VectorStore for LanceStore {
         if k == 0 {
             return Ok(Vec::new());
         }
+        let paths = filter.path_matcher().map_err(StoreError::Invalid)?;
         let mut query = self
             .table
             .query()
@@ -715,7 +752,7 @@ impl VectorStore for LanceStore {
         let batches = self.run_query(query).await?;
         Ok(rows_of(&batches, Some("_distance"))?
             .into_iter()
-            .filter(|(row, _)| filter.matches_path(&row.chunk.relative_path))
+            .filter(|(row, _)| paths.is_match(&row.chunk.relative_path))
             .map(|(row, distance)| ScoredChunk {
                 row,
                 score: 1.0 - distance,
@@ -736,6 +773,7 @@ impl VectorStore for LanceStore {
             // Nothing was ever written (the index comes with the first rows).
             return Ok(Vec::new());
         }
+        let paths = filter.path_matcher().map_err(StoreError::Invalid)?;
         let mut q = self
             .table
             .query()
@@ -748,7 +786,7 @@ impl VectorStore for LanceStore {
         let batches = self.run_query(q).await?;
         let mut hits: Vec<ScoredChunk> = rows_of(&batches, Some("_score"))?
             .into_iter()
-            .filter(|(row, _)| filter.matches_path(&row.chunk.relative_path))
+            .filter(|(row, _)| paths.is_match(&row.chunk.relative_path))
             .map(|(row, score)| ScoredChunk { row, score })
             .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -802,12 +840,9 @@ impl VectorStore for LanceStore {
     }
 
     async fn count(&self, filter: &ChunkFilter) -> Result<usize, StoreError> {
-        if filter
-            .paths
-            .iter()
-            .any(|p| p.contains(['*', '?', '[', '{']))
-        {
+        if filter.has_glob() {
             // Globs need the exact re-check: count the matching rows' paths.
+            let paths = filter.path_matcher().map_err(StoreError::Invalid)?;
             let mut query = self
                 .table
                 .query()
@@ -821,7 +856,7 @@ impl VectorStore for LanceStore {
                 n += strings(batch, "relative_path")?
                     .iter()
                     .flatten()
-                    .filter(|p| filter.matches_path(p))
+                    .filter(|p| paths.is_match(p))
                     .count();
             }
             return Ok(n);
@@ -839,6 +874,7 @@ impl VectorStore for LanceStore {
             rows: self.table.count_rows(None).await?,
             vector_index: self.has_index_on("vector").await?,
             text_index: self.has_index_on("search_text").await?,
+            text_unindexed_rows: self.text_unindexed_rows().await?,
             version: self.table.version().await?,
         })
     }

@@ -416,6 +416,25 @@ pub struct ApiToken {
     pub revoked_at: Option<i64>,
 }
 
+/// A user name and password (or token) for fetching a git source, taken out of its URL
+/// at registration. Its `Debug` hides both.
+#[derive(Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Credentials {
+    /// User name (for token-in-URL forms, often the token itself).
+    pub username: String,
+    /// Password or token.
+    pub password: Option<String>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("username", &"<hidden>")
+            .field("password", &self.password.as_ref().map(|_| "<hidden>"))
+            .finish()
+    }
+}
+
 /// Repository, file, symbol, edge, job and token metadata.
 #[async_trait]
 pub trait MetaStore: Send + Sync {
@@ -566,4 +585,18 @@ pub trait MetaStore: Send + Sync {
     async fn list_tokens(&self) -> Result<Vec<ApiToken>, StoreError>;
     /// Revokes a token; false when unknown.
     async fn revoke_token(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// Stores (or with `None` removes) the credentials a git source's URL carried.
+    async fn set_credentials(
+        &self,
+        repo_id: &str,
+        credentials: Option<&Credentials>,
+    ) -> Result<(), StoreError>;
+    /// The credentials stored for a git source.
+    async fn credentials(&self, repo_id: &str) -> Result<Option<Credentials>, StoreError>;
+
+    /// A setting of the data directory (`None` when never set).
+    async fn setting(&self, key: &str) -> Result<Option<String>, StoreError>;
+    /// Sets a setting of the data directory.
+    async fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError>;
 }

@@ -24,10 +24,12 @@ mod vector;
 
 pub use embed_cache::{decode_vector, encode_vector};
 pub use error::StoreError;
-pub use filter::{ChunkFilter, glob_to_like};
+pub use filter::{
+    ChunkFilter, MAX_FILTER_ENTRIES, MAX_FILTER_ENTRY_BYTES, PathMatcher, glob_to_like,
+};
 pub use lance::{LanceStore, LanceStoreOptions};
 pub use meta::{
-    ApiToken, EdgeKind, EdgeRecord, FileCounts, FileRecord, Job, JobState, MetaStore, NewJob,
+    ApiToken, Credentials, EdgeKind, EdgeRecord, FileCounts, FileRecord, Job, JobState, MetaStore, NewJob,
     NewRepository, RepoSettings, RepoSource, RepoStatus, Repository, SymbolRecord,
 };
 pub use sql::SqlMetaStore;

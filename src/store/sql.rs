@@ -390,6 +390,10 @@ impl MetaStore for SqlMetaStore {
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        sqlx::query("DELETE FROM repo_credentials WHERE repo_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         let done = sqlx::query("DELETE FROM repositories WHERE id = $1")
             .bind(id)
             .execute(&mut *tx)
@@ -916,5 +920,59 @@ impl MetaStore for SqlMetaStore {
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() > 0)
+    }
+
+    async fn set_credentials(
+        &self,
+        repo_id: &str,
+        credentials: Option<&Credentials>,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM repo_credentials WHERE repo_id = $1")
+            .bind(repo_id)
+            .execute(&mut *tx)
+            .await?;
+        if let Some(c) = credentials {
+            sqlx::query(
+                "INSERT INTO repo_credentials (repo_id, username, password) VALUES ($1, $2, $3)",
+            )
+            .bind(repo_id)
+            .bind(&c.username)
+            .bind(&c.password)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn credentials(&self, repo_id: &str) -> Result<Option<Credentials>, StoreError> {
+        Ok(sqlx::query_as::<_, Credentials>(
+            "SELECT username, password FROM repo_credentials WHERE repo_id = $1",
+        )
+        .bind(repo_id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(
+            sqlx::query_scalar::<_, String>("SELECT value FROM store_settings WHERE key = $1")
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
+    }
+
+    async fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO store_settings (key, value) VALUES ($1, $2) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(key)
+        .bind(value)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 }

@@ -44,6 +44,8 @@ pub struct StoreStats {
     pub vector_index: bool,
     /// Whether the full-text index exists.
     pub text_index: bool,
+    /// Rows the full-text index does not cover yet (searched by a flat scan).
+    pub text_unindexed_rows: usize,
     /// Table version (grows with every write).
     pub version: u64,
 }

@@ -104,7 +104,16 @@ pub async fn start_with(
     let app = router(state.clone(), &http);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let limits = sextant::api::ConnectionLimits {
+        header_read_timeout: Duration::from_secs(5),
+        max_connections: 64,
+    };
+    tokio::spawn(sextant::api::serve(
+        listener,
+        app,
+        limits,
+        std::future::pending(),
+    ));
     TestServer {
         tmp,
         root,

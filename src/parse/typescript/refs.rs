@@ -42,9 +42,19 @@ enum TypeContext {
 }
 
 enum Step<'t> {
-    Enter(Node<'t>, Option<&'t str>),
+    /// A node, its field name in its parent, and its parent and grandparent: carried down
+    /// the walk because `Node::parent` walks from the root (O(depth) per call, quadratic
+    /// over a deeply nested file).
+    Enter(Node<'t>, Option<&'t str>, Lineage<'t>),
     PopScope,
     PopContext,
+}
+
+/// A node's parent and grandparent.
+#[derive(Clone, Copy, Default)]
+struct Lineage<'t> {
+    parent: Option<Node<'t>>,
+    grandparent: Option<Node<'t>>,
 }
 
 fn is_function_like(kind: &str) -> bool {
@@ -155,9 +165,9 @@ impl<'s> Walker<'s> {
     }
 
     fn run(&mut self, root: Node) {
-        let mut stack = vec![Step::Enter(root, None)];
+        let mut stack = vec![Step::Enter(root, None, Lineage::default())];
         while let Some(step) = stack.pop() {
-            let (node, field) = match step {
+            let (node, field, lineage) = match step {
                 Step::PopScope => {
                     self.scopes.pop();
                     continue;
@@ -166,9 +176,9 @@ impl<'s> Walker<'s> {
                     self.contexts.pop();
                     continue;
                 }
-                Step::Enter(node, field) => (node, field),
+                Step::Enter(node, field, lineage) => (node, field, lineage),
             };
-            if let Some(scope) = self.scope_for(node) {
+            if let Some(scope) = self.scope_for(node, lineage) {
                 self.scopes.push(scope);
                 stack.push(Step::PopScope);
             }
@@ -176,9 +186,13 @@ impl<'s> Walker<'s> {
                 self.contexts.push(context);
                 stack.push(Step::PopContext);
             }
-            if !self.visit(node, field) {
+            if !self.visit(node, field, lineage.parent) {
                 continue;
             }
+            let below = Lineage {
+                parent: Some(node),
+                grandparent: lineage.parent,
+            };
             let mut cursor = node.walk();
             let mut children = Vec::new();
             if cursor.goto_first_child() {
@@ -193,19 +207,19 @@ impl<'s> Walker<'s> {
                 children
                     .into_iter()
                     .rev()
-                    .map(|(child, field)| Step::Enter(child, field)),
+                    .map(|(child, field)| Step::Enter(child, field, below)),
             );
         }
     }
 
     // ----- scopes -------------------------------------------------------------------
 
-    fn scope_for(&self, node: Node) -> Option<Scope> {
+    fn scope_for(&self, node: Node, lineage: Lineage) -> Option<Scope> {
         let kind = node.kind();
         let mut scope = Scope::new();
         if is_function_like(kind) {
             self.type_parameters(node, &mut scope);
-            let site = self.callback_site(node);
+            let site = self.callback_site(node, lineage);
             if let Some(params) = node.child_by_field_name("parameters") {
                 self.parameters(params, &mut scope);
                 if let Some((callee, arg)) = &site {
@@ -236,7 +250,7 @@ impl<'s> Walker<'s> {
         }
         match kind {
             "statement_block" | "class_static_block" => {
-                let parent_is_function = node.parent().is_some_and(|p| is_function_like(p.kind()));
+                let parent_is_function = lineage.parent.is_some_and(|p| is_function_like(p.kind()));
                 if parent_is_function {
                     return None;
                 }
@@ -309,12 +323,12 @@ impl<'s> Walker<'s> {
     }
 
     /// When `function` is an argument of a call or `new`: the callee and the position.
-    fn callback_site(&self, function: Node) -> Option<(RefTarget, usize)> {
-        let arguments = function.parent()?;
+    fn callback_site(&self, function: Node, lineage: Lineage) -> Option<(RefTarget, usize)> {
+        let arguments = lineage.parent?;
         if arguments.kind() != "arguments" {
             return None;
         }
-        let call = arguments.parent()?;
+        let call = lineage.grandparent?;
         let callee = match call.kind() {
             "call_expression" => call.child_by_field_name("function")?,
             "new_expression" => call.child_by_field_name("constructor")?,
@@ -649,7 +663,7 @@ impl<'s> Walker<'s> {
     }
 
     /// Handles one node; returns whether to descend into its children.
-    fn visit(&mut self, node: Node, field: Option<&str>) -> bool {
+    fn visit(&mut self, node: Node, field: Option<&str>, parent: Option<Node>) -> bool {
         if matches!(
             node.kind(),
             "function_declaration"
@@ -774,7 +788,7 @@ impl<'s> Walker<'s> {
                 if self.handled.contains(&node.id()) {
                     return false;
                 }
-                let parent = node.parent().map(|p| p.kind()).unwrap_or("");
+                let parent = parent.map(|p| p.kind()).unwrap_or("");
                 if is_binding(parent, field) {
                     return false;
                 }
