@@ -667,10 +667,18 @@ async fn hostile_requests_are_refused_with_the_field_named() {
     // 1. 60,000 paths overflowed a worker's stack (the process aborted).
     let paths: Vec<String> = (0..60_000).map(|i| format!("p{i}.ts")).collect();
     let (status, body) = s
-        .post("/api/v1/search", json!({ "query": "token", "paths": paths }))
+        .post(
+            "/api/v1/search",
+            json!({ "query": "token", "paths": paths }),
+        )
         .await;
     assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
-    assert!(body["error"]["message"].as_str().unwrap().contains("`paths`"));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`paths`")
+    );
     let (status, body) = s
         .post(
             "/api/v1/search",
@@ -678,7 +686,12 @@ async fn hostile_requests_are_refused_with_the_field_named() {
         )
         .await;
     assert_eq!(status, 400, "{body}");
-    assert!(body["error"]["message"].as_str().unwrap().contains("`repos`"));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`repos`")
+    );
     // 2. An 870 KB query was OOM-killed; 20k words asked for a 2.9 GB allocation.
     for query in ["validate ".repeat(100_000), "token decode ".repeat(2_000)] {
         let (status, body) = s.post("/api/v1/search", json!({ "query": query })).await;
@@ -687,9 +700,14 @@ async fn hostile_requests_are_refused_with_the_field_named() {
     }
     // 3. 300 brace globs were recompiled per row (17 s a search); now at most 100, compiled
     // once, and a broken one is named.
-    let globs: Vec<String> = (0..300).map(|i| format!("src/{{a{i},b}}/**/*.ts")).collect();
+    let globs: Vec<String> = (0..300)
+        .map(|i| format!("src/{{a{i},b}}/**/*.ts"))
+        .collect();
     let (status, _) = s
-        .post("/api/v1/search", json!({ "query": "token", "paths": globs }))
+        .post(
+            "/api/v1/search",
+            json!({ "query": "token", "paths": globs }),
+        )
         .await;
     assert_eq!(status, 400);
     let (status, body) = s
@@ -699,7 +717,12 @@ async fn hostile_requests_are_refused_with_the_field_named() {
         )
         .await;
     assert_eq!(status, 400, "{body}");
-    assert!(body["error"]["message"].as_str().unwrap().contains("src/{jwt,auth"));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("src/{jwt,auth")
+    );
     // 10. The Host guard skipped any path *ending* in /healthz.
     for path in ["/api/v1/repositories/healthz", "/x/readyz"] {
         let r = s
@@ -718,7 +741,11 @@ async fn hostile_requests_are_refused_with_the_field_named() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status().as_u16(), 200, "probes reach the server by address");
+    assert_eq!(
+        r.status().as_u16(),
+        200,
+        "probes reach the server by address"
+    );
     // 8. Invented methods grew /metrics without bound.
     for method in ["FOO", "BAR1", "BAZ2"] {
         let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
@@ -737,7 +764,10 @@ async fn hostile_requests_are_refused_with_the_field_named() {
         .text()
         .await
         .unwrap();
-    assert!(!metrics.contains("FOO") && !metrics.contains("BAZ2"), "{metrics}");
+    assert!(
+        !metrics.contains("FOO") && !metrics.contains("BAZ2"),
+        "{metrics}"
+    );
     assert!(metrics.contains("method=\"other\""), "{metrics}");
 }
 
@@ -831,7 +861,10 @@ async fn slow_header_clients_are_disconnected() {
     // A silent connection is closed the same way.
     let mut silent = tokio::net::TcpStream::connect(&addr).await.unwrap();
     let read = tokio::time::timeout(Duration::from_secs(20), silent.read_to_end(&mut buf)).await;
-    assert!(read.is_ok(), "a silent connection was still open after 20 s");
+    assert!(
+        read.is_ok(),
+        "a silent connection was still open after 20 s"
+    );
 }
 
 /// Finding 9: beyond the connection cap a client is answered 503 at once (not left

@@ -418,9 +418,19 @@ async fn git_sources_respect_the_roots_and_stay_off_private_addresses() {
     std::fs::create_dir_all(&allowed).unwrap();
     let outside = tmp.path().join("out@side").join("repo");
     let upstream = Repository::init(&outside).unwrap();
-    commit(&upstream, &[("a.ts", Some("export const a = 1;\n"))], "a", "main");
+    commit(
+        &upstream,
+        &[("a.ts", Some("export const a = 1;\n"))],
+        "a",
+        "main",
+    );
     let inside = Repository::init(allowed.join("repo")).unwrap();
-    commit(&inside, &[("a.ts", Some("export const a = 1;\n"))], "a", "main");
+    commit(
+        &inside,
+        &[("a.ts", Some("export const a = 1;\n"))],
+        "a",
+        "main",
+    );
     let (_meta, indexer) = indexer_with(
         tmp.path(),
         IndexOptions {
@@ -512,7 +522,10 @@ async fn credentials_in_git_urls_are_kept_apart_and_never_shown() {
     );
     assert_eq!(repo.name, "r");
     let listed = serde_json::to_string(&meta.list_repositories().await.unwrap()).unwrap();
-    assert!(!listed.contains("ghp_0123secret") && !listed.contains("ci-bot"), "{listed}");
+    assert!(
+        !listed.contains("ghp_0123secret") && !listed.contains("ci-bot"),
+        "{listed}"
+    );
     let stored = meta.credentials(&repo.id).await.unwrap().unwrap();
     assert_eq!(stored.username, "ci-bot");
     assert_eq!(stored.password.as_deref(), Some("ghp_0123secret"));
@@ -537,13 +550,13 @@ async fn a_silent_git_server_holds_back_no_other_sync() {
     use sextant::index::JobRunner;
     use std::time::Duration;
     let tmp = tempfile::tempdir().unwrap();
-    // Accepts connections and says nothing (for 20 s at most, so the blocked fetch ends).
+    // Accepts connections and says nothing (for 8 s, after which the blocked fetch ends).
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port();
     std::thread::spawn(move || {
         let mut held = Vec::new();
         silent.set_nonblocking(true).unwrap();
-        let until = std::time::Instant::now() + Duration::from_secs(20);
+        let until = std::time::Instant::now() + Duration::from_secs(8);
         while std::time::Instant::now() < until {
             if let Ok((conn, _)) = silent.accept() {
                 held.push(conn);

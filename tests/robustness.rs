@@ -200,9 +200,17 @@ fn random_token_soup_never_panics_and_keeps_the_rules() {
 fn deep_nesting_parses_in_linear_time() {
     const DEPTH: usize = 20_000;
     let arrows = format!("const f = {}x;\n", "x => ".repeat(DEPTH));
-    let calls = format!("run({}0{});\n", "(x) => g(x, ".repeat(DEPTH), ")".repeat(DEPTH));
+    let calls = format!(
+        "run({}0{});\n",
+        "(x) => g(x, ".repeat(DEPTH),
+        ")".repeat(DEPTH)
+    );
     let blocks = format!("{}let a = b;{}\n", "{ ".repeat(DEPTH), " }".repeat(DEPTH));
-    for (name, src) in [("arrows.ts", arrows), ("calls.js", calls), ("blocks.ts", blocks)] {
+    for (name, src) in [
+        ("arrows.ts", arrows),
+        ("calls.js", calls),
+        ("blocks.ts", blocks),
+    ] {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let parsed = parse_bytes(Path::new(name), src.as_bytes(), &ParseLimits::default());

@@ -95,7 +95,10 @@ fn a_long_chain_of_constants_is_assembled_in_linear_time() {
     for i in 1..N {
         source.push_str(&format!("const a{i} = a{} + 1;\n", i - 1));
     }
-    source.push_str(&format!("export function target() {{\n  return a{};\n}}\n", N - 1));
+    source.push_str(&format!(
+        "export function target() {{\n  return a{};\n}}\n",
+        N - 1
+    ));
     let rel = "src/chain.ts";
     let parsed = parse_bytes(Path::new(rel), source.as_bytes(), &ParseLimits::default())
         .expect("chain parses");

@@ -460,13 +460,21 @@ async fn one_large_write_is_folded_into_the_text_index() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = open(dir.path()).await;
     store
-        .replace_file("r", "src/first.ts", rows("r", "src/first.ts", &many_functions(3)))
+        .replace_file(
+            "r",
+            "src/first.ts",
+            rows("r", "src/first.ts", &many_functions(3)),
+        )
         .await
         .unwrap();
     assert!(store.stats().await.unwrap().text_index);
     // Below the threshold: searched by a flat scan until the next upkeep.
     store
-        .replace_file("r", "src/small.ts", rows("r", "src/small.ts", &many_functions(200)))
+        .replace_file(
+            "r",
+            "src/small.ts",
+            rows("r", "src/small.ts", &many_functions(200)),
+        )
         .await
         .unwrap();
     let stats = store.stats().await.unwrap();
@@ -519,7 +527,11 @@ async fn the_largest_allowed_filter_runs_on_a_worker_thread() {
                 .vector_search(&embed("handler x"), 10, &filter)
                 .await
                 .unwrap();
-            (text.len(), vector.len(), store.count(&filter).await.unwrap())
+            (
+                text.len(),
+                vector.len(),
+                store.count(&filter).await.unwrap(),
+            )
         })
     };
     assert_eq!(task.await.unwrap(), (5, 5, 5));

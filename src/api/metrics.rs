@@ -327,7 +327,10 @@ mod tests {
         assert_eq!(method_label(&Method::GET), "GET");
         assert_eq!(method_label(&Method::PATCH), "PATCH");
         for invented in ["FOO", "X1", "PROPFIND"] {
-            assert_eq!(method_label(&Method::from_bytes(invented.as_bytes()).unwrap()), "other");
+            assert_eq!(
+                method_label(&Method::from_bytes(invented.as_bytes()).unwrap()),
+                "other"
+            );
         }
     }
 

@@ -41,8 +41,8 @@ pub use auth::AuthPolicy;
 pub(crate) use auth::visible_repo;
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use metrics::Metrics;
-pub use server::{ConnectionLimits, serve};
 pub(crate) use routes::{NewRepository, register, run_search, symbol_lookup};
+pub use server::{ConnectionLimits, serve};
 
 /// Largest request body accepted, in bytes (413 beyond).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -615,6 +615,19 @@ mod tests {
         }
         let json = serde_json::to_value(&doc).unwrap();
         assert!(json["openapi"].as_str().unwrap().starts_with("3.1"));
+        // The documented bounds are the enforced ones.
+        let filter = &json["components"]["schemas"]["ChunkFilter"]["properties"];
+        for list in ["repos", "paths", "languages", "kinds"] {
+            assert_eq!(
+                filter[list]["maxItems"],
+                crate::store::MAX_FILTER_ENTRIES,
+                "{list}"
+            );
+        }
+        assert_eq!(
+            json["components"]["schemas"]["SearchRequest"]["allOf"][1]["properties"]["query"]["maxLength"],
+            crate::search::MAX_QUERY_BYTES
+        );
         assert_eq!(
             json["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"

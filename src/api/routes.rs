@@ -623,8 +623,9 @@ where
 /// [`SearchOptions`]); `repos` may hold names or ids.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct SearchRequest {
-    /// A natural-language question, or `symbol = [path/file.ts >] [Parent >] name`.
-    #[schema(min_length = 1, pattern = "\\S")]
+    /// A natural-language question, or `symbol = [path/file.ts >] [Parent >] name`
+    /// (at most 8,192 bytes).
+    #[schema(min_length = 1, max_length = 8192, pattern = "\\S")]
     pub query: String,
     /// Budget, thresholds, recall sizes and scope (`repos`, `paths`, `languages`, `kinds`).
     #[serde(flatten)]

@@ -75,7 +75,11 @@ pub async fn serve(
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             tokio::spawn(async move {
                 let mut stream = stream;
-                let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(&busy_response())).await;
+                let _ = tokio::time::timeout(
+                    Duration::from_secs(1),
+                    stream.write_all(&busy_response()),
+                )
+                .await;
                 let _ = stream.shutdown().await;
             });
             continue;

@@ -210,13 +210,8 @@ async fn start(
 pub fn mcp(config: &Config) -> Result<(), CliError> {
     use rmcp::ServiceExt;
     runtime()?.block_on(async {
-        let (state, watches) = start(
-            config,
-            1,
-            crate::index::jobs::DEFAULT_JOB_DEADLINE,
-            |s| s,
-        )
-        .await?;
+        let (state, watches) =
+            start(config, 1, crate::index::jobs::DEFAULT_JOB_DEADLINE, |s| s).await?;
         let service = crate::mcp::SextantMcp::new(state)
             .serve(rmcp::transport::stdio())
             .await

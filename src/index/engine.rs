@@ -259,7 +259,9 @@ impl Indexer {
     ) -> Result<Repository, IndexError> {
         let location = GitLocation::parse(url);
         // The refusal names the location without its credentials.
-        let shown = location.as_ref().map_or_else(|_| "the git source".to_string(), |l| l.url.clone());
+        let shown = location
+            .as_ref()
+            .map_or_else(|_| "the git source".to_string(), |l| l.url.clone());
         let refused = |reason: String| IndexError::PathRefused {
             path: PathBuf::from(&shown),
             reason,

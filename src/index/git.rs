@@ -123,21 +123,24 @@ fn open_and_fetch(url: &str, dir: &Path, access: &FetchAccess) -> Result<Reposit
     let mut options = FetchOptions::new();
     options.remote_callbacks(callbacks);
     options.download_tags(git2::AutotagOption::All);
-    remote.fetch(
-        &[
-            "+refs/heads/*:refs/remotes/origin/*",
-            "+refs/tags/*:refs/tags/*",
-        ],
-        Some(&mut options),
-        None,
-    )
-    .map_err(|e| {
-        if access.deadline.is_some_and(|d| Instant::now() >= d) {
-            IndexError::Git("the fetch took longer than the sync's deadline and was abandoned".into())
-        } else {
-            e.into()
-        }
-    })?;
+    remote
+        .fetch(
+            &[
+                "+refs/heads/*:refs/remotes/origin/*",
+                "+refs/tags/*:refs/tags/*",
+            ],
+            Some(&mut options),
+            None,
+        )
+        .map_err(|e| {
+            if access.deadline.is_some_and(|d| Instant::now() >= d) {
+                IndexError::Git(
+                    "the fetch took longer than the sync's deadline and was abandoned".into(),
+                )
+            } else {
+                e.into()
+            }
+        })?;
     // The remote's default branch, for repositories registered without a ref.
     if let Ok(default) = remote.default_branch()
         && let Some(name) = default

@@ -60,7 +60,11 @@ impl GitLocation {
                     Some(u) => format!("{u}@{host}:{path}"),
                     None => format!("{host}:{path}"),
                 },
-                host: Some(host.trim_start_matches('[').trim_end_matches(']').to_string()),
+                host: Some(
+                    host.trim_start_matches('[')
+                        .trim_end_matches(']')
+                        .to_string(),
+                ),
                 port: Some(22),
                 credentials: None,
             }),
@@ -109,7 +113,8 @@ impl GitLocation {
             .trim_end_matches(']')
             .to_string();
         let decode = |s: &str| {
-            percent_decode(s).ok_or_else(|| "the URL's user name or password is not UTF-8".to_string())
+            percent_decode(s)
+                .ok_or_else(|| "the URL's user name or password is not UTF-8".to_string())
         };
         let username = decode(url.username())?;
         let password = url.password().map(decode).transpose()?;

@@ -174,12 +174,7 @@ pub fn snapshot(path: &str, targets: &[&str], file_chunks: &[CodeChunk]) -> Stri
             imports.push(text);
         }
     }
-    imports.sort_by_key(|text| {
-        import_lines
-            .get(text.trim())
-            .copied()
-            .unwrap_or(u32::MAX)
-    });
+    imports.sort_by_key(|text| import_lines.get(text.trim()).copied().unwrap_or(u32::MAX));
 
     let mut children: HashMap<Option<&str>, Vec<&CodeChunk>> = HashMap::new();
     for c in file_chunks {

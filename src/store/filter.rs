@@ -8,13 +8,19 @@ use serde::{Deserialize, Serialize};
 #[serde(default)]
 pub struct ChunkFilter {
     /// Repository ids.
+    // The schema bounds repeat `MAX_FILTER_ENTRIES` (a literal is required here; a test
+    // in `api` checks that they agree).
+    #[schema(max_items = 100)]
     pub repos: Vec<String>,
     /// Paths: a directory prefix (`src/auth/`), an exact file (`src/a.ts`) or a glob
     /// (`**/*.test.ts`, `src/*/index.ts`).
+    #[schema(max_items = 100)]
     pub paths: Vec<String>,
     /// Language ids (`typescript`, `tsx`, `javascript`).
+    #[schema(max_items = 100)]
     pub languages: Vec<String>,
     /// Node kinds (`function`, `method`, `class`, …).
+    #[schema(max_items = 100)]
     pub kinds: Vec<String>,
 }
 
@@ -273,7 +279,12 @@ mod tests {
         assert!(!f.is_match("src/authz/x.ts"));
         assert!(f.is_match("lib/x/y.ts"));
         assert!(f.is_match("docs/a.md") && !f.is_match("docs/a.rs"));
-        assert!(ChunkFilter::default().path_matcher().unwrap().is_match("any"));
+        assert!(
+            ChunkFilter::default()
+                .path_matcher()
+                .unwrap()
+                .is_match("any")
+        );
     }
 
     #[test]
