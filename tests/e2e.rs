@@ -350,3 +350,51 @@ async fn sigterm_stops_the_server_even_with_a_progress_stream_open() {
     assert!(status.success(), "{status:?}");
     drop(stream);
 }
+
+/// Issue "Hardening" (faults): a chunk store that lost its data files gives a clear error
+/// that names the repair; `sextant doctor` reports it (exit 1), `--repair` moves it aside
+/// and marks the files for re-indexing, and the next `sextant index` converges.
+#[test]
+fn doctor_reports_and_repairs_a_damaged_chunk_store() {
+    let model = match default_model() {
+        Ok(m) => m,
+        Err(why) => return skip("sextant doctor on a damaged chunk store", &why),
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, ws) = (tmp.path().join("data"), tmp.path().join("ws"));
+    support::write(
+        &ws,
+        "src/tokens.ts",
+        "/** Checks a bearer token. */\nexport function validateToken(token: string) {\n  return token.startsWith('sxt_');\n}\n",
+    );
+    let run = |args: &[&str]| {
+        let out = sextant(&data, &model)
+            .env("RUST_BACKTRACE", "0")
+            .args(args)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let ws_arg = ws.to_string_lossy().into_owned();
+    assert!(run(&["index", &ws_arg]).0);
+    let (ok, text) = run(&["doctor"]);
+    assert!(ok && text.contains("ws: ok"), "{text}");
+    std::fs::remove_dir_all(data.join("lance/chunks.lance/data")).unwrap();
+    let (ok, text) = run(&["search", "validate the token"]);
+    assert!(!ok && text.contains("sextant doctor"), "{text}");
+    let (ok, text) = run(&["doctor"]);
+    assert!(!ok && text.contains("doctor --repair"), "{text}");
+    let (ok, text) = run(&["doctor", "--repair"]);
+    assert!(ok && text.contains("moved aside"), "{text}");
+    let (ok, text) = run(&["index", &ws_arg]);
+    assert!(ok && text.contains("1 indexed"), "{text}");
+    let (ok, text) = run(&["doctor"]);
+    assert!(ok && text.contains("ws: ok"), "{text}");
+    let (ok, text) = run(&["search", "symbol = validateToken"]);
+    assert!(ok && text.contains("validateToken"), "{text}");
+}

@@ -599,3 +599,44 @@ async fn a_different_model_of_the_same_width_is_refused() {
     assert!(e.contains("recorder") && e.contains("another-model"), "{e}");
     assert!(e.contains("--data-dir"), "{e}");
 }
+
+/// Issue "Hardening" (faults): when the chunk store loses a file's rows (a damaged or
+/// deleted LanceDB directory), the metadata store still says the file is indexed, so no
+/// sync would ever index it again. `Indexer::audit` finds such files and stray chunks;
+/// with repair, the next sync converges to a clean build.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_finds_and_repairs_disagreeing_stores() {
+    let w = world().await;
+    w.sync().await;
+    let before = w.total_chunks().await;
+    let audits = w.indexer.audit(false).await.unwrap();
+    assert!(audits.iter().all(|a| a.is_consistent()), "{audits:?}");
+    let (lost, _) = FILES[0];
+    w.vectors.delete_file(&w.repo.id, lost).await.unwrap();
+    // Stray chunks of a file the metadata store does not know.
+    let mut stray = w.vectors.file_chunks(&w.repo.id, FILES[1].0).await.unwrap();
+    for row in &mut stray {
+        row.chunk.relative_path = "gone/stray.ts".into();
+        row.chunk.id = format!("stray-{}", row.chunk.id);
+    }
+    w.vectors
+        .replace_file(&w.repo.id, "gone/stray.ts", stray)
+        .await
+        .unwrap();
+    // A plain sync does not notice: the file's hash is unchanged.
+    assert_eq!(w.sync().await.indexed, 0);
+    let found = w.indexer.audit(false).await.unwrap();
+    assert_eq!(found[0].missing_chunks, [lost]);
+    assert_eq!(found[0].orphan_chunks, ["gone/stray.ts"]);
+    // Reporting changed nothing; repairing and syncing converges.
+    assert_eq!(
+        w.indexer.audit(false).await.unwrap()[0].missing_chunks,
+        [lost]
+    );
+    w.indexer.audit(true).await.unwrap();
+    let report = w.sync().await;
+    assert_eq!(report.indexed, 1, "{report:?}");
+    assert_eq!(w.total_chunks().await, before);
+    let after = w.indexer.audit(false).await.unwrap();
+    assert!(after.iter().all(|a| a.is_consistent()), "{after:?}");
+}

@@ -174,11 +174,29 @@ pub(super) fn fail(e: impl std::fmt::Display) -> CliError {
 }
 
 pub(super) async fn open_meta(config: &Config) -> Result<Arc<SqlMetaStore>, CliError> {
-    Ok(Arc::new(
-        SqlMetaStore::open(&config.database_url())
-            .await
-            .map_err(fail)?,
-    ))
+    let url = config.database_url();
+    Ok(Arc::new(SqlMetaStore::open(&url).await.map_err(|e| {
+        CliError::Failed(format!(
+            "the metadata database at {url} cannot be used: {e}\n\
+             It holds the registered repositories, jobs and tokens. If the file is damaged, \
+             restore it from a backup, or move it aside and register the repositories again \
+             (`sextant index PATH`); `sextant doctor --repair` then re-checks the chunk store."
+        ))
+    })?))
+}
+
+/// Opens the chunk store at `uri` for `dims`-wide vectors; the error names the store and
+/// the repair command.
+pub(super) async fn open_vectors(uri: &str, dims: usize) -> Result<LanceStore, CliError> {
+    LanceStore::open(LanceStoreOptions::new(uri, dims))
+        .await
+        .map_err(|e| {
+            CliError::Failed(format!(
+                "the chunk store at {uri} cannot be opened: {e}\n\
+                 `sextant doctor --repair` moves it aside and has every file indexed again by \
+                 the next sync (the registry, tokens and embedding cache are kept)."
+            ))
+        })
 }
 
 /// Opens the indexer over `meta`, the configured embedder (behind the SQL embedding cache)
@@ -194,11 +212,7 @@ pub(super) async fn open_indexer_with(
         .await?;
     let dims = embedder.dims();
     let cached = Arc::new(CachedEmbedder::new(embedder.clone(), meta.clone()));
-    let vectors = Arc::new(
-        LanceStore::open(LanceStoreOptions::new(config.lance_uri(), dims))
-            .await
-            .map_err(fail)?,
-    );
+    let vectors = Arc::new(open_vectors(&config.lance_uri(), dims).await?);
     let indexer = Indexer::new(
         meta,
         vectors,

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
+mod doctor;
 mod index;
 mod models;
 mod remote;
@@ -223,6 +224,14 @@ pub enum Command {
     },
     /// Serve the MCP tools over stdio (for a local agent such as Claude Code).
     Mcp,
+    /// Check that the data directory's stores open and agree; with --repair, rebuild what
+    /// is derived (a damaged chunk store is moved aside; files without chunks are indexed
+    /// again by the next sync).
+    Doctor {
+        /// Repair what the checks find.
+        #[arg(long)]
+        repair: bool,
+    },
     /// Embed texts with the configured provider and print one JSON line per text.
     Embed {
         /// Texts to embed.
@@ -283,6 +292,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Model { action } => models::model(action, &config),
         Command::Serve(args) => serve::serve(args, &config),
         Command::Mcp => serve::mcp(&config),
+        Command::Doctor { repair } => doctor::doctor(repair, &config),
         Command::Token { action } => token::token(action, &config),
         Command::Openapi => {
             let mut w = out();

@@ -89,6 +89,24 @@ impl Default for IndexOptions {
     }
 }
 
+/// What [`Indexer::audit`] found in one repository.
+#[derive(Debug, Clone, Serialize)]
+pub struct RepoAudit {
+    /// The repository.
+    pub repo: Repository,
+    /// Indexed files (with symbols) whose chunks are missing from the chunk store.
+    pub missing_chunks: Vec<String>,
+    /// Files with chunks that the metadata store does not list as indexed.
+    pub orphan_chunks: Vec<String>,
+}
+
+impl RepoAudit {
+    /// Whether both stores agree.
+    pub fn is_consistent(&self) -> bool {
+        self.missing_chunks.is_empty() && self.orphan_chunks.is_empty()
+    }
+}
+
 /// What a sync did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SyncReport {
@@ -426,6 +444,51 @@ impl Indexer {
             .meta
             .update_repository_settings(&repo.id, tracked_ref, &settings)
             .await?)
+    }
+
+    /// Compares what the two stores hold for every repository: indexed files (with
+    /// symbols) that have no chunks, and chunks of files the metadata store does not list
+    /// as indexed. With `repair`, the first lose their file record (so the next sync
+    /// indexes them again) and the second are deleted. Each repository is checked under
+    /// its sync lock.
+    pub async fn audit(&self, repair: bool) -> Result<Vec<RepoAudit>, IndexError> {
+        let mut out = Vec::new();
+        for repo in self.meta.list_repositories().await? {
+            let lock = self.repo_lock(&repo.id);
+            let _held = lock.lock().await;
+            let files = self.meta.list_files(&repo.id).await?;
+            let indexed: std::collections::BTreeSet<&str> = files
+                .iter()
+                .filter(|f| f.skip_reason.is_none())
+                .map(|f| f.path.as_str())
+                .collect();
+            let chunked = self.vectors.file_paths(&repo.id).await?;
+            let missing_chunks: Vec<String> = files
+                .iter()
+                .filter(|f| f.skip_reason.is_none() && f.symbol_count > 0)
+                .filter(|f| !chunked.contains(&f.path))
+                .map(|f| f.path.clone())
+                .collect();
+            let orphan_chunks: Vec<String> = chunked
+                .iter()
+                .filter(|p| !indexed.contains(p.as_str()))
+                .cloned()
+                .collect();
+            if repair {
+                for path in &missing_chunks {
+                    self.meta.delete_file(&repo.id, path).await?;
+                }
+                for path in &orphan_chunks {
+                    self.vectors.delete_file(&repo.id, path).await?;
+                }
+            }
+            out.push(RepoAudit {
+                repo,
+                missing_chunks,
+                orphan_chunks,
+            });
+        }
+        Ok(out)
     }
 
     /// Removes a repository and everything stored for it.

@@ -10,7 +10,10 @@ pub enum StoreError {
     #[error("cannot apply database migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     /// LanceDB failed.
-    #[error("chunk store (LanceDB) error: {0}")]
+    #[error(
+        "chunk store (LanceDB) error: {0} (if it persists, `sextant doctor` checks the data \
+         directory and `sextant doctor --repair` rebuilds the chunk store)"
+    )]
     Lance(#[from] lancedb::Error),
     /// Arrow data could not be built or read.
     #[error("chunk store data error: {0}")]

@@ -813,6 +813,25 @@ impl VectorStore for LanceStore {
             .collect())
     }
 
+    async fn file_paths(
+        &self,
+        repo_id: &str,
+    ) -> Result<std::collections::BTreeSet<String>, StoreError> {
+        let batches = self
+            .run_query(
+                self.table
+                    .query()
+                    .select(lancedb::query::Select::columns(&["relative_path"]))
+                    .only_if(format!("repo_id = {}", quote(repo_id))),
+            )
+            .await?;
+        let mut paths = std::collections::BTreeSet::new();
+        for batch in &batches {
+            paths.extend(strings(batch, "relative_path")?.into_iter().flatten());
+        }
+        Ok(paths)
+    }
+
     async fn file_chunks(
         &self,
         repo_id: &str,

@@ -93,6 +93,11 @@ pub trait VectorStore: Send + Sync {
     ) -> Result<Vec<ScoredChunk>, StoreError>;
     /// Chunks of one repository by id (unknown ids are left out).
     async fn get(&self, repo_id: &str, ids: &[String]) -> Result<Vec<ChunkRow>, StoreError>;
+    /// The paths of the files that have chunks in one repository.
+    async fn file_paths(
+        &self,
+        repo_id: &str,
+    ) -> Result<std::collections::BTreeSet<String>, StoreError>;
     /// Chunks of one file, in source order.
     async fn file_chunks(
         &self,
