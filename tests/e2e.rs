@@ -398,3 +398,127 @@ fn doctor_reports_and_repairs_a_damaged_chunk_store() {
     let (ok, text) = run(&["search", "symbol = validateToken"]);
     assert!(ok && text.contains("validateToken"), "{text}");
 }
+
+/// What a repository's index holds, independent of ids: every file with its hash and
+/// symbol count, and every symbol with its chunk id (ids derive from paths and names, so
+/// two builds of the same files agree).
+async fn index_snapshot(http: &reqwest::Client, base: &str, repo: &str) -> Vec<String> {
+    let files = json_of(http.get(format!("{base}/api/v1/repositories/{repo}/files"))).await;
+    let mut out = Vec::new();
+    for f in files["files"].as_array().unwrap() {
+        let path = f["path"].as_str().unwrap();
+        out.push(format!(
+            "{path} {} {} {:?}",
+            f["content_hash"], f["symbol_count"], f["skip_reason"]
+        ));
+        let symbols = json_of(
+            http.get(format!("{base}/api/v1/repositories/{repo}/symbols"))
+                .query(&[("path", path)]),
+        )
+        .await;
+        for s in symbols["symbols"].as_array().unwrap() {
+            out.push(format!(
+                "  {} {} {}",
+                s["breadcrumb"], s["chunk_id"], s["kind"]
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Polls a job until `done` accepts its state; returns the job.
+async fn wait_job(
+    http: &reqwest::Client,
+    base: &str,
+    id: &str,
+    done: impl Fn(&str) -> bool,
+) -> Value {
+    let started = Instant::now();
+    loop {
+        let job = json_of(http.get(format!("{base}/api/v1/jobs/{id}"))).await;
+        let state = job["job"]["state"].as_str().unwrap_or("").to_lowercase();
+        if done(&state) {
+            return job["job"].clone();
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "{job}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Issue "Hardening" (faults): `kill -9` of `sextant serve` in the middle of a sync
+/// started over REST. After a restart the job resumes by itself, and the index equals a
+/// clean build of the same files; the two stores agree (`sextant doctor`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_mid_sync_resumes_and_matches_a_clean_build() {
+    let model = match default_model() {
+        Ok(m) => m,
+        Err(why) => return skip("kill -9 of the server mid-sync", &why),
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, clean, ws) = (
+        tmp.path().join("data"),
+        tmp.path().join("clean"),
+        tmp.path().join("ws"),
+    );
+    // Enough chunks that embedding them with the real model takes several seconds.
+    for i in 0..40 {
+        let mut text = format!("import {{ shared }} from './f{}';\n\n", (i + 1) % 40);
+        for j in 0..4 {
+            text.push_str(&format!(
+                "/** Step {j} of stage {i}: folds the input into the running total. */\n\
+                 export function stage{i}step{j}(input: number[], total: number): number {{\n  \
+                 return input.reduce((a, b) => a + b * {j}, total) + shared({i});\n}}\n\n"
+            ));
+        }
+        text.push_str(&format!(
+            "export function shared(x: number) {{\n  return x * {i};\n}}\n"
+        ));
+        support::write(&ws, &format!("src/f{i}.ts"), &text);
+    }
+    let http = reqwest::Client::new();
+    let register = json!({ "path": ws.to_string_lossy(), "name": "ws" });
+    let (server, base) = serve(&data, &model);
+    let created = json_of(
+        http.post(format!("{base}/api/v1/repositories"))
+            .json(&register),
+    )
+    .await;
+    let job = created["job"]["id"].as_str().unwrap().to_string();
+    wait_job(&http, &base, &job, |s| s == "running").await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let state = wait_job(&http, &base, &job, |_| true).await;
+    assert_eq!(
+        state["state"].as_str().unwrap().to_lowercase(),
+        "running",
+        "killed mid-sync"
+    );
+    drop(server); // SIGKILL
+
+    let (server, base) = serve(&data, &model);
+    let finished = wait_job(&http, &base, &job, |s| s != "queued" && s != "running").await;
+    assert_eq!(
+        finished["state"].as_str().unwrap().to_lowercase(),
+        "succeeded",
+        "{finished}"
+    );
+    let resumed = index_snapshot(&http, &base, "ws").await;
+    drop(server);
+
+    let (reference, base) = serve(&clean, &model);
+    let created = json_of(
+        http.post(format!("{base}/api/v1/repositories"))
+            .json(&register),
+    )
+    .await;
+    let id = created["job"]["id"].as_str().unwrap().to_string();
+    wait_job(&http, &base, &id, |s| s == "succeeded").await;
+    let expected = index_snapshot(&http, &base, "ws").await;
+    drop(reference);
+    assert!(expected.len() > 200, "{} lines", expected.len());
+    assert_eq!(resumed, expected);
+
+    let doctor = sextant(&data, &model).arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(doctor.status.success() && text.contains("ws: ok"), "{text}");
+}
