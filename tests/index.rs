@@ -640,3 +640,132 @@ async fn audit_finds_and_repairs_disagreeing_stores() {
     let after = w.indexer.audit(false).await.unwrap();
     assert!(after.iter().all(|a| a.is_consistent()), "{after:?}");
 }
+
+/// Runs `script` with bash in `dir` (deep trees need relative `cd`s: their full paths are
+/// longer than the system allows).
+fn sh(dir: &std::path::Path, script: &str) {
+    let status = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .status()
+        .expect("bash runs");
+    assert!(status.success(), "{script}");
+}
+
+/// Issue "Hardening" (hostile input): repositories built to hurt. A 10,000-deep directory
+/// chain (deeper than PATH_MAX allows to name), symlink loops, a symlink to a secret
+/// outside the root, a FIFO named like a source file, a non-UTF-8 file name, and many
+/// empty files (20,000 here; `SEXTANT_HOSTILE_FILES=200000` for the full run recorded in
+/// docs/RELIABILITY.md). Each sync ends with a report: nothing crashes, hangs or escapes
+/// the root.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_repositories_end_in_a_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (meta, vectors, indexer) = support::bow_indexer(&tmp.path().join("data")).await;
+    let root = tmp.path().join("hostile");
+    write(
+        &root,
+        "src/ok.ts",
+        "export function fine() {\n  return 1;\n}\n",
+    );
+    write(
+        &tmp.path().join("outside"),
+        "secret.ts",
+        "export const SECRET_TOKEN_OUTSIDE = 'x';\n",
+    );
+    sh(
+        &root,
+        "ln -s . loop && ln -s b a && ln -s a b && ln -s ../outside/secret.ts leak.ts \
+         && ln -s ../outside escape && mkfifo pipe.ts \
+         && printf 'export const odd = 1;\\n' > $'bad\\xff\\xfename.ts'",
+    );
+    // Removed with `rm` even if the test fails: its paths are too long for most tools.
+    struct RemoveDeep(std::path::PathBuf);
+    impl Drop for RemoveDeep {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("rm")
+                .arg("-rf")
+                .arg(&self.0)
+                .status();
+        }
+    }
+    let _deep = RemoveDeep(root.join("deep"));
+    // Python's chdir is one system call; a shell's `cd` re-checks the whole (logical)
+    // path each time, which is quadratic at this depth.
+    sh(
+        &root,
+        "python3 -c \"import os\nos.mkdir('deep'); os.chdir('deep')\nfor _ in range(10000):\n    \
+         os.mkdir('d'); os.chdir('d')\nopen('a.ts', 'w').write('export const deepest = 1;\\\\n')\"",
+    );
+    let repo = indexer
+        .register_path(&root, Some("hostile"), RepoSettings::default())
+        .await
+        .unwrap();
+    let mut progress = Progress::silent(&repo.id);
+    let sync = indexer.sync(&repo, &mut progress);
+    let report = tokio::time::timeout(Duration::from_secs(120), sync)
+        .await
+        .expect("the sync of a hostile tree ends")
+        .expect("and succeeds, with skips recorded");
+    let files: Vec<String> = meta
+        .list_files(&repo.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    assert!(files.contains(&"src/ok.ts".to_string()), "{files:?}");
+    assert!(
+        !files
+            .iter()
+            .any(|f| f.contains("secret") || f.contains("leak") || f.contains("pipe")),
+        "{files:?}"
+    );
+    let outside = vectors
+        .text_search("secret token outside", 10, &ChunkFilter::default())
+        .await
+        .unwrap();
+    assert!(outside.is_empty(), "a symlink led out of the root");
+    assert!(report.indexed >= 1, "{report:?}");
+    eprintln!("hostile tree: {report:?}\nfiles: {files:?}");
+
+    // Many empty files: indexed (or skipped past the file limit) with a report.
+    let many: usize = std::env::var("SEXTANT_HOSTILE_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let wide = tmp.path().join("wide");
+    std::fs::create_dir_all(&wide).unwrap();
+    sh(
+        &wide,
+        &format!(
+            "for d in $(seq 0 $(({many} / 1000))); do mkdir -p d$d; (cd d$d && touch $(seq -f 'f%g.ts' 1 1000)); done"
+        ),
+    );
+    let repo = indexer
+        .register_path(&wide, Some("wide"), RepoSettings::default())
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let report = indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    eprintln!(
+        "{} empty files: {:?} in {:.1} s",
+        report.scanned,
+        (report.indexed, report.skipped),
+        started.elapsed().as_secs_f64()
+    );
+    // Beyond the repository's file limit (100,000 by default) files are skipped, with
+    // that reason.
+    assert!(report.indexed + report.skipped >= many, "{report:?}");
+    assert_eq!(report.indexed, report.scanned.min(100_000), "{report:?}");
+    // A second sync reads nothing.
+    let again = indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    assert_eq!(again.indexed, 0, "{again:?}");
+}

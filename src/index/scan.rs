@@ -174,7 +174,13 @@ fn walk(root: &Path) -> ignore::Walk {
 /// The files [`walk`] finds, with their `/`-separated path relative to `root`.
 fn walk_files(root: &Path) -> impl Iterator<Item = (ignore::DirEntry, String)> + '_ {
     walk(root)
-        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            // A part of the tree that cannot be read (a directory too deep to name,
+            // permissions, a file gone since it was listed) is left out and said so.
+            entry
+                .map_err(|e| tracing::warn!(root = %root.display(), error = %e, "not scanned"))
+                .ok()
+        })
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
         .map(move |entry| {
             let path = entry.path();
