@@ -911,3 +911,97 @@ async fn connections_beyond_the_cap_get_503() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.ends_with("hi"), "{answer}");
 }
+
+/// Issue "Hardening" (faults): Postgres stops under a running server. While it is down
+/// `/readyz` answers 503 within seconds, searches and syncs fail fast with a 503 that
+/// says the database does not answer (never a hang, never a crash), and once it is back
+/// the same server searches and syncs again without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_outage_is_reported_and_survived() {
+    let pg = match support::postgres::TestPostgres::start().await {
+        Ok(pg) if pg.can_restart() => pg,
+        Ok(_) => return support::skip("Postgres outage", "TEST_DATABASE_URL cannot be stopped"),
+        Err(why) => return support::skip("Postgres outage", &why),
+    };
+    let started = support::app::start_on(
+        Some(&pg.url),
+        true,
+        sextant::api::HttpOptions::default(),
+        |s| s,
+    )
+    .await;
+    let s = Server {
+        root: started.root.clone(),
+        base: started.base.clone(),
+        _server: started,
+        http: reqwest::Client::new(),
+    };
+    let (status, body) = s
+        .post(
+            "/api/v1/repositories",
+            json!({ "path": s.root.to_string_lossy(), "name": "ws" }),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    s.wait_for_job(body["job"]["id"].as_str().unwrap()).await;
+    let search = json!({ "query": "symbol = validateToken" });
+    assert_eq!(s.post("/api/v1/search", search.clone()).await.0, 200);
+
+    pg.stop().unwrap();
+    let t = Instant::now();
+    let (status, body) = s.get("/readyz").await;
+    assert_eq!(status, 503, "{body}");
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    for (path, body) in [
+        ("/api/v1/search", search.clone()),
+        ("/api/v1/repositories/ws/sync", json!({})),
+    ] {
+        let t = Instant::now();
+        let (status, answer) = s.post(path, body).await;
+        assert_eq!(
+            (status, error_code(&answer)),
+            (503, "unavailable"),
+            "{path}: {answer}"
+        );
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("metadata database does not answer"),
+            "{answer}"
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{path}: {:?}",
+            t.elapsed()
+        );
+    }
+
+    pg.restart().unwrap();
+    let t = Instant::now();
+    while s.get("/readyz").await.0 != 200 {
+        assert!(t.elapsed() < Duration::from_secs(60), "never ready again");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (status, body) = s.post("/api/v1/search", search).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["response"]["results"][0]["breadcrumb"],
+        "validateToken"
+    );
+    support::write(
+        &s.root,
+        "src/extra.ts",
+        "export function extra() {\n  return 1;\n}\n",
+    );
+    let (status, body) = s.post("/api/v1/repositories/ws/sync", json!({})).await;
+    assert_eq!(status, 202, "{body}");
+    let job = s.wait_for_job(body["job"]["id"].as_str().unwrap()).await;
+    assert_eq!(
+        job["state"].as_str().unwrap().to_lowercase(),
+        "succeeded",
+        "{job}"
+    );
+    drop(s);
+    pg.cleanup().await;
+}

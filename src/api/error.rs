@@ -36,7 +36,7 @@ pub struct ApiError {
     /// Stable machine-readable code: `bad_request`, `unauthorized`, `forbidden`,
     /// `not_found`, `conflict`, `payload_too_large`, `unsupported_media_type`,
     /// `too_many_requests`, `uri_too_long`,
-    /// `unprocessable`, `timeout`, `not_ready`, `internal`.
+    /// `unprocessable`, `timeout`, `not_ready`, `unavailable`, `internal`.
     pub code: &'static str,
     /// What went wrong and what to do, for people.
     pub message: String,
@@ -129,6 +129,18 @@ impl ApiError {
         }
     }
 
+    /// 503: the metadata database does not answer; retry later.
+    pub fn unavailable(e: &StoreError) -> Self {
+        Self {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            code: "unavailable",
+            message: format!(
+                "the metadata database does not answer ({e}); the server keeps running and \
+                 recovers when it is back: retry shortly"
+            ),
+        }
+    }
+
     /// 500.
     pub fn internal(message: impl Into<String>) -> Self {
         Self {
@@ -175,6 +187,7 @@ impl From<IndexError> for ApiError {
                 Self::bad_request(e.to_string())
             }
             IndexError::Store(StoreError::Conflict(_)) => Self::conflict(e.to_string()),
+            IndexError::Store(ref s) if s.is_unavailable() => Self::unavailable(s),
             other => Self::internal(other.to_string()),
         }
     }
@@ -186,6 +199,7 @@ impl From<SearchError> for ApiError {
             SearchError::InvalidOption(_)
             | SearchError::EmptyQuery
             | SearchError::QueryTooLong(_) => Self::bad_request(e.to_string()),
+            SearchError::Store(ref s) if s.is_unavailable() => Self::unavailable(s),
             other => Self::internal(other.to_string()),
         }
     }
@@ -196,6 +210,7 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::NotFound(_) => Self::not_found(e.to_string()),
             StoreError::Conflict(_) => Self::conflict(e.to_string()),
+            ref s if s.is_unavailable() => Self::unavailable(s),
             other => Self::internal(other.to_string()),
         }
     }

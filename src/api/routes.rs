@@ -62,7 +62,18 @@ pub(super) async fn healthz() -> Json<Status> {
         (status = 200, description = "Ready", body = Status),
         (status = 503, description = "The metadata store does not answer", body = ErrorBody)))]
 pub(super) async fn readyz(State(state): Shared) -> Response {
-    match state.indexer.meta().ping().await {
+    // A probe answers within seconds even while the database hangs.
+    let ping = tokio::time::timeout(
+        std::time::Duration::from_secs(3),
+        state.indexer.meta().ping(),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        Err(crate::store::StoreError::Invalid(
+            "no answer within 3 s".into(),
+        ))
+    });
+    match ping {
         Ok(()) => Json(Status { status: "ready" }).into_response(),
         Err(e) => ApiError {
             status: StatusCode::SERVICE_UNAVAILABLE,

@@ -41,3 +41,16 @@ pub enum StoreError {
         source: std::io::Error,
     },
 }
+
+impl StoreError {
+    /// Whether the metadata database could not be reached (down, restarting, out of
+    /// connections): the request may succeed later, unlike a rejected statement.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Sql(
+                sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
+            )
+        )
+    }
+}

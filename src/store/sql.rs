@@ -70,6 +70,9 @@ impl SqlMetaStore {
         let options = AnyConnectOptions::from_str(&url)?;
         let pool = AnyPoolOptions::new()
             .max_connections(if backend == "sqlite" { 4 } else { 10 })
+            // A database that does not answer fails a request within this time (503)
+            // instead of holding it for sqlx's default 30 s.
+            .acquire_timeout(std::time::Duration::from_secs(10))
             .connect_with(options)
             .await?;
         if backend == "sqlite" {

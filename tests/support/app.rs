@@ -75,6 +75,17 @@ pub async fn start_with(
     http: HttpOptions,
     configure: impl FnOnce(AppState) -> AppState,
 ) -> TestServer {
+    start_on(None, run_jobs, http, configure).await
+}
+
+/// Starts a server whose metadata store is at `meta_url` (e.g. a Postgres database), or
+/// SQLite in the temp dir when `None`.
+pub async fn start_on(
+    meta_url: Option<&str>,
+    run_jobs: bool,
+    http: HttpOptions,
+    configure: impl FnOnce(AppState) -> AppState,
+) -> TestServer {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("ws");
     write(
@@ -87,7 +98,10 @@ pub async fn start_with(
         "src/auth.ts",
         "import { decode } from './jwt';\n\nexport function validateToken(token: string): boolean {\n  return decode(token) > 10;\n}\n",
     );
-    let (meta, vectors, indexer) = super::bow_indexer(tmp.path()).await;
+    let (meta, vectors, indexer) = match meta_url {
+        None => super::bow_indexer(tmp.path()).await,
+        Some(url) => super::bow_indexer_on(tmp.path(), url).await,
+    };
     let searcher = Searcher::new(meta, vectors, Arc::new(BagOfWords), None);
     let (events, _) = tokio::sync::broadcast::channel(256);
     let jobs = Arc::new(JobRunner::new(indexer.clone(), 1, events.clone()));

@@ -56,8 +56,28 @@ pub async fn bow_indexer(
     std::sync::Arc<sextant::store::LanceStore>,
     std::sync::Arc<sextant::index::Indexer>,
 ) {
+    bow_indexer_on(dir, &dir.join("db.sqlite").to_string_lossy()).await
+}
+
+/// [`bow_indexer`] with the metadata store at `meta_url`.
+pub async fn bow_indexer_on(
+    dir: &std::path::Path,
+    meta_url: &str,
+) -> (
+    std::sync::Arc<sextant::store::SqlMetaStore>,
+    std::sync::Arc<sextant::store::LanceStore>,
+    std::sync::Arc<sextant::index::Indexer>,
+) {
     use embedders::{BOW_DIMS, BagOfWords};
-    let (meta, vectors) = stores(dir, BOW_DIMS).await;
+    let meta = std::sync::Arc::new(sextant::store::SqlMetaStore::open(meta_url).await.unwrap());
+    let vectors = std::sync::Arc::new(
+        sextant::store::LanceStore::open(sextant::store::LanceStoreOptions::new(
+            dir.join("lance").to_string_lossy(),
+            BOW_DIMS,
+        ))
+        .await
+        .unwrap(),
+    );
     let indexer = sextant::index::Indexer::new(
         meta.clone(),
         vectors.clone(),

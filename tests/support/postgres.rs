@@ -23,6 +23,8 @@ struct Cluster {
     data: PathBuf,
     _dir: tempfile::TempDir,
     as_postgres: bool,
+    /// `pg_ctl -o` options (port, socket dir), for restarts on the same port.
+    options: String,
 }
 
 fn is_root() -> bool {
@@ -99,11 +101,12 @@ impl Cluster {
                 .args(["-R", "postgres:"])
                 .arg(dir.path()))?;
         }
-        let cluster = Self {
+        let mut cluster = Self {
             bin,
             data,
             _dir: dir,
             as_postgres,
+            options: String::new(),
         };
         run(cluster
             .command("initdb")
@@ -118,14 +121,28 @@ impl Cluster {
             "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off",
             cluster.data.display()
         );
-        run(cluster
+        cluster.options = options;
+        cluster.pg_start()?;
+        Ok((cluster, port))
+    }
+
+    fn pg_start(&self) -> Result<(), String> {
+        run(self
             .command("pg_ctl")
             .arg("-D")
-            .arg(&cluster.data)
+            .arg(&self.data)
             .arg("-l")
-            .arg(cluster.data.join("server.log"))
-            .args(["-o", &options, "-w", "start"]))?;
-        Ok((cluster, port))
+            .arg(self.data.join("server.log"))
+            .args(["-o", &self.options, "-w", "start"]))
+    }
+
+    fn pg_stop(&self) -> Result<(), String> {
+        run(self.command("pg_ctl").arg("-D").arg(&self.data).args([
+            "-m",
+            "immediate",
+            "-w",
+            "stop",
+        ]))
     }
 }
 
@@ -190,6 +207,27 @@ impl TestPostgres {
             admin_url,
             database,
         })
+    }
+
+    /// Whether this database lives in a private cluster the test may stop and start.
+    pub fn can_restart(&self) -> bool {
+        self.cluster.is_some()
+    }
+
+    /// Stops the private cluster at once (as a crash would).
+    pub fn stop(&self) -> Result<(), String> {
+        self.cluster
+            .as_ref()
+            .ok_or("not a private cluster")?
+            .pg_stop()
+    }
+
+    /// Starts the private cluster again on the same port.
+    pub fn restart(&self) -> Result<(), String> {
+        self.cluster
+            .as_ref()
+            .ok_or("not a private cluster")?
+            .pg_start()
     }
 
     /// Drops the test database (a private cluster is deleted whole on drop anyway).
