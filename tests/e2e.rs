@@ -427,6 +427,12 @@ async fn index_snapshot(http: &reqwest::Client, base: &str, repo: &str) -> Vec<S
     out
 }
 
+/// Registers a repository over REST; returns its first sync's job id.
+async fn register_job(http: &reqwest::Client, base: &str, body: &Value) -> String {
+    let created = json_of(http.post(format!("{base}/api/v1/repositories")).json(body)).await;
+    created["job"]["id"].as_str().unwrap().to_string()
+}
+
 /// Polls a job until `done` accepts its state; returns the job.
 async fn wait_job(
     http: &reqwest::Client,
@@ -479,12 +485,7 @@ async fn a_server_killed_mid_sync_resumes_and_matches_a_clean_build() {
     let http = reqwest::Client::new();
     let register = json!({ "path": ws.to_string_lossy(), "name": "ws" });
     let (server, base) = serve(&data, &model);
-    let created = json_of(
-        http.post(format!("{base}/api/v1/repositories"))
-            .json(&register),
-    )
-    .await;
-    let job = created["job"]["id"].as_str().unwrap().to_string();
+    let job = register_job(&http, &base, &register).await;
     wait_job(&http, &base, &job, |s| s == "running").await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let state = wait_job(&http, &base, &job, |_| true).await;
@@ -506,12 +507,7 @@ async fn a_server_killed_mid_sync_resumes_and_matches_a_clean_build() {
     drop(server);
 
     let (reference, base) = serve(&clean, &model);
-    let created = json_of(
-        http.post(format!("{base}/api/v1/repositories"))
-            .json(&register),
-    )
-    .await;
-    let id = created["job"]["id"].as_str().unwrap().to_string();
+    let id = register_job(&http, &base, &register).await;
     wait_job(&http, &base, &id, |s| s == "succeeded").await;
     let expected = index_snapshot(&http, &base, "ws").await;
     drop(reference);
