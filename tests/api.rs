@@ -1002,6 +1002,49 @@ async fn a_postgres_outage_is_reported_and_survived() {
         "succeeded",
         "{job}"
     );
+
+    // Down in the middle of a sync: the job is not left `running` (which would make
+    // every later sync a 409); its outcome is written once the database is back, and as
+    // the failure was the database's, it goes back to the queue and succeeds.
+    for i in 0..3000 {
+        support::write(
+            &s.root,
+            &format!("bulk/m{i}.ts"),
+            &format!("export function bulk{i}(x: number) {{\n  return x + {i};\n}}\n"),
+        );
+    }
+    let (status, body) = s.post("/api/v1/repositories/ws/sync", json!({})).await;
+    assert_eq!(status, 202, "{body}");
+    let id = body["job"]["id"].as_str().unwrap().to_string();
+    loop {
+        let (_, job) = s.get(&format!("/api/v1/jobs/{id}")).await;
+        if job["job"]["state"]
+            .as_str()
+            .unwrap_or("")
+            .eq_ignore_ascii_case("running")
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Longer than the pool waits for a connection (10 s): a short outage is absorbed by
+    // the pool, this one fails the sync's next write.
+    pg.stop().unwrap();
+    tokio::time::sleep(Duration::from_secs(14)).await;
+    pg.restart().unwrap();
+    let job = s.wait_for_job(&id).await;
+    assert_eq!(
+        job["state"].as_str().unwrap().to_lowercase(),
+        "succeeded",
+        "{job}"
+    );
+    assert!(
+        job["attempts"].as_i64().unwrap() >= 2,
+        "interrupted and tried again: {job}"
+    );
+    let (status, body) = s.get("/api/v1/repositories/ws").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["files"]["indexed"], 3003, "{body}");
     drop(s);
     pg.cleanup().await;
 }

@@ -24,6 +24,33 @@ pub struct JobRunner {
     deadline: Duration,
 }
 
+/// Times a job is tried when its sync fails because the metadata database did not answer.
+pub const MAX_ATTEMPTS: i64 = 3;
+
+/// How long a job's outcome keeps being written while the database does not answer.
+const PERSIST_PATIENCE: Duration = Duration::from_secs(600);
+
+/// Runs `write` until it succeeds, retrying (with back-off up to 30 s, for at most
+/// [`PERSIST_PATIENCE`]) while the database does not answer.
+async fn persist<F, Fut>(mut write: F) -> Result<(), crate::store::StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), crate::store::StoreError>>,
+{
+    let started = tokio::time::Instant::now();
+    let mut pause = Duration::from_millis(250);
+    loop {
+        match write().await {
+            Err(e) if e.is_unavailable() && started.elapsed() < PERSIST_PATIENCE => {
+                tracing::warn!(error = %e, "recording a job's outcome; retrying");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(30));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// How long one sync job may run by default before it is stopped (and marked failed; the
 /// next sync resumes from what was written).
 pub const DEFAULT_JOB_DEADLINE: Duration = Duration::from_secs(6 * 3600);
@@ -121,6 +148,8 @@ impl JobRunner {
 
     async fn run_one(&self, job: Job) -> Result<JobOutcome, IndexError> {
         let meta = self.indexer.meta().clone();
+        // Whether the sync failed because the metadata database did not answer.
+        let mut transient = false;
         let result = match (&job.kind[..], &job.repo_id) {
             (SYNC_JOB, Some(repo_id)) => match self.indexer.find_repo(repo_id).await {
                 Ok(repo) => {
@@ -131,7 +160,10 @@ impl JobRunner {
                     )
                     .await
                     {
-                        Ok(result) => result.map_err(|e| e.to_string()),
+                        Ok(result) => result.map_err(|e| {
+                            transient = matches!(&e, IndexError::Store(s) if s.is_unavailable());
+                            e.to_string()
+                        }),
                         Err(_) => {
                             let message = format!(
                                 "the sync ran longer than its deadline ({} s) and was stopped; \
@@ -154,21 +186,34 @@ impl JobRunner {
             },
             (kind, _) => Err(format!("unknown job kind `{kind}`")),
         };
-        match &result {
-            Ok(report) => {
-                meta.update_job_progress(
-                    &job.id,
-                    report.indexed as i64,
-                    report.scanned as i64,
-                    Some(&format!(
-                        "{} indexed, {} removed",
-                        report.indexed, report.removed
-                    )),
-                )
-                .await?;
-                meta.finish_job(&job.id, JobState::Succeeded, None).await?;
+        let retry = transient && job.attempts < MAX_ATTEMPTS;
+        // The outcome is recorded even if the database is still coming back: a job left
+        // `running` would make every later sync request a 409.
+        persist(|| async {
+            match &result {
+                Ok(report) => {
+                    meta.update_job_progress(
+                        &job.id,
+                        report.indexed as i64,
+                        report.scanned as i64,
+                        Some(&format!(
+                            "{} indexed, {} removed",
+                            report.indexed, report.removed
+                        )),
+                    )
+                    .await?;
+                    meta.finish_job(&job.id, JobState::Succeeded, None).await
+                }
+                Err(e) if retry => {
+                    meta.requeue_job(&job.id, &format!("will be tried again: {e}"))
+                        .await
+                }
+                Err(e) => meta.finish_job(&job.id, JobState::Failed, Some(e)).await,
             }
-            Err(e) => meta.finish_job(&job.id, JobState::Failed, Some(e)).await?,
+        })
+        .await?;
+        if retry {
+            self.wake.notify_one();
         }
         let _ = self.events.send(ProgressEvent {
             repo_id: job.repo_id.clone().unwrap_or_default(),

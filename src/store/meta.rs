@@ -576,6 +576,8 @@ pub trait MetaStore: Send + Sync {
     async fn list_jobs(&self, repo_id: Option<&str>, limit: i64) -> Result<Vec<Job>, StoreError>;
     /// After a crash: running jobs go back to the queue. Returns how many.
     async fn requeue_running_jobs(&self) -> Result<u64, StoreError>;
+    /// A running job goes back to the queue (to be tried again), with why.
+    async fn requeue_job(&self, id: &str, reason: &str) -> Result<(), StoreError>;
 
     /// Stores a token.
     async fn create_token(&self, token: &ApiToken) -> Result<(), StoreError>;

@@ -876,6 +876,19 @@ impl MetaStore for SqlMetaStore {
         Ok(done.rows_affected())
     }
 
+    async fn requeue_job(&self, id: &str, reason: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE jobs SET state = 'queued', error = $1, updated_at = $2 \
+             WHERE id = $3 AND state = 'running'",
+        )
+        .bind(reason)
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     async fn create_token(&self, t: &ApiToken) -> Result<(), StoreError> {
         let result = sqlx::query(
             "INSERT INTO api_tokens (id, name, token_hash, scope, repositories, created_at, revoked_at) \
