@@ -67,21 +67,18 @@ pub(super) async fn readyz(State(state): Shared) -> Response {
         std::time::Duration::from_secs(3),
         state.indexer.meta().ping(),
     )
-    .await
-    .unwrap_or_else(|_| {
-        Err(crate::store::StoreError::Invalid(
-            "no answer within 3 s".into(),
-        ))
-    });
-    match ping {
-        Ok(()) => Json(Status { status: "ready" }).into_response(),
-        Err(e) => ApiError {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            code: "not_ready",
-            message: format!("the metadata store does not answer: {e}"),
-        }
-        .into_response(),
+    .await;
+    let why = match ping {
+        Ok(Ok(())) => return Json(Status { status: "ready" }).into_response(),
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => "no answer within 3 s".to_string(),
+    };
+    ApiError {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        code: "not_ready",
+        message: format!("the metadata store does not answer: {why}"),
     }
+    .into_response()
 }
 
 pub(super) async fn not_found() -> ApiError {

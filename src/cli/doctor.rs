@@ -3,16 +3,28 @@
 //!
 //! The metadata database is the source of truth (repositories, tokens, jobs); the chunk
 //! store (LanceDB) is derived from the files. A chunk store that cannot be opened or read
-//! is moved aside and started anew; files whose chunks are missing lose their file record,
+//! is moved aside and started anew (only for the chunk store's own errors: a model that
+//! cannot load, or a model mismatch, fails without touching it); files whose chunks are missing lose their file record,
 //! so the next sync indexes them again; chunks of files the database does not know are
 //! deleted.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::index::{fail, open_indexer_with, open_meta, runtime};
+use std::sync::Arc;
+
+use super::index::{fail, indexer_over, open_embedder, open_meta, runtime};
 use super::{CliError, out, write_err};
 use crate::config::Config;
+use crate::index::IndexError;
+use crate::store::{LanceStore, LanceStoreOptions};
+
+/// Why opening or auditing failed: the chunk store itself (what `--repair` may move
+/// aside), or anything else (the model, the metadata database), which it must not touch.
+enum Failure {
+    ChunkStore(String),
+    Other(CliError),
+}
 
 /// Runs the checks; exits non-zero when something is wrong and `repair` is off.
 pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
@@ -20,25 +32,57 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
         let meta = open_meta(config).await?;
         let mut w = out();
         writeln!(w, "metadata database: ok ({})", config.database_url()).map_err(write_err)?;
+        let (embedder, cached) = open_embedder(config, meta.clone()).await?;
+        // A model other than the index's is a configuration mistake, not damage: it fails
+        // here, before the chunk store is touched.
+        crate::index::check_model(meta.as_ref(), embedder.as_ref())
+            .await
+            .map_err(fail)?;
         let lance = config.lance_uri();
-        // Opening and then reading every repository's paths touches every data file.
-        let audits = match open_and_audit(config, meta.clone(), repair).await {
-            Ok(audits) => audits,
-            Err(e) if repair && !lance.contains("://") => {
-                let aside = move_aside(Path::new(&lance))?;
-                writeln!(
-                    w,
-                    "chunk store: unreadable ({e});\n  moved aside to {} and started anew",
-                    aside.display()
-                )
-                .map_err(write_err)?;
-                open_and_audit(config, meta, repair).await?
-            }
-            Err(e) => {
-                return Err(CliError::Failed(format!(
-                    "{e}\nrun `sextant doctor --repair` to move the chunk store aside and have \
-                     every file indexed again by the next sync"
-                )));
+        let mut moved = false;
+        let audits = loop {
+            let attempt = async {
+                let vectors = LanceStore::open(LanceStoreOptions::new(&lance, embedder.dims()))
+                    .await
+                    .map_err(|e| {
+                        if e.is_chunk_store() {
+                            Failure::ChunkStore(e.to_string())
+                        } else {
+                            // A width that does not fit the model, a directory that cannot
+                            // be created: nothing to repair by moving the store.
+                            Failure::Other(fail(e))
+                        }
+                    })?;
+                let indexer = indexer_over(config, meta.clone(), Arc::new(vectors), cached.clone())
+                    .await
+                    .map_err(Failure::Other)?;
+                // Reading every repository's paths touches every data file.
+                indexer.audit(repair).await.map_err(|e| match e {
+                    IndexError::Store(s) if s.is_chunk_store() => {
+                        Failure::ChunkStore(s.to_string())
+                    }
+                    other => Failure::Other(fail(other)),
+                })
+            };
+            match attempt.await {
+                Ok(audits) => break audits,
+                Err(Failure::Other(e)) => return Err(e),
+                Err(Failure::ChunkStore(e)) if repair && !moved && !lance.contains("://") => {
+                    let aside = move_aside(Path::new(&lance))?;
+                    writeln!(
+                        w,
+                        "chunk store: unreadable ({e});\n  moved aside to {} and started anew",
+                        aside.display()
+                    )
+                    .map_err(write_err)?;
+                    moved = true;
+                }
+                Err(Failure::ChunkStore(e)) => {
+                    return Err(CliError::Failed(format!(
+                        "{e}\nrun `sextant doctor --repair` to move the chunk store aside and \
+                         have every file indexed again by the next sync"
+                    )));
+                }
             }
         };
         writeln!(w, "chunk store: opened ({lance})").map_err(write_err)?;
@@ -78,15 +122,6 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
         }
         Ok(())
     })
-}
-
-async fn open_and_audit(
-    config: &Config,
-    meta: std::sync::Arc<crate::store::SqlMetaStore>,
-    repair: bool,
-) -> Result<Vec<crate::index::RepoAudit>, CliError> {
-    let (indexer, _, _) = open_indexer_with(config, meta).await?;
-    indexer.audit(repair).await.map_err(fail)
 }
 
 /// Renames `dir` to `<dir>.broken-<seconds since epoch>`; returns the new name.

@@ -206,17 +206,37 @@ pub(super) async fn open_indexer_with(
     config: &Config,
     meta: Arc<SqlMetaStore>,
 ) -> Result<(Indexer, Arc<dyn Embedder>, Arc<CachedEmbedder>), CliError> {
+    let (embedder, cached) = open_embedder(config, meta.clone()).await?;
+    let vectors = Arc::new(open_vectors(&config.lance_uri(), embedder.dims()).await?);
+    let indexer = indexer_over(config, meta, vectors, cached.clone()).await?;
+    Ok((indexer, embedder, cached))
+}
+
+/// The configured embedder, bare and behind the SQL embedding cache.
+pub(super) async fn open_embedder(
+    config: &Config,
+    meta: Arc<SqlMetaStore>,
+) -> Result<(Arc<dyn Embedder>, Arc<CachedEmbedder>), CliError> {
     let embedder = config
         .embed
         .build(&config.data_dir, |line| eprintln!("sextant: {line}"))
         .await?;
-    let dims = embedder.dims();
-    let cached = Arc::new(CachedEmbedder::new(embedder.clone(), meta.clone()));
-    let vectors = Arc::new(open_vectors(&config.lance_uri(), dims).await?);
+    let cached = Arc::new(CachedEmbedder::new(embedder.clone(), meta));
+    Ok((embedder, cached))
+}
+
+/// The indexer over opened stores, after checking that the chunk store's vectors come
+/// from the configured model.
+pub(super) async fn indexer_over(
+    config: &Config,
+    meta: Arc<SqlMetaStore>,
+    vectors: Arc<LanceStore>,
+    embedder: Arc<CachedEmbedder>,
+) -> Result<Indexer, CliError> {
     let indexer = Indexer::new(
         meta,
         vectors,
-        cached.clone(),
+        embedder,
         IndexOptions {
             parse: config.parse.clone(),
             chunk: config.chunk.clone(),
@@ -228,7 +248,7 @@ pub(super) async fn open_indexer_with(
     )
     .map_err(fail)?;
     indexer.check_model().await.map_err(fail)?;
-    Ok((indexer, embedder, cached))
+    Ok(indexer)
 }
 
 async fn open_indexer(config: &Config, meta: Arc<SqlMetaStore>) -> Result<Indexer, CliError> {

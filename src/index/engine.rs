@@ -89,6 +89,22 @@ impl Default for IndexOptions {
     }
 }
 
+/// Checks that the vectors indexed in `meta`'s data directory come from `embedder`'s
+/// model, and records the model on first use. Call once after opening: a changed model
+/// of the same width would otherwise mix two vector spaces without any error.
+pub async fn check_model(meta: &dyn MetaStore, embedder: &dyn Embedder) -> Result<(), IndexError> {
+    const KEY: &str = "embedding_model";
+    let configured = embedder.model_id().to_string();
+    match meta.setting(KEY).await? {
+        Some(indexed) if indexed != configured => Err(IndexError::ModelMismatch {
+            indexed,
+            configured,
+        }),
+        Some(_) => Ok(()),
+        None => Ok(meta.set_setting(KEY, &configured).await?),
+    }
+}
+
 /// What [`Indexer::audit`] found in one repository.
 #[derive(Debug, Clone, Serialize)]
 pub struct RepoAudit {
@@ -209,19 +225,9 @@ impl Indexer {
     }
 
     /// Checks that the stored vectors come from this indexer's embedding model, and
-    /// records the model on first use. Call once after opening: a changed model of the
-    /// same width would otherwise mix two vector spaces without any error.
+    /// records the model on first use (see [`check_model`]).
     pub async fn check_model(&self) -> Result<(), IndexError> {
-        const KEY: &str = "embedding_model";
-        let configured = self.embedder.model_id().to_string();
-        match self.meta.setting(KEY).await? {
-            Some(indexed) if indexed != configured => Err(IndexError::ModelMismatch {
-                indexed,
-                configured,
-            }),
-            Some(_) => Ok(()),
-            None => Ok(self.meta.set_setting(KEY, &configured).await?),
-        }
+        check_model(self.meta.as_ref(), self.embedder.as_ref()).await
     }
 
     /// The metadata store.

@@ -125,12 +125,10 @@ impl JobRunner {
     }
 
     /// Claims queued jobs while a slot is free, each run in its own task holding its slot.
-    /// Returns how many were started.
     async fn start_claimable(
         self: &Arc<Self>,
         tasks: &mut JoinSet<Result<JobOutcome, IndexError>>,
-    ) -> Result<usize, IndexError> {
-        let mut started = 0;
+    ) -> Result<(), IndexError> {
         while let Ok(permit) = self.permits.clone().try_acquire_owned() {
             let Some(job) = self.indexer.meta().claim_job(None).await? else {
                 break;
@@ -141,9 +139,8 @@ impl JobRunner {
                 drop::<OwnedSemaphorePermit>(permit);
                 outcome
             });
-            started += 1;
         }
-        Ok(started)
+        Ok(())
     }
 
     async fn run_one(&self, job: Job) -> Result<JobOutcome, IndexError> {
@@ -171,12 +168,14 @@ impl JobRunner {
                                 self.deadline.as_secs()
                             );
                             // The stopped sync could not record its own end.
-                            meta.set_repository_status(
-                                &repo.id,
-                                crate::store::RepoStatus::Error,
-                                Some(&message),
-                                None,
-                            )
+                            persist(|| {
+                                meta.set_repository_status(
+                                    &repo.id,
+                                    crate::store::RepoStatus::Error,
+                                    Some(&message),
+                                    None,
+                                )
+                            })
                             .await?;
                             Err(message)
                         }

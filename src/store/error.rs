@@ -43,6 +43,12 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// Whether the chunk store's files could not be read (LanceDB or Arrow failed), as
+    /// opposed to the metadata database.
+    pub fn is_chunk_store(&self) -> bool {
+        matches!(self, StoreError::Lance(_) | StoreError::Arrow(_))
+    }
+
     /// Whether the metadata database could not be reached (down, restarting, out of
     /// connections): the request may succeed later, unlike a rejected statement.
     pub fn is_unavailable(&self) -> bool {
