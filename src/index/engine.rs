@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 use super::IndexError;
 use super::progress::{Phase, Progress};
-use super::scan::{FileFilter, ScannedFile, scan_tree};
+use super::scan::{FileFilter, ScannedFile, read_scanned, scan_tree};
 use super::source::{GitLocation, GitTransport, restricted_address};
 use crate::chunk::{ChunkOptions, CodeChunk, chunk_file};
 use crate::embed::{Embedder, InputKind};
@@ -595,7 +595,12 @@ impl Indexer {
         report.scanned = scan.files.len();
         let mut pending = Vec::new();
         let total = scan.files.len() as u64;
-        for (i, file) in scan.files.into_iter().enumerate() {
+        // Files are opened only where the scan found them: under the real root.
+        let real_root = std::fs::canonicalize(root).map_err(|source| IndexError::Io {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        for (i, mut file) in scan.files.into_iter().enumerate() {
             let previous = stored.remove(&file.rel);
             if let Some(prev) = &previous
                 && prev.skip_reason.is_none()
@@ -605,11 +610,12 @@ impl Indexer {
                 report.unchanged += 1;
                 continue;
             }
-            let bytes = match std::fs::read(&file.path) {
+            let bytes = match read_scanned(&real_root, &mut file, filter.max_file_bytes()) {
                 Ok(b) => b,
-                Err(e) => {
-                    // Vanished or unreadable since the scan: recorded, the sync goes on.
-                    report.failed.push((file.rel.clone(), e.to_string()));
+                Err(reason) => {
+                    // Vanished, swapped or still changing since the scan: recorded, the
+                    // sync goes on (an indexed copy stays until a sync reads it again).
+                    report.failed.push((file.rel.clone(), reason));
                     continue;
                 }
             };

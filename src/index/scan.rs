@@ -127,6 +127,11 @@ impl FileFilter {
 }
 
 impl FileFilter {
+    /// The largest file indexed, in bytes.
+    pub fn max_file_bytes(&self) -> u64 {
+        self.max_file_bytes
+    }
+
     /// Why a file of `size` bytes is too large (`None`: it is not).
     pub fn size_reason(&self, size: u64) -> Option<String> {
         (size > self.max_file_bytes).then(|| {
@@ -205,13 +210,15 @@ pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
             source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
         });
     }
+    let real_root = std::fs::canonicalize(root).map_err(|source| IndexError::Io {
+        path: root.to_path_buf(),
+        source,
+    })?;
     let mut scan = Scan::default();
     for (entry, rel) in walk_files(root) {
         let path = entry.path();
         if CONFIG_FILES.iter().any(|c| entry.file_name() == *c) {
-            if entry.metadata().is_ok_and(|m| m.len() <= MAX_CONFIG_BYTES)
-                && let Ok(text) = std::fs::read_to_string(path)
-            {
+            if let Some(text) = read_config(&real_root, path) {
                 scan.configs.push((rel, text));
             }
             continue;
@@ -249,6 +256,107 @@ pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
     }
     scan.skipped.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
     Ok(scan)
+}
+
+/// How often a file that changes while it is read is read again before the sync gives up
+/// on it (the next sync tries again).
+const READ_ATTEMPTS: usize = 3;
+
+/// Opens `path` for reading only if it is still what the scan saw: a regular file under
+/// `root` (canonical). A file swapped since the scan for a symlink, a FIFO or a device, or
+/// reached through a directory swapped for a symlink that leads out of the root, is
+/// refused; opening never blocks (a FIFO would wait for a writer).
+fn open_regular(root: &Path, path: &Path) -> Result<(std::fs::File, std::fs::Metadata), String> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| match e.raw_os_error() {
+        #[cfg(unix)]
+        Some(libc::ELOOP) => "replaced by a symlink since the scan (not followed)".to_string(),
+        _ => e.to_string(),
+    })?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("no longer a regular file".into());
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // Where the open file really is: a directory on the way may have been swapped.
+        let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+            .map_err(|e| e.to_string())?;
+        if !real.starts_with(root) {
+            return Err(format!(
+                "now resolves outside the repository ({}); a directory was replaced by a symlink",
+                real.display()
+            ));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = root;
+    Ok((file, meta))
+}
+
+/// A configuration file's text, when it is a regular UTF-8 file under `root` of at most
+/// [`MAX_CONFIG_BYTES`].
+fn read_config(root: &Path, path: &Path) -> Option<String> {
+    use std::io::Read;
+    let (handle, meta) = open_regular(root, path).ok()?;
+    if meta.len() > MAX_CONFIG_BYTES {
+        return None;
+    }
+    let mut text = String::new();
+    handle
+        .take(MAX_CONFIG_BYTES)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
+}
+
+/// Reads a file a scan listed, as it is now, and updates `file`'s size and mtime to what
+/// was read, so a file rewritten since the scan is recorded with the content it has.
+///
+/// `root` is the canonical repository root. A file that changes while it is read (its
+/// size or mtime differ before and after, or fewer bytes come than its size says) is read
+/// again, up to [`READ_ATTEMPTS`] times; at most `max_bytes` are ever read. The error is
+/// the reason the sync records (vanished, swapped for a symlink or a FIFO, grown past the
+/// limit, still changing).
+pub fn read_scanned(
+    root: &Path,
+    file: &mut ScannedFile,
+    max_bytes: u64,
+) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    for _ in 0..READ_ATTEMPTS {
+        let (handle, before) = open_regular(root, &file.path)?;
+        if before.len() > max_bytes {
+            return Err(format!(
+                "grew past the {max_bytes} byte limit since the scan ({} bytes)",
+                before.len()
+            ));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(before.len()).unwrap_or(0));
+        (&handle)
+            .take(max_bytes + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| e.to_string())?;
+        let after = handle.metadata().map_err(|e| e.to_string())?;
+        let steady = bytes.len() as u64 == before.len()
+            && after.len() == before.len()
+            && mtime_ms(&after) == mtime_ms(&before);
+        if steady {
+            file.size = before.len();
+            file.mtime_ms = mtime_ms(&before);
+            return Ok(bytes);
+        }
+    }
+    Err(format!(
+        "kept changing while being read ({READ_ATTEMPTS} attempts); the next sync reads it again"
+    ))
 }
 
 /// Files as repository-relative `(path, text)` pairs.
@@ -394,5 +502,107 @@ mod tests {
         )
         .unwrap();
         assert_eq!(rels(&scan), ["src/a.ts"]);
+    }
+
+    /// The one file a scan of `root` lists, and the canonical root.
+    fn scanned(root: &Path) -> (PathBuf, ScannedFile) {
+        let scan = scan_tree(root, &FileFilter::new(&RepoSettings::default()).unwrap()).unwrap();
+        assert_eq!(scan.files.len(), 1, "{scan:?}");
+        (root.canonicalize().unwrap(), scan.files[0].clone())
+    }
+
+    #[test]
+    fn a_file_gone_since_the_scan_is_a_reason_not_a_failure_of_the_sync() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "src/a.ts", "export const a = 1;");
+        let (root, mut file) = scanned(tmp.path());
+        std::fs::remove_file(&file.path).unwrap();
+        let reason = read_scanned(&root, &mut file, 1 << 20).unwrap_err();
+        assert!(reason.contains("No such file"), "{reason}");
+    }
+
+    #[test]
+    fn a_file_rewritten_since_the_scan_is_read_as_it_is_now() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "src/a.ts", "export const a = 1;");
+        let (root, mut file) = scanned(tmp.path());
+        std::fs::write(&file.path, "export const a = 1234567;").unwrap();
+        let now = std::fs::metadata(&file.path).unwrap();
+        let bytes = read_scanned(&root, &mut file, 1 << 20).unwrap();
+        assert_eq!(bytes, b"export const a = 1234567;");
+        // Recorded with what was read, so the next sync does not see a stale mtime/size.
+        assert_eq!(file.size, now.len());
+        assert_eq!(file.mtime_ms, mtime_ms(&now));
+    }
+
+    #[test]
+    fn a_file_grown_past_the_limit_is_not_read_into_memory() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "src/a.ts", "export const a = 1;");
+        let (root, mut file) = scanned(tmp.path());
+        std::fs::write(&file.path, vec![b'x'; 5000]).unwrap();
+        let reason = read_scanned(&root, &mut file, 1000).unwrap_err();
+        assert!(reason.contains("grew past the 1000 byte limit"), "{reason}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn files_swapped_for_links_or_fifos_since_the_scan_are_refused() {
+        let outside = tempfile::tempdir().unwrap();
+        write(outside.path(), "a.ts", "const SECRET = 'outside';");
+        write(outside.path(), "secret.ts", "const SECRET = 'outside';");
+
+        // The file itself becomes a symlink out of the root.
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "src/a.ts", "export const a = 1;");
+        let (root, mut file) = scanned(tmp.path());
+        std::fs::remove_file(&file.path).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.ts"), &file.path).unwrap();
+        let reason = read_scanned(&root, &mut file, 1 << 20).unwrap_err();
+        assert!(reason.contains("symlink"), "{reason}");
+
+        // A directory on the way becomes a symlink out of the root.
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "src/a.ts", "export const a = 1;");
+        let (root, mut file) = scanned(tmp.path());
+        std::fs::rename(tmp.path().join("src"), tmp.path().join("old")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), tmp.path().join("src")).unwrap();
+        let reason = read_scanned(&root, &mut file, 1 << 20).unwrap_err();
+        assert!(reason.contains("outside the repository"), "{reason}");
+
+        // The file becomes a FIFO nobody writes to: refused at once, no hang.
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "src/a.ts", "export const a = 1;");
+        let (root, mut file) = scanned(tmp.path());
+        std::fs::remove_file(&file.path).unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(&file.path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let reason = read_scanned(&root, &mut file, 1 << 20).unwrap_err();
+        assert!(reason.contains("no longer a regular file"), "{reason}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn configuration_files_are_read_only_inside_the_root() {
+        let outside = tempfile::tempdir().unwrap();
+        write(outside.path(), "tsconfig.json", "{\"secret\": true}");
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "src/a.ts", "a");
+        write(tmp.path(), "tsconfig.json", "{}");
+        let root = tmp.path().canonicalize().unwrap();
+        assert_eq!(
+            read_config(&root, &root.join("tsconfig.json")).as_deref(),
+            Some("{}")
+        );
+        std::fs::remove_file(root.join("tsconfig.json")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("tsconfig.json"),
+            root.join("tsconfig.json"),
+        )
+        .unwrap();
+        assert_eq!(read_config(&root, &root.join("tsconfig.json")), None);
     }
 }
