@@ -769,3 +769,195 @@ async fn hostile_repositories_end_in_a_report() {
         .unwrap();
     assert_eq!(again.indexed, 0, "{again:?}");
 }
+
+/// A small tmpfs mounted for one test (root only; `None` where mounting is not allowed,
+/// and the test says it was skipped).
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &std::path::Path, size: &str) -> Option<Self> {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Self(dir.to_path_buf()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// Fills the file system holding `dir` with one file (removed to free the space).
+fn fill(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::io::Write;
+    let path = dir.join("filler");
+    let mut f = std::fs::File::create(&path).unwrap();
+    let block = vec![0u8; 64 * 1024];
+    while f.write_all(&block).is_ok() {}
+    // Whatever a page-sized write still finds.
+    while f.write_all(&block[..512]).is_ok() {}
+    let _ = f.sync_all();
+    path
+}
+
+/// Chunk ids and file hashes of every indexed file: what a sync produced.
+async fn index_state(
+    meta: &SqlMetaStore,
+    vectors: &LanceStore,
+    repo: &Repository,
+) -> Vec<(String, Option<String>, Vec<String>)> {
+    let mut files = meta.list_files(&repo.id).await.unwrap();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut state = Vec::new();
+    for f in files {
+        let mut ids: Vec<String> = vectors
+            .file_chunks(&repo.id, &f.path)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.chunk.id)
+            .collect();
+        ids.sort();
+        state.push((f.path, f.content_hash, ids));
+    }
+    state
+}
+
+/// Issue "Hardening" (faults): the disk holding the data directory fills up during a sync,
+/// with a little or no room left (so the metadata database or the chunk store is the one
+/// that fails). The sync fails with an error that says the disk is full; every file still
+/// answers as it did before or as the new content has it, never half of each, and the two
+/// stores agree; a later sync with space converges to a clean build.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_fails_the_sync_and_keeps_the_previous_index() {
+    for free_kb in [0, 64, 1024, 2048] {
+        full_disk_case(free_kb).await;
+    }
+}
+
+async fn full_disk_case(free_kb: u64) {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(disk) = Tmpfs::mount(&tmp.path().join("disk"), "16m") else {
+        eprintln!("SKIPPED: mounting a tmpfs needs root (the disk-full fault test)");
+        return;
+    };
+    let (meta, vectors, indexer) = support::bow_indexer(&disk.0.join("data")).await;
+    let root = tmp.path().join("ws");
+    for (rel, text) in FILES {
+        write(&root, rel, text);
+    }
+    let repo = indexer
+        .register_path(&root, Some("ws"), RepoSettings::default())
+        .await
+        .unwrap();
+    indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    let before = index_state(&meta, &vectors, &repo).await;
+
+    // Changes that need space, on a (nearly) full disk.
+    for i in 0..40 {
+        let body: String = (0..40)
+            .map(|j| format!("export function grown{i}_{j}(x: number) {{\n  return x + {j};\n}}\n"))
+            .collect();
+        write(&root, &format!("src/grown{i}.ts"), &body);
+    }
+    write(
+        &root,
+        FILES[1].0,
+        "export function verify(token: string) {\n  return token.length > 12;\n}\n",
+    );
+    let filler = fill(&disk.0);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&filler)
+        .unwrap();
+    let len = file.metadata().unwrap().len();
+    file.set_len(len.saturating_sub(free_kb * 1024)).unwrap();
+    drop(file);
+    let error = match indexer.sync(&repo, &mut Progress::silent(&repo.id)).await {
+        Ok(report) => panic!("{free_kb} KiB free: the sync must fail: {report:?}"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        error.contains("is full") && error.to_lowercase().contains("free space"),
+        "{free_kb} KiB free: {error}"
+    );
+    let during = index_state(&meta, &vectors, &repo).await;
+    // Nothing indexed before is lost. Chunks of files the sync was adding may be in the
+    // chunk store without their records when even taking them back found no room: the
+    // audit (`sextant doctor`) names them, and the next sync writes their records.
+    let audit = indexer.audit(false).await.unwrap().remove(0);
+    assert!(
+        audit.missing_chunks.is_empty(),
+        "{free_kb} KiB free: {audit:?}"
+    );
+    for orphan in &audit.orphan_chunks {
+        assert!(
+            orphan.starts_with("src/grown"),
+            "{free_kb} KiB free: {audit:?}"
+        );
+    }
+
+    // With space again, the next sync converges to a clean build.
+    std::fs::remove_file(filler).unwrap();
+    indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    let after = index_state(&meta, &vectors, &repo).await;
+    let stored = meta.get_repository(&repo.id).await.unwrap().unwrap();
+    assert_eq!(stored.status, sextant::store::RepoStatus::Ready);
+    assert_eq!(stored.last_error, None);
+    let audits = indexer.audit(false).await.unwrap();
+    assert!(audits.iter().all(|a| a.is_consistent()), "{audits:?}");
+    let clean_dir = tmp.path().join("clean");
+    let (clean_meta, clean_vectors, clean) = support::bow_indexer(&clean_dir).await;
+    let clean_repo = clean
+        .register_path(&root, Some("ws"), RepoSettings::default())
+        .await
+        .unwrap();
+    clean
+        .sync(&clean_repo, &mut Progress::silent(&clean_repo.id))
+        .await
+        .unwrap();
+    assert_eq!(
+        after,
+        index_state(&clean_meta, &clean_vectors, &clean_repo).await
+    );
+    assert_eq!(after.len(), FILES.len() + 40);
+
+    // While the disk was full, every file answered whole: as before, or as now.
+    for entry in &before {
+        assert!(
+            during.iter().any(|d| d.0 == entry.0),
+            "{free_kb} KiB free: {} was lost",
+            entry.0
+        );
+    }
+    for (path, hash, ids) in &during {
+        let whole = |state: &[(String, Option<String>, Vec<String>)]| {
+            state.iter().any(|(p, _, i)| p == path && i == ids)
+        };
+        assert!(
+            whole(&before) || whole(&after),
+            "{free_kb} KiB free: the chunks of {path} are half old, half new: {ids:?}"
+        );
+        // A file whose records could not be written keeps its old hash, so the next
+        // sync writes it again.
+        assert!(
+            before.iter().any(|(p, h, _)| p == path && h == hash)
+                || after.iter().any(|(p, h, _)| p == path && h == hash),
+            "{free_kb} KiB free: {path}"
+        );
+    }
+}

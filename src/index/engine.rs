@@ -192,6 +192,8 @@ struct Plan {
 struct Prepared {
     file: ScannedFile,
     hash: String,
+    /// The metadata store has no record of the file.
+    is_new: bool,
     /// Chunks, line count and the file's symbol-graph facts (JSON).
     outcome: Result<(Vec<CodeChunk>, u32, String), String>,
 }
@@ -533,15 +535,29 @@ impl Indexer {
         let _held = lock.lock().await;
         self.meta
             .set_repository_status(&repo.id, RepoStatus::Indexing, None, None)
-            .await?;
-        let outcome = self.sync_locked(repo, progress).await;
+            .await
+            .map_err(|e| IndexError::from(e).explained())?;
+        let outcome = self
+            .sync_locked(repo, progress)
+            .await
+            .map_err(IndexError::explained);
         let (status, error, commit) = match &outcome {
             Ok((_, commit)) => (RepoStatus::Ready, None, commit.clone()),
             Err(e) => (RepoStatus::Error, Some(e.to_string()), None),
         };
-        self.meta
+        let recorded = self
+            .meta
             .set_repository_status(&repo.id, status, error.as_deref(), commit.as_deref())
-            .await?;
+            .await;
+        match (recorded, &outcome) {
+            (Err(e), Ok(_)) => return Err(IndexError::from(e).explained()),
+            // The sync's own error says more than the failure to record it (on a full
+            // disk, the second follows from the first).
+            (Err(e), Err(first)) => {
+                tracing::warn!(repo = %repo.name, error = %e, sync_error = %first, "cannot record the failed sync");
+            }
+            (Ok(()), _) => {}
+        }
         // `done` only once the repository reads as ready: a client that follows progress
         // and then asks for the repository sees the new state.
         if let Ok((report, _)) = &outcome {
@@ -886,6 +902,7 @@ impl Indexer {
                     Prepared {
                         file: p.file,
                         hash: p.hash,
+                        is_new: p.is_new,
                         outcome,
                     }
                 })
@@ -917,6 +934,11 @@ impl Indexer {
             progress.report(Phase::Embed, vectors.len() as u64, texts.len() as u64, None);
         }
         let mut vectors = vectors.into_iter();
+        let prepared_new: Vec<String> = prepared
+            .iter()
+            .filter(|p| p.is_new)
+            .map(|p| p.file.rel.clone())
+            .collect();
         let mut files = Vec::with_capacity(prepared.len());
         let mut records = Vec::with_capacity(prepared.len());
         let mut facts = Vec::with_capacity(prepared.len());
@@ -966,9 +988,27 @@ impl Indexer {
             }
         }
         progress.report(Phase::Write, 0, records.len() as u64, None);
+        let added: Vec<String> = prepared_new
+            .into_iter()
+            .filter(|rel| files.iter().any(|(f, rows)| f == rel && !rows.is_empty()))
+            .collect();
         self.vectors.replace_files(&repo.id, files).await?;
-        self.meta.replace_files_symbols(&records).await?;
-        self.meta.replace_files_facts(&repo.id, &facts).await?;
+        let written = async {
+            self.meta.replace_files_symbols(&records).await?;
+            self.meta.replace_files_facts(&repo.id, &facts).await
+        };
+        if let Err(e) = written.await {
+            // The chunk rows are written but their records are not (a full disk, a lost
+            // database). Chunks of files the metadata store has never seen are taken back
+            // (best effort) so searches do not show files it does not know; changed files
+            // keep their new rows, and their old hash makes the next sync write them again.
+            for rel in &added {
+                if let Err(undo) = self.vectors.delete_file(&repo.id, rel).await {
+                    tracing::warn!(file = %rel, error = %undo, "cannot take back chunks of a file whose records were not written; `sextant doctor --repair` will");
+                }
+            }
+            return Err(e.into());
+        }
         progress.report(
             Phase::Write,
             records.len() as u64,

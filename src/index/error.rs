@@ -64,10 +64,29 @@ pub enum IndexError {
         /// The model configured now.
         configured: String,
     },
+    /// The disk holding the data directory is full; nothing half-written stays (each file
+    /// is replaced whole or not at all).
+    #[error(
+        "the disk holding the index is full ({0}). Free space on it (or move the data \
+         directory) and sync again: files indexed before stay searchable, and the next sync \
+         picks up where this one stopped"
+    )]
+    DiskFull(StoreError),
     /// A git operation failed (clone, fetch, ref resolution, diff).
     #[error("git: {0}")]
     Git(String),
     /// A background task failed.
     #[error("indexing task failed: {0}")]
     Task(String),
+}
+
+impl IndexError {
+    /// The same error, said in terms a user can act on where a store's error has a known
+    /// cause (a full disk).
+    pub fn explained(self) -> Self {
+        match self {
+            IndexError::Store(e) if e.is_disk_full() => IndexError::DiskFull(e),
+            other => other,
+        }
+    }
 }

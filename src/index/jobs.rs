@@ -10,7 +10,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, broadcast};
 use tokio::task::JoinSet;
 
 use super::{IndexError, Indexer, Phase, Progress, ProgressEvent, SyncReport};
-use crate::store::{Job, JobState, NewJob};
+use crate::store::{Job, JobState, NewJob, StoreError};
 
 /// The job kind of a repository sync.
 pub const SYNC_JOB: &str = "sync";
@@ -41,7 +41,11 @@ where
     let mut pause = Duration::from_millis(250);
     loop {
         match write().await {
-            Err(e) if e.is_unavailable() && started.elapsed() < PERSIST_PATIENCE => {
+            // A database that does not answer, or a full disk: worth waiting for.
+            Err(e)
+                if (e.is_unavailable() || e.is_disk_full())
+                    && started.elapsed() < PERSIST_PATIENCE =>
+            {
                 tracing::warn!(error = %e, "recording a job's outcome; retrying");
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_secs(30));
@@ -207,7 +211,24 @@ impl JobRunner {
                     meta.requeue_job(&job.id, &format!("will be tried again: {e}"))
                         .await
                 }
-                Err(e) => meta.finish_job(&job.id, JobState::Failed, Some(e)).await,
+                Err(e) => {
+                    // The sync may not have been able to record it (a full disk).
+                    if let Some(repo_id) = &job.repo_id {
+                        let recorded = meta
+                            .set_repository_status(
+                                repo_id,
+                                crate::store::RepoStatus::Error,
+                                Some(e),
+                                None,
+                            )
+                            .await;
+                        // A repository removed meanwhile has no status to record.
+                        if !matches!(recorded, Ok(()) | Err(StoreError::NotFound(_))) {
+                            recorded?;
+                        }
+                    }
+                    meta.finish_job(&job.id, JobState::Failed, Some(e)).await
+                }
             }
         })
         .await?;

@@ -49,6 +49,34 @@ impl StoreError {
         matches!(self, StoreError::Lance(_) | StoreError::Arrow(_))
     }
 
+    /// Whether the disk holding a store is full (SQLite's `SQLITE_FULL`, Postgres'
+    /// `disk_full`, or `ENOSPC` from a file write, which LanceDB reports as text).
+    pub fn is_disk_full(&self) -> bool {
+        if let StoreError::Sql(sqlx::Error::Database(db)) = self
+            && matches!(db.code().as_deref(), Some("13" | "53100"))
+        {
+            return true;
+        }
+        #[cfg(unix)]
+        let enospc = Some(libc::ENOSPC);
+        #[cfg(not(unix))]
+        let enospc: Option<i32> = None;
+        let Some(enospc) = enospc else {
+            return false;
+        };
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(e) = cause {
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.raw_os_error() == Some(enospc))
+            {
+                return true;
+            }
+            cause = e.source();
+        }
+        self.to_string()
+            .contains(&std::io::Error::from_raw_os_error(enospc).to_string())
+    }
+
     /// Whether the metadata database could not be reached (down, restarting, out of
     /// connections): the request may succeed later, unlike a rejected statement.
     pub fn is_unavailable(&self) -> bool {
