@@ -15,6 +15,7 @@ pub mod chunk;
 pub mod cli;
 pub mod config;
 pub mod embed;
+pub mod fuzz;
 pub mod graph;
 pub mod index;
 pub mod mcp;

@@ -196,7 +196,11 @@ pub fn check_rules(source: &str, parsed: &ParsedFile, chunks: &[CodeChunk]) -> V
                 continue;
             };
             let body_text = source.get(body.0..body.1).unwrap_or("");
-            if body_text.lines().count() >= 3 && c.content.contains(body_text) {
+            // Counted, not searched: the same text may stand elsewhere in the parent (two
+            // identical blocks), and only the child's own copy must be collapsed.
+            if body_text.lines().count() >= 3
+                && c.content.matches(body_text).count() >= c.full_source.matches(body_text).count()
+            {
                 push(
                     6,
                     format!(

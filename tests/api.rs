@@ -878,6 +878,7 @@ async fn connections_beyond_the_cap_get_503() {
     let limits = sextant::api::ConnectionLimits {
         header_read_timeout: Duration::from_secs(30),
         max_connections: 2,
+        ..Default::default()
     };
     tokio::spawn(sextant::api::serve(
         listener,
@@ -1047,4 +1048,176 @@ async fn a_postgres_outage_is_reported_and_survived() {
     assert_eq!(body["files"]["indexed"], 3003, "{body}");
     drop(s);
     pg.cleanup().await;
+}
+
+/// Issue "Hardening" (load): a client that stops reading does not hold the connection
+/// (and what it pinned) forever: a write that makes no progress for the write timeout
+/// ends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_is_disconnected() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const BIG: usize = 64 * 1024 * 1024;
+    let app = axum::Router::new().route("/big", axum::routing::get(|| async { vec![b'x'; BIG] }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let limits = sextant::api::ConnectionLimits {
+        write_timeout: Duration::from_secs(1),
+        ..Default::default()
+    };
+    tokio::spawn(sextant::api::serve(
+        listener,
+        app,
+        limits,
+        std::future::pending(),
+    ));
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut client = socket.connect(addr).await.unwrap();
+    client
+        .write_all(b"GET /big HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    // Not reading: the server's writes stall once the socket buffers are full.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut received = 0usize;
+    let mut buf = vec![0u8; 1 << 16];
+    let read_all = async {
+        loop {
+            match client.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => received += n,
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read_all)
+        .await
+        .expect("the server closed the stalled connection");
+    assert!(received < BIG, "the whole body arrived: {received} bytes");
+}
+
+/// An MCP `initialize` with `token`; the status and the session id the server gave.
+async fn mcp_initialize(base: &str, token: &str) -> (u16, Option<String>) {
+    let resp = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": { "name": "sextant-test", "version": "1" }
+            }
+        }))
+        .send()
+        .await
+        .unwrap();
+    let session = resp
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_string());
+    (resp.status().as_u16(), session)
+}
+
+/// Issue "Hardening" (load): SSE streams and MCP sessions are long-lived and hold memory;
+/// one token may hold at most `per_token` of them (a 429 that names the limit beyond),
+/// a stream's place frees when its client goes away, and an MCP session without a
+/// request for the idle timeout is closed. Other tokens are not affected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_capped_per_token_and_idle_mcp_sessions_close() {
+    let server = support::app::start_with(true, sextant::api::HttpOptions::default(), |s| {
+        s.with_auth(sextant::api::AuthPolicy::Tokens)
+            .with_session_limits(sextant::api::SessionLimits {
+                per_token: 2,
+                idle: Duration::from_secs(1),
+            })
+    })
+    .await;
+    server
+        .indexer
+        .register_path(&server.root, Some("ws"), Default::default())
+        .await
+        .unwrap();
+    let (watcher, other, agent) = (
+        server.token("admin", &[]).await,
+        server.token("read", &[]).await,
+        server.token("read", &[]).await,
+    );
+    let http = reqwest::Client::new();
+    let base = server.base.clone();
+    let stream = |token: &str| {
+        http.get(format!("{base}/api/v1/events"))
+            .bearer_auth(token)
+            .send()
+    };
+    let first = stream(&watcher).await.unwrap();
+    let second = stream(&watcher).await.unwrap();
+    assert_eq!(
+        (first.status().as_u16(), second.status().as_u16()),
+        (200, 200)
+    );
+    let refused = stream(&watcher).await.unwrap();
+    assert_eq!(refused.status(), 429);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(error_code(&body), "too_many_requests", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-sessions-per-token 2"),
+        "{body}"
+    );
+    let others = stream(&other).await.unwrap();
+    assert_eq!(others.status(), 200);
+
+    // A client that goes away frees its place (seen at the stream's next event).
+    drop(first);
+    let sync = http
+        .post(format!("{base}/api/v1/repositories/ws/sync"))
+        .bearer_auth(&watcher)
+        .send()
+        .await
+        .unwrap();
+    assert!(sync.status().is_success(), "{}", sync.status());
+    let started = Instant::now();
+    let _third = loop {
+        let r = stream(&watcher).await.unwrap();
+        if r.status() == 200 {
+            break r;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "never freed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    // MCP sessions share the count.
+    assert_eq!(mcp_initialize(&base, &watcher).await.0, 429);
+
+    // MCP: two sessions, a third refused; closing one frees its place.
+    let (status, s1) = mcp_initialize(&base, &agent).await;
+    assert_eq!(status, 200);
+    let (_, s2) = mcp_initialize(&base, &agent).await;
+    assert_eq!(mcp_initialize(&base, &agent).await.0, 429);
+    let closed = http
+        .delete(format!("{base}/mcp"))
+        .bearer_auth(&agent)
+        .header("mcp-session-id", s2.unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert!(closed.status().is_success(), "{}", closed.status());
+    assert_eq!(mcp_initialize(&base, &agent).await.0, 200);
+    // Idle sessions are closed: the old session is gone, and places are free again.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let stale = http
+        .post(format!("{base}/mcp"))
+        .bearer_auth(&agent)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", s1.unwrap())
+        .json(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {} }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stale.status(), 404);
+    assert_eq!(mcp_initialize(&base, &agent).await.0, 200);
+    assert_eq!(mcp_initialize(&base, &agent).await.0, 200);
+    drop((second, others));
 }

@@ -16,6 +16,7 @@ mod error;
 mod metrics;
 mod routes;
 pub mod server;
+pub mod sessions;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,6 +44,7 @@ pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use metrics::Metrics;
 pub(crate) use routes::{NewRepository, register, run_search, symbol_lookup};
 pub use server::{ConnectionLimits, serve};
+pub use sessions::SessionLimits;
 
 /// Largest request body accepted, in bytes (413 beyond).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -70,6 +72,8 @@ pub struct AppState {
     pub search_slots: Arc<tokio::sync::Semaphore>,
     /// The server's search defaults: what a request does not set comes from here.
     pub search_defaults: crate::search::SearchOptions,
+    /// Open SSE streams and MCP sessions per token, under their limits.
+    pub sessions: Arc<sessions::Sessions>,
 }
 
 /// Searches run at once by default.
@@ -92,6 +96,7 @@ impl AppState {
             metrics: Metrics::default(),
             embed_cache: None,
             search_slots: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_SEARCHES)),
+            sessions: Arc::new(sessions::Sessions::new(SessionLimits::default())),
             search_defaults: crate::search::SearchOptions::default(),
         }
     }
@@ -111,6 +116,12 @@ impl AppState {
     /// Sets the authentication policy.
     pub fn with_auth(mut self, auth: AuthPolicy) -> Self {
         self.auth = auth;
+        self
+    }
+
+    /// Bounds SSE streams and MCP sessions per token, and MCP sessions' idle time.
+    pub fn with_session_limits(mut self, limits: sessions::SessionLimits) -> Self {
+        self.sessions = Arc::new(sessions::Sessions::new(limits));
         self
     }
 
@@ -301,8 +312,17 @@ pub fn router(state: Arc<AppState>, options: &HttpOptions) -> Router {
     let mcp = Router::new()
         .nest_service(
             "/mcp",
-            crate::mcp::http_service(state.clone(), mcp_hosts, options.allowed_origins.clone()),
+            crate::mcp::http_service(
+                state.clone(),
+                state.sessions.manager(),
+                mcp_hosts,
+                options.allowed_origins.clone(),
+            ),
         )
+        .layer(middleware::from_fn_with_state(
+            state.sessions.clone(),
+            sessions::mcp_sessions,
+        ))
         .layer(authed());
     let open = Router::new()
         .route("/healthz", axum::routing::get(routes::healthz))

@@ -18,6 +18,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{require_admin, search_scope, visible_repo};
 use super::error::ErrorBody;
+use super::sessions::StreamPermit;
 use super::{ApiError, AppState};
 use crate::auth::Principal;
 use crate::index::ProgressEvent;
@@ -576,12 +577,16 @@ pub(super) async fn get_job(
 #[utoipa::path(get, path = "/events", tag = "jobs",
     responses(
         (status = 200, description = "An endless stream of `progress` events", content_type = "text/event-stream", body = ProgressEvent),
-        (status = 401, description = "No or unknown token", body = ErrorBody)))]
+        (status = 401, description = "No or unknown token", body = ErrorBody),
+        (status = 429, description = "The token holds as many sessions (streams and MCP sessions) as allowed", body = ErrorBody)))]
 pub(super) async fn events(
     State(state): Shared,
     Extension(caller): Caller,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    progress_stream(&state, move |e| caller.sees(&e.repo_id))
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let permit = state.sessions.open_stream(&caller)?;
+    Ok(progress_stream(&state, permit, move |e| {
+        caller.sees(&e.repo_id)
+    }))
 }
 
 /// Progress of one repository's syncs, as server-sent events.
@@ -590,32 +595,37 @@ pub(super) async fn events(
     responses(
         (status = 200, description = "An endless stream of `progress` events", content_type = "text/event-stream", body = ProgressEvent),
         (status = 401, description = "No or unknown token", body = ErrorBody),
-        (status = 404, description = "No such repository", body = ErrorBody)))]
+        (status = 404, description = "No such repository", body = ErrorBody),
+        (status = 429, description = "The token holds as many sessions (streams and MCP sessions) as allowed", body = ErrorBody)))]
 pub(super) async fn repository_events(
     State(state): Shared,
     Extension(caller): Caller,
     Path(repo): Path<String>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let id = visible_repo(&state, &caller, &repo).await?.id;
-    Ok(progress_stream(&state, move |e| e.repo_id == id))
+    let permit = state.sessions.open_stream(&caller)?;
+    Ok(progress_stream(&state, permit, move |e| e.repo_id == id))
 }
 
-/// The progress broadcast as SSE, keeping the events `keep` accepts.
+/// The progress broadcast as SSE, keeping the events `keep` accepts; `permit` holds the
+/// stream's place in its token's session count until the client goes away.
 fn progress_stream<K>(
     state: &AppState,
+    permit: Option<StreamPermit>,
     keep: K,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>> + use<K>>
 where
     K: Fn(&ProgressEvent) -> bool + Send + 'static,
 {
     let receiver = state.events.subscribe();
-    let stream = futures::stream::unfold((receiver, keep), |(mut rx, keep)| async move {
+    let state = (receiver, keep, permit);
+    let stream = futures::stream::unfold(state, |(mut rx, keep, permit)| async move {
         loop {
             match rx.recv().await {
                 Ok(event) if keep(&event) => {
                     let data = serde_json::to_string(&event).unwrap_or_default();
                     let sse = Event::default().event("progress").data(data);
-                    return Some((Ok(sse), (rx, keep)));
+                    return Some((Ok(sse), (rx, keep, permit)));
                 }
                 Ok(_) => continue,
                 // A slow subscriber skips what it missed rather than stalling the sync.

@@ -23,6 +23,10 @@ pub struct ConnectionLimits {
     pub header_read_timeout: Duration,
     /// Connections open at once; more are answered `503` and closed.
     pub max_connections: usize,
+    /// Longest a write to the client may wait without progress (a client that stopped
+    /// reading a stream, with its socket buffers full); then the connection is closed and
+    /// what it held is freed.
+    pub write_timeout: Duration,
 }
 
 impl Default for ConnectionLimits {
@@ -30,6 +34,7 @@ impl Default for ConnectionLimits {
         Self {
             header_read_timeout: Duration::from_secs(10),
             max_connections: 1024,
+            write_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -87,10 +92,12 @@ pub async fn serve(
         let service = TowerToHyperService::new(app.clone());
         let mut closed = closed.clone();
         tokio::spawn(async move {
+            let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+            stream.set_write_timeout(Some(limits.write_timeout));
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(limits.header_read_timeout)
-                .serve_connection(TokioIo::new(stream), service);
+                .serve_connection(TokioIo::new(Box::pin(stream)), service);
             let mut connection = std::pin::pin!(connection);
             tokio::select! {
                 result = connection.as_mut() => {

@@ -88,6 +88,16 @@ pub struct ServeArgs {
     /// Connections open at once; more are answered 503 and closed.
     #[arg(long, default_value_t = 1024, env = "SEXTANT_MAX_CONNECTIONS")]
     pub max_connections: usize,
+    /// Seconds a write to a client may wait without progress (a client that stopped
+    /// reading); then the connection is closed.
+    #[arg(long, default_value_t = 30, env = "SEXTANT_WRITE_TIMEOUT")]
+    pub write_timeout: u64,
+    /// SSE streams plus MCP sessions one token may hold open at once; more get 429.
+    #[arg(long, default_value_t = crate::api::sessions::DEFAULT_SESSIONS_PER_TOKEN, env = "SEXTANT_MAX_SESSIONS_PER_TOKEN")]
+    pub max_sessions_per_token: usize,
+    /// Seconds an MCP session may go without a request before it is closed.
+    #[arg(long, default_value_t = crate::api::sessions::DEFAULT_SESSION_IDLE.as_secs(), env = "SEXTANT_SESSION_IDLE_TIMEOUT")]
+    pub session_idle_timeout: u64,
 }
 
 impl ServeArgs {
@@ -255,6 +265,10 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
             s.with_auth(policy)
                 .with_max_searches(args.max_searches)
                 .with_search_defaults(defaults)
+                .with_session_limits(crate::api::SessionLimits {
+                    per_token: args.max_sessions_per_token.max(1),
+                    idle: Duration::from_secs(args.session_idle_timeout.max(1)),
+                })
         })
         .await?;
         let app = router(state, &http);
@@ -278,6 +292,7 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
         let limits = ConnectionLimits {
             header_read_timeout: Duration::from_secs(args.header_timeout.max(1)),
             max_connections: args.max_connections.max(1),
+            write_timeout: Duration::from_secs(args.write_timeout.max(1)),
         };
         let server = crate::api::serve(listener, app, limits, async move {
             shutdown_signal().await;

@@ -385,18 +385,16 @@ impl ServerHandler for SextantMcp {
 
 /// The streamable-HTTP MCP service, to mount at `/mcp` behind the authentication layer.
 /// `allowed_hosts` guards against DNS rebinding (empty: any host; the router's own guard
-/// has already checked), `allowed_origins` against cross-site browser calls.
+/// has already checked), `allowed_origins` against cross-site browser calls; sessions live
+/// in `sessions` (whose idle timeout and per-token count the API layer keeps).
 pub fn http_service(
     state: Arc<AppState>,
+    sessions: Arc<LocalSessionManager>,
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
 ) -> StreamableHttpService<SextantMcp, LocalSessionManager> {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts)
         .with_allowed_origins(allowed_origins);
-    StreamableHttpService::new(
-        move || Ok(SextantMcp::new(state.clone())),
-        Default::default(),
-        config,
-    )
+    StreamableHttpService::new(move || Ok(SextantMcp::new(state.clone())), sessions, config)
 }

@@ -25,13 +25,8 @@ pub mod score;
 pub use engine::{SearchHit, SearchMode, SearchResponse, Searcher, StageTimings};
 pub use error::SearchError;
 pub use lexical::{coverage, lexical_query, query_terms};
-pub use options::{Fusion, Retrieval, SearchOptions};
+pub use options::{Fusion, MAX_QUERY_BYTES, Retrieval, SearchOptions};
 pub use query::{Query, SymbolPath, classify, parse_symbol_query};
-
-/// Longest query accepted, in bytes: a question or a symbol path, not a file. The
-/// embedding model reads only its first few hundred tokens anyway; the cap bounds the
-/// lexical query and the work per search.
-pub const MAX_QUERY_BYTES: usize = 8 * 1024;
 
 /// Checks a search request before any work is done (and before its repository names are
 /// looked up): the query's length and emptiness, then the options (ranges, filter sizes,

@@ -6,6 +6,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::store::ChunkFilter;
 
+/// Longest query accepted, in bytes: a question or a symbol path, not a file. The
+/// embedding model reads only its first few hundred tokens anyway; the cap bounds the
+/// lexical query and the work per search.
+pub const MAX_QUERY_BYTES: usize = 8 * 1024;
+
 /// Which retrievers feed stage 1.
 #[derive(
     Debug,

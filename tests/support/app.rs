@@ -121,6 +121,7 @@ pub async fn start_on(
     let limits = sextant::api::ConnectionLimits {
         header_read_timeout: Duration::from_secs(5),
         max_connections: 64,
+        ..Default::default()
     };
     tokio::spawn(sextant::api::serve(
         listener,

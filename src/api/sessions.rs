@@ -1,0 +1,255 @@
+//! Long-lived sessions per token: SSE progress streams and MCP sessions.
+//!
+//! Both hold server memory for as long as the client keeps them: a token may have at most
+//! [`SessionLimits::per_token`] of them open at once (beyond, a 429 that says which limit
+//! was hit), and an MCP session with no request for [`SessionLimits::idle`] is closed (its
+//! next request gets rmcp's 404, and the client starts a new one). Authentication-off
+//! servers (the loopback user) are bounded by the connection cap instead.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::extract::{Request, State};
+use axum::http::Method;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use super::error::ApiError;
+use crate::auth::Principal;
+
+/// Default for [`SessionLimits::per_token`].
+pub const DEFAULT_SESSIONS_PER_TOKEN: usize = 32;
+/// Default for [`SessionLimits::idle`].
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(300);
+
+/// Bounds on long-lived sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// SSE streams plus MCP sessions one token may hold open.
+    pub per_token: usize,
+    /// An MCP session without a request for this long is closed.
+    pub idle: Duration,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        Self {
+            per_token: DEFAULT_SESSIONS_PER_TOKEN,
+            idle: DEFAULT_SESSION_IDLE,
+        }
+    }
+}
+
+/// An open MCP session, as the `/mcp` layer saw it.
+#[derive(Debug)]
+struct McpSession {
+    owner: String,
+    last_seen: Instant,
+}
+
+#[derive(Debug, Default)]
+struct Open {
+    /// Open SSE streams per token id.
+    streams: HashMap<String, usize>,
+    /// Open MCP sessions by session id.
+    mcp: HashMap<String, McpSession>,
+    /// MCP sessions being started (an `initialize` in flight) per token id.
+    starting: HashMap<String, usize>,
+}
+
+/// The sessions open now, per token, and the MCP session manager they live in.
+#[derive(Debug)]
+pub struct Sessions {
+    limits: SessionLimits,
+    open: Mutex<Open>,
+    manager: Arc<LocalSessionManager>,
+}
+
+/// Holds one SSE stream's place in its token's count; dropping it (the client went away,
+/// the stream ended) frees the place.
+#[derive(Debug)]
+pub struct StreamPermit {
+    sessions: Arc<Sessions>,
+    owner: String,
+}
+
+impl Drop for StreamPermit {
+    fn drop(&mut self) {
+        let mut open = self.sessions.lock();
+        if let Some(n) = open.streams.get_mut(&self.owner) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.streams.remove(&self.owner);
+            }
+        }
+    }
+}
+
+impl Sessions {
+    /// Sessions under `limits`; MCP sessions live in a session manager whose own idle
+    /// timeout is the same.
+    pub fn new(limits: SessionLimits) -> Self {
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = Some(limits.idle);
+        Self {
+            limits,
+            open: Mutex::new(Open::default()),
+            manager: Arc::new(manager),
+        }
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> SessionLimits {
+        self.limits
+    }
+
+    /// The MCP session manager (for the `/mcp` service).
+    pub fn manager(&self) -> Arc<LocalSessionManager> {
+        self.manager.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
+        // The counts stay meaningful whatever panicked while they were held.
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whose count a caller's sessions go to; `None`: not counted (no token).
+    fn owner(caller: &Principal) -> Option<String> {
+        caller.token_id.clone()
+    }
+
+    /// How many sessions `owner` holds.
+    fn held(open: &Open, owner: &str) -> usize {
+        open.streams.get(owner).copied().unwrap_or(0)
+            + open.starting.get(owner).copied().unwrap_or(0)
+            + open.mcp.values().filter(|s| s.owner == owner).count()
+    }
+
+    fn refusal(&self, held: usize) -> ApiError {
+        ApiError::too_many(format!(
+            "this token has {held} sessions open (SSE streams and MCP sessions), the most \
+             allowed (--max-sessions-per-token {}); close one (end a stream, or DELETE /mcp \
+             with its Mcp-Session-Id) or wait for idle MCP sessions to expire after {} s",
+            self.limits.per_token,
+            self.limits.idle.as_secs()
+        ))
+    }
+
+    /// Takes a place for one SSE stream of `caller`, or says why not.
+    pub fn open_stream(
+        self: &Arc<Self>,
+        caller: &Principal,
+    ) -> Result<Option<StreamPermit>, ApiError> {
+        let Some(owner) = Self::owner(caller) else {
+            return Ok(None);
+        };
+        let mut open = self.lock();
+        let held = Self::held(&open, &owner);
+        if held >= self.limits.per_token {
+            return Err(self.refusal(held));
+        }
+        *open.streams.entry(owner.clone()).or_default() += 1;
+        Ok(Some(StreamPermit {
+            sessions: self.clone(),
+            owner,
+        }))
+    }
+
+    /// Closes MCP sessions idle for longer than the limit; returns their ids.
+    async fn sweep(&self) -> Vec<String> {
+        let idle: Vec<String> = {
+            let mut open = self.lock();
+            let expired: Vec<String> = open
+                .mcp
+                .iter()
+                .filter(|(_, s)| s.last_seen.elapsed() > self.limits.idle)
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in &expired {
+                open.mcp.remove(id);
+            }
+            expired
+        };
+        for id in &idle {
+            let id: rmcp::transport::streamable_http_server::SessionId = id.as_str().into();
+            if let Err(e) = self.manager.close_session(&id).await {
+                tracing::debug!(session = %id, error = %e, "closing an idle MCP session");
+            }
+        }
+        idle
+    }
+}
+
+/// The `/mcp` layer: counts sessions per token, refuses a new one over the limit, closes
+/// idle ones, and keeps each session's last use.
+pub async fn mcp_sessions(
+    State(sessions): State<Arc<Sessions>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    sessions.sweep().await;
+    let owner = request
+        .extensions()
+        .get::<Principal>()
+        .and_then(Sessions::owner);
+    let session_id = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let method = request.method().clone();
+    match (&session_id, &owner) {
+        (Some(id), _) => {
+            if let Some(s) = sessions.lock().mcp.get_mut(id) {
+                s.last_seen = Instant::now();
+            }
+        }
+        // A POST without a session starts one (`initialize`).
+        (None, Some(owner)) if method == Method::POST => {
+            let mut open = sessions.lock();
+            let held = Sessions::held(&open, owner);
+            if held >= sessions.limits.per_token {
+                return sessions.refusal(held).into_response();
+            }
+            *open.starting.entry(owner.clone()).or_default() += 1;
+        }
+        _ => {}
+    }
+    let response = next.run(request).await;
+    if let Some(owner) = owner {
+        if session_id.is_none() && method == Method::POST {
+            let mut open = sessions.lock();
+            if let Some(n) = open.starting.get_mut(&owner) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    open.starting.remove(&owner);
+                }
+            }
+        }
+        match (&session_id, method) {
+            (Some(id), Method::DELETE) => {
+                sessions.lock().mcp.remove(id);
+            }
+            (None, Method::POST) if response.status().is_success() => {
+                if let Some(id) = response
+                    .headers()
+                    .get("mcp-session-id")
+                    .and_then(|v| v.to_str().ok())
+                {
+                    sessions.lock().mcp.insert(
+                        id.to_string(),
+                        McpSession {
+                            owner,
+                            last_seen: Instant::now(),
+                        },
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    response
+}

@@ -1,0 +1,95 @@
+//! The promises Sextant keeps on hostile input, as one check per fuzz target.
+//!
+//! The coverage-guided fuzzers in `fuzz/` (cargo-fuzz, libFuzzer) call these on every
+//! input they generate, and `tests/robustness.rs` replays the kept corpus and every
+//! crasher through the same functions, so a fixed crash stays fixed. Each function
+//! returns when the input was handled and panics when a promise was broken. Pure: no
+//! I/O, no global state.
+
+use std::path::Path;
+
+use crate::chunk::{ChunkOptions, chunk_file};
+use crate::parse::{ParseError, ParseLimits, parse_bytes};
+use crate::search::lexical::{MAX_QUERY_TERMS, lexical_query, query_terms};
+use crate::search::options::{MAX_QUERY_BYTES, SearchOptions};
+use crate::search::query::{classify, parse_symbol_query};
+use crate::validate::{check_determinism, check_rules};
+
+/// Names the first input byte picks from: the language the rest is parsed as.
+const FILE_NAMES: [&str; 3] = ["fuzz.ts", "fuzz.tsx", "fuzz.js"];
+
+/// Parser and chunker: any bytes end in chunks or a skip reason (binary, not UTF-8, too
+/// large); text keeps the blueprint's ten rules (on a tree recovered from syntax errors,
+/// all but the two textual ones, 6 and 10), and chunking twice gives the same chunks. The
+/// first byte picks TS, TSX or JS.
+pub fn parse_and_chunk(data: &[u8]) {
+    let Some((&pick, body)) = data.split_first() else {
+        return;
+    };
+    let name = FILE_NAMES[usize::from(pick) % FILE_NAMES.len()];
+    let parsed = match parse_bytes(Path::new(name), body, &ParseLimits::default()) {
+        Ok(parsed) => parsed,
+        Err(ParseError::Binary { .. } | ParseError::InvalidUtf8 { .. }) => return,
+        Err(e) => panic!("{name}: text must parse or be skipped with a reason, got {e}"),
+    };
+    let source = std::str::from_utf8(body).expect("a parsed file is UTF-8");
+    let chunks = chunk_file(name, source, &parsed, &ChunkOptions::default());
+    let again = chunk_file(name, source, &parsed, &ChunkOptions::default());
+    let mut violations = check_rules(source, &parsed, &chunks);
+    if !parsed.diagnostics.is_empty() {
+        // On a tree recovered from syntax errors, rules 6 and 10 judge text against
+        // tokens the grammar split differently (`0express` reads as `0` and `express`),
+        // so they are not promises there; the structural rules still are.
+        violations.retain(|v| !matches!(v.rule, 6 | 10));
+    }
+    violations.extend(check_determinism(&chunks, &again));
+    assert!(violations.is_empty(), "{name}: {violations:?}");
+}
+
+/// A REST search body (`POST /api/v1/search`: the query beside the flattened options,
+/// as the API and the MCP tool read it).
+#[derive(Debug, serde::Deserialize)]
+struct SearchBody {
+    query: String,
+    #[serde(flatten)]
+    options: SearchOptions,
+}
+
+/// Search request bodies: any JSON either fails to deserialize or validation, or is
+/// accepted, and then everything built from it stays bounded: the path matcher compiles,
+/// the store predicate is at most a few hundred KiB, the lexical query has at most
+/// [`MAX_QUERY_TERMS`] terms.
+pub fn search_request(data: &[u8]) {
+    let Ok(body) = serde_json::from_slice::<SearchBody>(data) else {
+        return;
+    };
+    if body.query.len() > MAX_QUERY_BYTES || body.options.validate().is_err() {
+        return;
+    }
+    let filter = &body.options.filter;
+    let matcher = filter
+        .path_matcher()
+        .expect("a validated filter's globs compile");
+    let _ = matcher.is_match("src/index.ts");
+    if let Some(sql) = filter.to_sql() {
+        // Four lists of at most 100 entries of at most 1 KiB, each quoted (doubling at
+        // worst) and wrapped in a clause.
+        assert!(sql.len() < 4 * 100 * (2 * 1024 + 64), "{} bytes", sql.len());
+    }
+    query(body.query.as_bytes());
+}
+
+/// Queries: `symbol = …` paths and questions are classified without panicking, a parsed
+/// symbol path matches what it names, and the lexical query stays within
+/// [`MAX_QUERY_TERMS`] terms.
+pub fn query(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = classify(text);
+    if let Some(path) = parse_symbol_query(text) {
+        let _ = path.matches("src/index.ts", "A > b");
+    }
+    let lexical = lexical_query(text);
+    assert!(query_terms(&lexical).len() <= MAX_QUERY_TERMS, "{lexical}");
+}
