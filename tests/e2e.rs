@@ -518,3 +518,134 @@ async fn a_server_killed_mid_sync_resumes_and_matches_a_clean_build() {
     let text = String::from_utf8_lossy(&doctor.stdout);
     assert!(doctor.status.success() && text.contains("ws: ok"), "{text}");
 }
+
+/// Writes `files` TypeScript files of documented functions under `root` (`tag` keeps two
+/// repositories' names apart).
+fn generated_repository(root: &std::path::Path, tag: &str, files: usize) {
+    for i in 0..files {
+        let mut text = format!(
+            "import {{ helper{tag} }} from './{tag}{}';\n\n",
+            (i + 1) % files
+        );
+        for j in 0..5 {
+            text.push_str(&format!(
+                "/** Retries step {j} of stage {i} with a backoff, merging the results. */\n\
+                 export function {tag}{i}step{j}(input: number[], total: number): number {{\n  \
+                 return input.reduce((a, b) => a + b * {j}, total) + helper{tag}({i});\n}}\n\n"
+            ));
+        }
+        text.push_str(&format!(
+            "export function helper{tag}(x: number) {{\n  return x * {i};\n}}\n"
+        ));
+        support::write(root, &format!("src/{tag}{i}.ts"), &text);
+    }
+}
+
+/// Issue "Hardening" (load): concurrent clients mixing REST searches, symbol lookups, MCP
+/// tool calls and SSE subscribers against the real binary, while a second repository
+/// syncs. No request may end in a 5xx or a broken connection (429s are back-pressure and
+/// counted apart). The short version runs here (8 clients, 10 s, generated repositories);
+/// the recorded runs set `SEXTANT_LOAD_CLIENTS`, `SEXTANT_LOAD_SECS`,
+/// `SEXTANT_LOAD_CORPUS` / `SEXTANT_LOAD_SECOND` (directories) and `SEXTANT_LOAD_REPORT`
+/// (a file for the Markdown summary): see docs/RELIABILITY.md.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn mixed_load_gets_no_server_errors() {
+    let model = match default_model() {
+        Ok(m) => m,
+        Err(why) => return skip("the load run", &why),
+    };
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let clients = var("SEXTANT_LOAD_CLIENTS").map_or(8, |v| v.parse().unwrap());
+    let secs = var("SEXTANT_LOAD_SECS").map_or(10, |v| v.parse().unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = var("SEXTANT_LOAD_CORPUS").map_or_else(
+        || {
+            let dir = tmp.path().join("main");
+            generated_repository(&dir, "main", 30);
+            dir
+        },
+        std::path::PathBuf::from,
+    );
+    let second = var("SEXTANT_LOAD_SECOND").map_or_else(
+        || {
+            let dir = tmp.path().join("second");
+            generated_repository(&dir, "second", 80);
+            dir
+        },
+        std::path::PathBuf::from,
+    );
+    let (server, base) = serve(&tmp.path().join("data"), &model);
+    let http = reqwest::Client::new();
+    let indexed = Instant::now();
+    let job = register_job(
+        &http,
+        &base,
+        &json!({ "path": corpus.to_string_lossy(), "name": "main" }),
+    )
+    .await;
+    loop {
+        let state = json_of(http.get(format!("{base}/api/v1/jobs/{job}"))).await;
+        match state["job"]["state"]
+            .as_str()
+            .unwrap_or("")
+            .to_lowercase()
+            .as_str()
+        {
+            "succeeded" => break,
+            "failed" => panic!("{state}"),
+            _ => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+    }
+    let indexed = indexed.elapsed();
+    let syncing = register_job(
+        &http,
+        &base,
+        &json!({ "path": second.to_string_lossy(), "name": "second" }),
+    )
+    .await;
+    let report = support::load::run(support::load::LoadConfig {
+        base: base.clone(),
+        clients,
+        duration: Duration::from_secs(secs),
+        queries: support::load::QUESTIONS
+            .iter()
+            .map(|q| q.to_string())
+            .collect(),
+        symbols: support::load::SYMBOLS
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        server_pid: server.0.id(),
+    })
+    .await;
+    let second_job = json_of(http.get(format!("{base}/api/v1/jobs/{syncing}"))).await;
+    let summary = format!(
+        "{}\nFirst repository indexed in {:.1} s before the run; the second repository's \
+         sync was `{}` at the end ({}).\n",
+        report.markdown(clients),
+        indexed.as_secs_f64(),
+        second_job["job"]["state"].as_str().unwrap_or("?"),
+        second_job["job"]["message"].as_str().unwrap_or(""),
+    );
+    {
+        use std::io::Write;
+        let _ = std::io::stderr().write_all(summary.as_bytes());
+    }
+    if let Some(path) = var("SEXTANT_LOAD_REPORT") {
+        std::fs::write(path, &summary).unwrap();
+    }
+    let examples: Vec<_> = report
+        .ops
+        .iter()
+        .filter_map(|(op, o)| o.example.as_ref().map(|e| format!("{op}: {e}")))
+        .collect();
+    assert_eq!(report.failures(), 0, "{summary}\n{examples:#?}");
+    assert_eq!(report.sse_failures, 0, "{summary}");
+    for op in ["search", "symbol", "mcp"] {
+        assert!(
+            report.ops.get(op).is_some_and(|o| !o.ok_ms.is_empty()),
+            "no {op} answered: {summary}"
+        );
+    }
+    assert!(report.rss.len() >= secs as usize / 2, "RSS not sampled");
+}

@@ -23,7 +23,7 @@ struct World {
     recorder: Arc<Recorder>,
     meta: Arc<SqlMetaStore>,
     vectors: Arc<LanceStore>,
-    indexer: Indexer,
+    indexer: Arc<Indexer>,
     repo: Repository,
 }
 
@@ -62,16 +62,18 @@ async fn world() -> World {
         recorder.clone(),
         Arc::new(MemoryCache::new(100_000)),
     ));
-    let indexer = Indexer::new(
-        meta.clone(),
-        vectors.clone(),
-        embedder,
-        IndexOptions {
-            batch_files: 2,
-            ..IndexOptions::default()
-        },
-    )
-    .unwrap();
+    let indexer = Arc::new(
+        Indexer::new(
+            meta.clone(),
+            vectors.clone(),
+            embedder,
+            IndexOptions {
+                batch_files: 2,
+                ..IndexOptions::default()
+            },
+        )
+        .unwrap(),
+    );
     let repo = indexer
         .register_path(&root, Some("ws"), RepoSettings::default())
         .await
@@ -414,7 +416,7 @@ async fn jobs_run_durably_and_resume_after_a_crash() {
     use sextant::store::{JobState, NewJob};
 
     let w = world().await;
-    let indexer = Arc::new(w.indexer);
+    let indexer = w.indexer.clone();
     let (events, mut rx) = tokio::sync::broadcast::channel(4096);
     // A job a crashed process had claimed: still `running` in the table.
     w.meta
@@ -471,7 +473,7 @@ async fn watched_working_trees_queue_a_sync_on_change() {
     let w = world().await;
     w.sync().await;
     let (events, _rx) = tokio::sync::broadcast::channel(64);
-    let runner = Arc::new(JobRunner::new(Arc::new(w.indexer), 1, events));
+    let runner = Arc::new(JobRunner::new(w.indexer.clone(), 1, events));
     let _watch = runner
         .watch(&w.repo, std::time::Duration::from_millis(200))
         .unwrap();
@@ -960,4 +962,49 @@ async fn full_disk_case(free_kb: u64) {
             "{free_kb} KiB free: {path}"
         );
     }
+}
+
+/// Found by the load run: every search's freshness check queued a sync behind the one
+/// already running (each search waited out the 2 s bound, and the queued syncs ran one
+/// after another afterwards). A check while a sync runs now returns at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_freshness_check_does_not_queue_behind_a_running_sync() {
+    let w = world().await;
+    for i in 0..300 {
+        write(
+            &w.root,
+            &format!("src/many{i}.ts"),
+            &format!("export function many{i}(x: number) {{\n  return x + {i};\n}}\n"),
+        );
+    }
+    let running = {
+        let (indexer, repo) = (w.indexer.clone(), w.repo.clone());
+        tokio::spawn(async move {
+            indexer
+                .sync(&repo, &mut Progress::silent(&repo.id))
+                .await
+                .unwrap()
+        })
+    };
+    // Wait until the sync holds the repository.
+    loop {
+        let repo = w.meta.get_repository(&w.repo.id).await.unwrap().unwrap();
+        if repo.status == sextant::store::RepoStatus::Indexing {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let check = w
+        .indexer
+        .sync_unless_running(&w.repo, &mut Progress::silent(&w.repo.id))
+        .await;
+    assert!(check.is_none(), "ran a second sync: {check:?}");
+    let report = running.await.unwrap();
+    assert_eq!(report.indexed, FILES.len() + 300);
+    // Once none runs, the check syncs.
+    let check = w
+        .indexer
+        .sync_unless_running(&w.repo, &mut Progress::silent(&w.repo.id))
+        .await;
+    assert_eq!(check.unwrap().unwrap().unchanged, FILES.len() + 300);
 }

@@ -533,6 +533,28 @@ impl Indexer {
     ) -> Result<SyncReport, IndexError> {
         let lock = self.repo_lock(&repo.id);
         let _held = lock.lock().await;
+        self.sync_held(repo, progress).await
+    }
+
+    /// [`Indexer::sync`], unless a sync of `repo` is running already: then `None` at once
+    /// (that sync brings the index up to date; callers that only want freshness, such as
+    /// the check before a search, need not queue behind it).
+    pub async fn sync_unless_running(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Option<Result<SyncReport, IndexError>> {
+        let lock = self.repo_lock(&repo.id);
+        let _held = lock.try_lock().ok()?;
+        Some(self.sync_held(repo, progress).await)
+    }
+
+    /// A sync, with the repository's lock held by the caller.
+    async fn sync_held(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Result<SyncReport, IndexError> {
         self.meta
             .set_repository_status(&repo.id, RepoStatus::Indexing, None, None)
             .await

@@ -151,7 +151,8 @@ impl Searcher {
 
     /// Before each search, working-tree repositories in scope get a sync (the two-phase
     /// dirty check: cheap when nothing changed) bounded by `bound`; a sync that takes
-    /// longer goes on in the background and the search answers from the index as it is.
+    /// longer goes on in the background and the search answers from the index as it is,
+    /// as it does at once for a repository whose sync is already running.
     pub fn with_freshness(mut self, indexer: Arc<Indexer>, bound: Duration) -> Self {
         self.freshness = Some((indexer, bound));
         self
@@ -246,8 +247,16 @@ impl Searcher {
             let indexer = indexer.clone();
             let task = tokio::spawn(async move {
                 let mut progress = Progress::silent(&repo.id);
-                if let Err(e) = indexer.sync(&repo, &mut progress).await {
-                    tracing::warn!(repo = %repo.name, error = %e, "freshness sync failed");
+                // A sync already running brings the index up to date; searches do not
+                // queue behind it (nor pile up syncs to run after it).
+                match indexer.sync_unless_running(&repo, &mut progress).await {
+                    Some(Err(e)) => {
+                        tracing::warn!(repo = %repo.name, error = %e, "freshness sync failed");
+                    }
+                    Some(Ok(_)) => {}
+                    None => {
+                        tracing::debug!(repo = %repo.name, "a sync is running; answering from the index as it is")
+                    }
                 }
             });
             if tokio::time::timeout(*bound, task).await.is_err() {

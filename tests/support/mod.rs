@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod embedders;
+pub mod load;
 pub mod mock_http;
 pub mod models;
 pub mod postgres;
