@@ -29,7 +29,9 @@ impl Drop for Server {
 }
 
 fn sextant(data: &std::path::Path, model: &std::path::Path) -> Command {
-    let mut c = Command::new(BIN);
+    // `SEXTANT_E2E_BIN`: a copy of the binary for long recorded runs (the load run), so a
+    // rebuild meanwhile does not change what is measured.
+    let mut c = Command::new(std::env::var("SEXTANT_E2E_BIN").unwrap_or_else(|_| BIN.into()));
     c.arg("--data-dir").arg(data).arg("--model-dir").arg(model);
     c.env_remove("SEXTANT_SERVER").env_remove("SEXTANT_TOKEN");
     c

@@ -225,3 +225,33 @@ fn deep_nesting_parses_in_linear_time() {
         assert!(outcome.is_ok_and(|n| n >= 1), "{name}");
     }
 }
+
+/// Every input the fuzzers kept (`fuzz/corpus/<target>`: the inputs that reached new
+/// code) and every crasher found and fixed (`fuzz/regressions/<target>`) goes through the
+/// fuzz targets' checks again (`sextant::fuzz`), so what the coverage-guided runs proved
+/// stays proved without a nightly toolchain.
+#[test]
+fn the_fuzz_corpus_and_past_crashers_still_pass() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let targets: [(&str, fn(&[u8])); 3] = [
+        ("parse_chunk", sextant::fuzz::parse_and_chunk),
+        ("search_request", sextant::fuzz::search_request),
+        ("query", sextant::fuzz::query),
+    ];
+    for (target, check) in targets {
+        let mut inputs = 0;
+        for dir in ["corpus", "regressions"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir).join(target)) else {
+                continue;
+            };
+            for entry in entries {
+                let path = entry.unwrap().path();
+                let data = std::fs::read(&path).unwrap();
+                let outcome = std::panic::catch_unwind(|| check(&data));
+                assert!(outcome.is_ok(), "{target}: {} fails", path.display());
+                inputs += 1;
+            }
+        }
+        assert!(inputs >= 4, "{target}: only {inputs} inputs kept under fuzz/");
+    }
+}
