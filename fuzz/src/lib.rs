@@ -1,0 +1,30 @@
+//! Sextant's pure layers compiled from `../src` for fuzzing: the same files, included by
+//! path, under the same module paths, so `crate::…` references inside them resolve.
+//! Only what the fuzz checks (`../src/fuzz.rs`) reach is included.
+#![allow(dead_code, unused_imports, unexpected_cfgs)]
+
+#[path = "../../src/chunk/mod.rs"]
+pub mod chunk;
+#[path = "../../src/fuzz.rs"]
+pub mod fuzz;
+#[path = "../../src/parse/mod.rs"]
+pub mod parse;
+#[path = "../../src/text.rs"]
+pub mod text;
+#[path = "../../src/validate.rs"]
+pub mod validate;
+
+pub mod search;
+pub mod store;
+
+/// What `validate::validate_source` reads of the server configuration.
+pub mod config {
+    /// Parse limits and chunking options only.
+    #[derive(Debug, Default)]
+    pub struct Config {
+        /// Input limits.
+        pub parse: crate::parse::ParseLimits,
+        /// Chunking options.
+        pub chunk: crate::chunk::ChunkOptions,
+    }
+}
