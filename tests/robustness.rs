@@ -233,7 +233,8 @@ fn deep_nesting_parses_in_linear_time() {
 #[test]
 fn the_fuzz_corpus_and_past_crashers_still_pass() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
-    let targets: [(&str, fn(&[u8])); 3] = [
+    type Check = fn(&[u8]);
+    let targets: [(&str, Check); 3] = [
         ("parse_chunk", sextant::fuzz::parse_and_chunk),
         ("search_request", sextant::fuzz::search_request),
         ("query", sextant::fuzz::query),
@@ -252,6 +253,9 @@ fn the_fuzz_corpus_and_past_crashers_still_pass() {
                 inputs += 1;
             }
         }
-        assert!(inputs >= 4, "{target}: only {inputs} inputs kept under fuzz/");
+        assert!(
+            inputs >= 4,
+            "{target}: only {inputs} inputs kept under fuzz/"
+        );
     }
 }
