@@ -3,8 +3,9 @@
 //! Both hold server memory for as long as the client keeps them: a token may have at most
 //! [`SessionLimits::per_token`] of them open at once (beyond, a 429 that says which limit
 //! was hit), and an MCP session with no request for [`SessionLimits::idle`] is closed (its
-//! next request gets rmcp's 404, and the client starts a new one). Authentication-off
-//! servers (the loopback user) are bounded by the connection cap instead.
+//! next request gets rmcp's 404, and the client starts a new one). Sessions of the
+//! loopback user (authentication off) are closed when idle too, but not counted: the
+//! connection cap bounds them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -191,10 +192,10 @@ pub async fn mcp_sessions(
     next: Next,
 ) -> Response {
     sessions.sweep().await;
-    let owner = request
-        .extensions()
-        .get::<Principal>()
-        .and_then(Sessions::owner);
+    let caller = request.extensions().get::<Principal>();
+    // Every session is recorded, so idle ones are closed; only tokens are counted.
+    let capped = caller.and_then(Sessions::owner).is_some();
+    let owner = caller.map(|p| Sessions::owner(p).unwrap_or_default());
     let session_id = request
         .headers()
         .get("mcp-session-id")
@@ -211,7 +212,7 @@ pub async fn mcp_sessions(
         (None, Some(owner)) if method == Method::POST => {
             let mut open = sessions.lock();
             let held = Sessions::held(&open, owner);
-            if held >= sessions.limits.per_token {
+            if capped && held >= sessions.limits.per_token {
                 return sessions.refusal(held).into_response();
             }
             *open.starting.entry(owner.clone()).or_default() += 1;
