@@ -595,6 +595,7 @@ async fn mixed_load_gets_no_server_errors() {
         {
             "succeeded" => break,
             "failed" => panic!("{state}"),
+            _ if indexed.elapsed() > Duration::from_secs(3600) => panic!("never indexed: {state}"),
             _ => tokio::time::sleep(Duration::from_millis(250)).await,
         }
     }
