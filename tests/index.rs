@@ -1008,3 +1008,32 @@ async fn a_freshness_check_does_not_queue_behind_a_running_sync() {
         .await;
     assert_eq!(check.unwrap().unwrap().unchanged, FILES.len() + 300);
 }
+
+/// Found by the load run: each freshness check (one per search) rewrote every skipped
+/// file (a chunk-store commit and a record each) and flipped the status to `indexing` and
+/// back, taking the database's write lock behind a running sync. A sync that finds
+/// nothing to do now writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_with_nothing_to_do_writes_nothing() {
+    let w = world().await;
+    write(&w.root, "lib/vendor.min.js", "var a=1;");
+    let first = w.sync().await;
+    assert_eq!(first.skipped, 1);
+    let before = w.meta.get_repository(&w.repo.id).await.unwrap().unwrap();
+    let version = w.vectors.stats().await.unwrap().version;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let again = w
+        .indexer
+        .sync(&before, &mut Progress::silent(&w.repo.id))
+        .await
+        .unwrap();
+    assert!(!again.changed_anything(), "{again:?}");
+    let after = w.meta.get_repository(&w.repo.id).await.unwrap().unwrap();
+    assert_eq!(after.updated_at, before.updated_at);
+    assert_eq!(after.status, sextant::store::RepoStatus::Ready);
+    assert_eq!(w.vectors.stats().await.unwrap().version, version);
+    // A newly skipped file is recorded.
+    write(&w.root, "lib/other.min.js", "var b=2;");
+    let changed = w.sync().await;
+    assert_eq!(changed.skipped, 1, "{changed:?}");
+}

@@ -138,7 +138,7 @@ pub struct SyncReport {
     pub added: usize,
     /// Files removed from the index (deleted, or now excluded).
     pub removed: usize,
-    /// Files recorded as skipped (with their reason).
+    /// Files newly recorded as skipped, or skipped for a new reason (with their reason).
     pub skipped: usize,
     /// Files that failed to parse: path and reason (recorded, never fatal).
     pub failed: Vec<(String, String)>,
@@ -159,6 +159,14 @@ mod secs {
         s: S,
     ) -> Result<S::Ok, S::Error> {
         s.serialize_f64(d.as_secs_f64())
+    }
+}
+
+impl SyncReport {
+    /// Whether the sync wrote anything beyond mtimes: files indexed, removed or newly
+    /// skipped, or files that failed.
+    pub fn changed_anything(&self) -> bool {
+        self.indexed + self.removed + self.skipped > 0 || !self.failed.is_empty()
     }
 }
 
@@ -555,10 +563,6 @@ impl Indexer {
         repo: &Repository,
         progress: &mut Progress,
     ) -> Result<SyncReport, IndexError> {
-        self.meta
-            .set_repository_status(&repo.id, RepoStatus::Indexing, None, None)
-            .await
-            .map_err(|e| IndexError::from(e).explained())?;
         let outcome = self
             .sync_locked(repo, progress)
             .await
@@ -567,10 +571,19 @@ impl Indexer {
             Ok((_, commit)) => (RepoStatus::Ready, None, commit.clone()),
             Err(e) => (RepoStatus::Error, Some(e.to_string()), None),
         };
-        let recorded = self
-            .meta
-            .set_repository_status(&repo.id, status, error.as_deref(), commit.as_deref())
-            .await;
+        // A sync that found nothing to do on a ready repository (the freshness check
+        // before most searches) writes nothing: no status flip, no write lock taken.
+        let idle = matches!(&outcome, Ok((report, c)) if !report.changed_anything()
+            && *c == repo.indexed_commit)
+            && repo.status == RepoStatus::Ready
+            && repo.last_error.is_none();
+        let recorded = if idle {
+            Ok(())
+        } else {
+            self.meta
+                .set_repository_status(&repo.id, status, error.as_deref(), commit.as_deref())
+                .await
+        };
         match (recorded, &outcome) {
             (Err(e), Ok(_)) => return Err(IndexError::from(e).explained()),
             // The sync's own error says more than the failure to record it (on a full
@@ -681,13 +694,24 @@ impl Indexer {
         let skipped_paths: std::collections::HashSet<&str> =
             scan.skipped.iter().map(|(f, _)| f.rel.as_str()).collect();
         let removals = stored
-            .into_keys()
+            .keys()
             .filter(|p| !skipped_paths.contains(p.as_str()))
+            .cloned()
+            .collect();
+        // Files skipped for the same reason as last time are already recorded as such.
+        let skipped = scan
+            .skipped
+            .into_iter()
+            .filter(|(f, reason)| {
+                stored
+                    .get(&f.rel)
+                    .is_none_or(|r| r.skip_reason.as_deref() != Some(reason.as_str()))
+            })
             .collect();
         Ok(Plan {
             pending,
             removals,
-            skipped: scan.skipped,
+            skipped,
             commit: None,
             configs: scan.configs,
         })
@@ -824,6 +848,12 @@ impl Indexer {
             commit,
             configs,
         } = plan;
+        // The repository shows `indexing` only while there is something to write.
+        if !(pending.is_empty() && removals.is_empty() && skipped.is_empty()) {
+            self.meta
+                .set_repository_status(&repo.id, RepoStatus::Indexing, None, None)
+                .await?;
+        }
         // Paths whose symbols changed: the graph re-resolves them and their importers.
         let mut changed: Vec<String> = removals.clone();
         changed.extend(skipped.iter().map(|(f, _)| f.rel.clone()));
