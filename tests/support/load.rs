@@ -182,6 +182,16 @@ async fn finish(mut sample: Sample, resp: Option<reqwest::Response>, started: In
         let ok = resp.status().is_success();
         match resp.text().await {
             Ok(text) if !ok => sample.detail = text.chars().take(300).collect(),
+            // MCP answers a tool's failure inside a 200: back-pressure (the server's
+            // search slots are taken) counts as a 429, anything else as an error.
+            Ok(text) if sample.op == "mcp" && text.contains("\"isError\":true") => {
+                sample.status = if text.contains("retry shortly") {
+                    Some(429)
+                } else {
+                    None
+                };
+                sample.detail = text.chars().take(300).collect();
+            }
             Ok(_) => {}
             Err(e) => {
                 sample.status = None;
