@@ -1097,18 +1097,8 @@ async fn a_client_that_stops_reading_is_disconnected() {
 
 /// An MCP `initialize` with `token`; the status and the session id the server gave.
 async fn mcp_initialize(base: &str, token: &str) -> (u16, Option<String>) {
-    let resp = reqwest::Client::new()
-        .post(format!("{base}/mcp"))
+    let resp = support::load::mcp_initialize(&reqwest::Client::new(), base)
         .bearer_auth(token)
-        .header("accept", "application/json, text/event-stream")
-        .json(&json!({
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-03-26",
-                "capabilities": {},
-                "clientInfo": { "name": "sextant-test", "version": "1" }
-            }
-        }))
         .send()
         .await
         .unwrap();

@@ -810,6 +810,23 @@ fn fill(dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
+/// Stores in `data`, with `root` registered as `ws` and synced once.
+async fn indexed(
+    data: &std::path::Path,
+    root: &std::path::Path,
+) -> (Arc<SqlMetaStore>, Arc<LanceStore>, Arc<Indexer>, Repository) {
+    let (meta, vectors, indexer) = support::bow_indexer(data).await;
+    let repo = indexer
+        .register_path(root, Some("ws"), RepoSettings::default())
+        .await
+        .unwrap();
+    indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    (meta, vectors, indexer, repo)
+}
+
 /// Chunk ids and file hashes of every indexed file: what a sync produced.
 async fn index_state(
     meta: &SqlMetaStore,
@@ -851,19 +868,11 @@ async fn full_disk_case(free_kb: u64) {
         eprintln!("SKIPPED: mounting a tmpfs needs root (the disk-full fault test)");
         return;
     };
-    let (meta, vectors, indexer) = support::bow_indexer(&disk.0.join("data")).await;
     let root = tmp.path().join("ws");
     for (rel, text) in FILES {
         write(&root, rel, text);
     }
-    let repo = indexer
-        .register_path(&root, Some("ws"), RepoSettings::default())
-        .await
-        .unwrap();
-    indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
+    let (meta, vectors, indexer, repo) = indexed(&disk.0.join("data"), &root).await;
     let before = index_state(&meta, &vectors, &repo).await;
 
     // Changes that need space, on a (nearly) full disk.
@@ -922,16 +931,8 @@ async fn full_disk_case(free_kb: u64) {
     assert_eq!(stored.last_error, None);
     let audits = indexer.audit(false).await.unwrap();
     assert!(audits.iter().all(|a| a.is_consistent()), "{audits:?}");
-    let clean_dir = tmp.path().join("clean");
-    let (clean_meta, clean_vectors, clean) = support::bow_indexer(&clean_dir).await;
-    let clean_repo = clean
-        .register_path(&root, Some("ws"), RepoSettings::default())
-        .await
-        .unwrap();
-    clean
-        .sync(&clean_repo, &mut Progress::silent(&clean_repo.id))
-        .await
-        .unwrap();
+    let (clean_meta, clean_vectors, _, clean_repo) =
+        indexed(&tmp.path().join("clean"), &root).await;
     assert_eq!(
         after,
         index_state(&clean_meta, &clean_vectors, &clean_repo).await

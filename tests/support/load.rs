@@ -205,19 +205,23 @@ async fn finish(mut sample: Sample, resp: Option<reqwest::Response>, started: In
 
 const MCP_ACCEPT: &str = "application/json, text/event-stream";
 
-/// Opens an MCP session; its id.
-async fn mcp_session(http: &reqwest::Client, base: &str) -> Result<String, String> {
-    let resp = http
-        .post(format!("{base}/mcp"))
+/// An MCP `initialize` request to `base`'s `/mcp` (a protocol version with sessions).
+pub fn mcp_initialize(http: &reqwest::Client, base: &str) -> reqwest::RequestBuilder {
+    http.post(format!("{base}/mcp"))
         .header("accept", MCP_ACCEPT)
         .json(&json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {
                 "protocolVersion": "2025-03-26",
                 "capabilities": {},
-                "clientInfo": { "name": "sextant-load", "version": "1" }
+                "clientInfo": { "name": "sextant-test", "version": "1" }
             }
         }))
+}
+
+/// Opens an MCP session; its id.
+async fn mcp_session(http: &reqwest::Client, base: &str) -> Result<String, String> {
+    let resp = mcp_initialize(http, base)
         .send()
         .await
         .map_err(|e| e.to_string())?;
