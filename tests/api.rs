@@ -867,25 +867,37 @@ async fn slow_header_clients_are_disconnected() {
     );
 }
 
-/// Finding 9: beyond the connection cap a client is answered 503 at once (not left
-/// hanging), and a slot frees when a connection closes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connections_beyond_the_cap_get_503() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let app = axum::Router::new().route("/", axum::routing::get(|| async { "hi" }));
+/// Serves `app` through `api::serve` with `limits` on a loopback port; its address.
+async fn serve_with_limits(
+    app: axum::Router,
+    limits: sextant::api::ConnectionLimits,
+) -> std::net::SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let limits = sextant::api::ConnectionLimits {
-        header_read_timeout: Duration::from_secs(30),
-        max_connections: 2,
-        ..Default::default()
-    };
     tokio::spawn(sextant::api::serve(
         listener,
         app,
         limits,
         std::future::pending(),
     ));
+    addr
+}
+
+/// Finding 9: beyond the connection cap a client is answered 503 at once (not left
+/// hanging), and a slot frees when a connection closes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_beyond_the_cap_get_503() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = axum::Router::new().route("/", axum::routing::get(|| async { "hi" }));
+    let addr = serve_with_limits(
+        app,
+        sextant::api::ConnectionLimits {
+            header_read_timeout: Duration::from_secs(30),
+            max_connections: 2,
+            ..Default::default()
+        },
+    )
+    .await;
     let first = tokio::net::TcpStream::connect(addr).await.unwrap();
     let _second = tokio::net::TcpStream::connect(addr).await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -1058,18 +1070,14 @@ async fn a_client_that_stops_reading_is_disconnected() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const BIG: usize = 64 * 1024 * 1024;
     let app = axum::Router::new().route("/big", axum::routing::get(|| async { vec![b'x'; BIG] }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let limits = sextant::api::ConnectionLimits {
-        write_timeout: Duration::from_secs(1),
-        ..Default::default()
-    };
-    tokio::spawn(sextant::api::serve(
-        listener,
+    let addr = serve_with_limits(
         app,
-        limits,
-        std::future::pending(),
-    ));
+        sextant::api::ConnectionLimits {
+            write_timeout: Duration::from_secs(1),
+            ..Default::default()
+        },
+    )
+    .await;
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
     let mut client = socket.connect(addr).await.unwrap();
