@@ -3,7 +3,8 @@
 //! The crate is laid out as the pipeline it implements (see `docs/ARCHITECTURE.md`):
 //!
 //! ```text
-//! parse → chunk → index → store / embed → search → graph → render → api / mcp / cli
+//! parse → chunk → index → store / embed → search → graph → render → service
+//!       → api / mcp / cli (adapters, side by side) → server (mounts api and mcp)
 //! ```
 //!
 //! Built so far: [`parse`], [`chunk`], [`validate`], [`store`], [`cli`]. The other modules are the
@@ -22,6 +23,8 @@ pub mod mcp;
 pub mod parse;
 pub mod render;
 pub mod search;
+pub mod server;
+pub mod service;
 pub mod store;
 pub mod text;
 pub mod validate;

@@ -7,9 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::index::IndexError;
-use crate::search::SearchError;
-use crate::store::StoreError;
+use crate::service::ServiceError;
 
 /// The JSON body of every error response.
 #[derive(Debug, Serialize, ToSchema)]
@@ -21,155 +19,176 @@ pub struct ErrorBody {
 /// Code and message of an error.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorDetail {
-    /// Stable machine-readable code (see [`ApiError::code`]).
-    pub code: String,
+    /// Stable machine-readable code.
+    pub code: ErrorCode,
     /// What went wrong and what to do, for people.
     pub message: String,
 }
 
+/// Every error code the API answers, each with its one HTTP status.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema, strum::IntoStaticStr, strum::EnumIter,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ErrorCode {
+    /// 400: a parameter or body field is wrong (the message names it).
+    BadRequest,
+    /// 401: no token, or not a live one.
+    Unauthorized,
+    /// 403: the token may not do this.
+    Forbidden,
+    /// 404: no such route, repository, job or file (or not visible to this token).
+    NotFound,
+    /// 409: conflicts with the current state (a name taken, a sync already queued).
+    Conflict,
+    /// 413: the body is larger than the server accepts.
+    PayloadTooLarge,
+    /// 414: the URI is longer than the server accepts.
+    UriTooLong,
+    /// 415: the body is not JSON.
+    UnsupportedMediaType,
+    /// 422: JSON of the wrong shape (the message names the field).
+    Unprocessable,
+    /// 429: too much at once; retry after `Retry-After` seconds.
+    TooManyRequests,
+    /// 500: a fault of the server.
+    Internal,
+    /// 503: a store does not answer; retry shortly.
+    Unavailable,
+    /// 503: not ready to serve (the metadata store does not answer).
+    NotReady,
+}
+
+impl ErrorCode {
+    /// The HTTP status this code is answered with.
+    pub fn status(self) -> StatusCode {
+        match self {
+            Self::BadRequest => StatusCode::BAD_REQUEST,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Forbidden => StatusCode::FORBIDDEN,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Conflict => StatusCode::CONFLICT,
+            Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UriTooLong => StatusCode::URI_TOO_LONG,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
+            Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Unavailable | Self::NotReady => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// The code as written on the wire (`not_found`).
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
 /// An error answered to a client.
 #[derive(Debug, thiserror::Error)]
-#[error("{code}: {message}")]
+#[error("{}: {message}", code.as_str())]
 pub struct ApiError {
-    /// HTTP status.
-    pub status: StatusCode,
-    /// Stable machine-readable code: `bad_request`, `unauthorized`, `forbidden`,
-    /// `not_found`, `conflict`, `payload_too_large`, `unsupported_media_type`,
-    /// `too_many_requests`, `uri_too_long`,
-    /// `unprocessable`, `timeout`, `not_ready`, `unavailable`, `internal`.
-    pub code: &'static str,
+    /// What kind of error, with its status.
+    pub code: ErrorCode,
     /// What went wrong and what to do, for people.
     pub message: String,
 }
 
 impl ApiError {
-    /// 400 with a message naming the field and why.
-    pub fn bad_request(message: impl Into<String>) -> Self {
+    /// An error with this code.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
-            status: StatusCode::BAD_REQUEST,
-            code: "bad_request",
+            code,
             message: message.into(),
         }
     }
 
-    /// 401: no token, or not a live one. Answered with `WWW-Authenticate: Bearer`.
-    pub fn unauthorized(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::UNAUTHORIZED,
-            code: "unauthorized",
-            message: message.into(),
-        }
+    /// 400 with a message naming the field and why.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::BadRequest, message)
     }
 
     /// 403: the token may not do this.
     pub fn forbidden(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::FORBIDDEN,
-            code: "forbidden",
-            message: message.into(),
-        }
+        Self::new(ErrorCode::Forbidden, message)
+    }
+
+    /// 404.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::NotFound, message)
+    }
+
+    /// 429: too much at once; try again shortly.
+    pub fn too_many(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::TooManyRequests, message)
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.code.status()
     }
 
     /// A rejected request body: 413 too large, 415 not JSON, 422 JSON of the wrong
     /// shape (which field and why), 400 not JSON at all.
     pub fn from_body_rejection(status: StatusCode, detail: &str) -> Self {
-        let (code, message) = match status {
-            StatusCode::PAYLOAD_TOO_LARGE => (
-                "payload_too_large",
+        match status {
+            StatusCode::PAYLOAD_TOO_LARGE => Self::new(
+                ErrorCode::PayloadTooLarge,
                 format!(
                     "the request body is larger than {} bytes",
                     super::MAX_BODY_BYTES
                 ),
             ),
-            StatusCode::UNSUPPORTED_MEDIA_TYPE => (
-                "unsupported_media_type",
-                "send the body as JSON with `Content-Type: application/json`".to_string(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => Self::new(
+                ErrorCode::UnsupportedMediaType,
+                "send the body as JSON with `Content-Type: application/json`",
             ),
-            StatusCode::UNPROCESSABLE_ENTITY => {
-                ("unprocessable", format!("invalid request body: {detail}"))
-            }
-            _ => ("bad_request", format!("invalid request body: {detail}")),
-        };
-        let status = if code == "bad_request" {
-            StatusCode::BAD_REQUEST
-        } else {
-            status
-        };
-        Self {
-            status,
-            code,
-            message,
-        }
-    }
-
-    /// 429: too many searches at once; try again shortly.
-    pub fn too_many(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::TOO_MANY_REQUESTS,
-            code: "too_many_requests",
-            message: message.into(),
-        }
-    }
-
-    /// 404.
-    pub fn not_found(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::NOT_FOUND,
-            code: "not_found",
-            message: message.into(),
-        }
-    }
-
-    /// 409.
-    pub fn conflict(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::CONFLICT,
-            code: "conflict",
-            message: message.into(),
-        }
-    }
-
-    /// 503: the metadata database does not answer; retry later.
-    pub fn unavailable(e: &StoreError) -> Self {
-        Self {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            code: "unavailable",
-            message: format!(
-                "the metadata database does not answer ({e}); the server keeps running and \
-                 recovers when it is back: retry shortly"
+            StatusCode::UNPROCESSABLE_ENTITY => Self::new(
+                ErrorCode::Unprocessable,
+                format!("invalid request body: {detail}"),
             ),
+            _ => Self::bad_request(format!("invalid request body: {detail}")),
         }
     }
+}
 
-    /// 500.
-    pub fn internal(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            code: "internal",
-            message: message.into(),
-        }
+impl From<ServiceError> for ApiError {
+    fn from(e: ServiceError) -> Self {
+        let code = match &e {
+            ServiceError::Unauthenticated(_) => ErrorCode::Unauthorized,
+            ServiceError::Forbidden(_) => ErrorCode::Forbidden,
+            ServiceError::NotFound(_) => ErrorCode::NotFound,
+            ServiceError::Conflict(_) => ErrorCode::Conflict,
+            ServiceError::Invalid { .. } => ErrorCode::BadRequest,
+            ServiceError::Busy(_) => ErrorCode::TooManyRequests,
+            ServiceError::Unavailable(_) => ErrorCode::Unavailable,
+            ServiceError::Internal(_) => ErrorCode::Internal,
+        };
+        Self::new(code, e.to_string())
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        if self.status.is_server_error() {
-            tracing::error!(code = self.code, message = %self.message, "request failed");
+        let status = self.status();
+        if status.is_server_error() {
+            tracing::error!(code = self.code.as_str(), message = %self.message, "request failed");
         }
         let body = ErrorBody {
             error: ErrorDetail {
-                code: self.code.to_string(),
+                code: self.code,
                 message: self.message,
             },
         };
-        let mut response = (self.status, Json(body)).into_response();
-        if self.status == StatusCode::TOO_MANY_REQUESTS {
+        let mut response = (status, Json(body)).into_response();
+        if status == StatusCode::TOO_MANY_REQUESTS {
             response.headers_mut().insert(
                 axum::http::header::RETRY_AFTER,
                 axum::http::HeaderValue::from_static("1"),
             );
         }
-        if self.status == StatusCode::UNAUTHORIZED {
+        if status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 axum::http::header::WWW_AUTHENTICATE,
                 axum::http::HeaderValue::from_static("Bearer realm=\"sextant\""),
@@ -179,39 +198,50 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<IndexError> for ApiError {
-    fn from(e: IndexError) -> Self {
-        match e {
-            IndexError::UnknownRepo(_) => Self::not_found(e.to_string()),
-            IndexError::PathRefused { .. } | IndexError::Settings(_) | IndexError::Io { .. } => {
-                Self::bad_request(e.to_string())
-            }
-            IndexError::Store(StoreError::Conflict(_)) => Self::conflict(e.to_string()),
-            IndexError::Store(ref s) if s.is_unavailable() => Self::unavailable(s),
-            other => Self::internal(other.to_string()),
-        }
-    }
-}
+#[cfg(test)]
+mod tests {
+    use strum::IntoEnumIterator;
 
-impl From<SearchError> for ApiError {
-    fn from(e: SearchError) -> Self {
-        match e {
-            SearchError::InvalidOption(_)
-            | SearchError::EmptyQuery
-            | SearchError::QueryTooLong(_) => Self::bad_request(e.to_string()),
-            SearchError::Store(ref s) if s.is_unavailable() => Self::unavailable(s),
-            other => Self::internal(other.to_string()),
-        }
-    }
-}
+    use super::*;
 
-impl From<StoreError> for ApiError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::NotFound(_) => Self::not_found(e.to_string()),
-            StoreError::Conflict(_) => Self::conflict(e.to_string()),
-            ref s if s.is_unavailable() => Self::unavailable(s),
-            other => Self::internal(other.to_string()),
+    #[test]
+    fn every_code_has_one_status_and_a_snake_case_name() {
+        for code in ErrorCode::iter() {
+            let wire = serde_json::to_value(code).unwrap();
+            assert_eq!(wire, code.as_str(), "serde and strum agree");
+            assert!(
+                code.as_str()
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '_')
+            );
+            assert!(code.status().is_client_error() || code.status().is_server_error());
+        }
+        assert_eq!(
+            ErrorCode::NotReady.status(),
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+    }
+
+    #[test]
+    fn service_errors_map_to_their_codes() {
+        let cases = [
+            (
+                ServiceError::Unauthenticated("x".into()),
+                ErrorCode::Unauthorized,
+            ),
+            (ServiceError::Forbidden("x".into()), ErrorCode::Forbidden),
+            (ServiceError::NotFound("x".into()), ErrorCode::NotFound),
+            (ServiceError::Conflict("x".into()), ErrorCode::Conflict),
+            (ServiceError::invalid("limit", "x"), ErrorCode::BadRequest),
+            (ServiceError::Busy("x".into()), ErrorCode::TooManyRequests),
+            (
+                ServiceError::Unavailable("x".into()),
+                ErrorCode::Unavailable,
+            ),
+            (ServiceError::Internal("x".into()), ErrorCode::Internal),
+        ];
+        for (error, code) in cases {
+            assert_eq!(ApiError::from(error).code, code);
         }
     }
 }

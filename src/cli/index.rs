@@ -12,6 +12,7 @@ use super::{CliError, out, write_err};
 use crate::config::Config;
 use crate::embed::{CachedEmbedder, Embedder};
 use crate::index::{IndexOptions, Indexer, Phase, Progress, ProgressEvent};
+use crate::service::RepositoryStatus;
 use crate::store::{LanceStore, LanceStoreOptions, MetaStore, RepoSettings, SqlMetaStore};
 
 /// `sextant repo` actions.
@@ -402,12 +403,13 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
             RepoCommand::Show { name } => {
                 let indexer = open_indexer(config, meta.clone()).await?;
                 let repo = indexer.find_repo(&name).await.map_err(fail)?;
-                let files = meta.file_counts(&repo.id).await.map_err(fail)?;
-                let shown = serde_json::json!({
-                    "repository": repo,
-                    "files": files.indexed,
-                    "skipped": files.skipped,
-                    "symbols": files.symbols,
+                let counts = meta.file_counts(&repo.id).await.map_err(fail)?;
+                let recent_jobs = meta.list_jobs(Some(&repo.id), 5).await.map_err(fail)?;
+                // The same document as `GET /api/v1/repositories/{repo}`.
+                let shown = crate::api::RepositoryDetail::from(RepositoryStatus {
+                    repository: repo,
+                    counts,
+                    recent_jobs,
                 });
                 serde_json::to_writer_pretty(&mut w, &shown).map_err(fail)?;
                 writeln!(w).map_err(write_err)?;
@@ -433,7 +435,8 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
                     .update_settings(&args.name, args.tracked_ref, settings)
                     .await
                     .map_err(fail)?;
-                serde_json::to_writer_pretty(&mut w, &repo.settings).map_err(fail)?;
+                let shown = crate::api::wire::Settings::from(repo.settings);
+                serde_json::to_writer_pretty(&mut w, &shown).map_err(fail)?;
                 writeln!(
                     w,
                     "\n{}: settings saved; run `sextant index` or wait for the next sync",

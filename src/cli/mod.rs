@@ -305,7 +305,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
 
 /// The OpenAPI document as pretty JSON (what `openapi/openapi.json` holds).
 pub fn openapi_json() -> Result<String, CliError> {
-    serde_json::to_string_pretty(&crate::api::openapi())
+    serde_json::to_string_pretty(&crate::server::openapi())
         .map_err(|e| CliError::Output(e.to_string()))
 }
 

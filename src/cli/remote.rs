@@ -9,6 +9,8 @@ use serde_json::{Value, json};
 use super::index::{RepoCommand, fail, runtime};
 use super::search::{Format, SearchCommand};
 use super::{CliError, out, write_err};
+use crate::api::{JobBody, RepositoryList};
+use crate::store::JobState;
 
 /// A server and the token to present.
 pub struct Remote {
@@ -70,6 +72,16 @@ impl Remote {
     }
 }
 
+/// An answer read as the API's wire type (the same types the server writes).
+fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, CliError> {
+    serde_json::from_value(value).map_err(|e| {
+        fail(format!(
+            "the server's answer is not what this client expects ({e}); are client and \
+             server the same version?"
+        ))
+    })
+}
+
 /// Percent-encodes a path segment or query value.
 fn enc(s: &str) -> String {
     s.bytes()
@@ -119,16 +131,15 @@ pub fn repo(remote: Remote, action: RepoCommand) -> Result<(), CliError> {
         let mut w = out();
         match action {
             RepoCommand::List => {
-                let list = remote.get("/api/v1/repositories").await?;
-                for r in list["repositories"].as_array().into_iter().flatten() {
+                let list: RepositoryList = typed(remote.get("/api/v1/repositories").await?)?;
+                for r in list.repositories {
+                    let (_, location) = r.source.split();
                     writeln!(
                         w,
-                        "{}\t{}\t{}{}",
-                        r["name"].as_str().unwrap_or(""),
-                        r["status"].as_str().unwrap_or(""),
-                        r["source"]["location"].as_str().unwrap_or(""),
-                        r["last_error"]
-                            .as_str()
+                        "{}\t{}\t{location}{}",
+                        r.name,
+                        r.status,
+                        r.last_error
                             .map(|e| format!("\terror: {e}"))
                             .unwrap_or_default()
                     )
@@ -211,15 +222,14 @@ async fn wait(remote: &Remote, job: &Value, w: &mut impl Write) -> Result<(), Cl
         .ok_or_else(|| fail("the server's answer had no job id"))?;
     let mut last = String::new();
     loop {
-        let job = remote.get(&format!("/api/v1/jobs/{}", enc(id))).await?;
-        let job = &job["job"];
-        let state = job["state"].as_str().unwrap_or("unknown");
+        let JobBody { job } = typed(remote.get(&format!("/api/v1/jobs/{}", enc(id))).await?)?;
         let line = format!(
-            "{state} {}/{}{}",
-            job["progress_done"],
-            job["progress_total"],
-            job["message"]
-                .as_str()
+            "{} {}/{}{}",
+            job.state,
+            job.progress_done,
+            job.progress_total,
+            job.message
+                .as_deref()
                 .map(|m| format!(" {m}"))
                 .unwrap_or_default()
         );
@@ -227,18 +237,20 @@ async fn wait(remote: &Remote, job: &Value, w: &mut impl Write) -> Result<(), Cl
             eprintln!("sextant: job {id}: {line}");
             last = line;
         }
-        match state {
-            "succeeded" => return writeln!(w, "indexed").map_err(write_err),
-            "failed" | "cancelled" => {
+        match job.state {
+            JobState::Succeeded => return writeln!(w, "indexed").map_err(write_err),
+            JobState::Failed | JobState::Cancelled => {
                 return Err(fail(format!(
-                    "job {id} {state}: {}",
-                    job["error"]
-                        .as_str()
-                        .or(job["message"].as_str())
-                        .unwrap_or("no message")
+                    "job {id} {}: {}",
+                    job.state,
+                    job.error
+                        .or(job.message)
+                        .unwrap_or_else(|| "no message".into())
                 )));
             }
-            _ => tokio::time::sleep(Duration::from_millis(500)).await,
+            JobState::Queued | JobState::Running => {
+                tokio::time::sleep(Duration::from_millis(500)).await
+            }
         }
     }
 }

@@ -10,10 +10,11 @@ use tokio::sync::broadcast;
 
 use super::CliError;
 use super::index::{fail, open_indexer_with, open_meta, runtime};
-use crate::api::{AppState, AuthPolicy, ConnectionLimits, HttpOptions, router};
 use crate::config::Config;
 use crate::index::JobRunner;
 use crate::search::{SearchOptions, Searcher};
+use crate::server::{AuthPolicy, ConnectionLimits, HttpOptions, ServerState, router};
+use crate::service::Service;
 use crate::store::{MetaStore, RepoSource};
 
 /// When requests need an API token.
@@ -71,7 +72,7 @@ pub struct ServeArgs {
     #[arg(long, env = "SEXTANT_TRUST_FORWARDED")]
     pub trust_forwarded: bool,
     /// Searches answered at once (REST and MCP); more get 429 / a tool error.
-    #[arg(long, default_value_t = crate::api::DEFAULT_MAX_SEARCHES, env = "SEXTANT_MAX_SEARCHES")]
+    #[arg(long, default_value_t = crate::service::DEFAULT_MAX_SEARCHES, env = "SEXTANT_MAX_SEARCHES")]
     pub max_searches: usize,
     /// Server-wide search defaults, as JSON in the request's camelCase names
     /// (`{"maxTokenBudget": 4000, "minimumRelevanceThreshold": 0.4}`) or `@file.json`;
@@ -93,10 +94,10 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 30, env = "SEXTANT_WRITE_TIMEOUT")]
     pub write_timeout: u64,
     /// SSE streams plus MCP sessions one token may hold open at once; more get 429.
-    #[arg(long, default_value_t = crate::api::sessions::DEFAULT_SESSIONS_PER_TOKEN, env = "SEXTANT_MAX_SESSIONS_PER_TOKEN")]
+    #[arg(long, default_value_t = crate::server::sessions::DEFAULT_SESSIONS_PER_TOKEN, env = "SEXTANT_MAX_SESSIONS_PER_TOKEN")]
     pub max_sessions_per_token: usize,
     /// Seconds an MCP session may go without a request before it is closed.
-    #[arg(long, default_value_t = crate::api::sessions::DEFAULT_SESSION_IDLE.as_secs(), env = "SEXTANT_SESSION_IDLE_TIMEOUT")]
+    #[arg(long, default_value_t = crate::server::sessions::DEFAULT_SESSION_IDLE.as_secs(), env = "SEXTANT_SESSION_IDLE_TIMEOUT")]
     pub session_idle_timeout: u64,
 }
 
@@ -183,8 +184,8 @@ async fn start(
     config: &Config,
     max_syncs: usize,
     sync_deadline: Duration,
-    configure: impl FnOnce(AppState) -> AppState,
-) -> Result<(Arc<AppState>, Vec<crate::index::watch::Watch>), CliError> {
+    configure: impl FnOnce(Service) -> Service,
+) -> Result<(Arc<Service>, Vec<crate::index::watch::Watch>), CliError> {
     let meta = open_meta(config).await?;
     let (indexer, embedder, cache) = open_indexer_with(config, meta.clone()).await?;
     let indexer = Arc::new(indexer);
@@ -209,10 +210,10 @@ async fn start(
         }
     }
     tokio::spawn(jobs.clone().run_forever(Duration::from_secs(30)));
-    let state = Arc::new(configure(
-        AppState::new(indexer, Arc::new(searcher), jobs, events).with_embed_cache(cache),
+    let service = Arc::new(configure(
+        Service::new(indexer, Arc::new(searcher), jobs, events).with_embed_cache(cache),
     ));
-    Ok((state, watches))
+    Ok((service, watches))
 }
 
 /// `sextant mcp`: the MCP tools over stdio for a local agent, on the same data directory
@@ -220,9 +221,9 @@ async fn start(
 pub fn mcp(config: &Config) -> Result<(), CliError> {
     use rmcp::ServiceExt;
     runtime()?.block_on(async {
-        let (state, watches) =
+        let (service, watches) =
             start(config, 1, crate::index::jobs::DEFAULT_JOB_DEADLINE, |s| s).await?;
-        let service = crate::mcp::SextantMcp::new(state)
+        let service = crate::mcp::SextantMcp::new(service)
             .serve(rmcp::transport::stdio())
             .await
             .map_err(fail)?;
@@ -261,17 +262,18 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
         let defaults = args.search_defaults().map_err(CliError::Failed)?;
         let http = args.http(policy).map_err(CliError::Failed)?;
         let sync_deadline = Duration::from_secs(args.sync_deadline.max(1));
-        let (state, watches) = start(config, args.max_syncs, sync_deadline, |s| {
-            s.with_auth(policy)
-                .with_max_searches(args.max_searches)
+        let (service, watches) = start(config, args.max_syncs, sync_deadline, |s| {
+            s.with_max_searches(args.max_searches)
                 .with_search_defaults(defaults)
-                .with_session_limits(crate::api::SessionLimits {
-                    per_token: args.max_sessions_per_token.max(1),
-                    idle: Duration::from_secs(args.session_idle_timeout.max(1)),
-                })
         })
         .await?;
-        let app = router(state, &http);
+        let state = ServerState::new(service)
+            .with_auth(policy)
+            .with_session_limits(crate::server::SessionLimits {
+                per_token: args.max_sessions_per_token.max(1),
+                idle: Duration::from_secs(args.session_idle_timeout.max(1)),
+            });
+        let app = router(Arc::new(state), &http);
         let listener = tokio::net::TcpListener::bind(args.bind)
             .await
             .map_err(|e| CliError::Failed(format!("cannot listen on {}: {e}", args.bind)))?;
@@ -294,7 +296,7 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
             max_connections: args.max_connections.max(1),
             write_timeout: Duration::from_secs(args.write_timeout.max(1)),
         };
-        let server = crate::api::serve(listener, app, limits, async move {
+        let server = crate::server::serve(listener, app, limits, async move {
             shutdown_signal().await;
             eprintln!("sextant: stopping (open requests get {SHUTDOWN_GRACE:?} to finish)");
             let _ = stopping.send(true);

@@ -125,6 +125,7 @@ impl RepoAudit {
 
 /// What a sync did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SyncReport {
     /// Candidate files found by the scan.
     pub scanned: usize,

@@ -10,7 +10,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, broadcast};
 use tokio::task::JoinSet;
 
 use super::{IndexError, Indexer, Phase, Progress, ProgressEvent, SyncReport};
-use crate::store::{Job, JobState, NewJob, StoreError};
+use crate::store::{Enqueued, Job, JobState, NewJob, StoreError};
 
 /// The job kind of a repository sync.
 pub const SYNC_JOB: &str = "sync";
@@ -110,6 +110,23 @@ impl JobRunner {
             .await?;
         self.wake.notify_one();
         Ok(job)
+    }
+
+    /// Queues a sync of the repository with this id unless one is queued or running
+    /// (checked and queued atomically), and wakes the runner.
+    pub async fn enqueue_sync_unless_active(&self, repo_id: &str) -> Result<Enqueued, IndexError> {
+        let enqueued = self
+            .indexer
+            .meta()
+            .enqueue_job_unless_active(NewJob {
+                repo_id: Some(repo_id.to_string()),
+                kind: SYNC_JOB.into(),
+            })
+            .await?;
+        if matches!(enqueued, Enqueued::Queued(_)) {
+            self.wake.notify_one();
+        }
+        Ok(enqueued)
     }
 
     /// Claims and runs queued jobs until none is left, up to the concurrency limit at a

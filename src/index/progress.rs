@@ -26,6 +26,7 @@ pub enum Phase {
 
 /// One progress report.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ProgressEvent {
     /// Repository id.
     pub repo_id: String,

@@ -1,14 +1,15 @@
-//! MCP (rmcp): the tools AI agents call, over streamable HTTP at `/mcp` (mounted by
-//! `sextant serve`) and over stdio (`sextant mcp`). Each tool is a thin translation onto
-//! the same [`AppState`] the REST API uses; results are the blueprint's multi-content form
-//! (connection graph first, then one snapshot per file, with audience and priority).
+//! MCP (rmcp): the tools AI agents call, over streamable HTTP at `/mcp` (mounted by the
+//! server beside the REST API) and over stdio (`sextant mcp`). Each tool translates its
+//! arguments into one [`Service`] call — the same calls REST makes, with the same checks
+//! — and the answer into the blueprint's multi-content form (connection graph first, then
+//! one snapshot per file, with audience and priority). This module does not know the REST
+//! adapter.
 //!
-//! Over HTTP the authentication layer has already turned the bearer token into a
+//! Over HTTP the server's authentication layer has already turned the bearer token into a
 //! [`Principal`] in the request's extensions; each tool reads it from the request parts
-//! rmcp hands over and applies the same checks as REST (invisible repositories read as
-//! unknown; `add_repository` needs an unrestricted admin token). Over stdio the caller is
-//! the local user. Tool failures are results the agent reads (`isError`), counted in
-//! `/metrics`.
+//! rmcp hands over. Over stdio the caller is the local user. Tool failures are results the
+//! agent reads (`isError`), reported to [`ToolCalls`] (the server counts them in
+//! `/metrics`).
 
 pub mod remote;
 
@@ -26,9 +27,16 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData as McpError, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 
-use crate::api::{ApiError, AppState};
 use crate::auth::Principal;
+use crate::search::SearchOverrides;
+use crate::service::{Registration, Service, ServiceError, Source};
 use crate::store::RepoSettings;
+
+/// Where tool calls are reported (whether each failed), for counters.
+pub trait ToolCalls: Send + Sync {
+    /// One call of `tool`.
+    fn tool_call(&self, tool: &str, failed: bool);
+}
 
 /// Arguments of `codebase_search`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -97,10 +105,11 @@ pub struct RepoArgs {
     pub repository: String,
 }
 
-/// The MCP server: Sextant's tools over one [`AppState`].
+/// The MCP server: Sextant's tools over one [`Service`].
 #[derive(Clone)]
 pub struct SextantMcp {
-    state: Arc<AppState>,
+    service: Arc<Service>,
+    calls: Option<Arc<dyn ToolCalls>>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -115,12 +124,19 @@ fn failure(message: impl std::fmt::Display) -> CallToolResult {
 
 #[tool_router]
 impl SextantMcp {
-    /// A server over `state`.
-    pub fn new(state: Arc<AppState>) -> Self {
+    /// A server over `service`.
+    pub fn new(service: Arc<Service>) -> Self {
         Self {
-            state,
+            service,
+            calls: None,
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// Reports every tool call to `calls`.
+    pub fn with_tool_calls(mut self, calls: Arc<dyn ToolCalls>) -> Self {
+        self.calls = Some(calls);
+        self
     }
 
     #[tool(
@@ -138,17 +154,16 @@ impl SextantMcp {
         Parameters(args): Parameters<SearchArgs>,
     ) -> Result<CallToolResult, McpError> {
         let caller = principal(&ctx);
-        let mut options = self.state.search_defaults.clone();
-        if let Some(budget) = args.max_token_budget {
-            options.max_token_budget = budget;
-        }
-        if let Some(threshold) = args.minimum_relevance_threshold {
-            options.minimum_relevance_threshold = threshold;
-        }
-        options.filter.repos = args.repositories;
-        options.filter.paths = args.path;
-        options.filter.languages = args.languages;
-        let result = crate::api::run_search(&self.state, &caller, &args.query, options).await;
+        let given = SearchOverrides {
+            max_token_budget: args.max_token_budget,
+            minimum_relevance_threshold: args.minimum_relevance_threshold,
+            repos: Some(args.repositories),
+            paths: Some(args.path),
+            languages: Some(args.languages),
+            ..SearchOverrides::default()
+        };
+        let options = given.apply(self.service.search_defaults().clone());
+        let result = self.service.search(&caller, &args.query, options).await;
         Ok(self.answer("codebase_search", result.map(|r| search_content(r.content))))
     }
 
@@ -164,8 +179,10 @@ impl SextantMcp {
         Parameters(args): Parameters<SymbolArgs>,
     ) -> Result<CallToolResult, McpError> {
         let caller = principal(&ctx);
-        let result =
-            crate::api::symbol_lookup(&self.state, &caller, &args.name, args.repository).await;
+        let result = self
+            .service
+            .symbol(&caller, &args.name, args.repository)
+            .await;
         Ok(self.answer("get_symbol", result.map(|r| search_content(r.content))))
     }
 
@@ -181,16 +198,8 @@ impl SextantMcp {
     ) -> Result<CallToolResult, McpError> {
         let caller = principal(&ctx);
         let result = async {
-            if !caller.is_admin() || !caller.sees_all() {
-                return Err(ApiError::forbidden(
-                    "registering repositories needs an admin token that is not limited to \
-                     some repositories",
-                ));
-            }
-            let new = crate::api::NewRepository {
-                path: args.path,
-                git: args.git,
-                tracked_ref: args.tracked_ref,
+            let new = Registration {
+                source: Source::from_fields(args.path, args.git, args.tracked_ref)?,
                 name: args.name,
                 settings: RepoSettings {
                     include: args.include,
@@ -198,7 +207,7 @@ impl SextantMcp {
                     ..RepoSettings::default()
                 },
             };
-            let (repo, job) = crate::api::register(&self.state, new).await?;
+            let (repo, job) = self.service.register(&caller, new).await?;
             Ok(vec![text(format!(
                 "Registered `{}` ({}); indexing is queued as job {}. Ask index_status for \
                  progress.",
@@ -219,10 +228,9 @@ impl SextantMcp {
     ) -> Result<CallToolResult, McpError> {
         let caller = principal(&ctx);
         let result = async {
-            let repos = self.state.indexer.meta().list_repositories().await?;
+            let repos = self.service.list_repositories(&caller).await?;
             let lines: Vec<String> = repos
                 .iter()
-                .filter(|r| caller.sees(&r.id))
                 .map(|r| {
                     let (_, location) = r.source.split();
                     format!(
@@ -241,7 +249,7 @@ impl SextantMcp {
             } else {
                 lines.join("\n")
             };
-            Ok::<_, ApiError>(vec![text(body)])
+            Ok::<_, ServiceError>(vec![text(body)])
         }
         .await;
         Ok(self.answer("list_repositories", result))
@@ -258,18 +266,14 @@ impl SextantMcp {
     ) -> Result<CallToolResult, McpError> {
         let caller = principal(&ctx);
         let result = async {
-            let repo = crate::api::visible_repo(&self.state, &caller, &args.repository).await?;
             let symbols = self
-                .state
-                .indexer
-                .meta()
-                .file_symbols(&repo.id, &args.path)
+                .service
+                .file_symbols(&caller, &args.repository, &args.path)
                 .await?;
             if symbols.is_empty() {
-                return Err(ApiError::not_found(format!(
-                    "`{}` has no indexed symbols in `{}` (paths are relative to the \
-                     repository root)",
-                    args.path, repo.name
+                return Err(ServiceError::NotFound(format!(
+                    "`{}` has no symbols in `{}`",
+                    args.path, args.repository
                 )));
             }
             let mut out = format!("// {}\n", args.path);
@@ -299,14 +303,15 @@ impl SextantMcp {
     ) -> Result<CallToolResult, McpError> {
         let caller = principal(&ctx);
         let result = async {
-            let meta = self.state.indexer.meta();
-            let repo = crate::api::visible_repo(&self.state, &caller, &args.repository).await?;
-            let files = meta.file_counts(&repo.id).await?;
-            let jobs = meta.list_jobs(Some(&repo.id), 3).await?;
+            let status = self
+                .service
+                .repository_with(&caller, &args.repository, 3)
+                .await?;
+            let (repo, files, jobs) = (status.repository, status.counts, status.recent_jobs);
             let mut out = format!(
                 "{}: {} | {} files indexed, {} skipped{}\n",
                 repo.name,
-                repo.status.as_str(),
+                repo.status,
                 files.indexed,
                 files.skipped,
                 repo.last_error
@@ -318,7 +323,7 @@ impl SextantMcp {
                 out.push_str(&format!(
                     "job {} {} {}/{}{}\n",
                     j.id,
-                    j.state.as_str(),
+                    j.state,
                     j.progress_done,
                     j.progress_total,
                     j.message.map(|m| format!(" {m}")).unwrap_or_default()
@@ -332,11 +337,17 @@ impl SextantMcp {
 
     /// A tool's answer: its content, or its error as a failed result the agent reads;
     /// counted in `/metrics` either way.
-    fn answer(&self, tool: &str, result: Result<Vec<ContentBlock>, ApiError>) -> CallToolResult {
-        self.state.metrics.tool_call(tool, result.is_err());
+    fn answer(
+        &self,
+        tool: &str,
+        result: Result<Vec<ContentBlock>, ServiceError>,
+    ) -> CallToolResult {
+        if let Some(calls) = &self.calls {
+            calls.tool_call(tool, result.is_err());
+        }
         match result {
             Ok(content) => CallToolResult::success(content),
-            Err(e) => failure(e.message),
+            Err(e) => failure(e),
         }
     }
 }
@@ -383,12 +394,13 @@ impl ServerHandler for SextantMcp {
     }
 }
 
-/// The streamable-HTTP MCP service, to mount at `/mcp` behind the authentication layer.
-/// `allowed_hosts` guards against DNS rebinding (empty: any host; the router's own guard
-/// has already checked), `allowed_origins` against cross-site browser calls; sessions live
-/// in `sessions` (whose idle timeout and per-token count the API layer keeps).
+/// The streamable-HTTP MCP service of `tools`, to mount at `/mcp` behind the
+/// authentication layer. `allowed_hosts` guards against DNS rebinding (empty: any host;
+/// the router's own guard has already checked), `allowed_origins` against cross-site
+/// browser calls; sessions live in `sessions` (whose idle timeout and per-token count the
+/// server keeps).
 pub fn http_service(
-    state: Arc<AppState>,
+    tools: SextantMcp,
     sessions: Arc<LocalSessionManager>,
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
@@ -396,5 +408,5 @@ pub fn http_service(
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts)
         .with_allowed_origins(allowed_origins);
-    StreamableHttpService::new(move || Ok(SextantMcp::new(state.clone())), sessions, config)
+    StreamableHttpService::new(move || Ok(tools.clone()), sessions, config)
 }

@@ -25,7 +25,7 @@ pub mod score;
 pub use engine::{SearchHit, SearchMode, SearchResponse, Searcher, StageTimings};
 pub use error::SearchError;
 pub use lexical::{coverage, lexical_query, query_terms};
-pub use options::{Fusion, MAX_QUERY_BYTES, Retrieval, SearchOptions};
+pub use options::{Fusion, MAX_QUERY_BYTES, Retrieval, SearchOptions, SearchOverrides};
 pub use query::{Query, SymbolPath, classify, parse_symbol_query};
 
 /// Checks a search request before any work is done (and before its repository names are

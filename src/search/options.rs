@@ -156,3 +156,93 @@ impl SearchOptions {
         self.filter.validate()
     }
 }
+
+/// Declares [`SearchOverrides`] from one list of fields: each an `Option` of the
+/// [`SearchOptions`] field of the same name, applied by [`SearchOverrides::apply`].
+macro_rules! overrides {
+    (
+        options { $( $(#[$om:meta])* $option:ident : $oty:ty ),* $(,)? }
+        filter { $( $(#[$fm:meta])* $filter:ident ),* $(,)? }
+    ) => {
+        /// What one request sets of the search options; the rest comes from the server's
+        /// defaults ([`SearchOverrides::apply`]). REST takes it as the search body's
+        /// fields, MCP builds it from a tool's arguments.
+        #[derive(Debug, Clone, Default, PartialEq, Deserialize, utoipa::ToSchema)]
+        #[serde(rename_all = "camelCase", default)]
+        pub struct SearchOverrides {
+            $( $(#[$om])* pub $option: Option<$oty>, )*
+            $( $(#[$fm])* #[schema(max_items = 100)] pub $filter: Option<Vec<String>>, )*
+        }
+
+        impl SearchOverrides {
+            /// `defaults` with every field this request set replaced.
+            pub fn apply(self, mut defaults: SearchOptions) -> SearchOptions {
+                $( if let Some(v) = self.$option { defaults.$option = v; } )*
+                $( if let Some(v) = self.$filter { defaults.filter.$filter = v; } )*
+                defaults
+            }
+        }
+    };
+}
+
+overrides! {
+    options {
+        /// Weight of the reranker score in `finalScore` (0–1).
+        rerank_weight: f32,
+        /// Weight of the vector similarity in `finalScore` (0–1).
+        vector_weight: f32,
+        /// Results below this `finalScore` are never returned (0–1).
+        minimum_relevance_threshold: f32,
+        /// Token budget of the returned source.
+        max_token_budget: usize,
+        /// Stage-1 vector candidates (at most 1,000).
+        max_vector_candidates: usize,
+        /// Stage-1 BM25 candidates (at most 1,000).
+        max_lexical_candidates: usize,
+        /// Retrievers used in stage 1.
+        retrieval: Retrieval,
+        /// Fusion of the two lists.
+        fusion: Fusion,
+        /// RRF's rank constant `k` (positive).
+        rrf_k: f32,
+        /// Weight of the BM25 list relative to the vector list in fusion (≥ 0).
+        lexical_weight: f32,
+        /// Whether to call the configured reranker.
+        rerank: bool,
+    }
+    filter {
+        /// Only these repositories (names or ids).
+        repos,
+        /// Only these paths: directory prefixes (`src/auth/`), files, or globs.
+        paths,
+        /// Only these languages (`typescript`, `tsx`, `javascript`).
+        languages,
+        /// Only these node kinds (`function`, `method`, `class`…).
+        kinds,
+    }
+}
+
+#[cfg(test)]
+mod overrides_tests {
+    use super::*;
+
+    #[test]
+    fn overrides_replace_only_what_they_set() {
+        let defaults = SearchOptions {
+            max_token_budget: 3000,
+            rerank: false,
+            ..SearchOptions::default()
+        };
+        let given: SearchOverrides = serde_json::from_value(serde_json::json!({
+            "minimumRelevanceThreshold": 0.2,
+            "paths": ["src/"]
+        }))
+        .unwrap();
+        let options = given.apply(defaults.clone());
+        assert_eq!(options.minimum_relevance_threshold, 0.2);
+        assert_eq!(options.filter.paths, vec!["src/".to_string()]);
+        assert_eq!(options.max_token_budget, 3000, "the server's default stays");
+        assert!(!options.rerank);
+        assert_eq!(SearchOverrides::default().apply(defaults.clone()), defaults);
+    }
+}

@@ -44,9 +44,27 @@ impl RepoSource {
     }
 }
 
-/// A repository's lifecycle state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+/// A repository's lifecycle state. Its name (`ready`) is the same in the store, on the
+/// wire and in messages.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum RepoStatus {
     /// Registered, never indexed.
     Registered,
@@ -58,35 +76,37 @@ pub enum RepoStatus {
     Error,
 }
 
-impl RepoStatus {
-    /// Lower-case name as stored.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Registered => "registered",
-            Self::Indexing => "indexing",
-            Self::Ready => "ready",
-            Self::Error => "error",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> Result<Self, StoreError> {
-        Ok(match s {
-            "registered" => Self::Registered,
-            "indexing" => Self::Indexing,
-            "ready" => Self::Ready,
-            "error" => Self::Error,
-            other => {
-                return Err(StoreError::Invalid(format!(
-                    "unknown repository status `{other}`"
-                )));
+/// `as_str` (the stored name) and `TryFrom<String>` (reading it back, for `sqlx::FromRow`)
+/// of enums whose names strum derives.
+macro_rules! stored_name {
+    ($($t:ty),*) => {$(
+        impl $t {
+            /// The name as stored and shown.
+            pub fn as_str(self) -> &'static str {
+                self.into()
             }
-        })
-    }
+        }
+
+        impl TryFrom<String> for $t {
+            type Error = StoreError;
+
+            fn try_from(s: String) -> Result<Self, StoreError> {
+                s.parse().map_err(|_| {
+                    StoreError::Invalid(format!(
+                        "unknown {} `{s}` in the store",
+                        stringify!($t)
+                    ))
+                })
+            }
+        }
+    )*};
 }
+
+stored_name!(RepoStatus, JobState, EdgeKind);
 
 /// Per-repository indexing settings (stored as JSON; unknown fields are kept by later
 /// versions through `#[serde(default)]`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RepoSettings {
     /// Globs of files to include (empty: every supported file).
@@ -133,7 +153,7 @@ pub struct NewRepository {
 }
 
 /// A registered repository.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Repository {
     /// Stable id.
     pub id: String,
@@ -158,7 +178,7 @@ pub struct Repository {
 }
 
 /// One file of a repository, indexed or skipped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct FileRecord {
     /// Repository id.
     pub repo_id: String,
@@ -183,7 +203,7 @@ pub struct FileRecord {
 }
 
 /// One symbol (one chunk) of a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SymbolRecord {
     /// Chunk id (unique within the repository).
     pub chunk_id: String,
@@ -236,9 +256,23 @@ impl SymbolRecord {
     }
 }
 
-/// Kind of a symbol-graph edge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Kind of a symbol-graph edge (`param-type` in the store and on the wire).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum EdgeKind {
     /// Calls.
     Calls,
@@ -259,36 +293,6 @@ pub enum EdgeKind {
     Imports,
 }
 
-impl EdgeKind {
-    /// Lower-case name as stored.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Calls => "calls",
-            Self::References => "references",
-            Self::Extends => "extends",
-            Self::Implements => "implements",
-            Self::Type => "type",
-            Self::ParamType => "param-type",
-            Self::ReturnType => "return-type",
-            Self::Imports => "imports",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> Result<Self, StoreError> {
-        Ok(match s {
-            "calls" => Self::Calls,
-            "references" => Self::References,
-            "extends" => Self::Extends,
-            "implements" => Self::Implements,
-            "type" => Self::Type,
-            "param-type" => Self::ParamType,
-            "return-type" => Self::ReturnType,
-            "imports" => Self::Imports,
-            other => return Err(StoreError::Invalid(format!("unknown edge kind `{other}`"))),
-        })
-    }
-}
-
 /// One edge of the symbol graph, owned by the file of its source symbol.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EdgeRecord {
@@ -306,9 +310,26 @@ pub struct EdgeRecord {
     pub line: Option<i64>,
 }
 
-/// State of a job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+/// State of a job (`running` in the store, on the wire and in messages).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum JobState {
     /// Waiting for a worker.
     Queued,
@@ -322,28 +343,13 @@ pub enum JobState {
     Cancelled,
 }
 
-impl JobState {
-    /// Lower-case name as stored.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Queued => "queued",
-            Self::Running => "running",
-            Self::Succeeded => "succeeded",
-            Self::Failed => "failed",
-            Self::Cancelled => "cancelled",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> Result<Self, StoreError> {
-        Ok(match s {
-            "queued" => Self::Queued,
-            "running" => Self::Running,
-            "succeeded" => Self::Succeeded,
-            "failed" => Self::Failed,
-            "cancelled" => Self::Cancelled,
-            other => return Err(StoreError::Invalid(format!("unknown job state `{other}`"))),
-        })
-    }
+/// What asking for a job that must not run twice did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Enqueued {
+    /// Queued: no such job was queued or running.
+    Queued(Job),
+    /// Not queued: this job of the same kind and repository is queued or running.
+    Active(Job),
 }
 
 /// What enqueueing a job needs.
@@ -356,7 +362,7 @@ pub struct NewJob {
 }
 
 /// A durable job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct Job {
     /// Id.
     pub id: String,
@@ -365,6 +371,7 @@ pub struct Job {
     /// Kind.
     pub kind: String,
     /// State.
+    #[sqlx(try_from = "String")]
     pub state: JobState,
     /// Units done.
     pub progress_done: i64,
@@ -387,7 +394,7 @@ pub struct Job {
 }
 
 /// File and symbol counts of one repository.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileCounts {
     /// Files indexed.
     pub indexed: i64,
@@ -552,6 +559,10 @@ pub trait MetaStore: Send + Sync {
 
     /// Enqueues a job.
     async fn enqueue_job(&self, new: NewJob) -> Result<Job, StoreError>;
+    /// Queues a job unless one of the same kind for the same repository is queued or
+    /// running, as one atomic step: of concurrent callers exactly one queues, the others
+    /// get the job that won.
+    async fn enqueue_job_unless_active(&self, new: NewJob) -> Result<Enqueued, StoreError>;
     /// Claims the oldest queued job (optionally of one repository): it becomes running
     /// and its attempts grow by one. `None` when nothing is queued.
     async fn claim_job(&self, repo_id: Option<&str>) -> Result<Option<Job>, StoreError>;

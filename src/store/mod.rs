@@ -29,8 +29,9 @@ pub use filter::{
 };
 pub use lance::{LanceStore, LanceStoreOptions};
 pub use meta::{
-    ApiToken, Credentials, EdgeKind, EdgeRecord, FileCounts, FileRecord, Job, JobState, MetaStore,
-    NewJob, NewRepository, RepoSettings, RepoSource, RepoStatus, Repository, SymbolRecord,
+    ApiToken, Credentials, EdgeKind, EdgeRecord, Enqueued, FileCounts, FileRecord, Job, JobState,
+    MetaStore, NewJob, NewRepository, RepoSettings, RepoSource, RepoStatus, Repository,
+    SymbolRecord,
 };
 pub use sql::SqlMetaStore;
 pub use vector::{ChunkRow, ScoredChunk, StoreStats, VectorStore};

@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use async_trait::async_trait;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
-use sqlx::{AnyPool, Row};
+use sqlx::{AnyPool, FromRow, Row};
 
 use super::meta::*;
 use super::{StoreError, now_ms};
@@ -119,7 +119,7 @@ fn repository(row: &AnyRow) -> Result<Repository, StoreError> {
         )?,
         tracked_ref: row.try_get("tracked_ref")?,
         indexed_commit: row.try_get("indexed_commit")?,
-        status: RepoStatus::parse(&row.try_get::<String, _>("status")?)?,
+        status: row.try_get::<String, _>("status")?.try_into()?,
         last_error: row.try_get("last_error")?,
         settings: serde_json::from_str(&settings).map_err(|e| {
             StoreError::Invalid(format!(
@@ -132,18 +132,7 @@ fn repository(row: &AnyRow) -> Result<Repository, StoreError> {
 }
 
 fn file(row: &AnyRow) -> Result<FileRecord, StoreError> {
-    Ok(FileRecord {
-        repo_id: row.try_get("repo_id")?,
-        path: row.try_get("path")?,
-        language: row.try_get("language")?,
-        content_hash: row.try_get("content_hash")?,
-        mtime_ms: row.try_get("mtime_ms")?,
-        size_bytes: row.try_get("size_bytes")?,
-        line_count: row.try_get("line_count")?,
-        symbol_count: row.try_get("symbol_count")?,
-        indexed_at: row.try_get("indexed_at")?,
-        skip_reason: row.try_get("skip_reason")?,
-    })
+    Ok(FileRecord::from_row(row)?)
 }
 
 fn symbol(row: &AnyRow) -> Result<SymbolRecord, StoreError> {
@@ -168,28 +157,14 @@ fn edge(row: &AnyRow) -> Result<EdgeRecord, StoreError> {
         from_chunk: row.try_get("from_chunk")?,
         to_chunk: row.try_get("to_chunk")?,
         to_name: row.try_get("to_name")?,
-        kind: EdgeKind::parse(&row.try_get::<String, _>("kind")?)?,
+        kind: row.try_get::<String, _>("kind")?.try_into()?,
         certain: row.try_get::<i64, _>("certain")? != 0,
         line: row.try_get("line")?,
     })
 }
 
 fn job(row: &AnyRow) -> Result<Job, StoreError> {
-    Ok(Job {
-        id: row.try_get("id")?,
-        repo_id: row.try_get("repo_id")?,
-        kind: row.try_get("kind")?,
-        state: JobState::parse(&row.try_get::<String, _>("state")?)?,
-        progress_done: row.try_get("progress_done")?,
-        progress_total: row.try_get("progress_total")?,
-        message: row.try_get("message")?,
-        error: row.try_get("error")?,
-        attempts: row.try_get("attempts")?,
-        created_at: row.try_get("created_at")?,
-        started_at: row.try_get("started_at")?,
-        finished_at: row.try_get("finished_at")?,
-        updated_at: row.try_get("updated_at")?,
-    })
+    Ok(Job::from_row(row)?)
 }
 
 fn token(row: &AnyRow) -> Result<ApiToken, StoreError> {
@@ -749,6 +724,50 @@ impl MetaStore for SqlMetaStore {
         .await?;
         self.get_job(&id)
             .await?
+            .ok_or_else(|| StoreError::NotFound(format!("job {id}")))
+    }
+
+    async fn enqueue_job_unless_active(&self, new: NewJob) -> Result<Enqueued, StoreError> {
+        let id = new_id();
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        // Take the repository's row lock first (Postgres: a row lock; SQLite: the
+        // database's write lock), so a concurrent caller waits here and then sees the job
+        // this one queued.
+        if let Some(repo) = &new.repo_id {
+            sqlx::query("UPDATE repositories SET updated_at = updated_at WHERE id = $1")
+                .bind(repo)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let active = sqlx::query(
+            "SELECT * FROM jobs WHERE kind = $1 AND repo_id IS NOT DISTINCT FROM $2 \
+             AND state IN ('queued', 'running') ORDER BY id LIMIT 1",
+        )
+        .bind(&new.kind)
+        .bind(&new.repo_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(row) = active {
+            let job = job(&row)?;
+            tx.commit().await?;
+            return Ok(Enqueued::Active(job));
+        }
+        sqlx::query(
+            "INSERT INTO jobs (id, repo_id, kind, state, progress_done, progress_total, message, error, attempts, \
+             created_at, started_at, finished_at, updated_at) VALUES ($1, $2, $3, $4, 0, 0, NULL, NULL, 0, $5, NULL, NULL, $5)",
+        )
+        .bind(&id)
+        .bind(&new.repo_id)
+        .bind(&new.kind)
+        .bind(JobState::Queued.as_str())
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.get_job(&id)
+            .await?
+            .map(Enqueued::Queued)
             .ok_or_else(|| StoreError::NotFound(format!("job {id}")))
     }
 

@@ -1,13 +1,14 @@
 //! The metadata store suite, run unchanged against SQLite and against a real PostgreSQL.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 
 use sextant::embed::VectorCache;
 use sextant::store::{
-    ApiToken, EdgeKind, EdgeRecord, FileRecord, JobState, MetaStore, NewJob, NewRepository,
-    RepoSettings, RepoSource, RepoStatus, SqlMetaStore, StoreError, SymbolRecord, now_ms,
+    ApiToken, EdgeKind, EdgeRecord, Enqueued, FileRecord, JobState, MetaStore, NewJob,
+    NewRepository, RepoSettings, RepoSource, RepoStatus, SqlMetaStore, StoreError, SymbolRecord,
+    now_ms,
 };
 use support::postgres::TestPostgres;
 
@@ -473,6 +474,80 @@ async fn jobs(store: Arc<dyn MetaStore>) {
     let listed = store.list_jobs(Some(&repo), 100).await.expect("list");
     assert_eq!(listed.len(), 21);
     assert!(listed.windows(2).all(|w| w[0].id > w[1].id), "newest first");
+
+    for id in &claimed {
+        store
+            .finish_job(id, JobState::Succeeded, None)
+            .await
+            .expect("finish");
+    }
+    let active = |jobs: &[sextant::store::Job]| {
+        jobs.iter()
+            .filter(|j| matches!(j.state, JobState::Queued | JobState::Running))
+            .count()
+    };
+    assert_eq!(
+        active(&store.list_jobs(Some(&repo), 100).await.expect("list")),
+        0
+    );
+
+    // Racing "sync unless one is active": of 8 callers at once exactly one queues, the
+    // others get that job back; while it runs, it still blocks; once it ends, a new one
+    // may queue.
+    let sync = || NewJob {
+        repo_id: Some(repo.clone()),
+        kind: "sync".into(),
+    };
+    let racers: Vec<_> = (0..8)
+        .map(|_| {
+            let store = store.clone();
+            let new = sync();
+            tokio::spawn(async move { store.enqueue_job_unless_active(new).await })
+        })
+        .collect();
+    let mut queued = Vec::new();
+    let mut refused = Vec::new();
+    for r in racers {
+        match r.await.expect("racer").expect("enqueue") {
+            Enqueued::Queued(job) => queued.push(job),
+            Enqueued::Active(job) => refused.push(job),
+        }
+    }
+    assert_eq!(queued.len(), 1, "exactly one sync queued: {queued:?}");
+    assert_eq!(refused.len(), 7);
+    assert!(refused.iter().all(|j| j.id == queued[0].id), "{refused:?}");
+    let running = store
+        .claim_job(Some(&repo))
+        .await
+        .expect("claim")
+        .expect("job");
+    assert_eq!(running.id, queued[0].id);
+    assert!(matches!(
+        store.enqueue_job_unless_active(sync()).await.expect("enqueue"),
+        Enqueued::Active(j) if j.id == running.id
+    ));
+    // Another kind, or another repository, is not held back.
+    assert!(matches!(
+        store
+            .enqueue_job_unless_active(NewJob {
+                repo_id: Some(repo.clone()),
+                kind: "maintain".into(),
+            })
+            .await
+            .expect("enqueue"),
+        Enqueued::Queued(_)
+    ));
+    store
+        .finish_job(&running.id, JobState::Succeeded, None)
+        .await
+        .expect("finish");
+    assert!(matches!(
+        store
+            .enqueue_job_unless_active(sync())
+            .await
+            .expect("enqueue"),
+        Enqueued::Queued(_)
+    ));
 }
 
 async fn tokens(store: &dyn MetaStore) {

@@ -1,7 +1,7 @@
 //! Remote embedding and rerank providers against a local mock HTTP server: request
 //! shapes, batching, ordering, auth, retries, timeouts and bad answers.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

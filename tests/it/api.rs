@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 
@@ -180,100 +180,230 @@ async fn register_sync_and_search_over_http() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_gets_one_error_shape() {
     let s = server(false).await;
-    let (status, body) = s.get("/nowhere").await;
-    assert_eq!((status, error_code(&body)), (404, "not_found"), "{body}");
-
-    let (status, body) = s.get("/api/v1/repositories/nope").await;
-    assert_eq!((status, error_code(&body)), (404, "not_found"), "{body}");
-    assert!(body["error"]["message"].as_str().unwrap().contains("nope"));
-
-    let (status, body) = s
-        .post(
-            "/api/v1/repositories",
-            json!({ "path": "/x", "git": "https://h/r.git" }),
-        )
-        .await;
-    assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
-
-    let (status, body) = s
-        .post(
-            "/api/v1/repositories",
-            json!({ "path": "/definitely/not/here" }),
-        )
-        .await;
-    assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
-
-    let (status, body) = s
-        .post("/api/v1/repositories", json!({ "paht": "/typo" }))
-        .await;
-    assert_eq!(
-        (status, error_code(&body)),
-        (422, "unprocessable"),
-        "{body}"
-    );
-    assert!(
-        body["error"]["message"].as_str().unwrap().contains("paht"),
-        "{body}"
-    );
-
-    let (status, body) = s
-        .post(
-            "/api/v1/search",
-            json!({ "query": "x", "minimumRelevanceThreshold": 2.0 }),
-        )
-        .await;
-    assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("minimumRelevanceThreshold"),
-        "{body}"
-    );
-    let (status, body) = s.post("/api/v1/search", json!({ "query": "  " })).await;
-    assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
-
-    let r = s
-        .http
-        .post(format!("{}/api/v1/search", s.base))
-        .header("content-type", "application/json")
-        .body("{not json")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 400);
-
-    // Limits: body size, URI length, content type.
-    let huge = "x".repeat(sextant::api::MAX_BODY_BYTES + 10);
-    let (status, body) = s.post("/api/v1/search", json!({ "query": huge })).await;
-    assert_eq!(
-        (status, error_code(&body)),
-        (413, "payload_too_large"),
-        "{body}"
-    );
+    let huge = json!({ "query": "x".repeat(sextant::api::MAX_BODY_BYTES + 10) }).to_string();
     let long = format!(
         "/api/v1/symbols?name={}",
-        "a".repeat(sextant::api::MAX_URI_BYTES)
+        "a".repeat(sextant::server::MAX_URI_BYTES)
     );
-    let (status, body) = s.get(&long).await;
-    assert_eq!((status, error_code(&body)), (414, "uri_too_long"), "{body}");
-    let r = s
-        .http
-        .post(format!("{}/api/v1/search", s.base))
-        .body("{\"query\": \"x\"}")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 415);
-    let (status, body) = s.get("/api/v1/jobs?limit=0").await;
-    assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
+    // (method, path, body, whether it is sent as JSON) → (status, code, a word the
+    // message must contain).
+    let cases: Vec<(&str, String, Option<String>, bool, u16, &str, &str)> = vec![
+        (
+            "GET",
+            "/nowhere".into(),
+            None,
+            false,
+            404,
+            "not_found",
+            "/api/v1",
+        ),
+        (
+            "GET",
+            "/api/v1/repositories/nope".into(),
+            None,
+            false,
+            404,
+            "not_found",
+            "nope",
+        ),
+        (
+            "GET",
+            "/api/v1/jobs/nope".into(),
+            None,
+            false,
+            404,
+            "not_found",
+            "nope",
+        ),
+        (
+            "POST",
+            "/api/v1/repositories".into(),
+            Some(json!({ "path": "/x", "git": "https://h/r.git" }).to_string()),
+            true,
+            400,
+            "bad_request",
+            "exactly one",
+        ),
+        (
+            "POST",
+            "/api/v1/repositories".into(),
+            Some(json!({ "path": "/x", "ref": "main" }).to_string()),
+            true,
+            400,
+            "bad_request",
+            "ref",
+        ),
+        (
+            "POST",
+            "/api/v1/repositories".into(),
+            Some(json!({ "path": "/definitely/not/here" }).to_string()),
+            true,
+            400,
+            "bad_request",
+            "/definitely/not/here",
+        ),
+        (
+            "POST",
+            "/api/v1/repositories".into(),
+            Some(json!({ "paht": "/typo" }).to_string()),
+            true,
+            422,
+            "unprocessable",
+            "paht",
+        ),
+        (
+            "POST",
+            "/api/v1/repositories".into(),
+            Some(json!({ "path": "/x", "settings": { "max_files": 3 } }).to_string()),
+            true,
+            422,
+            "unprocessable",
+            "max_files",
+        ),
+        (
+            "PATCH",
+            "/api/v1/repositories/nope".into(),
+            Some(json!({ "settings": {} }).to_string()),
+            true,
+            404,
+            "not_found",
+            "nope",
+        ),
+        (
+            "POST",
+            "/api/v1/search".into(),
+            Some(json!({ "query": "x", "minimumRelevanceThreshold": 2.0 }).to_string()),
+            true,
+            400,
+            "bad_request",
+            "minimumRelevanceThreshold",
+        ),
+        (
+            "POST",
+            "/api/v1/search".into(),
+            Some(json!({ "query": "x", "repos": ["nope"] }).to_string()),
+            true,
+            404,
+            "not_found",
+            "nope",
+        ),
+        (
+            "POST",
+            "/api/v1/search".into(),
+            Some(json!({ "query": "  " }).to_string()),
+            true,
+            400,
+            "bad_request",
+            "query",
+        ),
+        (
+            "POST",
+            "/api/v1/search".into(),
+            Some("{not json".into()),
+            true,
+            400,
+            "bad_request",
+            "invalid request body",
+        ),
+        (
+            "POST",
+            "/api/v1/search".into(),
+            Some(huge),
+            true,
+            413,
+            "payload_too_large",
+            "bytes",
+        ),
+        (
+            "POST",
+            "/api/v1/search".into(),
+            Some(json!({ "query": "x" }).to_string()),
+            false,
+            415,
+            "unsupported_media_type",
+            "JSON",
+        ),
+        ("GET", long, None, false, 414, "uri_too_long", "bytes"),
+        (
+            "GET",
+            "/api/v1/jobs?limit=0".into(),
+            None,
+            false,
+            400,
+            "bad_request",
+            "limit",
+        ),
+        (
+            "GET",
+            "/api/v1/jobs?limit=x".into(),
+            None,
+            false,
+            400,
+            "bad_request",
+            "limit",
+        ),
+        (
+            "GET",
+            "/api/v1/symbols".into(),
+            None,
+            false,
+            400,
+            "bad_request",
+            "name",
+        ),
+        (
+            "GET",
+            "/api/v1/symbols?name=%20".into(),
+            None,
+            false,
+            400,
+            "bad_request",
+            "name",
+        ),
+        (
+            "GET",
+            "/api/v1/repositories/nope/symbols".into(),
+            None,
+            false,
+            400,
+            "bad_request",
+            "path",
+        ),
+    ];
+    for (method, path, body, as_json, status, code, mentions) in cases {
+        let mut request = s
+            .http
+            .request(method.parse().unwrap(), format!("{}{path}", s.base));
+        if let Some(body) = body {
+            if as_json {
+                request = request.header("content-type", "application/json");
+            }
+            request = request.body(body);
+        }
+        let response = request.send().await.unwrap();
+        let got = response.status().as_u16();
+        let answer: Value = response.json().await.unwrap_or(Value::Null);
+        let what = format!("{method} {}", &path[..path.len().min(60)]);
+        assert_eq!(
+            (got, error_code(&answer)),
+            (status, code),
+            "{what}: {answer}"
+        );
+        let message = answer["error"]["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains(mentions),
+            "{what}: `{mentions}` not in {message}"
+        );
+    }
+
     // Every search slot taken: 429 with Retry-After, until one is free again.
     let held = s
         ._server
         .state
-        .search_slots
+        .service
+        .search_slots()
         .clone()
-        .acquire_many_owned(sextant::api::DEFAULT_MAX_SEARCHES as u32)
+        .acquire_many_owned(sextant::service::DEFAULT_MAX_SEARCHES as u32)
         .await
         .unwrap();
     let r = s
@@ -310,6 +440,53 @@ async fn bad_input_gets_one_error_shape() {
     assert_eq!(status, 201, "{body}");
     let (status, body) = s.post("/api/v1/repositories/ws/sync", json!({})).await;
     assert_eq!((status, error_code(&body)), (409, "conflict"), "{body}");
+}
+
+/// Issue "One service layer": the "is a sync already queued or running?" check and the
+/// enqueue are one store operation. Six clients asking at once get one 202 and five 409s
+/// naming the job that won, and exactly one job is queued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_syncs_queue_exactly_one_job() {
+    let s = server(false).await;
+    let (status, body) = s
+        .post(
+            "/api/v1/repositories",
+            json!({ "path": s.root.to_string_lossy(), "name": "ws" }),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    // No runner: end the registration's job by hand, so that nothing is active.
+    let meta = s._server.indexer.meta();
+    let first = meta.claim_job(None).await.unwrap().unwrap();
+    meta.finish_job(&first.id, sextant::store::JobState::Succeeded, None)
+        .await
+        .unwrap();
+    let answers = futures::future::join_all(
+        (0..6).map(|_| s.post("/api/v1/repositories/ws/sync", json!({}))),
+    )
+    .await;
+    let accepted: Vec<&Value> = answers
+        .iter()
+        .filter(|(status, _)| *status == 202)
+        .map(|(_, body)| body)
+        .collect();
+    assert_eq!(accepted.len(), 1, "{answers:?}");
+    let winner = accepted[0]["job"]["id"].as_str().unwrap();
+    for (status, body) in answers.iter().filter(|(status, _)| *status != 202) {
+        assert_eq!((*status, error_code(body)), (409, "conflict"), "{body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(winner),
+            "{body}"
+        );
+    }
+    let (_, jobs) = s.get("/api/v1/jobs?repository=ws").await;
+    let queued = jobs["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| j["state"] == "queued")
+        .count();
+    assert_eq!(queued, 1, "{jobs}");
 }
 
 /// With tokens required: every documented route (taken from the OpenAPI document, so a
@@ -353,7 +530,7 @@ async fn tokens_gate_every_route_and_bound_what_each_token_sees() {
     };
 
     // Refusals on every route of the spec.
-    let doc = serde_json::to_value(sextant::api::openapi()).unwrap();
+    let doc = serde_json::to_value(sextant::server::openapi()).unwrap();
     let mut checked = 0;
     for (path, item) in doc["paths"].as_object().unwrap() {
         for method in item.as_object().unwrap().keys() {
@@ -553,7 +730,7 @@ async fn tokens_gate_every_route_and_bound_what_each_token_sees() {
 /// request leaves out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn proxy_settings_and_server_search_defaults_apply() {
-    let http_options = sextant::api::HttpOptions {
+    let http_options = sextant::server::HttpOptions {
         base_path: "/sextant".into(),
         allowed_hosts: vec!["code.example.com".into()],
         trust_forwarded: true,
@@ -566,8 +743,12 @@ async fn proxy_settings_and_server_search_defaults_apply() {
         minimum_relevance_threshold: 0.25,
         ..Default::default()
     };
-    let server =
-        support::app::start_with(false, http_options, |s| s.with_search_defaults(defaults)).await;
+    let server = support::app::start_with(
+        false,
+        http_options,
+        support::app::Setup::service(move |s| s.with_search_defaults(defaults)),
+    )
+    .await;
     let http = reqwest::Client::new();
     let get = |path: &str, host: Option<&str>, prefix: Option<&str>| {
         let mut r = http.get(format!("{}{path}", server.base));
@@ -870,11 +1051,11 @@ async fn slow_header_clients_are_disconnected() {
 /// Serves `app` through `api::serve` with `limits` on a loopback port; its address.
 async fn serve_with_limits(
     app: axum::Router,
-    limits: sextant::api::ConnectionLimits,
+    limits: sextant::server::ConnectionLimits,
 ) -> std::net::SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(sextant::api::serve(
+    tokio::spawn(sextant::server::serve(
         listener,
         app,
         limits,
@@ -891,7 +1072,7 @@ async fn connections_beyond_the_cap_get_503() {
     let app = axum::Router::new().route("/", axum::routing::get(|| async { "hi" }));
     let addr = serve_with_limits(
         app,
-        sextant::api::ConnectionLimits {
+        sextant::server::ConnectionLimits {
             header_read_timeout: Duration::from_secs(30),
             max_connections: 2,
             ..Default::default()
@@ -939,8 +1120,8 @@ async fn a_postgres_outage_is_reported_and_survived() {
     let started = support::app::start_on(
         Some(&pg.url),
         true,
-        sextant::api::HttpOptions::default(),
-        |s| s,
+        sextant::server::HttpOptions::default(),
+        support::app::Setup::default(),
     )
     .await;
     let s = Server {
@@ -1072,7 +1253,7 @@ async fn a_client_that_stops_reading_is_disconnected() {
     let app = axum::Router::new().route("/big", axum::routing::get(|| async { vec![b'x'; BIG] }));
     let addr = serve_with_limits(
         app,
-        sextant::api::ConnectionLimits {
+        sextant::server::ConnectionLimits {
             write_timeout: Duration::from_secs(1),
             ..Default::default()
         },
@@ -1123,14 +1304,15 @@ async fn mcp_initialize(base: &str, token: &str) -> (u16, Option<String>) {
 /// request for the idle timeout is closed. Other tokens are not affected.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_are_capped_per_token_and_idle_mcp_sessions_close() {
-    let server = support::app::start_with(true, sextant::api::HttpOptions::default(), |s| {
-        s.with_auth(sextant::api::AuthPolicy::Tokens)
-            .with_session_limits(sextant::api::SessionLimits {
+    let setup = support::app::Setup::server(|s| {
+        s.with_auth(sextant::server::AuthPolicy::Tokens)
+            .with_session_limits(sextant::server::SessionLimits {
                 per_token: 2,
                 idle: Duration::from_secs(1),
             })
-    })
-    .await;
+    });
+    let server =
+        support::app::start_with(true, sextant::server::HttpOptions::default(), setup).await;
     server
         .indexer
         .register_path(&server.root, Some("ws"), Default::default())

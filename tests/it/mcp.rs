@@ -2,7 +2,7 @@
 //! notifications/initialized → tools/list → tools/call against a running server with an
 //! indexed repository.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use sextant::index::Progress;

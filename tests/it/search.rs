@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-mod support;
+use crate::support;
 
 use support::write;
 

@@ -6,7 +6,7 @@
 //! `~/.cache/sextant/corpora`) on first run. When npm or the registry is unavailable the
 //! test prints a loud SKIPPED banner and passes: it checks real code when it can get it.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -14,7 +14,7 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use super::AppState;
+use crate::service::ServerStats;
 
 /// Upper bounds (seconds) of the latency histogram's buckets.
 const BUCKETS: [f64; 10] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
@@ -54,13 +54,16 @@ impl Metrics {
         l.count += 1;
         l.sum += seconds;
     }
+}
 
-    /// Records one MCP tool call and whether it failed.
-    pub fn tool_call(&self, tool: &str, failed: bool) {
+impl crate::mcp::ToolCalls for Metrics {
+    fn tool_call(&self, tool: &str, failed: bool) {
         let mut tools = self.tools.lock().unwrap_or_else(|p| p.into_inner());
         *tools.entry((tool.to_string(), failed)).or_default() += 1;
     }
+}
 
+impl Metrics {
     /// The counters in the text format.
     fn render(&self, out: &mut String) {
         header(
@@ -173,7 +176,7 @@ fn method_label(method: &axum::http::Method) -> &'static str {
 /// The middleware: times each request and counts it under its route template (not the
 /// raw path) and a known method name, so label sets stay bounded.
 pub(super) async fn track(
-    State(state): State<std::sync::Arc<AppState>>,
+    State(metrics): State<std::sync::Arc<Metrics>>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -191,7 +194,7 @@ pub(super) async fn track(
         });
     let start = Instant::now();
     let response = next.run(request).await;
-    state.metrics.observe(
+    metrics.observe(
         method,
         &route,
         response.status().as_u16(),
@@ -200,27 +203,14 @@ pub(super) async fn track(
     response
 }
 
-/// The whole exposition: counters plus gauges read from the stores now.
-pub(super) async fn render(state: &AppState) -> String {
+/// The whole exposition: counters plus the gauges of `stats`.
+pub(super) fn render(metrics: &Metrics, stats: &ServerStats) -> String {
     let mut out = String::new();
-    state.metrics.render(&mut out);
-    let meta = state.indexer.meta();
-    if let Ok(repos) = meta.list_repositories().await {
-        let mut by_status: BTreeMap<&str, f64> = ["registered", "indexing", "ready", "error"]
-            .into_iter()
-            .map(|s| (s, 0.0))
-            .collect();
-        let (mut indexed, mut skipped) = (0.0, 0.0);
-        for r in &repos {
-            *by_status.entry(r.status.as_str()).or_default() += 1.0;
-            if let Ok(files) = meta.file_counts(&r.id).await {
-                indexed += files.indexed as f64;
-                skipped += files.skipped as f64;
-            }
-        }
-        let samples: Vec<(String, f64)> = by_status
-            .into_iter()
-            .map(|(s, n)| (format!("status=\"{s}\""), n))
+    metrics.render(&mut out);
+    if let (Some(repos), Some((indexed, skipped))) = (&stats.repositories, stats.files) {
+        let samples: Vec<(String, f64)> = repos
+            .iter()
+            .map(|(s, n)| (format!("status=\"{s}\""), *n as f64))
             .collect();
         gauge(
             &mut out,
@@ -233,31 +223,23 @@ pub(super) async fn render(state: &AppState) -> String {
             "sextant_files",
             "Files seen, by whether they were indexed.",
             &[
-                ("state=\"indexed\"".into(), indexed),
-                ("state=\"skipped\"".into(), skipped),
+                ("state=\"indexed\"".into(), indexed as f64),
+                ("state=\"skipped\"".into(), skipped as f64),
             ],
         );
     }
-    if let Ok(stats) = state.indexer.vectors().stats().await {
+    if let Some(rows) = stats.chunks {
         gauge(
             &mut out,
             "sextant_chunks",
             "Chunk rows in the vector store.",
-            &[(String::new(), stats.rows as f64)],
+            &[(String::new(), rows as f64)],
         );
     }
-    if let Ok(jobs) = meta.list_jobs(None, 10_000).await {
-        let mut by_state: BTreeMap<&str, f64> =
-            ["queued", "running", "succeeded", "failed", "cancelled"]
-                .into_iter()
-                .map(|s| (s, 0.0))
-                .collect();
-        for j in &jobs {
-            *by_state.entry(j.state.as_str()).or_default() += 1.0;
-        }
-        let samples: Vec<(String, f64)> = by_state
-            .into_iter()
-            .map(|(s, n)| (format!("state=\"{s}\""), n))
+    if let Some(jobs) = &stats.jobs {
+        let samples: Vec<(String, f64)> = jobs
+            .iter()
+            .map(|(s, n)| (format!("state=\"{s}\""), *n as f64))
             .collect();
         gauge(
             &mut out,
@@ -266,8 +248,7 @@ pub(super) async fn render(state: &AppState) -> String {
             &samples,
         );
     }
-    if let Some(cache) = &state.embed_cache {
-        let stats = cache.stats();
+    if let Some(cache) = stats.embed_cache {
         header(
             &mut out,
             "sextant_embed_texts_total",
@@ -277,7 +258,7 @@ pub(super) async fn render(state: &AppState) -> String {
         let _ = writeln!(
             out,
             "sextant_embed_texts_total{{source=\"model\"}} {}\nsextant_embed_texts_total{{source=\"cache\"}} {}",
-            stats.misses, stats.hits
+            cache.misses, cache.hits
         );
     }
     out
@@ -286,6 +267,7 @@ pub(super) async fn render(state: &AppState) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::ToolCalls;
 
     #[test]
     fn counters_render_in_the_text_format() {

@@ -5,9 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use sextant::api::{AppState, AuthPolicy, HttpOptions, router};
 use sextant::index::{Indexer, JobRunner};
 use sextant::search::Searcher;
+use sextant::server::{AuthPolicy, HttpOptions, ServerState, router};
+use sextant::service::Service;
 use sextant::store::ApiToken;
 
 use super::embedders::BagOfWords;
@@ -23,8 +24,8 @@ pub struct TestServer {
     pub base: String,
     /// The indexer behind the server.
     pub indexer: Arc<Indexer>,
-    /// The server's state (search slots, metrics, …).
-    pub state: Arc<AppState>,
+    /// The server's state (the service with its search slots, metrics, …).
+    pub state: Arc<ServerState>,
 }
 
 impl TestServer {
@@ -55,27 +56,61 @@ fn uuid_like(secret: &str) -> String {
     secret[secret.len() - 12..].to_string()
 }
 
+/// How a test server is set up beyond its HTTP options: the service's settings (search
+/// defaults, slots) and the server's (authentication, session limits).
+pub struct Setup {
+    /// Applied to the service before it is shared.
+    pub service: Box<dyn FnOnce(Service) -> Service + Send>,
+    /// Applied to the server's state.
+    pub server: Box<dyn FnOnce(ServerState) -> ServerState + Send>,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Self {
+            service: Box::new(|s| s),
+            server: Box::new(|s| s),
+        }
+    }
+}
+
+impl Setup {
+    /// The service set up by `f`.
+    pub fn service(f: impl FnOnce(Service) -> Service + Send + 'static) -> Self {
+        Self {
+            service: Box::new(f),
+            ..Self::default()
+        }
+    }
+
+    /// The server set up by `f`.
+    pub fn server(f: impl FnOnce(ServerState) -> ServerState + Send + 'static) -> Self {
+        Self {
+            server: Box::new(f),
+            ..Self::default()
+        }
+    }
+}
+
 /// Starts a server without authentication; `run_jobs` starts the sync queue (without it,
 /// queued jobs stay queued).
 pub async fn start(run_jobs: bool) -> TestServer {
-    start_with(run_jobs, HttpOptions::default(), |s| s).await
+    start_with(run_jobs, HttpOptions::default(), Setup::default()).await
 }
 
 /// Starts a server requiring tokens.
 pub async fn start_with_tokens(run_jobs: bool) -> TestServer {
-    start_with(run_jobs, HttpOptions::default(), |s| {
-        s.with_auth(AuthPolicy::Tokens)
-    })
+    start_with(
+        run_jobs,
+        HttpOptions::default(),
+        Setup::server(|s| s.with_auth(AuthPolicy::Tokens)),
+    )
     .await
 }
 
-/// Starts a server with these HTTP options and state settings.
-pub async fn start_with(
-    run_jobs: bool,
-    http: HttpOptions,
-    configure: impl FnOnce(AppState) -> AppState,
-) -> TestServer {
-    start_on(None, run_jobs, http, configure).await
+/// Starts a server with these HTTP options and settings.
+pub async fn start_with(run_jobs: bool, http: HttpOptions, setup: Setup) -> TestServer {
+    start_on(None, run_jobs, http, setup).await
 }
 
 /// Starts a server whose metadata store is at `meta_url` (e.g. a Postgres database), or
@@ -84,7 +119,7 @@ pub async fn start_on(
     meta_url: Option<&str>,
     run_jobs: bool,
     http: HttpOptions,
-    configure: impl FnOnce(AppState) -> AppState,
+    setup: Setup,
 ) -> TestServer {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("ws");
@@ -108,22 +143,22 @@ pub async fn start_on(
     if run_jobs {
         tokio::spawn(jobs.clone().run_forever(Duration::from_millis(50)));
     }
-    let state = configure(AppState::new(
+    let service = (setup.service)(Service::new(
         indexer.clone(),
         Arc::new(searcher),
         jobs,
         events,
     ));
-    let state = Arc::new(state);
+    let state = Arc::new((setup.server)(ServerState::new(Arc::new(service))));
     let app = router(state.clone(), &http);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let limits = sextant::api::ConnectionLimits {
+    let limits = sextant::server::ConnectionLimits {
         header_read_timeout: Duration::from_secs(5),
         max_connections: 64,
         ..Default::default()
     };
-    tokio::spawn(sextant::api::serve(
+    tokio::spawn(sextant::server::serve(
         listener,
         app,
         limits,

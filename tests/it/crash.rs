@@ -2,7 +2,7 @@
 //! middle of a sync; the next run must converge to exactly what a clean build produces
 //! (same files, hashes, symbols and chunk ids, nothing orphaned).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

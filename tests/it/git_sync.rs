@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-mod support;
+use crate::support;
 
 use git2::{Repository, Signature};
 use sextant::index::{IndexOptions, Indexer, Progress, SyncReport};

@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
-use super::error::ApiError;
+use crate::api::ApiError;
 use crate::auth::Principal;
 
 /// Default for [`SessionLimits::per_token`].
@@ -182,6 +182,36 @@ impl Sessions {
         }
         idle
     }
+}
+
+/// The middleware in front of the progress streams: a token's stream takes one of its
+/// session places (429 beyond the limit) and gives it back when the client goes away
+/// (the permit travels with the response body and is dropped with it).
+pub async fn sse_sessions(
+    State(sessions): State<Arc<Sessions>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let permit = match request.extensions().get::<Principal>() {
+        Some(caller) => match sessions.open_stream(caller) {
+            Ok(permit) => permit,
+            Err(refused) => return refused.into_response(),
+        },
+        None => None,
+    };
+    let response = next.run(request).await;
+    let Some(permit) = permit else {
+        return response;
+    };
+    if !response.status().is_success() {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let stream = futures::StreamExt::map(body.into_data_stream(), move |chunk| {
+        let _held = &permit;
+        chunk
+    });
+    Response::from_parts(parts, axum::body::Body::from_stream(stream))
 }
 
 /// The `/mcp` layer: counts sessions per token, refuses a new one over the limit, closes

@@ -1,0 +1,268 @@
+//! What a caller can do, whatever protocol it speaks: register, change, remove and sync
+//! repositories, follow their indexing, list their files and symbols, search, look a
+//! symbol up.
+//!
+//! Every operation takes the authenticated [`Principal`] and decides there, once, what it
+//! may see and do: a repository it may not see reads exactly like one that does not exist,
+//! and changing anything needs the `admin` scope. Results are domain types; failures are a
+//! [`ServiceError`]. The adapters — REST ([`crate::api`]), MCP ([`crate::mcp`]) and the
+//! CLI — only translate their protocol into these calls and the answers back.
+
+mod error;
+mod repositories;
+mod search;
+mod stats;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Semaphore, broadcast};
+
+use crate::auth::{Principal, ScopeError, bearer, hash_secret};
+use crate::embed::CachedEmbedder;
+use crate::index::{IndexError, Indexer, JobRunner, ProgressEvent};
+use crate::search::{SearchOptions, Searcher};
+use crate::store::{Job, Repository};
+
+pub use error::ServiceError;
+pub use repositories::{Registration, RepositoryChange, RepositoryStatus, Source};
+pub use search::SearchAnswer;
+pub use stats::ServerStats;
+
+/// Searches run at once by default.
+pub const DEFAULT_MAX_SEARCHES: usize = 32;
+
+/// Longest a readiness check waits for the metadata store.
+const READY_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The operations, over the indexer, the searcher and the sync queue.
+pub struct Service {
+    indexer: Arc<Indexer>,
+    searcher: Arc<Searcher>,
+    jobs: Arc<JobRunner>,
+    events: broadcast::Sender<ProgressEvent>,
+    search_slots: Arc<Semaphore>,
+    search_defaults: SearchOptions,
+    embed_cache: Option<Arc<CachedEmbedder>>,
+}
+
+impl Service {
+    /// A service over these parts; progress of every sync is published on `events`.
+    pub fn new(
+        indexer: Arc<Indexer>,
+        searcher: Arc<Searcher>,
+        jobs: Arc<JobRunner>,
+        events: broadcast::Sender<ProgressEvent>,
+    ) -> Self {
+        Self {
+            indexer,
+            searcher,
+            jobs,
+            events,
+            search_slots: Arc::new(Semaphore::new(DEFAULT_MAX_SEARCHES)),
+            search_defaults: SearchOptions::default(),
+            embed_cache: None,
+        }
+    }
+
+    /// Server-wide search defaults: what a request does not set comes from here (checked
+    /// by the caller with [`SearchOptions::validate`]).
+    pub fn with_search_defaults(mut self, defaults: SearchOptions) -> Self {
+        self.search_defaults = defaults;
+        self
+    }
+
+    /// At most `n` searches at once (at least 1); beyond, [`ServiceError::Busy`].
+    pub fn with_max_searches(mut self, n: usize) -> Self {
+        self.search_slots = Arc::new(Semaphore::new(n.max(1)));
+        self
+    }
+
+    /// Reports this embedding cache's counters in [`Service::stats`].
+    pub fn with_embed_cache(mut self, cache: Arc<CachedEmbedder>) -> Self {
+        self.embed_cache = Some(cache);
+        self
+    }
+
+    /// The server's search defaults.
+    pub fn search_defaults(&self) -> &SearchOptions {
+        &self.search_defaults
+    }
+
+    /// The searches that may run at once (tests hold them to see the server refuse).
+    pub fn search_slots(&self) -> &Arc<Semaphore> {
+        &self.search_slots
+    }
+
+    /// The principal of a bearer token's secret (`Authorization: Bearer <secret>`, the
+    /// header's value as given, or `None` when there is none).
+    pub async fn authenticate(&self, header: Option<&str>) -> Result<Principal, ServiceError> {
+        let header = header.ok_or_else(|| {
+            ServiceError::Unauthenticated(
+                "this server requires an API token: send `Authorization: Bearer <token>` \
+                 (an administrator creates one with `sextant token create`)"
+                    .into(),
+            )
+        })?;
+        let secret = bearer(header).ok_or_else(|| {
+            ServiceError::Unauthenticated(
+                "the Authorization header must be `Bearer <token>`".into(),
+            )
+        })?;
+        let token = self
+            .indexer
+            .meta()
+            .token_by_hash(&hash_secret(secret))
+            .await?
+            .ok_or_else(|| ServiceError::Unauthenticated("unknown or revoked API token".into()))?;
+        Principal::from_token(&token).ok_or_else(|| {
+            ServiceError::Unauthenticated(format!(
+                "token `{}` has an unknown scope `{}`; revoke it and create a new one",
+                token.id, token.scope
+            ))
+        })
+    }
+
+    /// Whether the metadata store answers, within a few seconds even while it hangs.
+    pub async fn ready(&self) -> Result<(), ServiceError> {
+        match tokio::time::timeout(READY_TIMEOUT, self.indexer.meta().ping()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(ServiceError::Unavailable(format!(
+                "the metadata store does not answer: {e}"
+            ))),
+            Err(_) => Err(ServiceError::Unavailable(format!(
+                "the metadata store does not answer: no answer within {} s",
+                READY_TIMEOUT.as_secs()
+            ))),
+        }
+    }
+
+    /// Recent jobs (most recent first, at most `limit`, 1–500), of one repository or of
+    /// every one the caller sees.
+    pub async fn jobs(
+        &self,
+        caller: &Principal,
+        repository: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<Job>, ServiceError> {
+        if !(1..=500).contains(&limit) {
+            return Err(ServiceError::invalid(
+                "limit",
+                "`limit` must be between 1 and 500",
+            ));
+        }
+        let repo = match repository {
+            Some(name) => Some(self.visible_repo(caller, name).await?.id),
+            None => None,
+        };
+        let mut jobs = self
+            .indexer
+            .meta()
+            .list_jobs(repo.as_deref(), i64::from(limit))
+            .await?;
+        jobs.retain(|j| job_visible(caller, j));
+        Ok(jobs)
+    }
+
+    /// One job, when the caller may see it.
+    pub async fn job(&self, caller: &Principal, id: &str) -> Result<Job, ServiceError> {
+        match self.indexer.meta().get_job(id).await? {
+            Some(job) if job_visible(caller, &job) => Ok(job),
+            _ => Err(ServiceError::NotFound(format!("no job `{id}`"))),
+        }
+    }
+
+    /// Progress of the syncs the caller sees (of one repository, when named), from now on.
+    pub async fn progress(
+        &self,
+        caller: &Principal,
+        repository: Option<&str>,
+    ) -> Result<ProgressFeed, ServiceError> {
+        let only = match repository {
+            Some(name) => Some(self.visible_repo(caller, name).await?.id),
+            None => None,
+        };
+        Ok(ProgressFeed {
+            receiver: self.events.subscribe(),
+            caller: caller.clone(),
+            only,
+        })
+    }
+
+    /// The repository named `name` (name or id) as `caller` sees it: one it may not see
+    /// is reported exactly like one that does not exist.
+    pub async fn visible_repo(
+        &self,
+        caller: &Principal,
+        name: &str,
+    ) -> Result<Repository, ServiceError> {
+        let repo = self.indexer.find_repo(name).await?;
+        if caller.sees(&repo.id) {
+            Ok(repo)
+        } else {
+            Err(IndexError::UnknownRepo(name.to_string()).into())
+        }
+    }
+
+    /// Repository names or ids resolved to the ids a search may cover for `caller`
+    /// (every visible repository when `names` is empty and the caller is restricted).
+    async fn search_scope(
+        &self,
+        caller: &Principal,
+        names: &[String],
+    ) -> Result<Vec<String>, ServiceError> {
+        let mut ids = Vec::with_capacity(names.len());
+        for name in names {
+            ids.push(self.visible_repo(caller, name).await?.id);
+        }
+        caller.scope_search(ids).map_err(|e| match e {
+            ScopeError::Invisible(id) => IndexError::UnknownRepo(id).into(),
+            ScopeError::Nothing => {
+                ServiceError::Forbidden("this token may not see any repository".into())
+            }
+        })
+    }
+}
+
+/// `Ok` when `caller` may change things.
+fn require_admin(caller: &Principal) -> Result<(), ServiceError> {
+    if caller.is_admin() {
+        Ok(())
+    } else {
+        Err(ServiceError::Forbidden(
+            "this needs a token with the `admin` scope; yours is `read`".into(),
+        ))
+    }
+}
+
+fn job_visible(caller: &Principal, job: &Job) -> bool {
+    match &job.repo_id {
+        Some(id) => caller.sees(id),
+        None => caller.sees_all(),
+    }
+}
+
+/// Sync progress as it happens, limited to what one caller sees.
+pub struct ProgressFeed {
+    receiver: broadcast::Receiver<ProgressEvent>,
+    caller: Principal,
+    only: Option<String>,
+}
+
+impl ProgressFeed {
+    /// The next event, or `None` once the server stops publishing. A subscriber too slow
+    /// to keep up skips what it missed rather than stalling the sync.
+    pub async fn next(&mut self) -> Option<ProgressEvent> {
+        loop {
+            match self.receiver.recv().await {
+                Ok(event) if self.keeps(&event) => return Some(event),
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    fn keeps(&self, event: &ProgressEvent) -> bool {
+        self.caller.sees(&event.repo_id) && self.only.as_ref().is_none_or(|id| *id == event.repo_id)
+    }
+}

@@ -1,0 +1,71 @@
+//! Search and exact symbol lookup, scoped to what the caller sees.
+
+use super::{Service, ServiceError};
+use crate::auth::Principal;
+use crate::render::McpContent;
+use crate::search::{SearchOptions, SearchResponse};
+
+/// A search's answer, in both forms adapters need.
+#[derive(Debug, Clone)]
+pub struct SearchAnswer {
+    /// The structured response: results with their code and scores, every candidate,
+    /// structural metadata, timings.
+    pub response: SearchResponse,
+    /// The same answer rendered for an assistant: the connection graph, then one snapshot
+    /// per file.
+    pub content: Vec<McpContent>,
+}
+
+impl Service {
+    /// Searches the repositories `caller` sees (those in `options.filter.repos`, names or
+    /// ids, when given) and renders the answer. `options` are complete: adapters build
+    /// them from [`Service::search_defaults`] and the request's overrides.
+    pub async fn search(
+        &self,
+        caller: &Principal,
+        query: &str,
+        mut options: SearchOptions,
+    ) -> Result<SearchAnswer, ServiceError> {
+        // Sizes and ranges first: nothing (not even a repository name) is looked up for a
+        // request that is refused anyway.
+        crate::search::validate_request(query, &options)?;
+        options.filter.repos = self.search_scope(caller, &options.filter.repos).await?;
+        let _slot = self.search_slots.try_acquire().map_err(|_| {
+            ServiceError::Busy(
+                "the server is answering as many searches as it may; retry shortly".into(),
+            )
+        })?;
+        let response = self.searcher.search(query, &options).await?;
+        let files = self.searcher.result_files(&response).await?;
+        // Rendering is CPU work proportional to the files' size: off the async workers, so
+        // a large answer never stalls other requests (health probes included).
+        let (response, content) = tokio::task::spawn_blocking(move || {
+            let content = crate::render::mcp_content(&response, &files);
+            (response, content)
+        })
+        .await
+        .map_err(|e| ServiceError::Internal(format!("rendering failed: {e}")))?;
+        Ok(SearchAnswer { response, content })
+    }
+
+    /// Exact lookup of `name` (`name`, `Parent > name` or `path/file.ts > Parent > name`)
+    /// over the caller's repositories, or only `repository`.
+    pub async fn symbol(
+        &self,
+        caller: &Principal,
+        name: &str,
+        repository: Option<String>,
+    ) -> Result<SearchAnswer, ServiceError> {
+        if name.trim().is_empty() {
+            return Err(ServiceError::invalid(
+                "name",
+                "`name` must name a symbol: `name`, `Parent > name` or `path/file.ts > name`",
+            ));
+        }
+        let mut options = self.search_defaults.clone();
+        options.filter = Default::default();
+        options.filter.repos = repository.into_iter().collect();
+        self.search(caller, &format!("symbol = {name}"), options)
+            .await
+    }
+}
