@@ -10,9 +10,23 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-/// What a token may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// What a token may do (`read` / `admin` in the store, on the command line and on the
+/// wire).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    serde::Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Scope {
     /// Search, list, read symbols, follow progress.
     Read,
@@ -23,19 +37,19 @@ pub enum Scope {
 impl Scope {
     /// `read` or `admin`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Read => "read",
-            Scope::Admin => "admin",
-        }
+        self.into()
     }
+}
 
-    /// Parses `read` / `admin`.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "read" => Some(Scope::Read),
-            "admin" => Some(Scope::Admin),
-            _ => None,
-        }
+impl TryFrom<String> for Scope {
+    type Error = crate::store::StoreError;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse().map_err(|_| {
+            crate::store::StoreError::Invalid(format!(
+                "unknown token scope `{s}` in the store; revoke the token and create a new one"
+            ))
+        })
     }
 }
 
@@ -61,13 +75,13 @@ impl Principal {
         }
     }
 
-    /// The principal of a stored token (`None` for an unknown scope string).
-    pub fn from_token(token: &crate::store::ApiToken) -> Option<Self> {
-        Some(Self {
+    /// The principal of a stored token.
+    pub fn from_token(token: &crate::store::ApiToken) -> Self {
+        Self {
             token_id: Some(token.id.clone()),
-            scope: Scope::parse(&token.scope)?,
+            scope: token.scope,
             repos: (!token.repositories.is_empty()).then(|| token.repositories.clone()),
-        })
+        }
     }
 
     /// A caller that sees nothing (an HTTP request that somehow bypassed authentication).
@@ -211,17 +225,21 @@ mod tests {
             id: "t1".into(),
             name: "ci".into(),
             token_hash: "h".into(),
-            scope: "admin".into(),
+            scope: Scope::Admin,
             repositories: vec![],
             created_at: 0,
             revoked_at: None,
         };
-        let p = Principal::from_token(&token).unwrap();
+        let p = Principal::from_token(&token);
         assert!(p.is_admin() && p.sees_all());
-        let odd = crate::store::ApiToken {
-            scope: "root".into(),
+        let limited = crate::store::ApiToken {
+            scope: Scope::Read,
+            repositories: vec!["r1".into()],
             ..token
         };
-        assert_eq!(Principal::from_token(&odd), None);
+        let p = Principal::from_token(&limited);
+        assert!(!p.is_admin() && p.sees("r1") && !p.sees("r2"));
+        assert_eq!(Scope::try_from("admin".to_string()).unwrap(), Scope::Admin);
+        assert!(Scope::try_from("root".to_string()).is_err());
     }
 }

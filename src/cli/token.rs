@@ -17,8 +17,8 @@ pub enum TokenCommand {
     Create {
         /// `read` (search, list, symbols, progress) or `admin` (also register, change,
         /// delete and sync repositories).
-        #[arg(long, value_parser = ["read", "admin"])]
-        scope: String,
+        #[arg(long, value_enum)]
+        scope: Scope,
         /// Only these repositories (names or ids, repeatable); default: all, including
         /// ones registered later.
         #[arg(long = "repo")]
@@ -43,8 +43,6 @@ pub fn token(action: TokenCommand, config: &Config) -> Result<(), CliError> {
         let mut w = out();
         match action {
             TokenCommand::Create { scope, repos, name } => {
-                let scope =
-                    Scope::parse(&scope).ok_or_else(|| fail(format!("unknown scope `{scope}`")))?;
                 let mut ids = Vec::with_capacity(repos.len());
                 for r in &repos {
                     let repo = match meta.get_repository_by_name(r).await.map_err(fail)? {
@@ -63,7 +61,7 @@ pub fn token(action: TokenCommand, config: &Config) -> Result<(), CliError> {
                     id: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
                     name,
                     token_hash: hash_secret(&secret),
-                    scope: scope.as_str().to_string(),
+                    scope,
                     repositories: ids,
                     created_at: now_ms(),
                     revoked_at: None,

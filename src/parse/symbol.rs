@@ -51,8 +51,22 @@ impl ByteRange {
 
 /// What a symbol (or root-level statement) is. Serialised in kebab-case
 /// (`"re-export"`), which is also the chunk `nodeKind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum SymbolKind {
     /// Function declaration, or a variable bound to a function/arrow expression.
     Function,
@@ -99,57 +113,12 @@ pub enum SymbolKind {
 impl SymbolKind {
     /// The kebab-case name (`"re-export"`), as used in chunk `nodeKind`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Function => "function",
-            Self::Method => "method",
-            Self::Constructor => "constructor",
-            Self::Property => "property",
-            Self::Class => "class",
-            Self::Interface => "interface",
-            Self::Type => "type",
-            Self::Enum => "enum",
-            Self::Namespace => "namespace",
-            Self::Module => "module",
-            Self::Component => "component",
-            Self::Variable => "variable",
-            Self::Const => "const",
-            Self::Import => "import",
-            Self::ReExport => "re-export",
-            Self::Export => "export",
-            Self::Expression => "expression",
-            Self::Statement => "statement",
-            Self::Callback => "callback",
-            Self::Error => "error",
-        }
+        self.into()
     }
-
-    /// Every kind, in declaration order.
-    pub const ALL: [SymbolKind; 20] = [
-        Self::Function,
-        Self::Method,
-        Self::Constructor,
-        Self::Property,
-        Self::Class,
-        Self::Interface,
-        Self::Type,
-        Self::Enum,
-        Self::Namespace,
-        Self::Module,
-        Self::Component,
-        Self::Variable,
-        Self::Const,
-        Self::Import,
-        Self::ReExport,
-        Self::Export,
-        Self::Expression,
-        Self::Statement,
-        Self::Callback,
-        Self::Error,
-    ];
 
     /// The kind named `name` (as produced by [`SymbolKind::as_str`]).
     pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == name)
+        name.parse().ok()
     }
 
     /// Whether the symbol's body is code that runs (functions, methods, constructors,
@@ -176,15 +145,24 @@ impl SymbolKind {
     }
 }
 
-impl std::fmt::Display for SymbolKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// A declaration modifier. Serialised in lower case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Modifier {
     /// `export` (or CommonJS `exports.x` / `module.exports`).
     Exported,
@@ -221,51 +199,14 @@ pub enum Modifier {
 }
 
 impl Modifier {
-    /// Every modifier, in their fixed order.
-    pub const ALL: [Modifier; 16] = [
-        Self::Exported,
-        Self::Default,
-        Self::Declare,
-        Self::Abstract,
-        Self::Public,
-        Self::Private,
-        Self::Protected,
-        Self::Static,
-        Self::Readonly,
-        Self::Override,
-        Self::Async,
-        Self::Generator,
-        Self::Getter,
-        Self::Setter,
-        Self::Const,
-        Self::Optional,
-    ];
-
     /// The modifier named `name` (as produced by [`Modifier::as_str`]).
     pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|m| m.as_str() == name)
+        name.parse().ok()
     }
 
     /// The lower-case name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Exported => "exported",
-            Self::Default => "default",
-            Self::Declare => "declare",
-            Self::Abstract => "abstract",
-            Self::Public => "public",
-            Self::Private => "private",
-            Self::Protected => "protected",
-            Self::Static => "static",
-            Self::Readonly => "readonly",
-            Self::Override => "override",
-            Self::Async => "async",
-            Self::Generator => "generator",
-            Self::Getter => "getter",
-            Self::Setter => "setter",
-            Self::Const => "const",
-            Self::Optional => "optional",
-        }
+        self.into()
     }
 }
 
@@ -391,5 +332,27 @@ impl ParsedFile {
     /// Depth-first, pre-order iterator over every symbol in the file.
     pub fn walk(&self) -> impl Iterator<Item = &ParsedSymbol> {
         self.symbols.iter().flat_map(|s| s.walk())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use strum::IntoEnumIterator;
+
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_agree_with_serde() {
+        for kind in SymbolKind::iter() {
+            assert_eq!(SymbolKind::parse(kind.as_str()), Some(kind));
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+            assert_eq!(kind.to_string(), kind.as_str());
+        }
+        assert_eq!(SymbolKind::ReExport.as_str(), "re-export");
+        for modifier in Modifier::iter() {
+            assert_eq!(Modifier::parse(modifier.as_str()), Some(modifier));
+            assert_eq!(serde_json::to_value(modifier).unwrap(), modifier.as_str());
+        }
+        assert_eq!(SymbolKind::parse("no-such-kind"), None);
     }
 }

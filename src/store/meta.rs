@@ -413,8 +413,8 @@ pub struct ApiToken {
     pub name: String,
     /// SHA-256 of the secret, hex.
     pub token_hash: String,
-    /// `read` or `admin`.
-    pub scope: String,
+    /// What it may do.
+    pub scope: crate::auth::Scope,
     /// Repository ids it may see (empty: all).
     pub repositories: Vec<String>,
     /// Created.

@@ -173,7 +173,7 @@ fn token(row: &AnyRow) -> Result<ApiToken, StoreError> {
         id: row.try_get("id")?,
         name: row.try_get("name")?,
         token_hash: row.try_get("token_hash")?,
-        scope: row.try_get("scope")?,
+        scope: row.try_get::<String, _>("scope")?.try_into()?,
         repositories: repos.split_whitespace().map(str::to_string).collect(),
         created_at: row.try_get("created_at")?,
         revoked_at: row.try_get("revoked_at")?,
@@ -916,7 +916,7 @@ impl MetaStore for SqlMetaStore {
         .bind(&t.id)
         .bind(&t.name)
         .bind(&t.token_hash)
-        .bind(&t.scope)
+        .bind(t.scope.as_str())
         .bind(t.repositories.join(" "))
         .bind(t.created_at)
         .bind(t.revoked_at)

@@ -187,7 +187,16 @@ async fn bad_input_gets_one_error_shape() {
     );
     // (method, path, body, whether it is sent as JSON) → (status, code, a word the
     // message must contain).
-    let cases: Vec<(&str, String, Option<String>, bool, u16, &str, &str)> = vec![
+    type Case = (
+        &'static str,
+        String,
+        Option<String>,
+        bool,
+        u16,
+        &'static str,
+        &'static str,
+    );
+    let cases: Vec<Case> = vec![
         (
             "GET",
             "/nowhere".into(),
@@ -719,7 +728,11 @@ async fn tokens_gate_every_route_and_bound_what_each_token_sees() {
 
     // Revoked: refused from the next request on.
     let tokens = server.indexer.meta().list_tokens().await.unwrap();
-    let id = &tokens.iter().find(|t| t.scope == "read").unwrap().id;
+    let id = &tokens
+        .iter()
+        .find(|t| t.scope == sextant::auth::Scope::Read)
+        .unwrap()
+        .id;
     assert!(server.indexer.meta().revoke_token(id).await.unwrap());
     assert_eq!(send("GET", "/api/v1/repositories", r, None).await.0, 401);
 }

@@ -555,7 +555,7 @@ async fn tokens(store: &dyn MetaStore) {
         id: "tok1".into(),
         name: "ci bot".into(),
         token_hash: "ab".repeat(32),
-        scope: "read".into(),
+        scope: sextant::auth::Scope::Read,
         repositories: vec!["r1".into(), "r2".into()],
         created_at: now_ms(),
         revoked_at: None,

@@ -41,7 +41,7 @@ impl TestServer {
             id: uuid_like(&secret),
             name: format!("{scope} test token"),
             token_hash: sextant::auth::hash_secret(&secret),
-            scope: scope.to_string(),
+            scope: scope.parse().expect("`read` or `admin`"),
             repositories: ids,
             created_at: 0,
             revoked_at: None,
