@@ -1,7 +1,7 @@
 //! The promises Sextant keeps on hostile input, as one check per fuzz target.
 //!
 //! The coverage-guided fuzzers in `fuzz/` (cargo-fuzz, libFuzzer) call these on every
-//! input they generate, and `tests/robustness.rs` replays the kept corpus and every
+//! input they generate, and `tests/it/robustness.rs` replays the kept corpus and every
 //! crasher through the same functions, so a fixed crash stays fixed. Each function
 //! returns when the input was handled and panics when a promise was broken. Pure: no
 //! I/O, no global state.

@@ -12,7 +12,7 @@
 //! ```
 //! Env: `SEXTANT_GRAPH_CORPUS` (default `~/.cache/sextant/corpora/eval-corpus/rxjs`, made by
 //! `../shared/eval/get-corpus.sh`), `TYPESCRIPT_MODULE` (default
-//! `~/.cache/sextant/corpora/typescript-5.9.3/package`, fetched by `tests/corpora.rs`),
+//! `~/.cache/sextant/corpora/typescript-5.9.3/package`, fetched by `tests/it/corpora.rs`),
 //! `SEXTANT_GRAPH_SAMPLE` (default 400), `SEXTANT_GRAPH_VERBOSE=1` lists disagreements.
 //! Missing corpus, module or node: a loud skip.
 
