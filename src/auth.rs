@@ -41,18 +41,6 @@ impl Scope {
     }
 }
 
-impl TryFrom<String> for Scope {
-    type Error = crate::store::StoreError;
-
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        s.parse().map_err(|_| {
-            crate::store::StoreError::Invalid(format!(
-                "unknown token scope `{s}` in the store; revoke the token and create a new one"
-            ))
-        })
-    }
-}
-
 /// Who a request acts as.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
@@ -75,12 +63,13 @@ impl Principal {
         }
     }
 
-    /// The principal of a stored token.
-    pub fn from_token(token: &crate::store::ApiToken) -> Self {
+    /// The principal of a token: its id, scope and the repository ids it is limited to
+    /// (empty: none, it sees all).
+    pub fn token(id: &str, scope: Scope, repositories: &[String]) -> Self {
         Self {
-            token_id: Some(token.id.clone()),
-            scope: token.scope,
-            repos: (!token.repositories.is_empty()).then(|| token.repositories.clone()),
+            token_id: Some(id.to_string()),
+            scope,
+            repos: (!repositories.is_empty()).then(|| repositories.to_vec()),
         }
     }
 
@@ -220,26 +209,12 @@ mod tests {
     }
 
     #[test]
-    fn stored_tokens_become_principals() {
-        let token = crate::store::ApiToken {
-            id: "t1".into(),
-            name: "ci".into(),
-            token_hash: "h".into(),
-            scope: Scope::Admin,
-            repositories: vec![],
-            created_at: 0,
-            revoked_at: None,
-        };
-        let p = Principal::from_token(&token);
+    fn tokens_become_principals() {
+        let p = Principal::token("t1", Scope::Admin, &[]);
         assert!(p.is_admin() && p.sees_all());
-        let limited = crate::store::ApiToken {
-            scope: Scope::Read,
-            repositories: vec!["r1".into()],
-            ..token
-        };
-        let p = Principal::from_token(&limited);
+        let p = Principal::token("t2", Scope::Read, &["r1".to_string()]);
         assert!(!p.is_admin() && p.sees("r1") && !p.sees("r2"));
-        assert_eq!(Scope::try_from("admin".to_string()).unwrap(), Scope::Admin);
-        assert!(Scope::try_from("root".to_string()).is_err());
+        assert_eq!("admin".parse::<Scope>(), Ok(Scope::Admin));
+        assert!("root".parse::<Scope>().is_err());
     }
 }

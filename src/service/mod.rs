@@ -115,7 +115,11 @@ impl Service {
             .token_by_hash(&hash_secret(secret))
             .await?
             .ok_or_else(|| ServiceError::Unauthenticated("unknown or revoked API token".into()))?;
-        Ok(Principal::from_token(&token))
+        Ok(Principal::token(
+            &token.id,
+            token.scope,
+            &token.repositories,
+        ))
     }
 
     /// Whether the metadata store answers, within a few seconds even while it hangs.

@@ -104,6 +104,18 @@ macro_rules! stored_name {
 
 stored_name!(RepoStatus, JobState, EdgeKind);
 
+impl TryFrom<String> for crate::auth::Scope {
+    type Error = StoreError;
+
+    fn try_from(s: String) -> Result<Self, StoreError> {
+        s.parse().map_err(|_| {
+            StoreError::Invalid(format!(
+                "unknown token scope `{s}` in the store; revoke the token and create a new one"
+            ))
+        })
+    }
+}
+
 /// Per-repository indexing settings (stored as JSON; unknown fields are kept by later
 /// versions through `#[serde(default)]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

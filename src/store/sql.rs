@@ -180,6 +180,27 @@ fn token(row: &AnyRow) -> Result<ApiToken, StoreError> {
     })
 }
 
+/// Inserts a queued job; its id.
+async fn insert_job<'e, E>(executor: E, new: &NewJob) -> Result<String, StoreError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let id = new_id();
+    let now = now_ms();
+    sqlx::query(
+        "INSERT INTO jobs (id, repo_id, kind, state, progress_done, progress_total, message, error, attempts, \
+         created_at, started_at, finished_at, updated_at) VALUES ($1, $2, $3, $4, 0, 0, NULL, NULL, 0, $5, NULL, NULL, $5)",
+    )
+    .bind(&id)
+    .bind(&new.repo_id)
+    .bind(&new.kind)
+    .bind(JobState::Queued.as_str())
+    .bind(now)
+    .execute(executor)
+    .await?;
+    Ok(id)
+}
+
 fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
 }
@@ -709,27 +730,13 @@ impl MetaStore for SqlMetaStore {
     }
 
     async fn enqueue_job(&self, new: NewJob) -> Result<Job, StoreError> {
-        let id = new_id();
-        let now = now_ms();
-        sqlx::query(
-            "INSERT INTO jobs (id, repo_id, kind, state, progress_done, progress_total, message, error, attempts, \
-             created_at, started_at, finished_at, updated_at) VALUES ($1, $2, $3, $4, 0, 0, NULL, NULL, 0, $5, NULL, NULL, $5)",
-        )
-        .bind(&id)
-        .bind(&new.repo_id)
-        .bind(&new.kind)
-        .bind(JobState::Queued.as_str())
-        .bind(now)
-        .execute(&self.pool)
-        .await?;
+        let id = insert_job(&self.pool, &new).await?;
         self.get_job(&id)
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("job {id}")))
     }
 
     async fn enqueue_job_unless_active(&self, new: NewJob) -> Result<Enqueued, StoreError> {
-        let id = new_id();
-        let now = now_ms();
         let mut tx = self.pool.begin().await?;
         // Take the repository's row lock first (Postgres: a row lock; SQLite: the
         // database's write lock), so a concurrent caller waits here and then sees the job
@@ -753,17 +760,7 @@ impl MetaStore for SqlMetaStore {
             tx.commit().await?;
             return Ok(Enqueued::Active(job));
         }
-        sqlx::query(
-            "INSERT INTO jobs (id, repo_id, kind, state, progress_done, progress_total, message, error, attempts, \
-             created_at, started_at, finished_at, updated_at) VALUES ($1, $2, $3, $4, 0, 0, NULL, NULL, 0, $5, NULL, NULL, $5)",
-        )
-        .bind(&id)
-        .bind(&new.repo_id)
-        .bind(&new.kind)
-        .bind(JobState::Queued.as_str())
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
+        let id = insert_job(&mut *tx, &new).await?;
         tx.commit().await?;
         self.get_job(&id)
             .await?

@@ -64,6 +64,29 @@ const RULES: &[(&str, &[&str], &str)] = &[
     ),
 ];
 
+/// The top-level modules of `src/` with their sources.
+fn modules(src: &Path) -> Vec<(String, Vec<PathBuf>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(src).unwrap().flatten() {
+        let path = entry.path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if name == "lib" || name == "main" {
+            continue;
+        }
+        let mut files = Vec::new();
+        if path.is_dir() {
+            sources(&path, &mut files);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path.clone());
+        }
+        if !files.is_empty() {
+            out.push((name, files));
+        }
+    }
+    out.sort();
+    out
+}
+
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
@@ -120,4 +143,59 @@ fn no_module_reaches_up_or_sideways() {
     }
     assert!(checked > 50, "only {checked} files checked");
     assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// `crate::X` paths name module `X`; the graph of top-level modules has no cycle (what
+/// a tool such as cargo-modules would report).
+#[test]
+fn the_module_graph_has_no_cycle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let modules = modules(&src);
+    let names: Vec<&str> = modules.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(
+        names.contains(&"service") && names.contains(&"api"),
+        "{names:?}"
+    );
+    let edges: Vec<Vec<usize>> = modules
+        .iter()
+        .map(|(name, files)| {
+            let code: String = files.iter().map(|f| code(f)).collect();
+            (0..names.len())
+                .filter(|&i| names[i] != name && code.contains(&format!("crate::{}", names[i])))
+                .collect()
+        })
+        .collect();
+    // Depth-first search with colours: reaching a module still on the stack is a cycle.
+    fn visit(
+        i: usize,
+        edges: &[Vec<usize>],
+        colour: &mut [u8],
+        stack: &mut Vec<usize>,
+    ) -> Option<Vec<usize>> {
+        colour[i] = 1;
+        stack.push(i);
+        for &j in &edges[i] {
+            if colour[j] == 1 {
+                let from = stack.iter().position(|&k| k == j).unwrap();
+                return Some(stack[from..].to_vec());
+            }
+            if colour[j] == 0
+                && let Some(cycle) = visit(j, edges, colour, stack)
+            {
+                return Some(cycle);
+            }
+        }
+        stack.pop();
+        colour[i] = 2;
+        None
+    }
+    let mut colour = vec![0u8; names.len()];
+    for i in 0..names.len() {
+        if colour[i] == 0
+            && let Some(cycle) = visit(i, &edges, &mut colour, &mut Vec::new())
+        {
+            let path: Vec<&str> = cycle.iter().map(|&k| names[k]).collect();
+            panic!("import cycle: {} → {}", path.join(" → "), path[0]);
+        }
+    }
 }
