@@ -106,7 +106,7 @@ pub async fn check_model(meta: &dyn MetaStore, embedder: &dyn Embedder) -> Resul
 }
 
 /// What [`Indexer::audit`] found in one repository.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct RepoAudit {
     /// The repository.
     pub repo: Repository,

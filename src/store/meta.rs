@@ -165,7 +165,7 @@ pub struct NewRepository {
 }
 
 /// A registered repository.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repository {
     /// Stable id.
     pub id: String,
@@ -190,7 +190,7 @@ pub struct Repository {
 }
 
 /// One file of a repository, indexed or skipped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct FileRecord {
     /// Repository id.
     pub repo_id: String,
@@ -215,7 +215,7 @@ pub struct FileRecord {
 }
 
 /// One symbol (one chunk) of a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SymbolRecord {
     /// Chunk id (unique within the repository).
     pub chunk_id: String,
@@ -374,7 +374,7 @@ pub struct NewJob {
 }
 
 /// A durable job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Job {
     /// Id.
     pub id: String,
@@ -406,7 +406,7 @@ pub struct Job {
 }
 
 /// File and symbol counts of one repository.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FileCounts {
     /// Files indexed.
     pub indexed: i64,
@@ -417,7 +417,7 @@ pub struct FileCounts {
 }
 
 /// An API token (only its hash is stored).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiToken {
     /// Id.
     pub id: String,

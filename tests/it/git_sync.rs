@@ -521,7 +521,19 @@ async fn credentials_in_git_urls_are_kept_apart_and_never_shown() {
         sextant::store::RepoSource::Git("https://127.0.0.1:9/org/r.git".into())
     );
     assert_eq!(repo.name, "r");
-    let listed = serde_json::to_string(&meta.list_repositories().await.unwrap()).unwrap();
+    // What the API shows of it, and what a debug log would.
+    let shown: Vec<sextant::api::wire::Repository> = meta
+        .list_repositories()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(Into::into)
+        .collect();
+    let listed = format!(
+        "{} {:?}",
+        serde_json::to_string(&shown).unwrap(),
+        meta.list_repositories().await.unwrap()
+    );
     assert!(
         !listed.contains("ghp_0123secret") && !listed.contains("ci-bot"),
         "{listed}"
