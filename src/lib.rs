@@ -22,6 +22,7 @@ pub mod index;
 pub mod mcp;
 pub mod parse;
 pub mod render;
+pub mod scout;
 pub mod search;
 pub mod server;
 pub mod service;

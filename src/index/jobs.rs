@@ -202,7 +202,11 @@ impl JobRunner {
                         }
                     }
                 }
-                Err(e) => Err(e.to_string()),
+                // The database may go away between the claim and this read, too.
+                Err(e) => {
+                    transient = matches!(&e, IndexError::Store(s) if s.is_unavailable());
+                    Err(e.to_string())
+                }
             },
             (kind, _) => Err(format!("unknown job kind `{kind}`")),
         };
