@@ -112,6 +112,7 @@ mod tests {
             signature: String::new(),
             start_line: 1,
             end_line: 3,
+            parent: None,
         }
     }
 

@@ -153,6 +153,8 @@ pub struct Node {
     pub start_line: i64,
     /// Last line.
     pub end_line: i64,
+    /// The enclosing symbol's chunk id (a method's class).
+    pub parent: Option<String>,
 }
 
 impl Node {

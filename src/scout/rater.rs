@@ -93,10 +93,7 @@ pub fn rate_link(link: &Link) -> Rating {
                     if near { 5 } else { 3 },
                     &["implements"],
                     near.then(|| {
-                        format!(
-                            "`{}` implements `{}`: give it any member added to the interface",
-                            neighbour.breadcrumb, node.name
-                        )
+                        format!("give it any member added to `{}`", node.name)
                     }),
                 ),
                 Relation::Overrides => rating(
@@ -105,8 +102,8 @@ pub fn rate_link(link: &Link) -> Rating {
                     &["overrides"],
                     near.then(|| {
                         format!(
-                            "`{}` overrides `{}`: rename it or change its signature with it",
-                            neighbour.breadcrumb, node.breadcrumb
+                            "rename it or change its signature with `{}`",
+                            node.breadcrumb
                         )
                     }),
                 ),
@@ -115,10 +112,7 @@ pub fn rate_link(link: &Link) -> Rating {
                     if near { 4 } else { 2 },
                     &["subclass"],
                     near.then(|| {
-                        format!(
-                            "`{}` extends `{}`: check what it overrides or inherits",
-                            neighbour.breadcrumb, node.name
-                        )
+                        format!("check what it overrides or inherits from `{}`", node.name)
                     }),
                 ),
                 Relation::Calls => rating(
@@ -262,6 +256,7 @@ mod tests {
             signature: String::new(),
             start_line: 1,
             end_line: 10,
+            parent: None,
         }
     }
 

@@ -112,16 +112,29 @@ pub fn synthesize(
              or imports it, so a change to it breaks no other symbol that Sextant can see."
         );
     } else {
+        let plural = |n: usize, one: &str, many: &str| {
+            format!("{n} {}", if n == 1 { one } else { many })
+        };
         let _ = write!(
             summary,
-            "{subject}: {high} place{} must change with it, {medium} {} worth a look, and \
-             {low} link{} {} safely ignored ({} nodes explored, {} links rated).",
-            if high == 1 { "" } else { "s" },
-            if medium == 1 { "is" } else { "are" },
-            if low == 1 { "" } else { "s" },
-            if low == 1 { "was" } else { "were" },
-            exploration.nodes_visited,
-            exploration.visited.len(),
+            "{subject}: {} must change with it",
+            plural(high, "place", "places")
+        );
+        if medium > 0 {
+            let _ = write!(summary, ", {} worth a look", plural(medium, "more is", "more are"));
+        }
+        if low > 0 {
+            let _ = write!(
+                summary,
+                "; {} safely ignored",
+                plural(low, "link was", "links were")
+            );
+        }
+        let _ = write!(
+            summary,
+            " ({} explored, {} rated).",
+            plural(exploration.nodes_visited as usize, "node", "nodes"),
+            plural(exploration.visited.len(), "link", "links"),
         );
     }
     let section = |summary: &mut String, title: &str, risk: Risk| {

@@ -10,6 +10,7 @@
 
 mod error;
 mod repositories;
+mod scout;
 mod search;
 mod stats;
 
@@ -26,6 +27,7 @@ use crate::store::{Job, Repository};
 
 pub use error::ServiceError;
 pub use repositories::{Registration, RepositoryChange, RepositoryStatus, Source};
+pub use scout::{MAX_TAGS, ScoutRequest};
 pub use search::SearchAnswer;
 pub use stats::ServerStats;
 

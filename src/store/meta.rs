@@ -554,6 +554,13 @@ pub trait MetaStore: Send + Sync {
     /// that did not resolve).
     async fn importers(&self, repo_id: &str, targets: &[String])
     -> Result<Vec<String>, StoreError>;
+    /// The `imports` edges (import and re-export statements) that reach the file
+    /// `target`, with the file each is in.
+    async fn imports_of(
+        &self,
+        repo_id: &str,
+        target: &str,
+    ) -> Result<Vec<(String, EdgeRecord)>, StoreError>;
     /// Symbols by chunk id, with their file path.
     async fn symbols_by_id(
         &self,

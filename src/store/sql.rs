@@ -677,6 +677,24 @@ impl MetaStore for SqlMetaStore {
         Ok(out.into_iter().collect())
     }
 
+    async fn imports_of(
+        &self,
+        repo_id: &str,
+        target: &str,
+    ) -> Result<Vec<(String, EdgeRecord)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT * FROM edges WHERE repo_id = $1 AND kind = 'imports' AND to_name = $2 \
+             ORDER BY file_path, line",
+        )
+        .bind(repo_id)
+        .bind(target)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| Ok((row.try_get("file_path")?, edge(row)?)))
+            .collect()
+    }
+
     async fn symbols_by_id(
         &self,
         repo_id: &str,

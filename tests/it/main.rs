@@ -23,6 +23,7 @@ mod meta_store;
 mod openapi;
 mod providers;
 mod robustness;
+mod scout;
 mod search;
 mod snapshot;
 mod vector_store;
