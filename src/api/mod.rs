@@ -28,6 +28,7 @@ pub use routes::repositories::{
     FileList, FileSymbols, JobBody, NewRepository, Removed, RepositoryBody, RepositoryCreated,
     RepositoryDetail, RepositoryList,
 };
+pub use routes::scout::ScoutBody;
 pub use routes::search::{SearchRequest, SearchResult};
 
 /// Largest request body accepted, in bytes (413 beyond).
@@ -83,6 +84,7 @@ pub fn routes() -> Routes {
         plain: routes::repositories::routes()
             .merge(routes::jobs::routes())
             .merge(routes::search::routes())
+            .merge(routes::scout::routes())
             .merge(routes::symbols::routes()),
         streams: routes::events::routes(),
     }

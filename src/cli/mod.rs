@@ -12,6 +12,7 @@ mod doctor;
 mod index;
 mod models;
 mod remote;
+mod scout;
 mod search;
 mod serve;
 mod token;
@@ -196,6 +197,9 @@ pub enum Command {
     Index(index::IndexArgs),
     /// Search the index: a question, or `symbol = [path >] [Parent >] name`.
     Search(search::SearchCommand),
+    /// What must change with a symbol: callers, implementations, overrides, exhaustive
+    /// `switch`es and `Record`s over it, rated, with what was safely ignored.
+    Scout(scout::ScoutCommand),
     /// Index a corpus and run a JSONL query set, writing results for `score.py`.
     Eval(search::EvalCommand),
     /// Manage registered repositories.
@@ -259,6 +263,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         let remote = remote::Remote::new(server, cli.global.token.clone())?;
         return match cli.command {
             Command::Search(args) => remote::search(remote, args),
+            Command::Scout(args) => scout::scout_remote(remote, args),
             Command::Repo { action } => remote::repo(remote, action),
             Command::Mcp => serve::mcp_remote(server, cli.global.token.clone()),
             Command::Index(args) => remote::repo(
@@ -269,7 +274,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
                 }),
             ),
             _ => Err(CliError::Failed(
-                "with --server only `search`, `index`, `repo` and `mcp` run remotely; drop \
+                "with --server only `search`, `scout`, `index`, `repo` and `mcp` run remotely; drop \
                  --server (and SEXTANT_SERVER) for local commands"
                     .into(),
             )),
@@ -288,6 +293,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Index(args) => index::index(args, &config),
         Command::Repo { action } => index::repo(action, &config),
         Command::Search(args) => search::search(args, &config),
+        Command::Scout(args) => scout::scout(args, &config),
         Command::Eval(args) => search::eval(args, &config, data_dir_given),
         Command::Model { action } => models::model(action, &config),
         Command::Serve(args) => serve::serve(args, &config),

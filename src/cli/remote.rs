@@ -35,7 +35,8 @@ impl Remote {
         Ok(Self { base, token, http })
     }
 
-    async fn send(
+    /// Sends a request; its JSON answer, or the server's error message.
+    pub(super) async fn send(
         &self,
         method: reqwest::Method,
         path: &str,

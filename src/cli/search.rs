@@ -142,7 +142,7 @@ async fn open_searcher(
 }
 
 /// `sextant search` checks working trees for changes first (bounded, like the server).
-async fn open_fresh_searcher(
+pub(super) async fn open_fresh_searcher(
     config: &Config,
 ) -> Result<(Arc<crate::index::Indexer>, Searcher), CliError> {
     let (indexer, searcher) = open_searcher(config).await?;

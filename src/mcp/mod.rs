@@ -18,8 +18,8 @@ use std::sync::Arc;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    Annotations, CallToolResult, ContentBlock, Implementation, Role, ServerCapabilities,
-    ServerConfig, TextContent,
+    Annotations, CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, Role,
+    ServerCapabilities, ServerConfig, TextContent,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -29,7 +29,7 @@ use serde::Deserialize;
 
 use crate::auth::Principal;
 use crate::search::SearchOverrides;
-use crate::service::{Registration, Service, ServiceError, Source};
+use crate::service::{Registration, ScoutRequest, Service, ServiceError, Source};
 use crate::store::RepoSettings;
 
 /// Where tool calls are reported (whether each failed), for counters.
@@ -96,6 +96,23 @@ pub struct AddRepositoryArgs {
     /// Exclude globs (`**/*.test.ts`).
     #[serde(default)]
     pub exclude: Vec<String>,
+}
+
+/// Arguments of `scout`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ScoutArgs {
+    /// What you want to know, naming the symbol: "what breaks if I add a variant to
+    /// ShapeKind", "parseConfig gets a new parameter", or `symbol = path/file.ts > Name`.
+    pub query: String,
+    /// Interest signals: `exhaustive`, `pattern-match`, `record`, `implements`,
+    /// `overrides`, `subclass`, `call-site`, `type-only`, `reference`, `test`.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Most symbols to explore (default 20, at most 200).
+    pub budget: Option<u32>,
+    /// Only these repositories (names or ids); default: all.
+    #[serde(default)]
+    pub repositories: Vec<String>,
 }
 
 /// Arguments of `index_status`.
@@ -184,6 +201,71 @@ impl SextantMcp {
             .symbol(&caller, &args.name, args.repository)
             .await;
         Ok(self.answer("get_symbol", result.map(|r| search_content(r.content))))
+    }
+
+    #[tool(
+        description = "Find what must change with a symbol: \"what breaks if I change X?\". \
+        Explores, within a budget, who calls, references, implements, overrides, switches \
+        over or is keyed by the symbol the query names, rates each link (relevance, risk, \
+        tags) and answers with a summary: the places that must change with their action, \
+        those worth a look, and what was safely ignored (imports, re-exports). Progress is \
+        reported as symbols are explored."
+    )]
+    async fn scout(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(args): Parameters<ScoutArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let caller = principal(&ctx);
+        let request = ScoutRequest {
+            query: args.query,
+            tags: args.tags,
+            budget: args.budget,
+            repositories: args.repositories,
+        };
+        // Progress notifications, when the client asked for them, sent in order by one
+        // task while the exploration runs.
+        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let forward = ctx.meta.get_progress_token().map(|token| {
+            let peer = ctx.peer.clone();
+            tokio::spawn(async move {
+                let mut step = 0.0;
+                while let Some(message) = receiver.recv().await {
+                    step += 1.0;
+                    let note =
+                        ProgressNotificationParam::new(token.clone(), step).with_message(message);
+                    if peer.notify_progress(note).await.is_err() {
+                        break;
+                    }
+                }
+            })
+        });
+        let sender = forward.is_some().then_some(sender);
+        let result = self
+            .service
+            .scout(&caller, request, |visit, explored| {
+                let Some(sender) = &sender else {
+                    return;
+                };
+                let _ = sender.send(format!(
+                    "{} explored; rated {} ({})",
+                    explored,
+                    visit.link.location(),
+                    visit.rubric.tags.join(", ")
+                ));
+            })
+            .await;
+        drop(sender);
+        if let Some(task) = forward {
+            let _ = task.await;
+        }
+        let result = result.map(|r| {
+            vec![ContentBlock::Text(
+                TextContent::new(format!("{}\n\n_{}_", r.summary, r.meta.interpretation))
+                    .with_annotations(Annotations::default().with_audience(vec![Role::Assistant])),
+            )]
+        });
+        Ok(self.answer("scout", result))
     }
 
     #[tool(

@@ -92,9 +92,7 @@ pub fn rate_link(link: &Link) -> Rating {
                     4,
                     if near { 5 } else { 3 },
                     &["implements"],
-                    near.then(|| {
-                        format!("give it any member added to `{}`", node.name)
-                    }),
+                    near.then(|| format!("give it any member added to `{}`", node.name)),
                 ),
                 Relation::Overrides => rating(
                     4,

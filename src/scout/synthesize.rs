@@ -112,16 +112,19 @@ pub fn synthesize(
              or imports it, so a change to it breaks no other symbol that Sextant can see."
         );
     } else {
-        let plural = |n: usize, one: &str, many: &str| {
-            format!("{n} {}", if n == 1 { one } else { many })
-        };
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let _ = write!(
             summary,
             "{subject}: {} must change with it",
             plural(high, "place", "places")
         );
         if medium > 0 {
-            let _ = write!(summary, ", {} worth a look", plural(medium, "more is", "more are"));
+            let _ = write!(
+                summary,
+                ", {} worth a look",
+                plural(medium, "more is", "more are")
+            );
         }
         if low > 0 {
             let _ = write!(

@@ -488,6 +488,7 @@ mod tests {
             "/api/v1/jobs/{id}",
             "/api/v1/events",
             "/api/v1/search",
+            "/api/v1/scout",
             "/api/v1/symbols",
             "/healthz",
             "/readyz",

@@ -57,6 +57,12 @@ impl Service {
             };
             return Ok(synthesize(&[], &nothing, interpretation));
         }
+        // An exploration is a search's worth of work: it takes one of the same slots.
+        let _slot = self.search_slots.try_acquire().map_err(|_| {
+            ServiceError::Busy(
+                "the server is answering as many searches as it may; retry shortly".into(),
+            )
+        })?;
         let graph = StoreGraph {
             meta: self.indexer.meta().as_ref(),
             vectors: self.indexer.vectors().as_ref(),
@@ -102,7 +108,10 @@ impl Service {
                 .collect();
             return Ok(pick(found, &breadcrumb));
         }
-        for tier in candidate_words(text) {
+        let tiers = candidate_words(text);
+        // The code-like words tried, for the answer when nothing matches.
+        let tried: Vec<String> = tiers[..2].concat();
+        for tier in tiers {
             for word in tier {
                 let found: Vec<_> = meta
                     .symbols_named(&word, scope)
@@ -136,12 +145,27 @@ impl Service {
                 );
                 Ok((seeds, how))
             }
-            None => Ok((
-                Vec::new(),
-                "No symbol is named in the question and the search found nothing relevant: \
-                 name the symbol (`symbol = path/file.ts > Name`)."
-                    .into(),
-            )),
+            None => {
+                let named = if tried.is_empty() {
+                    "No symbol is named in the question".to_string()
+                } else {
+                    format!(
+                        "No indexed symbol is named {}",
+                        tried
+                            .iter()
+                            .map(|w| format!("`{w}`"))
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                    )
+                };
+                Ok((
+                    Vec::new(),
+                    format!(
+                        "{named} (in the repositories this caller sees) and the search found \
+                         nothing relevant: name the symbol (`symbol = path/file.ts > Name`)."
+                    ),
+                ))
+            }
         }
     }
 }

@@ -96,6 +96,7 @@ async fn agents_list_and_call_the_tools_over_http() {
         .collect();
     for expected in [
         "codebase_search",
+        "scout",
         "list_repositories",
         "get_file_symbols",
         "index_status",

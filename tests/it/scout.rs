@@ -40,23 +40,344 @@ async fn scout(server: &support::app::TestServer, query: &str) -> ScoutResponse 
         .unwrap()
 }
 
-/// `(location, risk)` of every pointer.
-fn pointers(r: &ScoutResponse) -> Vec<(String, Risk)> {
-    r.pointers.iter().map(|p| (p.location.clone(), p.risk)).collect()
+/// The five scenarios: each pointer a person would list, with its risk and first
+/// tag, in Scout's order (most risky, nearest, then by place); and what was ignored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scout_names_what_must_change_in_each_scenario() {
+    let server = indexed().await;
+    use Risk::{High, Medium};
+    // (query, interpretation, [(location, risk, first tag)], ignored: "n × tag" lines)
+    type Case = (
+        &'static str,
+        &'static str,
+        Vec<(&'static str, Risk, &'static str)>,
+        Vec<&'static str>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "what breaks if I add a variant to ShapeKind",
+            "Matched type `ShapeKind` at src/shapes/kinds.ts:1.",
+            vec![
+                ("src/shapes/area.ts:3", High, "pattern-match"),
+                ("src/shapes/labels.ts:3", High, "exhaustive"),
+                ("src/shapes/renderers.ts:3", High, "exhaustive"),
+                ("src/shapes/describe.ts:3", Medium, "type-only"),
+            ],
+            vec!["5 × import", "1 × re-export"],
+        ),
+        (
+            "Color: adding a variant",
+            "Matched enum `Color` at src/shapes/kinds.ts:3.",
+            vec![("src/shapes/paint.ts:3", High, "pattern-match")],
+            vec!["1 × import", "1 × re-export"],
+        ),
+        (
+            "add a parameter to parseConfig",
+            "Matched function `parseConfig` at src/config/parse.ts:5.",
+            vec![
+                ("src/config/cli.ts:4", High, "call-site"),
+                ("src/config/server.ts:4", High, "call-site"),
+                ("src/config/worker.ts:4", High, "call-site"),
+            ],
+            // Three callers' imports and `unused.ts`'s; the barrel's re-export.
+            vec!["4 × import", "1 × re-export"],
+        ),
+        (
+            "add a member to the Store interface",
+            "Matched interface `Store` at src/storage/store.ts:1.",
+            vec![
+                ("src/storage/disk.ts:3", High, "implements"),
+                ("src/storage/memory.ts:3", High, "implements"),
+            ],
+            vec!["2 × import"],
+        ),
+        (
+            "symbol = Solid > volume",
+            "Matched method `Solid > volume` at src/geometry/solid.ts:2.",
+            vec![
+                ("src/geometry/ball.ts:8", High, "overrides"),
+                ("src/geometry/cube.ts:8", High, "overrides"),
+                ("src/geometry/total.ts:4", High, "call-site"),
+            ],
+            vec![],
+        ),
+        (
+            "checkToken gets a second parameter",
+            "Matched function `checkToken` at src/auth/lib/token.ts:1.",
+            vec![("src/auth/app.ts:4", High, "call-site")],
+            // Both barrels, and the import through the outer one.
+            vec!["1 × import", "2 × re-export"],
+        ),
+    ];
+    for (query, interpretation, expected, ignored) in cases {
+        let r = scout(&server, query).await;
+        let got: Vec<(String, Risk, String)> = r
+            .pointers
+            .iter()
+            .map(|p| (p.location.clone(), p.risk, p.tags[0].clone()))
+            .collect();
+        let want: Vec<(String, Risk, String)> = expected
+            .iter()
+            .map(|(l, r, t)| (l.to_string(), *r, t.to_string()))
+            .collect();
+        assert_eq!(got, want, "{query}\n{}", r.summary);
+        assert_eq!(r.meta.interpretation, interpretation, "{query}");
+        for line in &ignored {
+            assert!(
+                r.summary.contains(line),
+                "{query}: `{line}` in\n{}",
+                r.summary
+            );
+        }
+        let ignored_total: usize = ignored
+            .iter()
+            .map(|l| l.split(' ').next().unwrap().parse::<usize>().unwrap())
+            .sum();
+        assert_eq!(
+            r.meta.links_rated as usize,
+            expected.len() + ignored_total,
+            "{query}: every rated link is a pointer or ignored\n{}",
+            r.summary
+        );
+        // Every high-risk pointer says what to do; the summary lists it.
+        for p in r.pointers.iter().filter(|p| p.risk == High) {
+            assert!(p.action.is_some(), "{query}: {p:?}");
+            assert!(r.summary.contains(&p.location), "{query}: {}", p.location);
+        }
+        assert!(r.meta.nodes_visited <= 20 && r.meta.budget_remaining <= 20);
+    }
 }
 
+/// A name several symbols share is not guessed: the candidates come back, each in the
+/// `symbol =` form that picks it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn explore_the_fixture() {
+async fn an_ambiguous_name_lists_the_candidates() {
     let server = indexed().await;
-    for q in [
-        "what breaks if I add a variant to ShapeKind",
-        "Color: adding a variant",
-        "add a parameter to parseConfig",
-        "add a member to the Store interface",
-        "symbol = Solid > volume",
-        "checkToken gets a second parameter",
+    let r = scout(&server, "rename volume").await;
+    assert!(r.pointers.is_empty(), "{:?}", r.pointers);
+    assert_eq!(r.meta.nodes_visited, 0);
+    for candidate in [
+        "`symbol = src/geometry/ball.ts > Ball > volume` (method)",
+        "`symbol = src/geometry/cube.ts > Cube > volume` (method)",
+        "`symbol = src/geometry/solid.ts > Solid > volume` (method)",
     ] {
-        let r = scout(&server, q).await;
-        eprintln!("=== {q}\n{}\n{:?}\n{:#?}", r.summary, r.meta, pointers(&r));
+        assert!(
+            r.meta.interpretation.contains(candidate),
+            "{candidate} in {}",
+            r.meta.interpretation
+        );
     }
+    assert!(r.meta.interpretation.contains("ambiguous"));
+    // A name nobody has, in `symbol =` form, says so.
+    let r = scout(&server, "symbol = NoSuchThing").await;
+    assert!(r.pointers.is_empty());
+    assert!(
+        r.meta.interpretation.contains("NoSuchThing"),
+        "{}",
+        r.meta.interpretation
+    );
+}
+
+/// The budget is the most nodes explored; requests out of range name the field; a token
+/// that may not see the repository finds nothing in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_budget_and_the_callers_scope_bound_a_scout() {
+    let server = indexed().await;
+    let service = &server.state.service;
+    let ask = |query: &str, budget: Option<u32>, tags: Vec<String>| ScoutRequest {
+        query: query.into(),
+        tags,
+        budget,
+        repositories: vec![],
+    };
+    let one = service
+        .scout(
+            &Principal::local(),
+            ask("ShapeKind", Some(1), vec![]),
+            |_, _| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!((one.meta.nodes_visited, one.meta.budget_remaining), (1, 0));
+    assert!(
+        one.pointers.len() >= 3,
+        "the seed's own links are still rated"
+    );
+    let mut seen = 0;
+    let full = service
+        .scout(
+            &Principal::local(),
+            ask("ShapeKind", None, vec![]),
+            |_, explored| {
+                seen += 1;
+                assert!(explored >= 1);
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(seen, full.meta.links_rated, "every rated link is reported");
+    for (request, field) in [
+        (ask("ShapeKind", Some(0), vec![]), "budget"),
+        (ask("ShapeKind", Some(201), vec![]), "budget"),
+        (ask("  ", None, vec![]), "query"),
+        (ask("ShapeKind", None, vec!["t".into(); 21]), "tags"),
+    ] {
+        let err = service
+            .scout(&Principal::local(), request, |_, _| {})
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, sextant::service::ServiceError::Invalid { field: Some(f), .. } if *f == field),
+            "{err:?}"
+        );
+    }
+    // A token that sees only another repository (the server's own workspace).
+    let other = server
+        .indexer
+        .register_path(&server.root, Some("other"), Default::default())
+        .await
+        .unwrap();
+    let stranger = Principal::token("t", sextant::auth::Scope::Read, &[other.id]);
+    let r = service
+        .scout(&stranger, ask("ShapeKind", None, vec![]), |_, _| {})
+        .await
+        .unwrap();
+    assert!(r.pointers.is_empty());
+    assert!(
+        r.meta.interpretation.contains("No indexed symbol"),
+        "{}",
+        r.meta.interpretation
+    );
+}
+
+/// The same scout over REST (camelCase, in the OpenAPI document) and as the MCP tool
+/// `scout`, whose progress is reported while it explores.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scout_over_rest_and_mcp() {
+    use serde_json::{Value, json};
+    let server = indexed().await;
+    let http = reqwest::Client::new();
+    let answer: Value = http
+        .post(format!("{}/api/v1/scout", server.base))
+        .json(&json!({ "query": "Store interface", "tags": ["implements"], "budget": 5 }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["meta"]["nodesVisited"], 3, "{answer}");
+    assert_eq!(answer["pointers"][0]["location"], "src/storage/disk.ts:3");
+    assert_eq!(answer["pointers"][0]["risk"], "high");
+    let bad = http
+        .post(format!("{}/api/v1/scout", server.base))
+        .json(&json!({ "query": "Store", "budget": 0 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status().as_u16(), 400);
+
+    // MCP: initialize, then call `scout` with a progress token; the answer is an SSE
+    // stream with progress notifications before the result.
+    let url = format!("{}/mcp", server.base);
+    let init = http
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": { "name": "scout-test", "version": "1" }
+            }
+        }))
+        .send()
+        .await
+        .unwrap();
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let _ = init.text().await;
+    let post = |body: Value| {
+        http.post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &session)
+            .json(&body)
+            .send()
+    };
+    let _ = post(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+        .await
+        .unwrap();
+    let stream = post(json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {
+            "name": "scout",
+            "arguments": { "query": "what breaks if I add a variant to ShapeKind" },
+            "_meta": { "progressToken": "scout-1" }
+        }
+    }))
+    .await
+    .unwrap()
+    .text()
+    .await
+    .unwrap();
+    let messages: Vec<Value> = stream
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect();
+    let progress: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(progress.len(), 10, "one per rated link: {stream}");
+    assert_eq!(progress[0]["params"]["progressToken"], "scout-1");
+    let result = messages.iter().find(|m| m["id"] == 2).expect("the result");
+    let text = result["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("src/shapes/area.ts:3"), "{text}");
+    assert!(text.contains("Matched type `ShapeKind`"), "{text}");
+    assert_ne!(result["result"]["isError"], true);
+}
+
+/// `sextant index` then `sextant scout` through the real binary (static model), in text
+/// and as JSON.
+#[test]
+fn the_cli_scouts_a_local_index() {
+    use std::process::Command;
+    let (teacher, model) = match (
+        support::models::default_model(),
+        support::models::static_model(),
+    ) {
+        (Ok(t), Ok(s)) => (t, s),
+        (Err(why), _) | (_, Err(why)) => return support::skip("sextant scout (CLI)", &why),
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scout");
+    let sextant = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_sextant"))
+            .arg("--data-dir")
+            .arg(tmp.path().join("data"))
+            .args(["--embed-provider", "static", "--model-dir"])
+            .arg(&teacher)
+            .arg("--static-model-dir")
+            .arg(&model)
+            .args(args)
+            .output()
+            .expect("run sextant");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    sextant(&["index", root.to_str().unwrap()]);
+    let text = sextant(&["scout", "add a parameter to parseConfig"]);
+    assert!(text.contains("3 places must change"), "{text}");
+    assert!(text.contains("src/config/worker.ts:4"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&sextant(&["scout", "symbol = Solid > volume", "--json"])).unwrap();
+    assert_eq!(json["pointers"].as_array().unwrap().len(), 3, "{json}");
+    assert_eq!(
+        json["meta"]["interpretation"],
+        "Matched method `Solid > volume` at src/geometry/solid.ts:2."
+    );
 }

@@ -5,6 +5,7 @@
 pub(crate) mod events;
 pub(crate) mod jobs;
 pub(crate) mod repositories;
+pub(crate) mod scout;
 pub(crate) mod search;
 pub(crate) mod symbols;
 
