@@ -32,6 +32,8 @@ pub struct Config {
     pub embed: EmbedConfig,
     /// Reranking provider settings.
     pub rerank: RerankConfig,
+    /// Scout's optional chat model.
+    pub scout_model: crate::embed::ScoutModelConfig,
 }
 
 impl Config {
@@ -65,6 +67,7 @@ impl Default for Config {
             git: GitPolicy::default(),
             embed: EmbedConfig::default(),
             rerank: RerankConfig::default(),
+            scout_model: crate::embed::ScoutModelConfig::default(),
         }
     }
 }

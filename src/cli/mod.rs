@@ -128,6 +128,22 @@ pub struct GlobalArgs {
     /// Reranker base URL (TEI or Cohere-style servers).
     #[arg(long, global = true, env = "SEXTANT_RERANK_URL")]
     pub rerank_url: Option<String>,
+    /// Scout's chat model: an OpenAI-compatible base URL (`http://localhost:11434/v1`);
+    /// with `--scout-model` it rates links and writes summaries (key:
+    /// `SEXTANT_SCOUT_MODEL_KEY`). Default: the offline structural rater.
+    #[arg(long, global = true, env = "SEXTANT_SCOUT_MODEL_URL")]
+    pub scout_model_url: Option<String>,
+    /// Scout's chat model name (`qwen2.5-coder:7b`, `gpt-4o-mini`).
+    #[arg(long, global = true, env = "SEXTANT_SCOUT_MODEL")]
+    pub scout_model: Option<String>,
+    /// Seconds one request to Scout's model may take.
+    #[arg(
+        long,
+        global = true,
+        env = "SEXTANT_SCOUT_MODEL_TIMEOUT",
+        default_value_t = 30
+    )]
+    pub scout_model_timeout: u64,
     /// Work against a running server (`http://host:7878`) instead of a local data
     /// directory: `search`, `index`, `repo list|show|add|rm|sync`, and `mcp` (a stdio
     /// relay to the server's `/mcp`).
@@ -163,6 +179,9 @@ impl GlobalArgs {
         config.rerank.provider = self.rerank_provider;
         config.rerank.model = self.rerank_model.clone();
         config.rerank.base_url = self.rerank_url.clone();
+        config.scout_model.base_url = self.scout_model_url.clone();
+        config.scout_model.model = self.scout_model.clone();
+        config.scout_model.timeout_secs = self.scout_model_timeout;
         config
     }
 }

@@ -210,9 +210,12 @@ async fn start(
         }
     }
     tokio::spawn(jobs.clone().run_forever(Duration::from_secs(30)));
-    let service = Arc::new(configure(
-        Service::new(indexer, Arc::new(searcher), jobs, events).with_embed_cache(cache),
-    ));
+    let mut service =
+        Service::new(indexer, Arc::new(searcher), jobs, events).with_embed_cache(cache);
+    if let Some(chat) = config.scout_model.build()? {
+        service = service.with_scout_model(chat);
+    }
+    let service = Arc::new(configure(service));
     Ok((service, watches))
 }
 

@@ -18,6 +18,7 @@
 pub mod batch;
 pub mod bert;
 pub mod cache;
+mod chat;
 mod error;
 pub mod fetch;
 pub mod http;
@@ -33,9 +34,12 @@ use serde::{Deserialize, Serialize};
 pub use batch::{BatchLimits, plan_batches};
 pub use bert::{BertEmbedder, default_model_dir};
 pub use cache::{CachedEmbedder, MemoryCache, VectorCache};
+pub use chat::OpenAiChat;
 pub use error::EmbedError;
 pub use openai::OpenAiEmbedder;
-pub use provider::{EmbedConfig, EmbedProvider, RerankConfig, RerankProvider, default_static_dir};
+pub use provider::{
+    EmbedConfig, EmbedProvider, RerankConfig, RerankProvider, ScoutModelConfig, default_static_dir,
+};
 pub use rerank::HttpReranker;
 pub use static_model::StaticEmbedder;
 pub use voyage::{VoyageEmbedder, VoyageReranker};

@@ -331,3 +331,34 @@ impl RerankConfig {
         })
     }
 }
+
+/// Scout's optional chat model (an OpenAI-compatible endpoint).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ScoutModelConfig {
+    /// Base URL (`http://localhost:11434/v1` for Ollama, `https://api.openai.com/v1`).
+    pub base_url: Option<String>,
+    /// Model name.
+    pub model: Option<String>,
+    /// Seconds one request may take.
+    pub timeout_secs: u64,
+}
+
+impl ScoutModelConfig {
+    /// The chat model (`None` when none is configured); its key comes from
+    /// `SEXTANT_SCOUT_MODEL_KEY` when set.
+    pub fn build(&self) -> Result<Option<Arc<dyn crate::scout::Chat>>, EmbedError> {
+        match (&self.base_url, &self.model) {
+            (None, None) => Ok(None),
+            (Some(url), Some(model)) => Ok(Some(Arc::new(super::OpenAiChat::new(
+                url,
+                model,
+                env_key("SEXTANT_SCOUT_MODEL_KEY"),
+                std::time::Duration::from_secs(self.timeout_secs.max(1)),
+            )?))),
+            _ => Err(EmbedError::Config(
+                "Scout's model needs both --scout-model-url and --scout-model".into(),
+            )),
+        }
+    }
+}

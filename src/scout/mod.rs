@@ -12,13 +12,17 @@
 //! deterministic: it rates from what the graph and the syntax say.
 
 mod explore;
+mod llm;
 mod rater;
 mod synthesize;
 
 use serde::{Deserialize, Serialize};
 
 pub use explore::{Exploration, ScoutGraph, explore};
-pub use rater::{Rater, StructuralRater};
+pub use llm::{
+    Chat, LLM_BATCH, LlmRater, parse_ratings, rating_prompt, synthesis_prompt, synthesize_with,
+};
+pub use rater::{Rater, Rating, StructuralRater, rate_link};
 pub use synthesize::synthesize;
 
 /// Nodes explored when the caller does not say.

@@ -46,6 +46,7 @@ pub struct Service {
     search_slots: Arc<Semaphore>,
     search_defaults: SearchOptions,
     embed_cache: Option<Arc<CachedEmbedder>>,
+    scout_model: Option<Arc<dyn crate::scout::Chat>>,
 }
 
 impl Service {
@@ -64,6 +65,7 @@ impl Service {
             search_slots: Arc::new(Semaphore::new(DEFAULT_MAX_SEARCHES)),
             search_defaults: SearchOptions::default(),
             embed_cache: None,
+            scout_model: None,
         }
     }
 
@@ -83,6 +85,13 @@ impl Service {
     /// Reports this embedding cache's counters in [`Service::stats`].
     pub fn with_embed_cache(mut self, cache: Arc<CachedEmbedder>) -> Self {
         self.embed_cache = Some(cache);
+        self
+    }
+
+    /// Rates Scout's links and writes its summaries with this chat model (the structural
+    /// rater and the deterministic summary otherwise, and whenever the model fails).
+    pub fn with_scout_model(mut self, chat: Arc<dyn crate::scout::Chat>) -> Self {
+        self.scout_model = Some(chat);
         self
     }
 

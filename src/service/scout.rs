@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use super::{Service, ServiceError};
 use crate::auth::Principal;
 use crate::scout::{
-    DEFAULT_BUDGET, ExpandRule, Link, MAX_BUDGET, Node, Rater, Relation, ScoutGraph, ScoutQuery,
-    ScoutResponse, StructuralRater, VisitedNode, explore, synthesize,
+    DEFAULT_BUDGET, ExpandRule, Link, LlmRater, MAX_BUDGET, Node, Rater, Relation, ScoutGraph,
+    ScoutQuery, ScoutResponse, StructuralRater, VisitedNode, explore, synthesize, synthesize_with,
 };
 use crate::search::{MAX_QUERY_BYTES, parse_symbol_query};
 use crate::store::{EdgeKind, MetaStore, StoreError, SymbolRecord, VectorStore};
@@ -67,7 +67,11 @@ impl Service {
             meta: self.indexer.meta().as_ref(),
             vectors: self.indexer.vectors().as_ref(),
         };
-        let rater: &dyn Rater = &StructuralRater;
+        let llm = self.scout_model.as_deref().map(LlmRater::new);
+        let rater: &dyn Rater = match &llm {
+            Some(llm) => llm,
+            None => &StructuralRater,
+        };
         let exploration = explore(
             &query,
             seeds.clone(),
@@ -77,7 +81,10 @@ impl Service {
             on_visit,
         )
         .await?;
-        Ok(synthesize(&seeds, &exploration, interpretation))
+        Ok(match self.scout_model.as_deref() {
+            Some(chat) => synthesize_with(chat, &query, &seeds, &exploration, interpretation).await,
+            None => synthesize(&seeds, &exploration, interpretation),
+        })
     }
 
     /// The symbols the query means, and how it was read. No symbols (with the reason)

@@ -381,3 +381,116 @@ fn the_cli_scouts_a_local_index() {
         "Matched method `Solid > volume` at src/geometry/solid.ts:2."
     );
 }
+
+/// With a chat model configured (a local mock of an OpenAI-compatible endpoint): the
+/// model's ratings are used, an invalid answer is asked once more, two invalid answers
+/// fall back to the structural rating with confidence 1, and the summary is the model's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_model_rates_and_summarises_with_a_fallback() {
+    use std::sync::{Arc, Mutex};
+
+    use support::mock_http::{Behaviour, MockServer};
+    let mock = MockServer::start().await;
+    let chat = sextant::embed::OpenAiChat::new(
+        &format!("{}/v1", mock.url),
+        "mock-model",
+        Some("k".into()),
+        std::time::Duration::from_secs(5),
+    )
+    .unwrap();
+    let setup = support::app::Setup::service(move |s| s.with_scout_model(Arc::new(chat)));
+    let server = support::app::start_with(false, Default::default(), setup).await;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scout");
+    let repo = server
+        .indexer
+        .register_path(&root, Some("scout"), Default::default())
+        .await
+        .unwrap();
+    server
+        .indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    let run = |query: &'static str| {
+        let service = server.state.service.clone();
+        async move {
+            let rubrics = Arc::new(Mutex::new(Vec::new()));
+            let seen = rubrics.clone();
+            let request = ScoutRequest {
+                query: query.into(),
+                tags: vec!["call-site".into()],
+                ..ScoutRequest::default()
+            };
+            let answer = service
+                .scout(&Principal::local(), request, move |v, _| {
+                    seen.lock().unwrap().push(v.rubric.clone())
+                })
+                .await
+                .unwrap();
+            let rubrics = rubrics.lock().unwrap().clone();
+            (answer, rubrics)
+        }
+    };
+
+    // The model's ratings (the mock gives risk 2, confidence 4): nothing must change, and
+    // the summary is the model's.
+    let (answer, rubrics) = run("checkToken gets a second parameter").await;
+    assert_eq!(answer.summary, "mock summary");
+    assert!(
+        rubrics.iter().all(|r| r.risk == 2 && r.confidence == 4),
+        "{rubrics:?}"
+    );
+    assert!(answer.pointers.is_empty(), "{:?}", answer.pointers);
+    let calls = mock.requests();
+    let rate = &calls[0].body["messages"][0]["content"];
+    assert!(
+        rate.as_str()
+            .unwrap()
+            .contains("Query: \"checkToken gets a second parameter\"")
+    );
+    assert!(
+        rate.as_str()
+            .unwrap()
+            .contains("Interest tags: [\"call-site\"]")
+    );
+    assert_eq!(calls.last().unwrap().auth.as_deref(), Some("Bearer k"));
+
+    // An invalid answer, then a valid one that names a tag from the list and one that is
+    // not: the second is used, the foreign tag dropped.
+    let before = mock.requests().len();
+    mock.plan([
+        Behaviour::Reply("I think these are fine".into()),
+        Behaviour::Reply(
+            r#"[{"relevance":5,"risk":5,"complexity":1,"confidence":5,"tags":["call-site","made-up"]},
+                {"relevance":1,"risk":1,"complexity":1,"confidence":5,"tags":[]},
+                {"relevance":1,"risk":1,"complexity":1,"confidence":5,"tags":[]},
+                {"relevance":1,"risk":1,"complexity":1,"confidence":5,"tags":[]}]"#
+                .into(),
+        ),
+    ]);
+    let (answer, rubrics) = run("checkToken gets a second parameter").await;
+    assert_eq!(
+        mock.requests().len() - before,
+        3,
+        "two rating tries and the summary"
+    );
+    assert_eq!(rubrics[0].risk, 5);
+    assert!(!rubrics[0].tags.contains(&"made-up".to_string()));
+    assert_eq!(answer.pointers.len(), 1, "{:?}", answer.pointers);
+    assert_eq!(answer.pointers[0].location, "src/auth/app.ts:4");
+
+    // Two invalid answers: the structural rating, with confidence 1.
+    mock.plan([
+        Behaviour::Reply("[]".into()),
+        Behaviour::Reply("no".into()),
+        Behaviour::Fail(400, None),
+    ]);
+    let (answer, rubrics) = run("checkToken gets a second parameter").await;
+    assert!(rubrics.iter().all(|r| r.confidence == 1), "{rubrics:?}");
+    assert_eq!(
+        answer.pointers[0].location, "src/auth/app.ts:4",
+        "structural: the call"
+    );
+    // The summary request failed: the deterministic summary stands.
+    assert!(answer.summary.contains("must change"), "{}", answer.summary);
+}

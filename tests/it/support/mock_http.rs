@@ -22,6 +22,8 @@ pub enum Behaviour {
     Stall(Duration),
     /// Answer with one vector too few.
     DropOne,
+    /// A chat completion answering exactly this text.
+    Reply(String),
 }
 
 /// One recorded request.
@@ -55,6 +57,7 @@ impl MockServer {
         let shared = Arc::new(Shared::default());
         let app = Router::new()
             .route("/v1/embeddings", post(embeddings))
+            .route("/v1/chat/completions", post(chat))
             .route("/v1/rerank", post(voyage_rerank))
             .route("/tei/rerank", post(tei_rerank))
             .route("/cohere/v1/rerank", post(cohere_rerank))
@@ -162,6 +165,39 @@ async fn embeddings(
         data.pop();
     }
     Json(json!({"object": "list", "data": data, "model": body["model"], "usage": {"total_tokens": 1}}))
+        .into_response()
+}
+
+/// A chat model: the planned reply; else, for the seed's rating prompt, one valid rubric
+/// per numbered link (relevance 3, risk 2, complexity 1, confidence 4, no tags), and for
+/// anything else `mock summary`.
+async fn chat(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let content = match prelude(&shared, "/v1/chat/completions", &headers, &body).await {
+        Some(Behaviour::Fail(status, retry)) => return failure(status, retry),
+        Some(Behaviour::Reply(text)) => text,
+        _ => {
+            let prompt = body["messages"][0]["content"].as_str().unwrap_or("");
+            match prompt.split_once("Links to rate:") {
+                Some((_, links)) => {
+                    let n = links
+                        .lines()
+                        .filter(|l| {
+                            l.split_once(". ")
+                                .is_some_and(|(n, _)| n.parse::<usize>().is_ok())
+                        })
+                        .count();
+                    let one = json!({"relevance": 3, "risk": 2, "complexity": 1, "confidence": 4, "tags": []});
+                    Value::Array(vec![one; n]).to_string()
+                }
+                None => "mock summary".to_string(),
+            }
+        }
+    };
+    Json(json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}))
         .into_response()
 }
 
