@@ -36,6 +36,14 @@ pub struct ScoutRequest {
     pub repositories: Vec<String>,
 }
 
+impl ScoutRequest {
+    /// Checks the request as [`Service::scout`] will (the field named in the error), so
+    /// that an adapter can refuse it before it starts streaming.
+    pub fn check(&self) -> Result<(), ServiceError> {
+        validate(self.query.clone(), self.tags.clone(), self.budget).map(|_| ())
+    }
+}
+
 impl Service {
     /// Explores what depends on the symbol the query names and says what must change
     /// with it. `on_visit` sees every rated link as it is rated, with the number of nodes

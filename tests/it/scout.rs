@@ -277,6 +277,45 @@ async fn scout_over_rest_and_mcp() {
         .unwrap();
     assert_eq!(bad.status().as_u16(), 400);
 
+    // Streamed: a `progress` event per rated link, then the `result`; a bad request is
+    // still an HTTP error before any stream starts.
+    let streamed = http
+        .post(format!("{}/api/v1/scout", server.base))
+        .header("accept", "text/event-stream")
+        .json(&json!({ "query": "Store interface", "budget": 5 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(streamed.status().as_u16(), 200);
+    let text = streamed.text().await.unwrap();
+    let events: Vec<(&str, Value)> = text
+        .split("\n\n")
+        .filter_map(|block| {
+            let name = block.lines().find_map(|l| l.strip_prefix("event:"))?.trim();
+            let data = block.lines().find_map(|l| l.strip_prefix("data:"))?.trim();
+            Some((name, serde_json::from_str(data).ok()?))
+        })
+        .collect();
+    let progress: Vec<&Value> = events
+        .iter()
+        .filter(|(n, _)| *n == "progress")
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(progress.len(), 4, "{text}");
+    assert_eq!(progress[0]["location"], "src/storage/disk.ts:3");
+    assert_eq!(progress[0]["risk"], "high");
+    let (last, result) = events.last().unwrap();
+    assert_eq!(*last, "result", "{text}");
+    assert_eq!(result["meta"]["nodesVisited"], 3);
+    let bad = http
+        .post(format!("{}/api/v1/scout", server.base))
+        .header("accept", "text/event-stream")
+        .json(&json!({ "query": " " }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status().as_u16(), 400);
+
     // MCP: initialize, then call `scout` with a progress token; the answer is an SSE
     // stream with progress notifications before the result.
     let url = format!("{}/mcp", server.base);
