@@ -4,26 +4,20 @@
 use std::path::Path;
 
 use sextant::auth::Principal;
-use sextant::index::Progress;
 use sextant::scout::{Risk, ScoutResponse};
 use sextant::service::ScoutRequest;
 
 use crate::support;
 
+/// The fixture project.
+fn fixture() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scout")
+}
+
 /// A server (no job runner) with the fixture project indexed as `scout`.
 async fn indexed() -> support::app::TestServer {
     let server = support::app::start(false).await;
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scout");
-    let repo = server
-        .indexer
-        .register_path(&root, Some("scout"), Default::default())
-        .await
-        .unwrap();
-    server
-        .indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
+    server.index(&fixture(), "scout").await;
     server
 }
 
@@ -392,7 +386,7 @@ fn the_cli_scouts_a_local_index() {
         (Err(why), _) | (_, Err(why)) => return support::skip("sextant scout (CLI)", &why),
     };
     let tmp = tempfile::tempdir().unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scout");
+    let root = fixture();
     let sextant = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_sextant"))
             .arg("--data-dir")
@@ -439,17 +433,7 @@ async fn a_chat_model_rates_and_summarises_with_a_fallback() {
     .unwrap();
     let setup = support::app::Setup::service(move |s| s.with_scout_model(Arc::new(chat)));
     let server = support::app::start_with(false, Default::default(), setup).await;
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scout");
-    let repo = server
-        .indexer
-        .register_path(&root, Some("scout"), Default::default())
-        .await
-        .unwrap();
-    server
-        .indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
+    server.index(&fixture(), "scout").await;
     let run = |query: &'static str| {
         let service = server.state.service.clone();
         async move {

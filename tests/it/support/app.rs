@@ -29,6 +29,21 @@ pub struct TestServer {
 }
 
 impl TestServer {
+    /// Registers the directory `root` as `name` and indexes it now (without the job
+    /// runner).
+    pub async fn index(&self, root: &std::path::Path, name: &str) -> sextant::store::Repository {
+        let repo = self
+            .indexer
+            .register_path(root, Some(name), Default::default())
+            .await
+            .unwrap();
+        self.indexer
+            .sync(&repo, &mut sextant::index::Progress::silent(&repo.id))
+            .await
+            .unwrap();
+        repo
+    }
+
     /// Stores a live token and returns its secret.
     pub async fn token(&self, scope: &str, repos: &[&str]) -> String {
         let secret = sextant::auth::new_secret();
