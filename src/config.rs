@@ -34,6 +34,8 @@ pub struct Config {
     pub rerank: RerankConfig,
     /// Scout's optional chat model.
     pub scout_model: crate::embed::ScoutModelConfig,
+    /// Scout's expansion rule (coefficients and threshold).
+    pub scout_rule: crate::scout::ExpandRule,
 }
 
 impl Config {
@@ -68,6 +70,7 @@ impl Default for Config {
             embed: EmbedConfig::default(),
             rerank: RerankConfig::default(),
             scout_model: crate::embed::ScoutModelConfig::default(),
+            scout_rule: crate::scout::ExpandRule::default(),
         }
     }
 }

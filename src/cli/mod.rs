@@ -136,6 +136,11 @@ pub struct GlobalArgs {
     /// Scout's chat model name (`qwen2.5-coder:7b`, `gpt-4o-mini`).
     #[arg(long, global = true, env = "SEXTANT_SCOUT_MODEL")]
     pub scout_model: Option<String>,
+    /// Scout's expansion rule as JSON, over the seed's defaults: `{"threshold": 10}`
+    /// (names: relevance, risk, tagMatch, confidence, depth, complexity, widePenalty,
+    /// wideBreadth, threshold).
+    #[arg(long, global = true, env = "SEXTANT_SCOUT_RULE", value_parser = crate::scout::ExpandRule::from_json)]
+    pub scout_rule: Option<crate::scout::ExpandRule>,
     /// Seconds one request to Scout's model may take.
     #[arg(
         long,
@@ -182,6 +187,7 @@ impl GlobalArgs {
         config.scout_model.base_url = self.scout_model_url.clone();
         config.scout_model.model = self.scout_model.clone();
         config.scout_model.timeout_secs = self.scout_model_timeout;
+        config.scout_rule = self.scout_rule.unwrap_or_default();
         config
     }
 }

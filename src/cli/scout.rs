@@ -55,7 +55,8 @@ pub fn scout(args: ScoutCommand, config: &Config) -> Result<(), CliError> {
         let (events, _) = tokio::sync::broadcast::channel(16);
         // The queue is not run: scouting reads the index, it never syncs.
         let jobs = Arc::new(JobRunner::new(indexer.clone(), 1, events.clone()));
-        let mut service = Service::new(indexer, Arc::new(searcher), jobs, events);
+        let mut service = Service::new(indexer, Arc::new(searcher), jobs, events)
+            .with_scout_rule(config.scout_rule);
         if let Some(chat) = config.scout_model.build()? {
             service = service.with_scout_model(chat);
         }

@@ -210,8 +210,9 @@ async fn start(
         }
     }
     tokio::spawn(jobs.clone().run_forever(Duration::from_secs(30)));
-    let mut service =
-        Service::new(indexer, Arc::new(searcher), jobs, events).with_embed_cache(cache);
+    let mut service = Service::new(indexer, Arc::new(searcher), jobs, events)
+        .with_embed_cache(cache)
+        .with_scout_rule(config.scout_rule);
     if let Some(chat) = config.scout_model.build()? {
         service = service.with_scout_model(chat);
     }

@@ -59,8 +59,10 @@ pub struct Rubric {
 }
 
 /// The coefficients and threshold of [`should_expand`]; the defaults are the seed's.
+/// Configured as JSON with camelCase names (`--scout-rule '{"threshold": 10}'`); a name
+/// left out keeps its default.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ExpandRule {
     /// Weight of relevance (2.0).
     pub relevance: f32,
@@ -99,6 +101,32 @@ impl Default for ExpandRule {
 }
 
 impl ExpandRule {
+    /// The rule written as JSON (`{"threshold": 10, "depth": 3}`), checked: every number
+    /// finite and not negative.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let rule: Self = serde_json::from_str(text).map_err(|e| {
+            format!(
+                "the scout rule must be JSON such as {{\"threshold\": 10}} with the names \
+                 relevance, risk, tagMatch, confidence, depth, complexity, widePenalty, \
+                 wideBreadth, threshold: {e}"
+            )
+        })?;
+        let numbers = [
+            rule.relevance,
+            rule.risk,
+            rule.tag_match,
+            rule.confidence,
+            rule.depth,
+            rule.complexity,
+            rule.wide_penalty,
+            rule.threshold,
+        ];
+        if numbers.iter().any(|n| !n.is_finite() || *n < 0.0) {
+            return Err("every number of the scout rule must be finite and not negative".into());
+        }
+        Ok(rule)
+    }
+
     /// The seed's score of a rubric at this depth and breadth.
     pub fn score(&self, rubric: &Rubric, query_tags: &[String], depth: u32, breadth: u32) -> f32 {
         let tag_matches = rubric
@@ -390,5 +418,18 @@ mod tests {
             ..rule
         };
         assert!(!should_expand(&edge, &call, &[], 0, 1, 5));
+    }
+
+    #[test]
+    fn the_rule_is_configured_as_json_over_the_defaults() {
+        let rule = ExpandRule::from_json(r#"{"threshold": 10, "tagMatch": 4}"#).unwrap();
+        assert_eq!((rule.threshold, rule.tag_match), (10.0, 4.0));
+        assert_eq!(rule.relevance, ExpandRule::default().relevance);
+        assert!(
+            ExpandRule::from_json(r#"{"treshold": 10}"#)
+                .unwrap_err()
+                .contains("threshold")
+        );
+        assert!(ExpandRule::from_json(r#"{"depth": -1}"#).is_err());
     }
 }

@@ -47,6 +47,7 @@ pub struct Service {
     search_defaults: SearchOptions,
     embed_cache: Option<Arc<CachedEmbedder>>,
     scout_model: Option<Arc<dyn crate::scout::Chat>>,
+    scout_rule: crate::scout::ExpandRule,
 }
 
 impl Service {
@@ -66,6 +67,7 @@ impl Service {
             search_defaults: SearchOptions::default(),
             embed_cache: None,
             scout_model: None,
+            scout_rule: crate::scout::ExpandRule::default(),
         }
     }
 
@@ -92,6 +94,12 @@ impl Service {
     /// rater and the deterministic summary otherwise, and whenever the model fails).
     pub fn with_scout_model(mut self, chat: Arc<dyn crate::scout::Chat>) -> Self {
         self.scout_model = Some(chat);
+        self
+    }
+
+    /// Scout expands links by this rule (default: the seed's coefficients and threshold).
+    pub fn with_scout_rule(mut self, rule: crate::scout::ExpandRule) -> Self {
+        self.scout_rule = rule;
         self
     }
 

@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use super::{Service, ServiceError};
 use crate::auth::Principal;
 use crate::scout::{
-    DEFAULT_BUDGET, ExpandRule, Link, LlmRater, MAX_BUDGET, Node, Rater, Relation, ScoutGraph,
-    ScoutQuery, ScoutResponse, StructuralRater, VisitedNode, explore, synthesize, synthesize_with,
+    DEFAULT_BUDGET, Link, LlmRater, MAX_BUDGET, Node, Rater, Relation, ScoutGraph, ScoutQuery,
+    ScoutResponse, StructuralRater, VisitedNode, explore, synthesize, synthesize_with,
 };
 use crate::search::{MAX_QUERY_BYTES, parse_symbol_query};
 use crate::store::{EdgeKind, MetaStore, StoreError, SymbolRecord, VectorStore};
@@ -85,7 +85,7 @@ impl Service {
             seeds.clone(),
             &graph,
             rater,
-            &ExpandRule::default(),
+            &self.scout_rule,
             on_visit,
         )
         .await?;

@@ -517,3 +517,16 @@ async fn a_chat_model_rates_and_summarises_with_a_fallback() {
     // The summary request failed: the deterministic summary stands.
     assert!(answer.summary.contains("must change"), "{}", answer.summary);
 }
+
+/// The expansion rule is configuration: with a threshold no link reaches, only the seed
+/// is explored (its links are still rated and reported).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_expansion_rule_is_configured() {
+    let strict = sextant::scout::ExpandRule::from_json(r#"{"threshold": 100}"#).unwrap();
+    let setup = support::app::Setup::service(move |s| s.with_scout_rule(strict));
+    let server = support::app::start_with(false, Default::default(), setup).await;
+    server.index(&fixture(), "scout").await;
+    let r = scout(&server, "what breaks if I add a variant to ShapeKind").await;
+    assert_eq!(r.meta.nodes_visited, 1);
+    assert_eq!(r.pointers.len(), 4, "{:?}", r.pointers);
+}
