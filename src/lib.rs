@@ -7,8 +7,9 @@
 //!       → api / mcp / cli (adapters, side by side) → server (mounts api and mcp)
 //! ```
 //!
-//! Built so far: [`parse`], [`chunk`], [`validate`], [`store`], [`cli`]. The other modules are the
-//! rooms later stages move into; their docs state the contract each will keep.
+//! [`service`] is the domain API every adapter calls ([`api`] for REST, [`mcp`], [`cli`]);
+//! [`server`] is the HTTP process that mounts the first two; [`scout`] is impact
+//! exploration over the symbol graph. Each module's doc states the contract it keeps.
 
 pub mod api;
 pub mod auth;

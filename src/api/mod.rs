@@ -4,8 +4,8 @@
 //! and does not know the other adapters.
 //!
 //! Every route is described by OpenAPI (`utoipa`), its bodies by the [`wire`] types
-//! (camelCase field names, like every public body); [`openapi`] is this part of the
-//! document. Errors are `{"error": {"code", "message"}}` with a closed set of codes
+//! (camelCase field names, like every public body); [`crate::server::openapi`] builds the
+//! document from these routes. Errors are `{"error": {"code", "message"}}` with a closed set of codes
 //! ([`ErrorCode`]). The server ([`crate::server`]) mounts these routes behind its
 //! authentication layer, which leaves the caller's [`crate::auth::Principal`] in each
 //! request ([`extract::Caller`]).

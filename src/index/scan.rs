@@ -323,7 +323,7 @@ fn read_config(root: &Path, path: &Path) -> Option<String> {
 ///
 /// `root` is the canonical repository root. A file that changes while it is read (its
 /// size or mtime differ before and after, or fewer bytes come than its size says) is read
-/// again, up to [`READ_ATTEMPTS`] times; at most `max_bytes` are ever read. The error is
+/// again, up to `READ_ATTEMPTS` times; at most `max_bytes` are ever read. The error is
 /// the reason the sync records (vanished, swapped for a symlink or a FIFO, grown past the
 /// limit, still changing).
 pub fn read_scanned(

@@ -1,6 +1,6 @@
 //! Output formats (pure: results and chunks in, text out; no I/O).
 //!
-//! - [`snapshot`]: smart structural snapshots, one per file, targets merged.
+//! - `snapshot`: smart structural snapshots, one per file, targets merged.
 //! - [`graph`] / [`connection_graph`]: the blueprint's connection graph (summary line, one
 //!   entry per result with hierarchy, calls, callers, type flows, ★/◆ markers, shared
 //!   dependencies), from the results' [`crate::graph::SymbolMetadata`].

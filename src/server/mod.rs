@@ -6,9 +6,9 @@
 //! (SSE streams and MCP sessions), request metrics, the `Host` and cross-site guards,
 //! CORS.
 //!
-//! Layers, outermost first: [`guard`] (URI length, `X-Forwarded-*`, `Host` allowlist,
+//! Layers, outermost first: `guard` (URI length, `X-Forwarded-*`, `Host` allowlist,
 //! cross-site refusal), CORS, request metrics, tracing, then per group: authentication
-//! ([`auth`]) for `/api/v1`, `/mcp` and `/metrics`, session counting for streams and MCP,
+//! (`auth`) for `/api/v1`, `/mcp` and `/metrics`, session counting for streams and MCP,
 //! and a timeout for the non-streaming API routes.
 
 mod accept;

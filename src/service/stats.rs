@@ -23,7 +23,7 @@ pub struct ServerStats {
     pub files: Option<(u64, u64)>,
     /// Chunk rows in the vector store.
     pub chunks: Option<u64>,
-    /// The most recent [`STATS_JOBS`] jobs by state (every state present).
+    /// The most recent `STATS_JOBS` (10,000) jobs by state (every state present).
     pub jobs: Option<BTreeMap<JobState, u64>>,
     /// Texts answered from the embedding cache and sent to the model.
     pub embed_cache: Option<CacheStats>,

@@ -52,7 +52,7 @@ async fn list_repositories(
 }
 
 /// The body of `POST /api/v1/repositories` as sent: exactly one of `path` and `git`
-/// (documented as [`NewRepositoryDoc`], which says so in the schema). Which one is
+/// (documented as `NewRepositoryDoc`, which says so in the schema). Which one is
 /// decided by [`Source::from_fields`], so that REST and MCP refuse the same way (400).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,6 +1,6 @@
 //! The tree-sitter parser for TypeScript, TSX and JavaScript (with JSX).
 //!
-//! One [`Extractor`] walks one syntax tree. Container scopes (the file root, namespace and
+//! One `Extractor` walks one syntax tree. Container scopes (the file root, namespace and
 //! ambient-module bodies) turn every statement into a symbol or statement item; function,
 //! method and callback bodies only contribute nested *definitions* (functions, classes,
 //! callbacks with block bodies, object-literal methods); class and interface bodies
