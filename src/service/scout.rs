@@ -17,8 +17,8 @@ use crate::store::{EdgeKind, MetaStore, StoreError, SymbolRecord, VectorStore};
 /// Most tags one request may give.
 pub const MAX_TAGS: usize = 20;
 
-/// Longest neighbour source the syntax checks read, in bytes.
-const MAX_SOURCE_BYTES: usize = 64 * 1024;
+/// Longest neighbour source the syntax checks read, in characters.
+const MAX_SOURCE_CHARS: usize = 64 * 1024;
 
 /// Symbol kinds that are statements, never what a question is about.
 const STATEMENTS: &[&str] = &["import", "re-export", "export", "expression", "statement"];
@@ -438,14 +438,7 @@ impl ScoutGraph for StoreGraph<'_> {
             .await?
             .into_iter()
             .map(|row| {
-                let mut source = row.chunk.full_source;
-                if source.len() > MAX_SOURCE_BYTES {
-                    let cut = (0..=MAX_SOURCE_BYTES)
-                        .rev()
-                        .find(|&i| source.is_char_boundary(i))
-                        .unwrap_or(0);
-                    source.truncate(cut);
-                }
+                let source = crate::text::truncate_chars(&row.chunk.full_source, MAX_SOURCE_CHARS);
                 (row.chunk.id, source)
             })
             .collect();

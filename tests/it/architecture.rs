@@ -111,18 +111,15 @@ fn code(path: &Path) -> String {
 #[test]
 fn no_module_reaches_up_or_sideways() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let modules = modules(&src);
     let mut broken = Vec::new();
     let mut checked = 0;
     for (module, forbidden, why) in RULES {
-        let root = src.join(module);
-        let mut files = Vec::new();
-        if root.is_dir() {
-            sources(&root, &mut files);
-        }
-        let single = src.join(format!("{module}.rs"));
-        if single.is_file() {
-            files.push(single);
-        }
+        let files = modules
+            .iter()
+            .find(|(name, _)| name == module)
+            .map(|(_, files)| files.clone())
+            .unwrap_or_default();
         assert!(!files.is_empty(), "module `{module}` has no sources");
         for file in files {
             checked += 1;
