@@ -82,6 +82,12 @@ impl Principal {
         }
     }
 
+    /// How logs and traces name the caller: the token's id (never its secret), or
+    /// `local` when authentication is off.
+    pub fn name(&self) -> &str {
+        self.token_id.as_deref().unwrap_or("local")
+    }
+
     /// May register, change, delete and sync repositories (those it sees).
     pub fn is_admin(&self) -> bool {
         self.scope == Scope::Admin

@@ -9,7 +9,8 @@
 //!
 //! [`service`] is the domain API every adapter calls ([`api`] for REST, [`mcp`], [`cli`]);
 //! [`server`] is the HTTP process that mounts the first two; [`scout`] is impact
-//! exploration over the symbol graph. Each module's doc states the contract it keeps.
+//! exploration over the symbol graph; [`telemetry`] sets up logs and OpenTelemetry traces
+//! for the whole process. Each module's doc states the contract it keeps.
 
 pub mod api;
 pub mod auth;
@@ -28,5 +29,6 @@ pub mod search;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod telemetry;
 pub mod text;
 pub mod validate;

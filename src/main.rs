@@ -1,16 +1,10 @@
-//! The `sextant` binary: logging set-up and the CLI.
+//! The `sextant` binary: logging and tracing set-up, then the CLI.
 
 use clap::Parser;
-use tracing_subscriber::EnvFilter;
 
 fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    // SAFETY: no thread has been started yet; libgit2 keeps these in plain globals.
+    // SAFETY: no thread has been started yet (telemetry starts its export thread below);
+    // libgit2 keeps these in plain globals.
     unsafe {
         sextant::index::git::set_network_timeouts(
             std::time::Duration::from_secs(30),
@@ -18,7 +12,11 @@ fn main() -> anyhow::Result<()> {
         )?;
     }
     let cli = sextant::cli::Cli::parse();
+    let telemetry = sextant::telemetry::init(cli.global.log_format, "warn")?;
     tracing::debug!(?cli, "starting");
-    sextant::cli::run(cli)?;
+    let outcome = sextant::cli::run(cli);
+    // Flushes the spans of the last requests before the process exits.
+    drop(telemetry);
+    outcome?;
     Ok(())
 }

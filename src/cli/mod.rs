@@ -71,6 +71,10 @@ pub struct Cli {
 /// Settings shared by every command.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
+    /// Log lines on stderr as text or as JSON objects (with trace ids). The level is
+    /// `RUST_LOG` (default `warn`; `sextant serve` suggests `info`).
+    #[arg(long, global = true, env = "SEXTANT_LOG_FORMAT", value_enum, default_value_t = crate::telemetry::LogFormat::Text)]
+    pub log_format: crate::telemetry::LogFormat,
     /// Data directory for Sextant's state (default `.sextant`).
     #[arg(long, global = true, env = "SEXTANT_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
@@ -253,6 +257,9 @@ pub enum Command {
     },
     /// Serve the MCP tools over stdio (for a local agent such as Claude Code).
     Mcp,
+    /// Ask a running server whether it is ready (`GET /readyz`); exits non-zero when it is
+    /// not. The container image's health check.
+    Health(serve::HealthArgs),
     /// Check that the data directory's stores open and agree; with --repair, rebuild what
     /// is derived (a damaged chunk store is moved aside; files without chunks are indexed
     /// again by the next sync).
@@ -323,6 +330,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Model { action } => models::model(action, &config),
         Command::Serve(args) => serve::serve(args, &config),
         Command::Mcp => serve::mcp(&config),
+        Command::Health(args) => serve::health(args),
         Command::Doctor { repair } => doctor::doctor(repair, &config),
         Command::Token { action } => token::token(action, &config),
         Command::Openapi => {

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 
-use super::CliError;
 use super::index::{fail, open_indexer_with, open_meta, runtime};
+use super::{CliError, out, write_err};
 use crate::config::Config;
 use crate::index::JobRunner;
 use crate::search::{SearchOptions, Searcher};
@@ -198,14 +198,14 @@ async fn start(
     );
     let resumed = jobs.resume().await.map_err(fail)?;
     if resumed > 0 {
-        eprintln!("sextant: resuming {resumed} interrupted sync(s)");
+        crate::telemetry::notice(&format!("resuming {resumed} interrupted sync(s)"));
     }
     let mut watches = Vec::new();
     for repo in meta.list_repositories().await.map_err(fail)? {
         if repo.settings.watch && matches!(repo.source, RepoSource::Path(_)) {
             match jobs.watch(&repo, Duration::from_millis(500)) {
                 Ok(w) => watches.push(w),
-                Err(e) => eprintln!("sextant: not watching `{}`: {e}", repo.name),
+                Err(e) => crate::telemetry::notice(&format!("not watching `{}`: {e}", repo.name)),
             }
         }
     }
@@ -282,8 +282,8 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
             .await
             .map_err(|e| CliError::Failed(format!("cannot listen on {}: {e}", args.bind)))?;
         let local = listener.local_addr().map_err(fail)?;
-        eprintln!(
-            "sextant: serving on http://{local}{base} (data in {}; {}); API docs at {base}/docs, \
+        crate::telemetry::notice(&format!(
+            "serving on http://{local}{base} (data in {}; {}); API docs at {base}/docs, \
              MCP at {base}/mcp",
             config.data_dir.display(),
             match policy {
@@ -291,7 +291,7 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
                 AuthPolicy::Off => "no authentication: loopback only",
             },
             base = http.base_path,
-        );
+        ));
         // Ctrl-C or SIGTERM stops accepting connections and lets requests finish; streams
         // that never end by themselves (SSE progress, MCP) are cut after SHUTDOWN_GRACE.
         let (stopping, mut stopped) = tokio::sync::watch::channel(false);
@@ -302,7 +302,9 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
         };
         let server = crate::server::serve(listener, app, limits, async move {
             shutdown_signal().await;
-            eprintln!("sextant: stopping (open requests get {SHUTDOWN_GRACE:?} to finish)");
+            crate::telemetry::notice(&format!(
+                "stopping (open requests get {SHUTDOWN_GRACE:?} to finish)"
+            ));
             let _ = stopping.send(true);
         });
         tokio::select! {
@@ -310,10 +312,66 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
             _ = async {
                 let _ = stopped.wait_for(|s| *s).await;
                 tokio::time::sleep(SHUTDOWN_GRACE).await;
-            } => eprintln!("sextant: closed the streams still open after {SHUTDOWN_GRACE:?}"),
+            } => crate::telemetry::notice(&format!(
+                "closed the streams still open after {SHUTDOWN_GRACE:?}"
+            )),
         }
         drop(watches);
         Ok(())
+    })
+}
+
+/// Options of `sextant health`.
+#[derive(Debug, clap::Args)]
+pub struct HealthArgs {
+    /// The server's address, as `sextant serve --bind` has it (an unspecified address
+    /// such as 0.0.0.0 is asked on loopback).
+    #[arg(long, default_value = "127.0.0.1:7878", env = "SEXTANT_BIND")]
+    pub bind: SocketAddr,
+    /// The server's base path, as `sextant serve --base-path` has it.
+    #[arg(long, default_value = "", env = "SEXTANT_BASE_PATH")]
+    pub base_path: String,
+    /// Seconds to wait for the answer.
+    #[arg(long, default_value_t = 4)]
+    pub timeout: u64,
+}
+
+/// `sextant health`: `Ok` when `/readyz` answers 200.
+pub fn health(args: HealthArgs) -> Result<(), CliError> {
+    let mut addr = args.bind;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    let base = args.base_path.trim_end_matches('/');
+    let url = format!("http://{addr}{base}/readyz");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(args.timeout.max(1)))
+            .build()
+            .map_err(|e| CliError::Failed(format!("cannot build the HTTP client: {e}")))?;
+        let response = client
+            .get(&url)
+            .send()
+            .await
+            .map_err(|e| CliError::Failed(format!("{url}: {e}")))?;
+        let status = response.status();
+        let body = response.text().await.unwrap_or_default();
+        if status.is_success() {
+            use std::io::Write;
+            writeln!(out(), "ready ({url})").map_err(write_err)
+        } else {
+            Err(CliError::Failed(format!(
+                "{url} answered {status}: {}",
+                body.trim()
+            )))
+        }
     })
 }
 

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
+use tracing::Instrument;
 
 use super::EmbedError;
 
@@ -71,15 +72,37 @@ impl HttpClient {
     }
 
     /// POSTs `body` as JSON to `url` and decodes the JSON answer, retrying transient
-    /// failures.
+    /// failures. The call is a client span, and its trace travels in `traceparent`.
     pub async fn post_json<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        body: &serde_json::Value,
+    ) -> Result<T, EmbedError> {
+        let span = tracing::info_span!(
+            "http.client",
+            otel.name = %format!("POST {}", self.provider),
+            otel.kind = "client",
+            http.request.method = "POST",
+            url.full = %url,
+            http.response.status_code = tracing::field::Empty,
+            sextant.attempts = tracing::field::Empty,
+        );
+        self.post_json_attempts(url, body).instrument(span).await
+    }
+
+    async fn post_json_attempts<T: DeserializeOwned>(
         &self,
         url: &str,
         body: &serde_json::Value,
     ) -> Result<T, EmbedError> {
         let mut attempt = 0u32;
         loop {
-            let mut request = self.client.post(url).json(body);
+            tracing::Span::current().record("sextant.attempts", attempt + 1);
+            let mut request = self
+                .client
+                .post(url)
+                .headers(crate::telemetry::propagate::outgoing_headers())
+                .json(body);
             if let Some(key) = &self.api_key {
                 request = request.bearer_auth(key);
             }
@@ -87,6 +110,7 @@ impl HttpClient {
             let (retryable, retry_after, error) = match outcome {
                 Ok(response) => {
                     let status = response.status();
+                    tracing::Span::current().record("http.response.status_code", status.as_u16());
                     if status.is_success() {
                         let bytes = response.bytes().await.map_err(|e| self.transport(e))?;
                         return serde_json::from_slice(&bytes).map_err(|e| {

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use tracing::Instrument;
 
 use super::IndexError;
 use super::progress::{Phase, Progress};
@@ -559,6 +560,11 @@ impl Indexer {
     }
 
     /// A sync, with the repository's lock held by the caller.
+    #[tracing::instrument(
+        name = "sync",
+        skip_all,
+        fields(sextant.repository = %repo.name, sextant.files_indexed = tracing::field::Empty)
+    )]
     async fn sync_held(
         &self,
         repo: &Repository,
@@ -597,6 +603,7 @@ impl Indexer {
         // `done` only once the repository reads as ready: a client that follows progress
         // and then asks for the repository sees the new state.
         if let Ok((report, _)) = &outcome {
+            tracing::Span::current().record("sextant.files_indexed", report.indexed);
             progress.report(
                 Phase::Done,
                 report.indexed as u64,
@@ -832,12 +839,14 @@ impl Indexer {
                 let root = PathBuf::from(p);
                 let plan = self
                     .plan_worktree(&root, &filter, stored, &mut report, progress)
+                    .instrument(tracing::info_span!("sync.scan"))
                     .await?;
                 (root, plan)
             }
             RepoSource::Git(url) => {
                 let plan = self
                     .plan_git(repo, url, &filter, stored, &mut report, progress)
+                    .instrument(tracing::info_span!("sync.scan", git = true))
                     .await?;
                 (PathBuf::new(), plan)
             }
@@ -907,7 +916,11 @@ impl Indexer {
                 .take(self.options.batch_files.max(1))
                 .collect();
             let added = batch.iter().filter(|p| p.is_new).count();
-            let prepared = self.prepare(batch).await?;
+            let batch_len = batch.len();
+            let prepared = self
+                .prepare(batch)
+                .instrument(tracing::info_span!("sync.parse", files = batch_len))
+                .await?;
             done += prepared.len() as u64;
             progress.report(Phase::Parse, done, total, None);
             self.write_batch(repo, &root, prepared, progress, &mut report)
@@ -922,6 +935,7 @@ impl Indexer {
                 &configs,
                 progress,
             )
+            .instrument(tracing::info_span!("sync.graph"))
             .await?;
             report.graph_edges = graph.edges;
         }
@@ -930,7 +944,10 @@ impl Indexer {
         // store's periodic maintenance (they are searchable either way).
         if report.indexed + report.removed >= self.options.maintain_after_files {
             progress.report(Phase::Write, 0, 0, Some("updating search indexes".into()));
-            self.vectors.maintain().await?;
+            self.vectors
+                .maintain()
+                .instrument(tracing::info_span!("sync.maintain"))
+                .await?;
         }
         report.duration = started.elapsed();
         Ok((report, commit))
@@ -979,13 +996,19 @@ impl Indexer {
             .filter_map(|p| p.outcome.as_ref().ok())
             .flat_map(|(chunks, _, _)| chunks.iter().map(|c| c.embedding_text.clone()))
             .collect();
-        let mut vectors = Vec::with_capacity(texts.len());
-        for slice in texts.chunks(self.options.embed_slice.max(1)) {
-            vectors.extend(
-                crate::embed::embed_all(self.embedder.as_ref(), slice, InputKind::Document).await?,
-            );
-            progress.report(Phase::Embed, vectors.len() as u64, texts.len() as u64, None);
+        let vectors = async {
+            let mut vectors = Vec::with_capacity(texts.len());
+            for slice in texts.chunks(self.options.embed_slice.max(1)) {
+                vectors.extend(
+                    crate::embed::embed_all(self.embedder.as_ref(), slice, InputKind::Document)
+                        .await?,
+                );
+                progress.report(Phase::Embed, vectors.len() as u64, texts.len() as u64, None);
+            }
+            Ok::<_, IndexError>(vectors)
         }
+        .instrument(tracing::info_span!("sync.embed", texts = texts.len()))
+        .await?;
         let mut vectors = vectors.into_iter();
         let prepared_new: Vec<String> = prepared
             .iter()
@@ -1045,11 +1068,16 @@ impl Indexer {
             .into_iter()
             .filter(|rel| files.iter().any(|(f, rows)| f == rel && !rows.is_empty()))
             .collect();
-        self.vectors.replace_files(&repo.id, files).await?;
+        let write = tracing::info_span!("sync.write", files = records.len());
+        self.vectors
+            .replace_files(&repo.id, files)
+            .instrument(write.clone())
+            .await?;
         let written = async {
             self.meta.replace_files_symbols(&records).await?;
             self.meta.replace_files_facts(&repo.id, &facts).await
-        };
+        }
+        .instrument(write);
         if let Err(e) = written.await {
             // The chunk rows are written but their records are not (a full disk, a lost
             // database). Chunks of files the metadata store has never seen are taken back

@@ -164,6 +164,11 @@ impl JobRunner {
         Ok(())
     }
 
+    #[tracing::instrument(
+        name = "job",
+        skip_all,
+        fields(sextant.job.id = %job.id, sextant.job.kind = %job.kind, sextant.job.attempt = job.attempts)
+    )]
     async fn run_one(&self, job: Job) -> Result<JobOutcome, IndexError> {
         let meta = self.indexer.meta().clone();
         // Whether the sync failed because the metadata database did not answer.

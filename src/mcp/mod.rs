@@ -26,6 +26,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
+use tracing::Instrument;
 
 use crate::auth::Principal;
 use crate::search::SearchOverrides;
@@ -465,6 +466,28 @@ fn search_content(items: Vec<crate::render::McpContent>) -> Vec<ContentBlock> {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for SextantMcp {
+    /// Every tool call is one span, continuing the trace of the HTTP request that carried
+    /// it (MCP sessions answer on their own task, outside the request's span).
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let caller = principal(&context);
+        let span = tracing::info_span!(
+            "mcp.tool",
+            otel.name = %format!("tool {}", request.name),
+            otel.kind = "server",
+            mcp.tool = %request.name,
+            enduser.id = caller.name(),
+        );
+        if let Some(parts) = context.extensions.get::<axum::http::request::Parts>() {
+            crate::telemetry::propagate::continue_trace(&span, &parts.headers);
+        }
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        self.tool_router.call(call).instrument(span).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("sextant", env!("CARGO_PKG_VERSION")))

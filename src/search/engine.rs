@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+use tracing::Instrument;
 
 use super::score::{self, Span, StageScores};
 use super::{Fusion, Query, Retrieval, SearchError, SearchOptions, SymbolPath, classify};
@@ -168,12 +169,16 @@ impl Searcher {
         let start = Instant::now();
         let mut timings = StageTimings::default();
         let t = Instant::now();
-        self.refresh(&options.filter.repos).await;
+        self.refresh(&options.filter.repos)
+            .instrument(tracing::info_span!("search.freshness"))
+            .await;
         timings.freshness_ms = ms(t);
         let (mode, ranked, reranked) = match classify(query) {
             Query::Symbol(path) => (
                 SearchMode::Symbol,
-                self.lookup(&path, options).await?,
+                self.lookup(&path, options)
+                    .instrument(tracing::info_span!("search.lookup"))
+                    .await?,
                 false,
             ),
             Query::Text(text) => {
@@ -195,7 +200,12 @@ impl Searcher {
             .map(|&i| candidates[i].clone())
             .collect();
         let t = Instant::now();
-        let metadata = super::enrich::enrich(self.meta.as_ref(), &results).await?;
+        let metadata = super::enrich::enrich(self.meta.as_ref(), &results)
+            .instrument(tracing::info_span!(
+                "search.enrich",
+                results = results.len()
+            ))
+            .await?;
         timings.enrich_ms = ms(t);
         timings.total_ms = ms(start);
         Ok(SearchResponse {
@@ -426,33 +436,46 @@ impl Searcher {
         let use_vector = options.retrieval != Retrieval::Lexical;
         let use_lexical = options.retrieval != Retrieval::Vector;
         let t = Instant::now();
-        let query_vector = embed_query(self.embedder.as_ref(), text).await?;
+        let query_vector = embed_query(self.embedder.as_ref(), text)
+            .instrument(tracing::info_span!("search.embed"))
+            .await?;
         timings.embed_ms = ms(t);
 
         let t = Instant::now();
         let lexical_query = super::lexical_query(text);
         let filter = &options.filter;
-        let (vector_hits, lexical_hits) = tokio::join!(
-            async {
-                if use_vector {
-                    self.vectors
-                        .vector_search(&query_vector, options.max_vector_candidates, filter)
-                        .await
-                } else {
-                    Ok(Vec::new())
-                }
-            },
-            async {
-                if use_lexical {
-                    self.vectors
-                        .text_search(&lexical_query, options.max_lexical_candidates, filter)
-                        .await
-                } else {
-                    Ok(Vec::new())
-                }
-            }
+        let retrieve = tracing::info_span!(
+            "search.retrieve",
+            vector_hits = tracing::field::Empty,
+            lexical_hits = tracing::field::Empty
         );
+        let (vector_hits, lexical_hits) = async {
+            tokio::join!(
+                async {
+                    if use_vector {
+                        self.vectors
+                            .vector_search(&query_vector, options.max_vector_candidates, filter)
+                            .await
+                    } else {
+                        Ok(Vec::new())
+                    }
+                },
+                async {
+                    if use_lexical {
+                        self.vectors
+                            .text_search(&lexical_query, options.max_lexical_candidates, filter)
+                            .await
+                    } else {
+                        Ok(Vec::new())
+                    }
+                }
+            )
+        }
+        .instrument(retrieve.clone())
+        .await;
         let (vector_hits, lexical_hits) = (vector_hits?, lexical_hits?);
+        retrieve.record("vector_hits", vector_hits.len());
+        retrieve.record("lexical_hits", lexical_hits.len());
         timings.retrieve_ms = ms(t);
 
         // Answer units: a chunk inside a function body (a callback, a nested helper) is
@@ -460,7 +483,10 @@ impl Searcher {
         // fusion; each unit takes its best member's rank (ranks are renumbered over units)
         // and best similarity. Import and re-export statements are never answers.
         let t = Instant::now();
-        let [vector_units, lexical_units] = self.answer_units(vector_hits, lexical_hits).await?;
+        let [vector_units, lexical_units] = self
+            .answer_units(vector_hits, lexical_hits)
+            .instrument(tracing::info_span!("search.units"))
+            .await?;
         timings.units_ms = ms(t);
         let mut candidates: Vec<Candidate> = Vec::new();
         let mut index: HashMap<(String, String), usize> = HashMap::new();
@@ -551,7 +577,13 @@ impl Searcher {
                     .iter()
                     .map(|c| c.row.chunk.embedding_text.clone())
                     .collect();
-                let raw = reranker.rerank(text, &documents).await?;
+                let raw = reranker
+                    .rerank(text, &documents)
+                    .instrument(tracing::info_span!(
+                        "search.rerank",
+                        candidates = documents.len()
+                    ))
+                    .await?;
                 let normalized = score::normalize_rerank(&raw);
                 for (c, r) in candidates.iter_mut().zip(normalized) {
                     c.scores.rerank = Some(r);

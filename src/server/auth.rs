@@ -44,6 +44,7 @@ pub(super) async fn authenticate(
             }
         }
     };
+    tracing::Span::current().record("enduser.id", principal.name());
     request.extensions_mut().insert(principal);
     next.run(request).await
 }

@@ -261,6 +261,18 @@ pub(super) fn render(metrics: &Metrics, stats: &ServerStats) -> String {
             cache.misses, cache.hits
         );
     }
+    let spans = crate::telemetry::export_stats();
+    header(
+        &mut out,
+        "sextant_trace_spans_total",
+        "counter",
+        "Trace spans exported over OTLP, dropped because the export queue was full, or lost in failed exports.",
+    );
+    let _ = writeln!(
+        out,
+        "sextant_trace_spans_total{{outcome=\"exported\"}} {}\nsextant_trace_spans_total{{outcome=\"dropped\"}} {}\nsextant_trace_spans_total{{outcome=\"failed\"}} {}",
+        spans.exported, spans.dropped, spans.failed
+    );
     out
 }
 

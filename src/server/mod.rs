@@ -16,6 +16,7 @@ mod auth;
 mod health;
 mod metrics;
 pub mod sessions;
+mod trace;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,7 +29,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -227,7 +227,7 @@ pub fn router(state: Arc<ServerState>, options: &HttpOptions) -> Router {
             state.metrics.clone(),
             metrics::track,
         ))
-        .layer(TraceLayer::new_for_http());
+        .layer(middleware::from_fn(trace::http_span));
     if !options.allowed_origins.is_empty() {
         let origins: Vec<HeaderValue> = options
             .allowed_origins

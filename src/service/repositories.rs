@@ -88,6 +88,7 @@ impl Service {
 
     /// Registers a repository and queues its first sync (an admin token that is not
     /// limited to some repositories).
+    #[tracing::instrument(name = "service.register", skip_all, fields(enduser.id = caller.name(), sextant.repository = new.name.as_deref()))]
     pub async fn register(
         &self,
         caller: &Principal,
@@ -144,6 +145,7 @@ impl Service {
     }
 
     /// Changes a repository's settings or tracked ref (admin); the next sync applies them.
+    #[tracing::instrument(name = "service.update", skip_all, fields(enduser.id = caller.name(), sextant.repository = name))]
     pub async fn update(
         &self,
         caller: &Principal,
@@ -160,6 +162,7 @@ impl Service {
     }
 
     /// Removes a repository and everything indexed for it (admin).
+    #[tracing::instrument(name = "service.remove", skip_all, fields(enduser.id = caller.name(), sextant.repository = name))]
     pub async fn remove(&self, caller: &Principal, name: &str) -> Result<Repository, ServiceError> {
         let repo = self.visible_repo(caller, name).await?;
         require_admin(caller)?;
@@ -168,6 +171,7 @@ impl Service {
 
     /// Queues a sync (admin). A conflict while one is queued or running: the check and
     /// the enqueue are one store operation, so of two callers at once exactly one queues.
+    #[tracing::instrument(name = "service.sync", skip_all, fields(enduser.id = caller.name(), sextant.repository = name))]
     pub async fn sync(&self, caller: &Principal, name: &str) -> Result<Job, ServiceError> {
         let repo = self.visible_repo(caller, name).await?;
         require_admin(caller)?;

@@ -48,6 +48,7 @@ impl Service {
     /// Explores what depends on the symbol the query names and says what must change
     /// with it. `on_visit` sees every rated link as it is rated, with the number of nodes
     /// explored so far (for progress).
+    #[tracing::instrument(name = "service.scout", skip_all, fields(enduser.id = caller.name()))]
     pub async fn scout(
         &self,
         caller: &Principal,

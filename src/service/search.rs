@@ -1,5 +1,7 @@
 //! Search and exact symbol lookup, scoped to what the caller sees.
 
+use tracing::Instrument;
+
 use super::{Service, ServiceError};
 use crate::auth::Principal;
 use crate::render::McpContent;
@@ -20,6 +22,11 @@ impl Service {
     /// Searches the repositories `caller` sees (those in `options.filter.repos`, names or
     /// ids, when given) and renders the answer. `options` are complete: adapters build
     /// them from [`Service::search_defaults`] and the request's overrides.
+    #[tracing::instrument(
+        name = "service.search",
+        skip_all,
+        fields(enduser.id = caller.name(), sextant.repositories = tracing::field::Empty)
+    )]
     pub async fn search(
         &self,
         caller: &Principal,
@@ -35,12 +42,21 @@ impl Service {
                 "the server is answering as many searches as it may; retry shortly".into(),
             )
         })?;
+        tracing::Span::current().record(
+            "sextant.repositories",
+            tracing::field::display(options.filter.repos.join(",")),
+        );
         let response = self.searcher.search(query, &options).await?;
-        let files = self.searcher.result_files(&response).await?;
+        let render = tracing::info_span!("search.render");
+        let files = self
+            .searcher
+            .result_files(&response)
+            .instrument(render.clone())
+            .await?;
         // Rendering is CPU work proportional to the files' size: off the async workers, so
         // a large answer never stalls other requests (health probes included).
         let (response, content) = tokio::task::spawn_blocking(move || {
-            let content = crate::render::mcp_content(&response, &files);
+            let content = render.in_scope(|| crate::render::mcp_content(&response, &files));
             (response, content)
         })
         .await

@@ -53,6 +53,13 @@ const RULES: &[(&str, &[&str], &str)] = &[
         "pipeline below the service",
     ),
     (
+        "telemetry",
+        &[
+            "service", "api", "mcp", "server", "cli", "index", "search", "store", "embed",
+        ],
+        "process plumbing every layer may use, depending on none",
+    ),
+    (
         "parse",
         &["service", "api", "mcp", "server", "cli", "index", "store"],
         "pure",

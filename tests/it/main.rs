@@ -26,4 +26,5 @@ mod robustness;
 mod scout;
 mod search;
 mod snapshot;
+mod telemetry;
 mod vector_store;

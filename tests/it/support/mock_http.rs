@@ -35,6 +35,8 @@ pub struct Recorded {
     pub auth: Option<String>,
     /// JSON body.
     pub body: Value,
+    /// W3C `traceparent` header, when the caller propagated a trace.
+    pub traceparent: Option<String>,
 }
 
 #[derive(Default)]
@@ -112,6 +114,10 @@ async fn prelude(
             .and_then(|v| v.to_str().ok())
             .map(str::to_string),
         body: body.clone(),
+        traceparent: headers
+            .get("traceparent")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
     });
     let next = shared.plan.lock().expect("plan").pop_front();
     if let Some(Behaviour::Stall(d)) = next {
