@@ -99,6 +99,11 @@ pub struct ServeArgs {
     /// Seconds an MCP session may go without a request before it is closed.
     #[arg(long, default_value_t = crate::server::sessions::DEFAULT_SESSION_IDLE.as_secs(), env = "SEXTANT_SESSION_IDLE_TIMEOUT")]
     pub session_idle_timeout: u64,
+    /// A file holding an admin token's secret (a container or Kubernetes secret): the
+    /// token is created at start unless it exists, so a fresh deployment starts with
+    /// authentication and no manual `sextant token create`.
+    #[arg(long, value_name = "PATH", env = "SEXTANT_ADMIN_TOKEN_FILE")]
+    pub admin_token_file: Option<std::path::PathBuf>,
 }
 
 impl ServeArgs {
@@ -254,8 +259,24 @@ pub fn mcp_remote(server: &str, token: Option<String>) -> Result<(), CliError> {
 /// Runs the server until Ctrl-C.
 pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
     runtime()?.block_on(async {
-        let live = open_meta(config)
+        let meta = open_meta(config).await?;
+        if let Some(path) = &args.admin_token_file {
+            let secret = super::token::read_secret(path)?;
+            if super::token::ensure_token(
+                meta.as_ref(),
+                &secret,
+                "admin",
+                crate::auth::Scope::Admin,
+            )
             .await?
+            {
+                crate::telemetry::notice(&format!(
+                    "created the admin token from {}",
+                    path.display()
+                ));
+            }
+        }
+        let live = meta
             .list_tokens()
             .await
             .map_err(fail)?

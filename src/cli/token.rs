@@ -26,6 +26,10 @@ pub enum TokenCommand {
         /// A label to recognise it by (`ci-bot`, `alice`).
         #[arg(long, default_value = "token")]
         name: String,
+        /// Use the secret in this file (a container or Kubernetes secret) instead of a new
+        /// one, and print nothing; does nothing when a live token has that secret already.
+        #[arg(long, value_name = "PATH")]
+        from_file: Option<std::path::PathBuf>,
     },
     /// List tokens (never their secrets).
     List,
@@ -42,7 +46,35 @@ pub fn token(action: TokenCommand, config: &Config) -> Result<(), CliError> {
         let meta = open_meta(config).await?;
         let mut w = out();
         match action {
-            TokenCommand::Create { scope, repos, name } => {
+            TokenCommand::Create {
+                scope,
+                repos,
+                name,
+                from_file: Some(path),
+            } if repos.is_empty() => {
+                let secret = read_secret(&path)?;
+                let created = ensure_token(meta.as_ref(), &secret, &name, scope).await?;
+                eprintln!(
+                    "sextant: {} token `{name}` from {}",
+                    if created {
+                        "created"
+                    } else {
+                        "kept the existing"
+                    },
+                    path.display()
+                );
+            }
+            TokenCommand::Create {
+                from_file: Some(_), ..
+            } => {
+                return Err(fail(
+                    "--from-file creates tokens for every repository; drop --repo, or create \
+                     a limited token without --from-file",
+                ));
+            }
+            TokenCommand::Create {
+                scope, repos, name, ..
+            } => {
                 let mut ids = Vec::with_capacity(repos.len());
                 for r in &repos {
                     let repo = match meta.get_repository_by_name(r).await.map_err(fail)? {
@@ -117,6 +149,58 @@ pub fn token(action: TokenCommand, config: &Config) -> Result<(), CliError> {
         }
         Ok(())
     })
+}
+
+/// Shortest secret accepted from a file: as strong as a generated one is long enough.
+const MIN_SECRET_CHARS: usize = 32;
+
+/// The secret in `path` (surrounding whitespace removed), checked for length.
+pub(super) fn read_secret(path: &std::path::Path) -> Result<String, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        fail(format!(
+            "cannot read the token secret in {}: {e}",
+            path.display()
+        ))
+    })?;
+    let secret = text.trim().to_string();
+    if secret.chars().count() < MIN_SECRET_CHARS || secret.contains(char::is_whitespace) {
+        return Err(fail(format!(
+            "the token secret in {} must be one word of at least {MIN_SECRET_CHARS} \
+             characters (for instance `openssl rand -hex 32`)",
+            path.display()
+        )));
+    }
+    Ok(secret)
+}
+
+/// Stores a token for `secret` unless a live one has it already; `true` when created.
+pub(super) async fn ensure_token(
+    meta: &dyn MetaStore,
+    secret: &str,
+    name: &str,
+    scope: Scope,
+) -> Result<bool, CliError> {
+    let hash = hash_secret(secret);
+    if let Some(existing) = meta.token_by_hash(&hash).await.map_err(fail)? {
+        if existing.revoked_at.is_none() {
+            return Ok(false);
+        }
+        return Err(fail(format!(
+            "the secret belongs to revoked token {}: use a new secret",
+            existing.id
+        )));
+    }
+    let token = ApiToken {
+        id: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
+        name: name.to_string(),
+        token_hash: hash,
+        scope,
+        repositories: Vec::new(),
+        created_at: now_ms(),
+        revoked_at: None,
+    };
+    meta.create_token(&token).await.map_err(fail)?;
+    Ok(true)
 }
 
 fn now_ms() -> i64 {

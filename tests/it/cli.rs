@@ -118,3 +118,127 @@ fn model_dir_without_a_model_says_what_is_missing() {
         "{stderr}"
     );
 }
+
+/// Deployment secrets: `token create --from-file` is idempotent and checks the secret,
+/// `serve --admin-token-file` starts a fresh data directory with authentication on, and
+/// `sextant health` says whether the server is ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_files_bootstrap_authentication_and_health_reports_readiness() {
+    use std::io::BufRead;
+    let mock = crate::support::mock_http::MockServer::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let with_data = || {
+        let mut c = sextant();
+        c.arg("--data-dir").arg(&data);
+        c.args([
+            "--embed-provider",
+            "openai",
+            "--embed-model",
+            "m",
+            "--embed-dims",
+            "8",
+        ]);
+        c.arg("--embed-url").arg(format!("{}/v1", mock.url));
+        c.env_remove("SEXTANT_ADMIN_TOKEN_FILE");
+        c
+    };
+    let short = tmp.path().join("short");
+    std::fs::write(&short, "tooshort\n").unwrap();
+    let refused = with_data()
+        .args(["token", "create", "--scope", "admin", "--from-file"])
+        .arg(&short)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("at least 32"));
+
+    let bot = tmp.path().join("bot");
+    std::fs::write(&bot, format!("{}\n", "b".repeat(40))).unwrap();
+    for expected in ["created", "kept the existing"] {
+        let made = with_data()
+            .args([
+                "token",
+                "create",
+                "--scope",
+                "read",
+                "--name",
+                "bot",
+                "--from-file",
+            ])
+            .arg(&bot)
+            .output()
+            .unwrap();
+        assert!(made.status.success(), "{made:?}");
+        assert!(
+            made.stdout.is_empty(),
+            "a secret from a file is never printed"
+        );
+        assert!(
+            String::from_utf8_lossy(&made.stderr).contains(expected),
+            "{made:?}"
+        );
+    }
+    let listed = with_data().args(["token", "list"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 1);
+
+    let admin_secret = "a".repeat(64);
+    let admin = tmp.path().join("admin");
+    std::fs::write(&admin, &admin_secret).unwrap();
+    let mut child = with_data()
+        .args(["serve", "--bind", "127.0.0.1:0", "--admin-token-file"])
+        .arg(&admin)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(rest) = line.split("serving on ").nth(1) {
+                let _ = tx.send(rest.split_whitespace().next().unwrap_or("").to_string());
+            }
+        }
+    });
+    let base = rx.recv_timeout(std::time::Duration::from_secs(120));
+    let outcome = async {
+        let base = base.expect("the server started");
+        let http = reqwest::Client::new();
+        let url = format!("{base}/api/v1/repositories");
+        let anonymous = http.get(&url).send().await.unwrap().status().as_u16();
+        let authed = http
+            .get(&url)
+            .bearer_auth(&admin_secret)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16();
+        let addr = base.trim_start_matches("http://").to_string();
+        let health = sextant()
+            .args(["health", "--bind", &addr])
+            .output()
+            .unwrap();
+        (anonymous, authed, health)
+    }
+    .await;
+    let _ = child.kill();
+    let _ = child.wait();
+    let (anonymous, authed, health) = outcome;
+    assert_eq!((anonymous, authed), (401, 200));
+    assert!(health.status.success(), "{health:?}");
+    assert!(String::from_utf8_lossy(&health.stdout).contains("ready"));
+
+    let down = sextant()
+        .args(["health", "--bind", "127.0.0.1:9"])
+        .output()
+        .unwrap();
+    assert!(!down.status.success());
+    assert!(
+        String::from_utf8_lossy(&down.stderr).contains("/readyz"),
+        "{down:?}"
+    );
+}
