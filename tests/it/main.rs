@@ -11,6 +11,7 @@ mod architecture;
 mod cli;
 mod corpora;
 mod crash;
+mod deploy;
 mod e2e;
 mod eval_cli;
 mod fixtures;

@@ -1,0 +1,25 @@
+//! The deployment files: the Helm chart rendered and checked against Kubernetes' schemas
+//! (with the values it must refuse), and the compose file against the Compose
+//! specification, by `deploy/check.sh`.
+
+use crate::support::skip;
+
+#[test]
+fn helm_chart_and_compose_file_validate() {
+    let out = std::process::Command::new("bash")
+        .arg("deploy/check.sh")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) {
+        return skip("deployment file checks", stderr.trim());
+    }
+    assert!(
+        out.status.success() && stdout.contains("check: ok"),
+        "{stdout}\n{stderr}"
+    );
+    // The refusals ran: a chart that accepts everything would fail above.
+    assert_eq!(stdout.matches("refused:").count(), 5, "{stdout}");
+}
