@@ -15,12 +15,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tag="${1:-localhost/sextant:dev}"
-cache="${SEXTANT_IMAGE_CACHE:-$HOME/.cache/sextant/images}"
 base_image="localhost/sextant-base/debian:bookworm-slim"
 rust_version="$(rustc --version | awk '{print $2}')"
 rust_image="localhost/sextant-base/rust:${rust_version}-slim-bookworm"
-mkdir -p "$cache"
-
 need=()
 for tool in podman runc debootstrap; do
   command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
@@ -31,17 +28,8 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-# This sandbox (a Firecracker VM with cgroup v1 in hybrid mode and no CAP_SYS_RESOURCE)
-# needs runc instead of crun, and container rlimits no higher than the host's own.
-# An override file keeps the machine's containers.conf untouched.
-conf="$cache/containers.conf"
-cat >"$conf" <<EOF
-[containers]
-default_ulimits = ["nofile=$(ulimit -Hn):$(ulimit -Hn)", "nproc=4096:4096"]
-[engine]
-runtime = "runc"
-EOF
-export CONTAINERS_CONF_OVERRIDE="$conf"
+# shellcheck source=docker/podman-env.sh
+. docker/podman-env.sh
 
 if ! podman image exists "$base_image"; then
   rootfs="$cache/bookworm-rootfs"
