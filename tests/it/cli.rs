@@ -124,7 +124,6 @@ fn model_dir_without_a_model_says_what_is_missing() {
 /// `sextant health` says whether the server is ready.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_files_bootstrap_authentication_and_health_reports_readiness() {
-    use std::io::BufRead;
     let mock = crate::support::mock_http::MockServer::start().await;
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
@@ -185,49 +184,29 @@ async fn token_files_bootstrap_authentication_and_health_reports_readiness() {
     let admin_secret = "a".repeat(64);
     let admin = tmp.path().join("admin");
     std::fs::write(&admin, &admin_secret).unwrap();
-    let mut child = with_data()
+    let mut command = with_data();
+    command
         .args(["serve", "--bind", "127.0.0.1:0", "--admin-token-file"])
-        .arg(&admin)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
+        .arg(&admin);
+    let server = crate::support::process::Served::start(command);
+    let base = server.url.clone();
+    let http = reqwest::Client::new();
+    let url = format!("{base}/api/v1/repositories");
+    let anonymous = http.get(&url).send().await.unwrap().status().as_u16();
+    let authed = http
+        .get(&url)
+        .bearer_auth(&admin_secret)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16();
+    let addr = base.trim_start_matches("http://").to_string();
+    let health = sextant()
+        .args(["health", "--bind", &addr])
+        .output()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(rest) = line.split("serving on ").nth(1) {
-                let _ = tx.send(rest.split_whitespace().next().unwrap_or("").to_string());
-            }
-        }
-    });
-    let base = rx.recv_timeout(std::time::Duration::from_secs(120));
-    let outcome = async {
-        let base = base.expect("the server started");
-        let http = reqwest::Client::new();
-        let url = format!("{base}/api/v1/repositories");
-        let anonymous = http.get(&url).send().await.unwrap().status().as_u16();
-        let authed = http
-            .get(&url)
-            .bearer_auth(&admin_secret)
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .as_u16();
-        let addr = base.trim_start_matches("http://").to_string();
-        let health = sextant()
-            .args(["health", "--bind", &addr])
-            .output()
-            .unwrap();
-        (anonymous, authed, health)
-    }
-    .await;
-    let _ = child.kill();
-    let _ = child.wait();
-    let (anonymous, authed, health) = outcome;
+    drop(server);
     assert_eq!((anonymous, authed), (401, 200));
     assert!(health.status.success(), "{health:?}");
     assert!(String::from_utf8_lossy(&health.stdout).contains("ready"));

@@ -8,25 +8,15 @@
 
 use crate::support;
 
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::models::default_model;
+use support::process::Served;
 use support::skip;
 
 const BIN: &str = env!("CARGO_BIN_EXE_sextant");
-
-/// Kills the server when the test ends, pass or fail.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn sextant(data: &std::path::Path, model: &std::path::Path) -> Command {
     // `SEXTANT_E2E_BIN`: a copy of the binary for long recorded runs (the load run), so a
@@ -37,32 +27,11 @@ fn sextant(data: &std::path::Path, model: &std::path::Path) -> Command {
     c
 }
 
-/// Starts `sextant serve` on a free loopback port; returns it and its base URL.
-fn serve(data: &std::path::Path, model: &std::path::Path) -> (Server, String) {
-    let mut child = sextant(data, model)
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(rest) = line.split("serving on ").nth(1) {
-                let url = rest.split_whitespace().next().unwrap_or("").to_string();
-                let _ = tx.send(url);
-            }
-            eprintln!("[serve] {line}");
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("the server never said where it listens");
-    (Server(child), url)
+/// Starts `sextant serve` on a free loopback port.
+fn serve(data: &std::path::Path, model: &std::path::Path) -> Served {
+    let mut command = sextant(data, model);
+    command.args(["serve", "--bind", "127.0.0.1:0"]);
+    Served::start(command)
 }
 
 /// `sextant token create ARGS…` on the data directory; returns the printed secret.
@@ -147,7 +116,8 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
     let admin = create_token(&data, &model, &["--scope", "admin", "--name", "e2e"]);
     assert!(admin.starts_with("sxt_"), "{admin}");
 
-    let (server, base) = serve(&data, &model);
+    let server = serve(&data, &model);
+    let base = server.url.clone();
     let http = reqwest::Client::new();
 
     // Refusals: no token, a wrong one.
@@ -329,18 +299,19 @@ async fn sigterm_stops_the_server_even_with_a_progress_stream_open() {
         Err(why) => return skip("stopping the binary", &why),
     };
     let tmp = tempfile::tempdir().unwrap();
-    let (mut server, base) = serve(&tmp.path().join("data"), &model);
+    let mut server = serve(&tmp.path().join("data"), &model);
+    let base = server.url.clone();
     // An SSE stream never ends by itself: graceful shutdown alone would wait forever.
     let stream = reqwest::get(format!("{base}/api/v1/events")).await.unwrap();
     assert_eq!(stream.status(), 200);
     let killed = Command::new("kill")
-        .args(["-TERM", &server.0.id().to_string()])
+        .args(["-TERM", &server.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
     let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
-        if let Some(status) = server.0.try_wait().unwrap() {
+        if let Some(status) = server.try_wait() {
             break status;
         }
         assert!(
@@ -494,7 +465,8 @@ async fn a_server_killed_mid_sync_resumes_and_matches_a_clean_build() {
     }
     let http = reqwest::Client::new();
     let register = json!({ "path": ws.to_string_lossy(), "name": "ws" });
-    let (server, base) = serve(&data, &model);
+    let server = serve(&data, &model);
+    let base = server.url.clone();
     let job = register_job(&http, &base, &register).await;
     wait_job(&http, &base, &job, |s| s == "running").await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -506,7 +478,8 @@ async fn a_server_killed_mid_sync_resumes_and_matches_a_clean_build() {
     );
     drop(server); // SIGKILL
 
-    let (server, base) = serve(&data, &model);
+    let server = serve(&data, &model);
+    let base = server.url.clone();
     let finished = wait_job(&http, &base, &job, |s| s != "queued" && s != "running").await;
     assert_eq!(
         finished["state"].as_str().unwrap().to_lowercase(),
@@ -516,7 +489,8 @@ async fn a_server_killed_mid_sync_resumes_and_matches_a_clean_build() {
     let resumed = index_snapshot(&http, &base, "ws").await;
     drop(server);
 
-    let (reference, base) = serve(&clean, &model);
+    let reference = serve(&clean, &model);
+    let base = reference.url.clone();
     let id = register_job(&http, &base, &register).await;
     wait_job(&http, &base, &id, |s| s == "succeeded").await;
     let expected = index_snapshot(&http, &base, "ws").await;
@@ -584,7 +558,8 @@ async fn mixed_load_gets_no_server_errors() {
         },
         std::path::PathBuf::from,
     );
-    let (server, base) = serve(&tmp.path().join("data"), &model);
+    let server = serve(&tmp.path().join("data"), &model);
+    let base = server.url.clone();
     let http = reqwest::Client::new();
     let indexed = Instant::now();
     let job = register_job(
@@ -626,7 +601,7 @@ async fn mixed_load_gets_no_server_errors() {
             .iter()
             .map(|s| s.to_string())
             .collect(),
-        server_pid: server.0.id(),
+        server_pid: server.id(),
     })
     .await;
     let second_job = json_of(http.get(format!("{base}/api/v1/jobs/{syncing}"))).await;

@@ -6,8 +6,7 @@
 use crate::support;
 
 use std::collections::HashMap;
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -19,6 +18,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 use prost::Message;
 use serde_json::{Value, json};
 use support::mock_http::MockServer;
+use support::process::Served;
 
 const BIN: &str = env!("CARGO_BIN_EXE_sextant");
 
@@ -164,25 +164,11 @@ async fn grpc_receiver(spans: Spans) -> String {
     url
 }
 
-/// Kills the server when the test ends, pass or fail.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// `sextant serve` with a remote embedder and reranker on `mock`, exporting to `endpoint`
-/// over `protocol`, logging JSON; returns it, its URL and its stderr lines.
-fn serve(
-    data: &std::path::Path,
-    mock: &MockServer,
-    endpoint: &str,
-    protocol: &str,
-) -> (Server, String, Arc<Mutex<Vec<String>>>) {
-    let mut child = Command::new(BIN)
+/// over `protocol`, logging JSON.
+fn serve(data: &std::path::Path, mock: &MockServer, endpoint: &str, protocol: &str) -> Served {
+    let mut command = Command::new(BIN);
+    command
         .arg("--data-dir")
         .arg(data)
         .args(["--log-format", "json"])
@@ -200,31 +186,19 @@ fn serve(
         .env_remove("OTEL_SERVICE_NAME")
         .env_remove("OTEL_RESOURCE_ATTRIBUTES")
         .env_remove("SEXTANT_SERVER")
-        .env_remove("SEXTANT_TOKEN")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let (tx, rx) = std::sync::mpsc::channel();
-    let kept = lines.clone();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(rest) = line.split("serving on ").nth(1) {
-                let url = rest.split_whitespace().next().unwrap_or("").to_string();
-                let _ = tx.send(url);
-            }
-            kept.lock().unwrap().push(line);
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(120))
-        .unwrap_or_else(|_| panic!("the server never said where it listens: {:?}", lines));
-    (Server(child), url, lines)
+        .env_remove("SEXTANT_TOKEN");
+    Served::start(command)
+}
+
+/// `/metrics` as text.
+async fn metrics(http: &reqwest::Client, base: &str) -> String {
+    http.get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
 }
 
 /// Registers `ws` and waits for its first sync to end.
@@ -329,7 +303,8 @@ async fn traces_of_a_sync_and_a_search(protocol: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
     write_workspace(&ws);
-    let (_server, base, logs) = serve(&tmp.path().join("data"), &mock, &endpoint, protocol);
+    let server = serve(&tmp.path().join("data"), &mock, &endpoint, protocol);
+    let base = server.url.clone();
     let http = reqwest::Client::new();
     register_and_sync(&http, &base, &ws).await;
 
@@ -441,7 +416,7 @@ async fn traces_of_a_sync_and_a_search(protocol: &str) {
 
     // Every stderr line is JSON; the request's access line has the caller's trace id.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let lines = logs.lock().unwrap().clone();
+    let lines: Vec<String> = server.lines();
     let parsed: Vec<Value> = lines
         .iter()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
@@ -501,7 +476,8 @@ async fn a_stalled_collector_costs_requests_nothing() {
     let ws = tmp.path().join("ws");
     write_workspace(&ws);
     let data = tmp.path().join("data");
-    let mut child = Command::new(BIN)
+    let mut command = Command::new(BIN);
+    command
         .arg("--data-dir")
         .arg(&data)
         .args(["--embed-provider", "openai", "--embed-model", "mock-embed"])
@@ -512,25 +488,9 @@ async fn a_stalled_collector_costs_requests_nothing() {
         .env("OTEL_BSP_SCHEDULE_DELAY", "50")
         .env("OTEL_BSP_MAX_QUEUE_SIZE", "8")
         .env("OTEL_EXPORTER_OTLP_TIMEOUT", "1000")
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let _server = Server(child);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(rest) = line.split("serving on ").nth(1) {
-                let _ = tx.send(rest.split_whitespace().next().unwrap_or("").to_string());
-            }
-        }
-    });
-    let base = rx.recv_timeout(Duration::from_secs(120)).unwrap();
+        .env_remove("RUST_LOG");
+    let server = Served::start(command);
+    let base = server.url.clone();
     let http = reqwest::Client::new();
     register_and_sync(&http, &base, &ws).await;
     let started = Instant::now();
@@ -549,14 +509,7 @@ async fn a_stalled_collector_costs_requests_nothing() {
     assert!(took < Duration::from_secs(10), "20 searches took {took:?}");
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let metrics = http
-            .get(format!("{base}/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let metrics = metrics(&http, &base).await;
         let count = |outcome: &str| -> u64 {
             let key = format!("sextant_trace_spans_total{{outcome=\"{outcome}\"}} ");
             metrics

@@ -1,0 +1,81 @@
+//! `sextant serve` as a child process: started, found by its `serving on` line, killed
+//! when the test ends, pass or fail.
+
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A running server.
+pub struct Served {
+    child: Child,
+    /// `http://127.0.0.1:PORT[/base]`.
+    pub url: String,
+    /// Its stderr so far, one entry per line.
+    pub lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Served {
+    /// Starts `command` (whose arguments end with `serve …`) and waits up to two minutes
+    /// for the line that says where it listens. Its stderr is echoed as `[serve] …`.
+    pub fn start(mut command: Command) -> Self {
+        let mut child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let kept = lines.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Some(rest) = line.split("serving on ").nth(1) {
+                    let url = rest.split_whitespace().next().unwrap_or("").to_string();
+                    let _ = tx.send(url);
+                }
+                eprintln!("[serve] {line}");
+                kept.lock().expect("lines").push(line);
+            }
+        });
+        let mut served = Self {
+            child,
+            url: String::new(),
+            lines,
+        };
+        served.url = rx
+            .recv_timeout(Duration::from_secs(120))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "the server never said where it listens: {:?}",
+                    served.lines.lock().expect("lines")
+                )
+            });
+        served
+    }
+
+    /// The child's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Its exit status, once it has exited.
+    pub fn try_wait(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().expect("the child can be waited for")
+    }
+
+    /// The stderr lines so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.lines.lock().expect("lines").clone()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
