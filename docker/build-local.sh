@@ -71,7 +71,8 @@ fi
 
 echo "== podman build -t $tag (a cold release build takes most of an hour on 2 cores)"
 start=$(date +%s)
-podman build --runtime runc --network host \
+# `--format docker`: the OCI format has no HEALTHCHECK.
+podman build --format docker --runtime runc --network host \
   --build-arg RUST_IMAGE="$rust_image" \
   --build-arg BASE_IMAGE="$base_image" \
   -f docker/Dockerfile -t "$tag" .
