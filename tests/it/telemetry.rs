@@ -308,9 +308,10 @@ async fn traces_of_a_sync_and_a_search(protocol: &str) {
     let http = reqwest::Client::new();
     register_and_sync(&http, &base, &ws).await;
 
-    // The sync: a job's own trace, with every phase under `sync`.
-    let all = spans_until(&spans, "the sync's spans", |s| {
-        s.iter().any(|s| s.name == "sync.graph")
+    // The sync: a job's own trace, with every phase under `sync`. The job's span ends
+    // last (after its outcome is recorded), so its arrival means the tree is complete.
+    let all = spans_until(&spans, "the job's span", |s| {
+        s.iter().any(|s| s.name == "job" && s.parent.is_empty())
     })
     .await;
     let job = all
@@ -415,18 +416,25 @@ async fn traces_of_a_sync_and_a_search(protocol: &str) {
     );
 
     // Every stderr line is JSON; the request's access line has the caller's trace id.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let lines: Vec<String> = server.lines();
-    let parsed: Vec<Value> = lines
-        .iter()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
-    assert!(
-        parsed.iter().any(|l| l["trace_id"] == TRACE_ID
-            && l["message"] == "POST /api/v1/search"
-            && l["status"] == 200),
-        "no access line with the trace id: {lines:#?}"
-    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let lines = server.lines();
+        let parsed: Vec<Value> = lines
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect();
+        let access = parsed.iter().any(|l| {
+            l["trace_id"] == TRACE_ID && l["message"] == "POST /api/v1/search" && l["status"] == 200
+        });
+        if access {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no access line with the trace id: {lines:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     // Nothing was dropped or lost.
     let metrics = http
         .get(format!("{base}/metrics"))
