@@ -89,15 +89,7 @@ pub fn token(action: TokenCommand, config: &Config) -> Result<(), CliError> {
                     ids.push(repo.id);
                 }
                 let secret = new_secret();
-                let token = ApiToken {
-                    id: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
-                    name,
-                    token_hash: hash_secret(&secret),
-                    scope,
-                    repositories: ids,
-                    created_at: now_ms(),
-                    revoked_at: None,
-                };
+                let token = new_token(name, hash_secret(&secret), scope, ids);
                 meta.create_token(&token).await.map_err(fail)?;
                 writeln!(w, "{secret}").map_err(write_err)?;
                 w.flush().map_err(write_err)?;
@@ -190,17 +182,27 @@ pub(super) async fn ensure_token(
             existing.id
         )));
     }
-    let token = ApiToken {
-        id: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
-        name: name.to_string(),
-        token_hash: hash,
-        scope,
-        repositories: Vec::new(),
-        created_at: now_ms(),
-        revoked_at: None,
-    };
+    let token = new_token(name.to_string(), hash, scope, Vec::new());
     meta.create_token(&token).await.map_err(fail)?;
     Ok(true)
+}
+
+/// A live token record with a fresh id.
+fn new_token(
+    name: String,
+    token_hash: String,
+    scope: Scope,
+    repositories: Vec<String>,
+) -> ApiToken {
+    ApiToken {
+        id: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
+        name,
+        token_hash,
+        scope,
+        repositories,
+        created_at: now_ms(),
+        revoked_at: None,
+    }
 }
 
 fn now_ms() -> i64 {

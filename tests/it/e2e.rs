@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::models::default_model;
-use support::process::Served;
+use support::process::{Served, json_of, register_job, wait_job};
 use support::skip;
 
 const BIN: &str = env!("CARGO_BIN_EXE_sextant");
@@ -46,11 +46,6 @@ fn create_token(data: &std::path::Path, model: &std::path::Path, args: &[&str]) 
         .unwrap()
         .trim()
         .to_string()
-}
-
-/// The JSON answer of a request.
-async fn json_of(request: reqwest::RequestBuilder) -> Value {
-    request.send().await.unwrap().json().await.unwrap()
 }
 
 /// rmcp's client over the stdio of `sextant ARGS…`.
@@ -406,31 +401,6 @@ async fn index_snapshot(http: &reqwest::Client, base: &str, repo: &str) -> Vec<S
     }
     out.sort();
     out
-}
-
-/// Registers a repository over REST; returns its first sync's job id.
-async fn register_job(http: &reqwest::Client, base: &str, body: &Value) -> String {
-    let created = json_of(http.post(format!("{base}/api/v1/repositories")).json(body)).await;
-    created["job"]["id"].as_str().unwrap().to_string()
-}
-
-/// Polls a job until `done` accepts its state; returns the job.
-async fn wait_job(
-    http: &reqwest::Client,
-    base: &str,
-    id: &str,
-    done: impl Fn(&str) -> bool,
-) -> Value {
-    let started = Instant::now();
-    loop {
-        let job = json_of(http.get(format!("{base}/api/v1/jobs/{id}"))).await;
-        let state = job["job"]["state"].as_str().unwrap_or("").to_lowercase();
-        if done(&state) {
-            return job["job"].clone();
-        }
-        assert!(started.elapsed() < Duration::from_secs(180), "{job}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// Issue "Hardening" (faults): `kill -9` of `sextant serve` in the middle of a sync

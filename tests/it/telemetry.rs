@@ -18,7 +18,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 use prost::Message;
 use serde_json::{Value, json};
 use support::mock_http::MockServer;
-use support::process::Served;
+use support::process::{Served, register_job, wait_job};
 
 const BIN: &str = env!("CARGO_BIN_EXE_sextant");
 
@@ -203,33 +203,10 @@ async fn metrics(http: &reqwest::Client, base: &str) -> String {
 
 /// Registers `ws` and waits for its first sync to end.
 async fn register_and_sync(http: &reqwest::Client, base: &str, ws: &std::path::Path) {
-    let created: Value = http
-        .post(format!("{base}/api/v1/repositories"))
-        .json(&json!({ "path": ws.to_string_lossy(), "name": "ws" }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let job = created["job"]["id"].as_str().expect("a job").to_string();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let state: Value = http
-            .get(format!("{base}/api/v1/jobs/{job}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        match state["job"]["state"].as_str() {
-            Some("succeeded") => return,
-            Some("failed") => panic!("the sync failed: {state}"),
-            _ if Instant::now() > deadline => panic!("the sync never ended: {state}"),
-            _ => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
+    let body = json!({ "path": ws.to_string_lossy(), "name": "ws" });
+    let job = register_job(http, base, &body).await;
+    let done = wait_job(http, base, &job, |s| s != "queued" && s != "running").await;
+    assert_eq!(done["state"], "succeeded", "{done}");
 }
 
 fn write_workspace(ws: &std::path::Path) {

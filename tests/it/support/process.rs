@@ -1,10 +1,12 @@
 //! `sextant serve` as a child process: started, found by its `serving on` line, killed
-//! when the test ends, pass or fail.
+//! when the test ends, pass or fail; and the REST steps tests take against it.
 
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
 
 /// A running server.
 pub struct Served {
@@ -77,5 +79,35 @@ impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// The JSON answer of a request.
+pub async fn json_of(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
+}
+
+/// Registers a repository over REST; returns its first sync's job id.
+pub async fn register_job(http: &reqwest::Client, base: &str, body: &Value) -> String {
+    let created = json_of(http.post(format!("{base}/api/v1/repositories")).json(body)).await;
+    created["job"]["id"].as_str().unwrap().to_string()
+}
+
+/// Polls a job until `done` accepts its state; returns the job.
+pub async fn wait_job(
+    http: &reqwest::Client,
+    base: &str,
+    id: &str,
+    done: impl Fn(&str) -> bool,
+) -> Value {
+    let started = Instant::now();
+    loop {
+        let job = json_of(http.get(format!("{base}/api/v1/jobs/{id}"))).await;
+        let state = job["job"]["state"].as_str().unwrap_or("").to_lowercase();
+        if done(&state) {
+            return job["job"].clone();
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "{job}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
