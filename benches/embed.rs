@@ -1,5 +1,7 @@
 //! Local embedding throughput on real chunks: chunks/s and CPU-ms per chunk for the
-//! transformer (all-MiniLM-L6-v2 with candle) and the static model distilled from it.
+//! default model (bge-small-en-v1.5 int8 with ONNX Runtime, at two input caps), the
+//! candle transformer (all-MiniLM-L6-v2) and the static model distilled from it; then
+//! query-embedding latency (p50/p95 over the dev set's questions, one at a time).
 //!
 //! `cargo bench --bench embed` (release) or `cargo bench --profile dev --bench embed`.
 //! Chunks come from the rxjs eval corpus when the corpora test has cached it
@@ -13,10 +15,12 @@ use std::time::Instant;
 use sextant::chunk::chunk_file;
 use sextant::config::Config;
 use sextant::embed::bert::BertOptions;
-use sextant::embed::fetch::{DEFAULT_MODEL_NAME, ensure_default_model};
 use sextant::embed::provider::distill_into;
 use sextant::embed::static_model::DistillOptions;
-use sextant::embed::{BertEmbedder, InputKind, StaticEmbedder};
+use sextant::embed::{BertEmbedder, InputKind, OnnxEmbedder, StaticEmbedder};
+use sextant::embed::{fetch, manifest, runtime};
+
+const DEFAULT_MODEL_NAME: &str = "all-minilm-l6-v2";
 use sextant::parse::parse_bytes;
 
 fn home_cache(sub: &str) -> PathBuf {
@@ -97,7 +101,8 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| home_cache("models"));
     let dir = models.join(DEFAULT_MODEL_NAME);
-    ensure_default_model(&dir, |l| eprintln!("{l}")).expect("default model");
+    let m = manifest::find(DEFAULT_MODEL_NAME).expect("manifest");
+    fetch::ensure_model(&m, &dir, |l| eprintln!("{l}")).expect("MiniLM");
     let bert = BertEmbedder::load(&dir, BertOptions::default()).expect("load model");
     let static_dir = models.join(format!("{DEFAULT_MODEL_NAME}-static"));
     if !static_dir.join("model.safetensors").is_file() {
@@ -119,7 +124,40 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(400);
     let sample: Vec<String> = all.iter().take(cap).cloned().collect();
+    let onnx_manifest = manifest::find(manifest::DEFAULT_EMBEDDING).expect("manifest");
+    let onnx_dir = models.join(&onnx_manifest.name);
+    fetch::ensure_model(&onnx_manifest, &onnx_dir, |l| eprintln!("{l}")).expect("bge");
+    let home = models.parent().unwrap_or(&models).to_path_buf();
+    let library = runtime::locate(&home, true, |l| eprintln!("{l}")).expect("ONNX Runtime");
+    let onnx = |max_tokens: Option<usize>| {
+        OnnxEmbedder::load(
+            &onnx_dir,
+            &library,
+            onnx_manifest.clone(),
+            BertOptions {
+                max_tokens,
+                ..BertOptions::default()
+            },
+        )
+        .expect("load bge")
+    };
+    let (bge, bge_256) = (onnx(None), onnx(Some(256)));
     println!("| model | chunks | wall | throughput | CPU per chunk |\n|---|---|---|---|---|");
+    for (label, model) in [
+        ("bge-small-en-v1.5 int8 (ONNX Runtime, 512-token cap)", &bge),
+        (
+            "bge-small-en-v1.5 int8 (ONNX Runtime, 256-token cap)",
+            &bge_256,
+        ),
+    ] {
+        report(label, &all, || {
+            for batch in all.chunks(64) {
+                model
+                    .embed_blocking(batch, InputKind::Document)
+                    .expect("embed");
+            }
+        });
+    }
     report("all-MiniLM-L6-v2 (candle, 256-token cap)", &sample, || {
         for batch in sample.chunks(64) {
             bert.embed_blocking(batch, InputKind::Document)
@@ -129,4 +167,56 @@ fn main() {
     report("static (distilled, 256 dims)", &all, || {
         fast.embed_blocking(&all).expect("embed");
     });
+
+    let queries = dev_queries();
+    println!("\n| query embedding | queries | p50 | p95 |\n|---|---|---|---|");
+    latency("bge-small-en-v1.5 int8 (ONNX Runtime)", &queries, |q| {
+        bge.embed_blocking(&[q.to_string()], InputKind::Query)
+            .expect("query");
+    });
+    latency("all-MiniLM-L6-v2 (candle)", &queries, |q| {
+        bert.embed_blocking(&[q.to_string()], InputKind::Query)
+            .expect("query");
+    });
+}
+
+/// The dev set's questions (`../shared/eval`), or a few fixed ones without it.
+fn dev_queries() -> Vec<String> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/eval/queries-jsdoc.jsonl");
+    let from_file: Vec<String> = std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["query"].as_str().map(String::from))
+        .collect();
+    if from_file.is_empty() {
+        [
+            "where do we validate the auth token",
+            "retry a failed request with backoff",
+        ]
+        .map(String::from)
+        .to_vec()
+    } else {
+        from_file
+    }
+}
+
+fn latency(label: &str, queries: &[String], mut run: impl FnMut(&str)) {
+    run("warm up");
+    let mut times: Vec<f64> = queries
+        .iter()
+        .map(|q| {
+            let t = Instant::now();
+            run(q);
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    println!(
+        "| {label} | {} | {:.1} ms | {:.1} ms |",
+        times.len(),
+        at(0.5),
+        at(0.95)
+    );
 }

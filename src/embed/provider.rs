@@ -6,22 +6,25 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::bert::{BertOptions, default_model_dir};
+use super::bert::BertOptions;
 use super::http::{HttpClient, RetryPolicy};
+use super::manifest::{self, ModelFormat, ModelManifest};
+use super::onnx::{OnnxEmbedder, OnnxReranker};
 use super::openai::OpenAiOptions;
 use super::rerank::RerankStyle;
 use super::static_model::{DistillOptions, distill};
 use super::voyage::{VOYAGE_BASE_URL, VoyageOptions};
 use super::{
     BertEmbedder, EmbedError, Embedder, HttpReranker, InputKind, OpenAiEmbedder, Reranker,
-    StaticEmbedder, VoyageEmbedder, VoyageReranker, fetch,
+    StaticEmbedder, VoyageEmbedder, VoyageReranker, fetch, runtime,
 };
 
 /// Which embedding model family to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum EmbedProvider {
-    /// A local BERT-family model run with candle (default: all-MiniLM-L6-v2).
+    /// A local model from its manifest (default: bge-small-en-v1.5, int8, run with ONNX
+    /// Runtime; `--embed-model all-minilm-l6-v2` runs MiniLM with candle).
     #[default]
     Local,
     /// A local static (model2vec-format) model: fast, weaker.
@@ -37,12 +40,15 @@ pub enum EmbedProvider {
 pub struct EmbedConfig {
     /// The provider.
     pub provider: EmbedProvider,
-    /// Local model folder (`SEXTANT_MODEL_DIR`); default `<data-dir>/models/all-minilm-l6-v2`.
+    /// Local model folder (`SEXTANT_MODEL_DIR`): one with a `manifest.json`, or a
+    /// BERT-family safetensors folder run with candle. Default: the named built-in model
+    /// in `<data-dir>/models/<name>`, fetched on first use.
     pub model_dir: Option<PathBuf>,
     /// Static model folder; default: distilled from the local model into
     /// `<data-dir>/models/all-minilm-l6-v2-static`.
     pub static_model_dir: Option<PathBuf>,
-    /// Remote model name (`voyage-code-3`, `text-embedding-3-small`, …).
+    /// Model name: a built-in local model (`bge-small-en-v1.5-int8`, the default;
+    /// `all-minilm-l6-v2`) or a remote one (`voyage-code-3`, `text-embedding-3-small`, …).
     pub model: Option<String>,
     /// Remote base URL (`http://localhost:8080/v1`); Voyage defaults to its API.
     pub base_url: Option<String>,
@@ -59,6 +65,8 @@ pub struct EmbedConfig {
     pub document_prefix: String,
     /// Fetch (and distill) the default model on first use when it is missing.
     pub auto_fetch: bool,
+    /// Folder holding `models/` and `runtime/` (default: the data directory).
+    pub home: Option<PathBuf>,
 }
 
 impl Default for EmbedConfig {
@@ -75,6 +83,7 @@ impl Default for EmbedConfig {
             query_prefix: String::new(),
             document_prefix: String::new(),
             auto_fetch: true,
+            home: None,
         }
     }
 }
@@ -92,6 +101,9 @@ pub enum RerankProvider {
     Tei,
     /// Cohere-style `/rerank` (Cohere, Jina, compatible servers); `RERANK_API_KEY`.
     Cohere,
+    /// A local cross-encoder run with ONNX Runtime (default ms-marco-MiniLM-L-12-v2, int8;
+    /// measured to rank code worse than no reranker, see docs/BENCHMARKS.md).
+    Local,
 }
 
 /// Reranking settings.
@@ -119,16 +131,64 @@ fn required_key(name: &str, what: &str) -> Result<String, EmbedError> {
 
 /// Where the static model lives by default.
 pub fn default_static_dir(data_dir: &Path) -> PathBuf {
-    data_dir
-        .join("models")
-        .join(format!("{}-static", fetch::DEFAULT_MODEL_NAME))
+    data_dir.join("models").join(format!("{}-static", TEACHER))
+}
+
+/// The model the static model is distilled from (run with candle).
+const TEACHER: &str = "all-minilm-l6-v2";
+
+/// Where the library of the ONNX Runtime comes from (see [`runtime`]).
+pub fn onnx_runtime(
+    data_dir: &Path,
+    fetch: bool,
+    log: &mut dyn FnMut(&str),
+) -> Result<PathBuf, EmbedError> {
+    runtime::locate(data_dir, fetch, log)
 }
 
 impl EmbedConfig {
-    fn local_dir(&self, data_dir: &Path) -> PathBuf {
-        self.model_dir
-            .clone()
-            .unwrap_or_else(|| default_model_dir(data_dir))
+    /// The configured model in a few words (`local bge-small-en-v1.5-int8`, `voyage …`).
+    pub fn describe(&self) -> String {
+        let model = match (&self.model_dir, &self.model) {
+            (Some(dir), _) => dir.display().to_string(),
+            (None, Some(name)) => name.clone(),
+            (None, None) if self.provider == EmbedProvider::Local => {
+                manifest::DEFAULT_EMBEDDING.to_string()
+            }
+            (None, None) => "its default model".to_string(),
+        };
+        let provider = match self.provider {
+            EmbedProvider::Local => "local",
+            EmbedProvider::Static => "static",
+            EmbedProvider::Voyage => "voyage",
+            EmbedProvider::Openai => "openai",
+        };
+        format!("{provider} {model}")
+    }
+
+    /// Where built-in models and the runtime live: [`EmbedConfig::home`] or `data_dir`.
+    pub fn home<'a>(&'a self, data_dir: &'a Path) -> &'a Path {
+        self.home.as_deref().unwrap_or(data_dir)
+    }
+
+    /// The local model's manifest and folder: the folder's own `manifest.json` when a
+    /// folder was given (`None` for a bare safetensors folder), else the named built-in.
+    pub fn local_model(
+        &self,
+        data_dir: &Path,
+    ) -> Result<(Option<ModelManifest>, PathBuf), EmbedError> {
+        match &self.model_dir {
+            Some(dir) if dir.join(manifest::MANIFEST_FILE).is_file() => {
+                Ok((Some(ModelManifest::read(dir)?), dir.clone()))
+            }
+            Some(dir) => Ok((None, dir.clone())),
+            None => {
+                let m =
+                    manifest::find(self.model.as_deref().unwrap_or(manifest::DEFAULT_EMBEDDING))?;
+                let dir = m.dir_in(self.home(data_dir));
+                Ok((Some(m), dir))
+            }
+        }
     }
 
     fn bert_options(&self) -> BertOptions {
@@ -140,18 +200,71 @@ impl EmbedConfig {
         }
     }
 
-    /// Loads the local transformer, fetching the default model first when it is missing
-    /// and allowed. Blocking (file and CPU work).
+    /// Makes sure a built-in model's files are installed (fetching them when allowed).
+    fn ensure_installed(
+        &self,
+        m: &ModelManifest,
+        dir: &Path,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<(), EmbedError> {
+        if self.model_dir.is_none() && self.auto_fetch && !m.is_installed(dir) {
+            fetch::ensure_model(m, dir, &mut *log)?;
+        }
+        Ok(())
+    }
+
+    /// Loads the local model (fetching the model and, for ONNX models, the runtime first
+    /// when they are missing and fetching is allowed). Blocking (file and CPU work).
     pub fn load_local(
         &self,
         data_dir: &Path,
         log: &mut dyn FnMut(&str),
-    ) -> Result<BertEmbedder, EmbedError> {
-        let dir = self.local_dir(data_dir);
-        if self.model_dir.is_none() && self.auto_fetch && !fetch::is_installed(&dir) {
-            fetch::ensure_default_model(&dir, &mut *log)?;
-        }
-        BertEmbedder::load(&dir, self.bert_options())
+    ) -> Result<Arc<dyn Embedder>, EmbedError> {
+        let (m, dir) = self.local_model(data_dir)?;
+        let Some(m) = m else {
+            return Ok(Arc::new(BertEmbedder::load(&dir, self.bert_options())?));
+        };
+        self.ensure_installed(&m, &dir, log)?;
+        Ok(match m.format {
+            ModelFormat::Onnx => {
+                let library = runtime::locate(self.home(data_dir), self.auto_fetch, &mut *log)?;
+                Arc::new(OnnxEmbedder::load(&dir, &library, m, self.bert_options())?)
+            }
+            ModelFormat::Safetensors => {
+                m.verify(&dir)?;
+                let mut options = self.bert_options();
+                if options.query_prefix.is_empty() && options.document_prefix.is_empty() {
+                    options.query_prefix = m.query_prefix.clone();
+                    options.document_prefix = m.document_prefix.clone();
+                }
+                Arc::new(BertEmbedder::load(&dir, options)?)
+            }
+        })
+    }
+
+    /// Loads the candle model the static model is distilled from (all-MiniLM-L6-v2, or
+    /// the safetensors folder given), fetching it when allowed. Blocking.
+    pub fn load_teacher(
+        &self,
+        data_dir: &Path,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<(BertEmbedder, PathBuf), EmbedError> {
+        let dir = match self.local_model(data_dir)? {
+            (None, dir) => dir,
+            (Some(m), dir) if m.format == ModelFormat::Safetensors => {
+                self.ensure_installed(&m, &dir, log)?;
+                dir
+            }
+            _ => {
+                let m = manifest::find(TEACHER)?;
+                let dir = m.dir_in(self.home(data_dir));
+                if self.auto_fetch && !m.is_installed(&dir) {
+                    fetch::ensure_model(&m, &dir, &mut *log)?;
+                }
+                dir
+            }
+        };
+        Ok((BertEmbedder::load(&dir, self.bert_options())?, dir))
     }
 
     /// Loads the static model, distilling it from the local transformer on first use
@@ -164,20 +277,14 @@ impl EmbedConfig {
         let dir = self
             .static_model_dir
             .clone()
-            .unwrap_or_else(|| default_static_dir(data_dir));
+            .unwrap_or_else(|| default_static_dir(self.home(data_dir)));
         if self.static_model_dir.is_none()
             && self.auto_fetch
             && !dir.join("model.safetensors").is_file()
         {
-            let teacher = self.load_local(data_dir, &mut *log)?;
+            let (teacher, teacher_dir) = self.load_teacher(data_dir, &mut *log)?;
             log(&format!("distilling a static model into {}", dir.display()));
-            distill_into(
-                &teacher,
-                &self.local_dir(data_dir),
-                &dir,
-                DistillOptions::default(),
-                log,
-            )?;
+            distill_into(&teacher, &teacher_dir, &dir, DistillOptions::default(), log)?;
         }
         StaticEmbedder::load(&dir, self.split_identifiers)
     }
@@ -194,7 +301,7 @@ impl EmbedConfig {
                 let (config, data_dir) = (self.clone(), data_dir.to_path_buf());
                 super::blocking(move || -> Result<Arc<dyn Embedder>, EmbedError> {
                     Ok(if config.provider == EmbedProvider::Local {
-                        Arc::new(config.load_local(&data_dir, &mut log)?)
+                        config.load_local(&data_dir, &mut log)?
                     } else {
                         Arc::new(config.load_static(&data_dir, &mut log)?)
                     })
@@ -286,8 +393,14 @@ pub fn distill_into(
 }
 
 impl RerankConfig {
-    /// Builds the configured reranker (`None` when reranking is off).
-    pub fn build(&self) -> Result<Option<Arc<dyn Reranker>>, EmbedError> {
+    /// Builds the configured reranker (`None` when reranking is off). `data_dir` is
+    /// where a local cross-encoder and the ONNX Runtime are found (and fetched to when
+    /// `fetch`). Blocking for a local model (file and CPU work).
+    pub fn build(
+        &self,
+        data_dir: &Path,
+        fetch: bool,
+    ) -> Result<Option<Arc<dyn Reranker>>, EmbedError> {
         let url = |what: &str| {
             self.base_url.clone().ok_or_else(|| {
                 EmbedError::Config(format!(
@@ -297,6 +410,20 @@ impl RerankConfig {
         };
         Ok(match self.provider {
             RerankProvider::None => None,
+            RerankProvider::Local => {
+                let m = manifest::find(
+                    self.model
+                        .as_deref()
+                        .unwrap_or(manifest::DEFAULT_CROSS_ENCODER),
+                )?;
+                let dir = m.dir_in(data_dir);
+                let mut log = |line: &str| tracing::info!("{line}");
+                if fetch && !m.is_installed(&dir) {
+                    fetch::ensure_model(&m, &dir, &mut log)?;
+                }
+                let library = runtime::locate(data_dir, fetch, &mut log)?;
+                Some(Arc::new(OnnxReranker::load(&dir, &library, &m)?))
+            }
             RerankProvider::Voyage => {
                 let http = HttpClient::new(
                     "voyage",

@@ -90,20 +90,22 @@ impl Default for IndexOptions {
     }
 }
 
-/// Checks that the vectors indexed in `meta`'s data directory come from `embedder`'s
-/// model, and records the model on first use. Call once after opening: a changed model
-/// of the same width would otherwise mix two vector spaces without any error.
-pub async fn check_model(meta: &dyn MetaStore, embedder: &dyn Embedder) -> Result<(), IndexError> {
-    const KEY: &str = "embedding_model";
-    let configured = embedder.model_id().to_string();
-    match meta.setting(KEY).await? {
-        Some(indexed) if indexed != configured => Err(IndexError::ModelMismatch {
-            indexed,
-            configured,
-        }),
-        Some(_) => Ok(()),
-        None => Ok(meta.set_setting(KEY, &configured).await?),
-    }
+/// The setting that records which model the stored vectors come from.
+const MODEL_KEY: &str = "embedding_model";
+
+/// What [`Indexer::adopt_model`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelChange {
+    /// The index was built with the configured model.
+    Unchanged,
+    /// No model was recorded yet (a new data directory): recorded now.
+    First,
+    /// The index was built with `from`: its vectors are no longer searched, and every
+    /// repository is re-embedded by its next sync.
+    Changed {
+        /// The model the index was built with.
+        from: String,
+    },
 }
 
 /// What [`Indexer::audit`] found in one repository.
@@ -150,6 +152,9 @@ pub struct SyncReport {
     pub lines: u64,
     /// Symbol-graph edges written (for the changed files and the files importing them).
     pub graph_edges: usize,
+    /// Rows given their vectors by the embedding stage (new or changed chunks whose text
+    /// was not in the embedding cache, and rows left by an interrupted run).
+    pub embedded: usize,
     /// Wall time.
     #[serde(with = "secs")]
     pub duration: Duration,
@@ -179,6 +184,34 @@ pub struct Indexer {
     embedder: Arc<dyn Embedder>,
     options: IndexOptions,
     repo_locks: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Repositories whose embedding stage is running (one loop per repository).
+    embedding: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+}
+
+/// Marks a repository's embedding stage as running until dropped.
+struct EmbeddingTurn {
+    running: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    repo_id: String,
+}
+
+impl EmbeddingTurn {
+    fn take(
+        running: &Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+        repo_id: &str,
+    ) -> Option<Self> {
+        let mut set = running.lock().unwrap_or_else(|p| p.into_inner());
+        set.insert(repo_id.to_string()).then(|| Self {
+            running: running.clone(),
+            repo_id: repo_id.to_string(),
+        })
+    }
+}
+
+impl Drop for EmbeddingTurn {
+    fn drop(&mut self) {
+        let mut set = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        set.remove(&self.repo_id);
+    }
 }
 
 /// A file whose content must be (re)indexed.
@@ -233,13 +266,41 @@ impl Indexer {
             embedder,
             options,
             repo_locks: std::sync::Mutex::new(HashMap::new()),
+            embedding: Arc::default(),
         })
     }
 
-    /// Checks that the stored vectors come from this indexer's embedding model, and
-    /// records the model on first use (see [`check_model`]).
-    pub async fn check_model(&self) -> Result<(), IndexError> {
-        check_model(self.meta.as_ref(), self.embedder.as_ref()).await
+    /// Makes the index follow the configured embedding model. On first use the model is
+    /// recorded; when the index was built with another one, its vectors are forgotten
+    /// (never compared with the new model's), files whose rows went with a chunk store of
+    /// another width are marked for indexing again, and the new model is recorded: the
+    /// next sync of each repository re-embeds it (vectors of a model used before come
+    /// from the embedding cache). Text search works throughout.
+    pub async fn adopt_model(&self) -> Result<ModelChange, IndexError> {
+        let configured = self.embedder.model_id().to_string();
+        let change = match self.meta.setting(MODEL_KEY).await? {
+            Some(indexed) if indexed == configured => return Ok(ModelChange::Unchanged),
+            None => ModelChange::First,
+            Some(from) => {
+                self.vectors.forget_vectors().await?;
+                self.audit(true).await?;
+                ModelChange::Changed { from }
+            }
+        };
+        self.meta.set_setting(MODEL_KEY, &configured).await?;
+        Ok(change)
+    }
+
+    /// Repositories with rows that have no vector yet (after a crash, a change of model,
+    /// or a freshness sync), to be synced.
+    pub async fn repos_missing_vectors(&self) -> Result<Vec<Repository>, IndexError> {
+        let mut out = Vec::new();
+        for repo in self.meta.list_repositories().await? {
+            if self.vectors.embedding_state(Some(&repo.id)).await?.pending > 0 {
+                out.push(repo);
+            }
+        }
+        Ok(out)
     }
 
     /// The metadata store.
@@ -534,21 +595,58 @@ impl Indexer {
         locks.entry(repo_id.to_string()).or_default().clone()
     }
 
-    /// Brings the index of `repo` in line with its files. At most one sync per
-    /// repository runs at a time; a second call waits for the first.
+    /// Brings the index of `repo` in line with its files, then embeds what has no vector
+    /// yet (see [`Indexer::embed_pending`]). At most one sync per repository runs at a
+    /// time; a second call waits for the first. Changed files are searchable by text as
+    /// soon as their rows are written, before their vectors land.
     pub async fn sync(
         &self,
         repo: &Repository,
         progress: &mut Progress,
     ) -> Result<SyncReport, IndexError> {
-        let lock = self.repo_lock(&repo.id);
-        let _held = lock.lock().await;
-        self.sync_held(repo, progress).await
+        self.sync_and_embed(repo, progress)
+            .instrument(sync_span(repo))
+            .await
     }
 
-    /// [`Indexer::sync`], unless a sync of `repo` is running already: then `None` at once
-    /// (that sync brings the index up to date; callers that only want freshness, such as
-    /// the check before a search, need not queue behind it).
+    async fn sync_and_embed(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Result<SyncReport, IndexError> {
+        let mut report = {
+            let lock = self.repo_lock(&repo.id);
+            let _held = lock.lock().await;
+            self.sync_held(repo, progress).await?
+        };
+        let started = Instant::now();
+        match self.embed_pending(repo, progress).await {
+            Ok(embedded) => report.embedded = embedded,
+            Err(e) => {
+                let e = e.explained();
+                let message = format!(
+                    "embedding failed ({e}); text search works, and the next sync embeds \
+                     what is missing"
+                );
+                if let Err(record) = self
+                    .meta
+                    .set_repository_status(&repo.id, RepoStatus::Error, Some(&message), None)
+                    .await
+                {
+                    tracing::warn!(repo = %repo.name, error = %record, "cannot record the failed embedding");
+                }
+                return Err(e);
+            }
+        }
+        report.duration += started.elapsed();
+        report_done(&report, progress);
+        Ok(report)
+    }
+
+    /// [`Indexer::sync`] without its embedding stage, unless a sync of `repo` is running
+    /// already: then `None` at once (that sync brings the index up to date; callers that
+    /// only want freshness, such as the check before a search, need not queue behind
+    /// it). Rows it writes are searchable by text; call [`Indexer::embed_pending`] after.
     pub async fn sync_unless_running(
         &self,
         repo: &Repository,
@@ -556,15 +654,83 @@ impl Indexer {
     ) -> Option<Result<SyncReport, IndexError>> {
         let lock = self.repo_lock(&repo.id);
         let _held = lock.try_lock().ok()?;
-        Some(self.sync_held(repo, progress).await)
+        let outcome = self
+            .sync_held(repo, progress)
+            .instrument(sync_span(repo))
+            .await;
+        if let Ok(report) = &outcome {
+            report_done(report, progress);
+        }
+        Some(outcome)
+    }
+
+    /// Embeds the rows of `repo` that have no vector yet (written by a sync before their
+    /// vectors, or forgotten after a change of model), a slice at a time, storing each
+    /// slice as it lands: searches use the vectors of a slice as soon as it is stored,
+    /// and a crash loses at most one slice. One call per repository runs at a time; a
+    /// second returns 0 at once (the running one takes the new rows too). Returns the
+    /// rows given vectors.
+    pub async fn embed_pending(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Result<usize, IndexError> {
+        let Some(_turn) = EmbeddingTurn::take(&self.embedding, &repo.id) else {
+            return Ok(0);
+        };
+        let slice = self.options.embed_slice.max(1);
+        let mut total = self.vectors.embedding_state(Some(&repo.id)).await?.pending;
+        let (mut done, mut idle_turns) = (0usize, 0u32);
+        if total == 0 {
+            return Ok(0);
+        }
+        let span =
+            tracing::info_span!("sync.embed", sextant.repository = %repo.name, texts = total);
+        async {
+            progress.report(Phase::Embed, 0, total as u64, None);
+            loop {
+                let pending = self.vectors.unembedded(&repo.id, slice).await?;
+                if pending.is_empty() {
+                    break;
+                }
+                let texts: Vec<String> = pending.iter().map(|p| p.text.clone()).collect();
+                let vectors =
+                    crate::embed::embed_all(self.embedder.as_ref(), &texts, InputKind::Document)
+                        .await?;
+                let stored = self
+                    .vectors
+                    .set_vectors(&repo.id, pending.into_iter().zip(vectors).collect())
+                    .await?;
+                done += stored;
+                // Rows written meanwhile by another sync join this run.
+                total = total.max(done);
+                progress.report(Phase::Embed, done as u64, total as u64, None);
+                if stored == 0 {
+                    // Every row of the slice changed under us; their new versions are
+                    // read again (with their new text) on the next turn. Rows that never
+                    // take a vector would loop for ever: stop after a few turns.
+                    idle_turns += 1;
+                    if idle_turns >= 3 {
+                        return Err(IndexError::Task(format!(
+                            "vectors for {} rows of `{}` could not be stored; \
+                             `sextant doctor --repair` rebuilds what is inconsistent",
+                            texts.len(),
+                            repo.name
+                        )));
+                    }
+                    tokio::task::yield_now().await;
+                } else {
+                    idle_turns = 0;
+                }
+            }
+            Ok::<_, IndexError>(())
+        }
+        .instrument(span)
+        .await?;
+        Ok(done)
     }
 
     /// A sync, with the repository's lock held by the caller.
-    #[tracing::instrument(
-        name = "sync",
-        skip_all,
-        fields(sextant.repository = %repo.name, sextant.files_indexed = tracing::field::Empty)
-    )]
     async fn sync_held(
         &self,
         repo: &Repository,
@@ -600,27 +766,8 @@ impl Indexer {
             }
             (Ok(()), _) => {}
         }
-        // `done` only once the repository reads as ready: a client that follows progress
-        // and then asks for the repository sees the new state.
         if let Ok((report, _)) = &outcome {
             tracing::Span::current().record("sextant.files_indexed", report.indexed);
-            progress.report(
-                Phase::Done,
-                report.indexed as u64,
-                report.indexed as u64,
-                Some(format!(
-                    "{} indexed ({} new), {} touched, {} unchanged, {} removed, {} skipped, {} failed, {} chunks in {:.1} s",
-                    report.indexed,
-                    report.added,
-                    report.touched,
-                    report.unchanged,
-                    report.removed,
-                    report.skipped,
-                    report.failed.len(),
-                    report.chunks,
-                    report.duration.as_secs_f64()
-                )),
-            );
         }
         outcome.map(|(report, _)| report)
     }
@@ -982,7 +1129,8 @@ impl Indexer {
         .map_err(|e| IndexError::Task(e.to_string()))
     }
 
-    /// Embeds and writes one prepared batch: chunk rows first, then SQL records.
+    /// Writes one prepared batch: chunk rows first (with the vectors the cache has), then
+    /// SQL records.
     async fn write_batch(
         &self,
         repo: &Repository,
@@ -996,19 +1144,13 @@ impl Indexer {
             .filter_map(|p| p.outcome.as_ref().ok())
             .flat_map(|(chunks, _, _)| chunks.iter().map(|c| c.embedding_text.clone()))
             .collect();
-        let vectors = async {
-            let mut vectors = Vec::with_capacity(texts.len());
-            for slice in texts.chunks(self.options.embed_slice.max(1)) {
-                vectors.extend(
-                    crate::embed::embed_all(self.embedder.as_ref(), slice, InputKind::Document)
-                        .await?,
-                );
-                progress.report(Phase::Embed, vectors.len() as u64, texts.len() as u64, None);
-            }
-            Ok::<_, IndexError>(vectors)
-        }
-        .instrument(tracing::info_span!("sync.embed", texts = texts.len()))
-        .await?;
+        // Rows are written at once, with the vectors the cache already has; the rest are
+        // found by text search until `embed_pending` stores their vectors.
+        let vectors = self
+            .embedder
+            .lookup(&texts, InputKind::Document)
+            .instrument(tracing::info_span!("sync.cache", texts = texts.len()))
+            .await?;
         let mut vectors = vectors.into_iter();
         let prepared_new: Vec<String> = prepared
             .iter()
@@ -1046,7 +1188,7 @@ impl Indexer {
                             chunk,
                             content_hash: p.hash.clone(),
                             last_modified: p.file.mtime_ms,
-                            vector: vectors.next().unwrap_or_default(),
+                            vector: vectors.next().flatten().unwrap_or_default(),
                         })
                         .collect();
                     report.indexed += 1;
@@ -1098,6 +1240,38 @@ impl Indexer {
         );
         Ok(())
     }
+}
+
+/// The span of one sync (its phases are children).
+fn sync_span(repo: &Repository) -> tracing::Span {
+    tracing::info_span!(
+        "sync",
+        sextant.repository = %repo.name,
+        sextant.files_indexed = tracing::field::Empty
+    )
+}
+
+/// Reports the end of a sync. `done` comes only once the repository reads as ready: a
+/// client that follows progress and then asks for the repository sees the new state.
+fn report_done(report: &SyncReport, progress: &mut Progress) {
+    progress.report(
+        Phase::Done,
+        report.indexed as u64,
+        report.indexed as u64,
+        Some(format!(
+            "{} indexed ({} new), {} touched, {} unchanged, {} removed, {} skipped, {} failed, {} chunks, {} embedded in {:.1} s",
+            report.indexed,
+            report.added,
+            report.touched,
+            report.unchanged,
+            report.removed,
+            report.skipped,
+            report.failed.len(),
+            report.chunks,
+            report.embedded,
+            report.duration.as_secs_f64()
+        )),
+    );
 }
 
 fn skipped_record(repo_id: &str, file: &ScannedFile, reason: &str) -> FileRecord {

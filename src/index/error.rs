@@ -51,19 +51,6 @@ pub enum IndexError {
         model_dims: usize,
     },
     /// The index was built with another embedding model than the configured one (same
-    /// width or not: vectors of two models cannot be compared).
-    #[error(
-        "the index in this data directory was built with the embedding model `{indexed}`, \
-         but `{configured}` is configured: vectors of different models cannot be compared. \
-         Start with the model the index was built with, or index into a new data directory \
-         (--data-dir) with the new one"
-    )]
-    ModelMismatch {
-        /// The model the stored vectors come from.
-        indexed: String,
-        /// The model configured now.
-        configured: String,
-    },
     /// The disk holding the data directory is full; nothing half-written stays (each file
     /// is replaced whole or not at all).
     #[error(

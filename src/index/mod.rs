@@ -29,7 +29,7 @@ pub mod scan;
 pub mod source;
 pub mod watch;
 
-pub use engine::{GitPolicy, IndexOptions, Indexer, RepoAudit, SyncReport, check_model};
+pub use engine::{GitPolicy, IndexOptions, Indexer, ModelChange, RepoAudit, SyncReport};
 pub use error::IndexError;
 pub use jobs::{JobOutcome, JobRunner};
 pub use progress::{Phase, Progress, ProgressEvent};

@@ -263,6 +263,14 @@ impl Searcher {
                     Some(Err(e)) => {
                         tracing::warn!(repo = %repo.name, error = %e, "freshness sync failed");
                     }
+                    Some(Ok(report)) if report.indexed > 0 => {
+                        // The changed files answer by text now; their vectors follow,
+                        // within the bound when few (past it, this search answers and
+                        // the embedding goes on in this background task).
+                        if let Err(e) = indexer.embed_pending(&repo, &mut progress).await {
+                            tracing::warn!(repo = %repo.name, error = %e, "embedding after a freshness sync failed");
+                        }
+                    }
                     Some(Ok(_)) => {}
                     None => {
                         tracing::debug!(repo = %repo.name, "a sync is running; answering from the index as it is")

@@ -17,6 +17,8 @@
 //!   runs under it, so removing unverified files is safe for the embedded single-process
 //!   deployment.
 
+use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -38,7 +40,10 @@ use lancedb::table::{Duration as PruneDuration, OptimizeAction};
 use lancedb::{Connection, DistanceType, Table};
 use tokio::sync::Mutex;
 
-use super::{ChunkFilter, ChunkRow, ScoredChunk, StoreError, StoreStats, VectorStore};
+use super::{
+    ChunkFilter, ChunkRow, EmbeddingState, PendingVector, ScoredChunk, StoreError, StoreStats,
+    VectorStore,
+};
 use crate::chunk::CodeChunk;
 use crate::parse::{ByteRange, Language, Modifier, SymbolKind};
 
@@ -146,7 +151,15 @@ fn schema(dims: usize) -> SchemaRef {
             ),
             false,
         ),
+        // Whether `vector` holds the row's embedding yet: rows are written as soon as
+        // their file is parsed (searchable by text at once) and embedded after.
+        Field::new("embedded", DataType::Boolean, false),
     ]))
+}
+
+/// A zero vector of width `dims`.
+fn zeros(dims: usize) -> Vec<f32> {
+    vec![0.0; dims]
 }
 
 fn quote(value: &str) -> String {
@@ -154,6 +167,44 @@ fn quote(value: &str) -> String {
 }
 
 impl LanceStore {
+    /// Removes the chunk table at `options.uri` (after a change of embedding model to
+    /// another vector width: every row must be written again). Nothing to do when there
+    /// is none.
+    pub async fn destroy(options: &LanceStoreOptions) -> Result<(), StoreError> {
+        if !options.uri.contains("://") && !Path::new(&options.uri).exists() {
+            return Ok(());
+        }
+        let db = lancedb::connect(&options.uri).execute().await?;
+        if db.table_names().execute().await?.contains(&options.table) {
+            db.drop_table(&options.table, &[]).await?;
+        }
+        Ok(())
+    }
+
+    /// The vector width of the existing table at `options.uri` (`None` when there is none).
+    pub async fn width(options: &LanceStoreOptions) -> Result<Option<usize>, StoreError> {
+        if !options.uri.contains("://") && !Path::new(&options.uri).exists() {
+            return Ok(None);
+        }
+        let db = lancedb::connect(&options.uri).execute().await?;
+        if !db.table_names().execute().await?.contains(&options.table) {
+            return Ok(None);
+        }
+        let schema = db
+            .open_table(&options.table)
+            .execute()
+            .await?
+            .schema()
+            .await?;
+        Ok(schema
+            .field_with_name("vector")
+            .ok()
+            .and_then(|f| match f.data_type() {
+                DataType::FixedSizeList(_, n) => Some(*n as usize),
+                _ => None,
+            }))
+    }
+
     /// Opens the table at `options.uri`, creating it when missing. Fails with a clear
     /// message when an existing table's vector width differs from `options.dims`.
     pub async fn open(options: LanceStoreOptions) -> Result<Self, StoreError> {
@@ -181,6 +232,17 @@ impl LanceStore {
                     DataType::FixedSizeList(_, n) => Some(*n as usize),
                     _ => None,
                 });
+            if existing.field_with_name("embedded").is_err() {
+                // Tables written before progressive indexing: every row has its vector.
+                table
+                    .add_columns()
+                    .transform(lancedb::table::NewColumnTransform::SqlExpressions(vec![(
+                        "embedded".to_string(),
+                        "true".to_string(),
+                    )]))
+                    .execute()
+                    .await?;
+            }
             if width != Some(options.dims) {
                 return Err(StoreError::Invalid(format!(
                     "the chunk store at {} holds {}-dimensional vectors but the configured embedding model makes \
@@ -253,7 +315,7 @@ impl LanceStore {
     fn batch(&self, rows: &[ChunkRow]) -> Result<RecordBatch, StoreError> {
         let dims = self.options.dims;
         for row in rows {
-            if row.vector.len() != dims {
+            if !row.vector.is_empty() && row.vector.len() != dims {
                 return Err(StoreError::Invalid(format!(
                     "chunk {} has a {}-dimensional vector; the store expects {dims}",
                     row.chunk.id,
@@ -286,8 +348,14 @@ impl LanceStore {
         let bools = |f: fn(&ChunkRow) -> bool| -> ArrayRef {
             Arc::new(BooleanArray::from(rows.iter().map(f).collect::<Vec<_>>()))
         };
-        let flat =
-            Float32Array::from_iter_values(rows.iter().flat_map(|r| r.vector.iter().copied()));
+        // Rows not embedded yet hold a zero vector (never searched: see `embedded`).
+        let flat = Float32Array::from_iter_values(rows.iter().flat_map(|r| {
+            if r.vector.is_empty() {
+                zeros(dims)
+            } else {
+                r.vector.clone()
+            }
+        }));
         let vectors = FixedSizeListArray::try_new(
             Arc::new(Field::new("item", DataType::Float32, true)),
             dims as i32,
@@ -339,6 +407,7 @@ impl LanceStore {
                 rows.iter().map(|r| r.last_modified),
             )),
             Arc::new(vectors),
+            bools(|r| !r.vector.is_empty()),
         ];
         Ok(RecordBatch::try_new(self.schema.clone(), columns)?)
     }
@@ -576,7 +645,14 @@ fn rows_of(
         let truncated = booleans(batch, "truncated")?;
         let hash = text("content_hash")?;
         let modified = primitive::<Int64Type>(batch, "last_modified")?;
-        let vecs = vectors(batch)?;
+        let mut vecs = vectors(batch)?;
+        if batch.column_by_name("embedded").is_some() {
+            for (v, embedded) in vecs.iter_mut().zip(booleans(batch, "embedded")?) {
+                if !embedded {
+                    v.clear();
+                }
+            }
+        }
         let scores: Vec<f32> = match score_column.and_then(|c| batch.column_by_name(c)) {
             Some(col) => match col.data_type() {
                 DataType::Float32 => col.as_primitive::<Float32Type>().values().to_vec(),
@@ -746,9 +822,11 @@ impl VectorStore for LanceStore {
             .distance_type(DistanceType::Cosine)
             .select(self.read_columns(Some("_distance")))
             .limit(k);
-        if let Some(predicate) = filter.to_sql() {
-            query = query.only_if(predicate);
-        }
+        // Rows whose embedding has not landed yet are found by text search only.
+        query = query.only_if(match filter.to_sql() {
+            Some(predicate) => format!("embedded = true AND ({predicate})"),
+            None => "embedded = true".to_string(),
+        });
         let batches = self.run_query(query).await?;
         Ok(rows_of(&batches, Some("_distance"))?
             .into_iter()
@@ -886,6 +964,127 @@ impl VectorStore for LanceStore {
     async fn maintain(&self) -> Result<StoreStats, StoreError> {
         let _guard = self.write_lock.lock().await;
         self.maintain_locked().await
+    }
+
+    async fn unembedded(
+        &self,
+        repo_id: &str,
+        limit: usize,
+    ) -> Result<Vec<PendingVector>, StoreError> {
+        let batches = self
+            .run_query(
+                self.table
+                    .query()
+                    .select(lancedb::query::Select::columns(&[
+                        "id",
+                        "content_hash",
+                        "embedding_text",
+                    ]))
+                    .only_if(format!("repo_id = {} AND embedded = false", quote(repo_id)))
+                    .limit(limit),
+            )
+            .await?;
+        let mut out = Vec::new();
+        for batch in &batches {
+            let text = |name: &str| strings(batch, name).and_then(|v| required(v, name));
+            let (ids, hashes, texts) =
+                (text("id")?, text("content_hash")?, text("embedding_text")?);
+            out.extend(
+                ids.into_iter()
+                    .zip(hashes)
+                    .zip(texts)
+                    .map(|((id, content_hash), text)| PendingVector {
+                        id,
+                        content_hash,
+                        text,
+                    }),
+            );
+        }
+        Ok(out)
+    }
+
+    async fn set_vectors(
+        &self,
+        repo_id: &str,
+        vectors: Vec<(PendingVector, Vec<f32>)>,
+    ) -> Result<usize, StoreError> {
+        if vectors.is_empty() {
+            return Ok(0);
+        }
+        if let Some((p, v)) = vectors.iter().find(|(_, v)| v.len() != self.options.dims) {
+            return Err(StoreError::Invalid(format!(
+                "chunk {} got a {}-dimensional vector; the store expects {}",
+                p.id,
+                v.len(),
+                self.options.dims
+            )));
+        }
+        let list = vectors
+            .iter()
+            .map(|(p, _)| quote(&p.id))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _guard = self.write_lock.lock().await;
+        // Whole rows (search text included) are read back and written with their vector:
+        // a merge updates rows only where the content is still the one that was embedded.
+        let batches = self
+            .run_query(
+                self.table
+                    .query()
+                    .only_if(format!("repo_id = {} AND id IN ({list})", quote(repo_id))),
+            )
+            .await?;
+        let mut by_id: HashMap<&str, (&str, &Vec<f32>)> = vectors
+            .iter()
+            .map(|(p, v)| (p.id.as_str(), (p.content_hash.as_str(), v)))
+            .collect();
+        let rows: Vec<ChunkRow> = rows_of(&batches, None)?
+            .into_iter()
+            .filter_map(|(mut row, _)| {
+                let (hash, vector) = by_id.remove(row.chunk.id.as_str())?;
+                (row.content_hash == hash).then(|| {
+                    row.vector = vector.clone();
+                    row
+                })
+            })
+            .collect();
+        let written = rows.len();
+        if written == 0 {
+            return Ok(0);
+        }
+        let batch = self.batch(&rows)?;
+        let reader = RecordBatchIterator::new(vec![Ok(batch)], self.schema.clone());
+        let mut merge = self.table.merge_insert(&["repo_id", "id"]);
+        merge.when_matched_update_all(Some(
+            "target.content_hash = source.content_hash".to_string(),
+        ));
+        merge.execute(Box::new(reader)).await?;
+        drop(_guard);
+        self.after_write(written).await?;
+        Ok(written)
+    }
+
+    async fn embedding_state(&self, repo_id: Option<&str>) -> Result<EmbeddingState, StoreError> {
+        let scope = repo_id.map(|r| format!("repo_id = {}", quote(r)));
+        let pending = match &scope {
+            Some(s) => format!("{s} AND embedded = false"),
+            None => "embedded = false".to_string(),
+        };
+        Ok(EmbeddingState {
+            total: self.table.count_rows(scope).await?,
+            pending: self.table.count_rows(Some(pending)).await?,
+        })
+    }
+
+    async fn forget_vectors(&self) -> Result<(), StoreError> {
+        let _guard = self.write_lock.lock().await;
+        self.table
+            .update()
+            .only_if("embedded = true")
+            .column("embedded", "false")
+            .execute()
+            .await?;
+        Ok(())
     }
 
     async fn stats(&self) -> Result<StoreStats, StoreError> {

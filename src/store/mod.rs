@@ -34,7 +34,7 @@ pub use meta::{
     SymbolRecord,
 };
 pub use sql::SqlMetaStore;
-pub use vector::{ChunkRow, ScoredChunk, StoreStats, VectorStore};
+pub use vector::{ChunkRow, EmbeddingState, PendingVector, ScoredChunk, StoreStats, VectorStore};
 
 /// Milliseconds since the Unix epoch, the one timestamp unit stored everywhere.
 pub fn now_ms() -> i64 {

@@ -21,7 +21,9 @@ pub struct ChunkRow {
     pub content_hash: String,
     /// File mtime, ms since epoch.
     pub last_modified: i64,
-    /// Embedding of `chunk.embedding_text`; its length must equal the store's dimensions.
+    /// Embedding of `chunk.embedding_text`; its length must equal the store's dimensions,
+    /// or empty for a row not embedded yet (found by text search only, until
+    /// [`VectorStore::set_vectors`] gives it its vector).
     pub vector: Vec<f32>,
 }
 
@@ -33,6 +35,38 @@ pub struct ScoredChunk {
     /// Vector search: cosine similarity (1 − cosine distance, higher is closer). Text
     /// search: BM25 score.
     pub score: f32,
+}
+
+/// A stored row waiting for its embedding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingVector {
+    /// Chunk id.
+    pub id: String,
+    /// Content hash of the file the row came from (a vector is only stored while the row
+    /// still has it).
+    pub content_hash: String,
+    /// The text to embed (`chunk.embedding_text`).
+    pub text: String,
+}
+
+/// How much of a repository (or the store) has its vectors.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct EmbeddingState {
+    /// Rows.
+    pub total: usize,
+    /// Rows still without their vector.
+    pub pending: usize,
+}
+
+impl EmbeddingState {
+    /// Share of rows with their vector (1 when there are no rows).
+    pub fn fraction(&self) -> f64 {
+        if self.total == 0 {
+            1.0
+        } else {
+            (self.total - self.pending.min(self.total)) as f64 / self.total as f64
+        }
+    }
 }
 
 /// Size and index state of the chunk store.
@@ -111,4 +145,22 @@ pub trait VectorStore: Send + Sync {
     async fn maintain(&self) -> Result<StoreStats, StoreError>;
     /// Current size and index state.
     async fn stats(&self) -> Result<StoreStats, StoreError>;
+    /// Up to `limit` rows of one repository that have no vector yet.
+    async fn unembedded(
+        &self,
+        repo_id: &str,
+        limit: usize,
+    ) -> Result<Vec<PendingVector>, StoreError>;
+    /// Stores vectors for rows listed by [`VectorStore::unembedded`]; a row whose content
+    /// changed since (another hash) keeps waiting for its own. Returns the rows updated.
+    async fn set_vectors(
+        &self,
+        repo_id: &str,
+        vectors: Vec<(PendingVector, Vec<f32>)>,
+    ) -> Result<usize, StoreError>;
+    /// Rows and rows without vectors, of one repository or of the whole store.
+    async fn embedding_state(&self, repo_id: Option<&str>) -> Result<EmbeddingState, StoreError>;
+    /// Marks every row as not embedded (after a change of embedding model of the same
+    /// width: the old vectors are never searched again, and are replaced as they land).
+    async fn forget_vectors(&self) -> Result<(), StoreError>;
 }

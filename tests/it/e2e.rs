@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::models::default_model;
+use support::models::minilm;
 use support::process::{Served, json_of, register_job, wait_job};
 use support::skip;
 
@@ -81,7 +81,7 @@ async fn call_tool(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
-    let model = match default_model() {
+    let model = match minilm() {
         Ok(m) => m,
         Err(why) => return skip("end-to-end test of the binary", &why),
     };
@@ -289,7 +289,7 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
 #[cfg(unix)]
 #[tokio::test]
 async fn sigterm_stops_the_server_even_with_a_progress_stream_open() {
-    let model = match default_model() {
+    let model = match minilm() {
         Ok(m) => m,
         Err(why) => return skip("stopping the binary", &why),
     };
@@ -324,7 +324,7 @@ async fn sigterm_stops_the_server_even_with_a_progress_stream_open() {
 /// and marks the files for re-indexing, and the next `sextant index` converges.
 #[test]
 fn doctor_reports_and_repairs_a_damaged_chunk_store() {
-    let model = match default_model() {
+    let model = match minilm() {
         Ok(m) => m,
         Err(why) => return skip("sextant doctor on a damaged chunk store", &why),
     };
@@ -408,7 +408,7 @@ async fn index_snapshot(http: &reqwest::Client, base: &str, repo: &str) -> Vec<S
 /// clean build of the same files; the two stores agree (`sextant doctor`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_mid_sync_resumes_and_matches_a_clean_build() {
-    let model = match default_model() {
+    let model = match minilm() {
         Ok(m) => m,
         Err(why) => return skip("kill -9 of the server mid-sync", &why),
     };
@@ -504,7 +504,7 @@ fn generated_repository(root: &std::path::Path, tag: &str, files: usize) {
 /// (a file for the Markdown summary): see docs/RELIABILITY.md.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn mixed_load_gets_no_server_errors() {
-    let model = match default_model() {
+    let model = match minilm() {
         Ok(m) => m,
         Err(why) => return skip("the load run", &why),
     };

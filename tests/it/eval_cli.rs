@@ -9,12 +9,12 @@ use crate::support;
 
 use support::write;
 
-use support::models::{default_model, static_model};
+use support::models::{minilm, static_model};
 use support::skip;
 
 #[test]
 fn eval_indexes_the_corpus_and_writes_score_py_results() {
-    let (teacher, model) = match (default_model(), static_model()) {
+    let (teacher, model) = match (minilm(), static_model()) {
         (Ok(t), Ok(s)) => (t, s),
         (Err(why), _) | (_, Err(why)) => return skip("sextant eval with the static model", &why),
     };

@@ -580,26 +580,120 @@ impl sextant::embed::Embedder for OtherModel {
     }
 }
 
-/// Issue "Hardening": a model change to one of the same width went unnoticed and would
-/// have mixed two vector spaces. The model is recorded with the index; another one is
-/// refused with what to do.
+/// Issue "Fast local inference": a change to another model of the same width is
+/// adopted, never mixed: the old vectors stop being searched at once, text search keeps
+/// answering, and the next sync re-embeds every row with the new model (progress
+/// reported as `embed`); going back to the first model takes its vectors from the cache.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_different_model_of_the_same_width_is_refused() {
+async fn a_different_model_of_the_same_width_is_adopted_and_re_embedded() {
     use sextant::embed::Embedder;
+    use sextant::index::ModelChange;
+    use sextant::store::{ChunkFilter, VectorStore};
     let w = world().await;
-    w.indexer.check_model().await.unwrap();
-    w.indexer.check_model().await.unwrap();
+    w.sync().await;
+    assert_eq!(w.indexer.adopt_model().await.unwrap(), ModelChange::First);
+    assert_eq!(
+        w.indexer.adopt_model().await.unwrap(),
+        ModelChange::Unchanged
+    );
+    let rows = w.vectors.embedding_state(None).await.unwrap();
+    assert!(rows.total > 0 && rows.pending == 0, "{rows:?}");
+    let query = w
+        .recorder
+        .embed(
+            &["verify token".to_string()],
+            sextant::embed::InputKind::Query,
+        )
+        .await
+        .unwrap()
+        .remove(0);
+    let all = ChunkFilter::default();
+    assert!(
+        !w.vectors
+            .vector_search(&query, 5, &all)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let other_model = Arc::new(OtherModel(Recorder::default()));
+    let cache = Arc::new(MemoryCache::new(100_000));
     let other = Indexer::new(
         w.meta.clone(),
         w.vectors.clone(),
-        Arc::new(OtherModel(Recorder::default())),
+        Arc::new(CachedEmbedder::new(other_model.clone(), cache.clone())),
         IndexOptions::default(),
     )
     .unwrap();
-    assert_eq!(other.vectors().dims(), Recorder::default().dims());
-    let e = other.check_model().await.unwrap_err().to_string();
-    assert!(e.contains("recorder") && e.contains("another-model"), "{e}");
-    assert!(e.contains("--data-dir"), "{e}");
+    assert_eq!(
+        other.adopt_model().await.unwrap(),
+        ModelChange::Changed {
+            from: w.recorder.model_id().to_string()
+        }
+    );
+    // Nothing of the old model's space is searched; text search still answers.
+    assert!(
+        w.vectors
+            .vector_search(&query, 5, &all)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        w.vectors.embedding_state(None).await.unwrap().pending,
+        rows.total
+    );
+    assert!(
+        !w.vectors
+            .text_search("verify", 5, &all)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(other.adopt_model().await.unwrap(), ModelChange::Unchanged);
+    assert_eq!(other.repos_missing_vectors().await.unwrap().len(), 1);
+
+    let (sender, mut events) = tokio::sync::broadcast::channel(1024);
+    let mut progress = sextant::index::Progress::new(&w.repo.id, sender);
+    let report = other.sync(&w.repo, &mut progress).await.unwrap();
+    assert_eq!(report.indexed, 0, "no file changed");
+    assert_eq!(report.embedded, rows.total, "every row re-embedded");
+    assert_eq!(other_model.0.take().len(), rows.total, "by the new model");
+    let mut embed_done = 0;
+    while let Ok(e) = events.try_recv() {
+        if e.phase == sextant::index::Phase::Embed {
+            embed_done = embed_done.max(e.done);
+        }
+    }
+    assert_eq!(
+        embed_done as usize, rows.total,
+        "embedding reports progress"
+    );
+    assert!(other.repos_missing_vectors().await.unwrap().is_empty());
+    assert!(
+        !w.vectors
+            .vector_search(&query, 5, &all)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Back to the first model: its vectors are still in its cache, the model is not run.
+    w.recorder.take();
+    assert!(matches!(
+        w.indexer.adopt_model().await.unwrap(),
+        ModelChange::Changed { .. }
+    ));
+    let report = w
+        .indexer
+        .sync(&w.repo, &mut sextant::index::Progress::silent(&w.repo.id))
+        .await
+        .unwrap();
+    assert_eq!(report.embedded, rows.total);
+    assert!(
+        w.recorder.take().is_empty(),
+        "served from the embedding cache"
+    );
 }
 
 /// Issue "Hardening" (faults): when the chunk store loses a file's rows (a damaged or

@@ -12,7 +12,7 @@ use sextant::embed::{
     embed_query,
 };
 use sextant::store::SqlMetaStore;
-use support::models::{default_model, static_model};
+use support::models::{minilm, static_model};
 use support::skip;
 
 fn corpus() -> Vec<String> {
@@ -35,7 +35,7 @@ fn best(query: &[f32], docs: &[Vec<f32>]) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn minilm_embeds_code_and_queries_meaningfully() {
-    let dir = match default_model() {
+    let dir = match minilm() {
         Ok(d) => d,
         Err(why) => return skip("local model (all-MiniLM-L6-v2)", &why),
     };
@@ -78,7 +78,7 @@ async fn minilm_embeds_code_and_queries_meaningfully() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identifier_splitting_changes_what_the_model_reads() {
-    let dir = match default_model() {
+    let dir = match minilm() {
         Ok(d) => d,
         Err(why) => return skip("local model (all-MiniLM-L6-v2)", &why),
     };
@@ -141,7 +141,7 @@ async fn distilled_static_model_is_fast_and_usable() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn persistent_cache_means_no_second_embedding() {
-    let dir = match default_model() {
+    let dir = match minilm() {
         Ok(d) => d,
         Err(why) => return skip("local model (all-MiniLM-L6-v2)", &why),
     };

@@ -378,10 +378,7 @@ async fn scout_over_rest_and_mcp() {
 #[test]
 fn the_cli_scouts_a_local_index() {
     use std::process::Command;
-    let (teacher, model) = match (
-        support::models::default_model(),
-        support::models::static_model(),
-    ) {
+    let (teacher, model) = match (support::models::minilm(), support::models::static_model()) {
         (Ok(t), Ok(s)) => (t, s),
         (Err(why), _) | (_, Err(why)) => return support::skip("sextant scout (CLI)", &why),
     };

