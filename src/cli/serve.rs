@@ -207,7 +207,7 @@ async fn start(
     }
     // Rows still without vectors (an interrupted embedding stage, a change of model): a
     // sync of their repository embeds them, with progress, while text search answers.
-    for repo in indexer.repos_missing_vectors().await.map_err(fail)? {
+    for repo in indexer.repos_to_complete().await.map_err(fail)? {
         if let crate::store::Enqueued::Queued(_) = jobs
             .enqueue_sync_unless_active(&repo.id)
             .await
@@ -219,6 +219,7 @@ async fn start(
             ));
         }
     }
+    indexer.resync_queued().await.map_err(fail)?;
     let mut watches = Vec::new();
     for repo in meta.list_repositories().await.map_err(fail)? {
         if repo.settings.watch && matches!(repo.source, RepoSource::Path(_)) {

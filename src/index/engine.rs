@@ -92,6 +92,8 @@ impl Default for IndexOptions {
 
 /// The setting that records which model the stored vectors come from.
 const MODEL_KEY: &str = "embedding_model";
+/// Set (durably) by a change of model until every repository has a sync queued.
+const RESYNC_KEY: &str = "resync_after_model_change";
 
 /// What [`Indexer::adopt_model`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -282,6 +284,7 @@ impl Indexer {
             Some(indexed) if indexed == configured => return Ok(ModelChange::Unchanged),
             None => ModelChange::First,
             Some(from) => {
+                self.meta.set_setting(RESYNC_KEY, "1").await?;
                 self.vectors.forget_vectors().await?;
                 self.audit(true).await?;
                 ModelChange::Changed { from }
@@ -289,6 +292,34 @@ impl Indexer {
         };
         self.meta.set_setting(MODEL_KEY, &configured).await?;
         Ok(change)
+    }
+
+    /// Repositories a server should sync when it starts: every one after a change of
+    /// model (until [`Indexer::resync_queued`]), else those with rows still without
+    /// vectors (an interrupted embedding stage).
+    pub async fn repos_to_complete(&self) -> Result<Vec<Repository>, IndexError> {
+        if self
+            .meta
+            .setting(RESYNC_KEY)
+            .await?
+            .is_some_and(|v| v == "1")
+        {
+            return Ok(self.meta.list_repositories().await?);
+        }
+        self.repos_missing_vectors().await
+    }
+
+    /// Records that the syncs a change of model needs are queued (durable jobs).
+    pub async fn resync_queued(&self) -> Result<(), IndexError> {
+        if self
+            .meta
+            .setting(RESYNC_KEY)
+            .await?
+            .is_some_and(|v| v == "1")
+        {
+            self.meta.set_setting(RESYNC_KEY, "0").await?;
+        }
+        Ok(())
     }
 
     /// Repositories with rows that have no vector yet (after a crash, a change of model,

@@ -226,8 +226,8 @@ impl JobRunner {
                         report.indexed as i64,
                         report.scanned as i64,
                         Some(&format!(
-                            "{} indexed, {} removed",
-                            report.indexed, report.removed
+                            "{} indexed, {} removed, {} embedded",
+                            report.indexed, report.removed, report.embedded
                         )),
                     )
                     .await?;

@@ -283,6 +283,7 @@ mod tests {
             reranked: false,
             metadata: Vec::new(),
             timings: StageTimings::default(),
+            embedding: None,
         }
     }
 

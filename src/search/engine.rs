@@ -106,6 +106,11 @@ pub struct SearchResponse {
     pub metadata: Vec<crate::graph::SymbolMetadata>,
     /// Per-stage timings.
     pub timings: StageTimings,
+    /// Chunks of the searched repositories (`total`) and those still without their
+    /// vector (`pending`): text search covers every chunk, vector search only the
+    /// embedded ones. Absent when every chunk has its vector.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<crate::store::EmbeddingState>,
 }
 
 /// Searches indexed repositories.
@@ -173,6 +178,7 @@ impl Searcher {
             .instrument(tracing::info_span!("search.freshness"))
             .await;
         timings.freshness_ms = ms(t);
+        let mut pending_vectors = None;
         let (mode, ranked, reranked) = match classify(query) {
             Query::Symbol(path) => (
                 SearchMode::Symbol,
@@ -182,7 +188,12 @@ impl Searcher {
                 false,
             ),
             Query::Text(text) => {
-                let (ranked, reranked) = self.rank(&text, options, &mut timings).await?;
+                let (ranked, embedding) = tokio::join!(
+                    self.rank(&text, options, &mut timings),
+                    self.embedding_state(&options.filter.repos)
+                );
+                let (ranked, reranked) = ranked?;
+                pending_vectors = embedding?;
                 (SearchMode::Semantic, ranked, reranked)
             }
         };
@@ -220,7 +231,27 @@ impl Searcher {
             reranked,
             metadata,
             timings,
+            embedding: pending_vectors,
         })
+    }
+
+    /// How much of the repositories in `scope` (all when empty) has its vectors; `None`
+    /// when all of it does.
+    async fn embedding_state(
+        &self,
+        scope: &[String],
+    ) -> Result<Option<crate::store::EmbeddingState>, SearchError> {
+        let mut state = crate::store::EmbeddingState::default();
+        if scope.is_empty() {
+            state = self.vectors.embedding_state(None).await?;
+        } else {
+            for repo in scope {
+                let one = self.vectors.embedding_state(Some(repo)).await?;
+                state.total += one.total;
+                state.pending += one.pending;
+            }
+        }
+        Ok((state.pending > 0).then_some(state))
     }
 
     /// Every chunk of each file the response's results come from, keyed by (repo id,

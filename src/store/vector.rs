@@ -50,7 +50,7 @@ pub struct PendingVector {
 }
 
 /// How much of a repository (or the store) has its vectors.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct EmbeddingState {
     /// Rows.
     pub total: usize,

@@ -177,3 +177,99 @@ async fn persistent_cache_means_no_second_embedding() {
     assert_eq!(cached.stats().misses, 0);
     assert_eq!(cached.stats().hits, 4);
 }
+
+/// Issue "Fast local inference" (model changes are safe): a data directory indexed with
+/// one model and served with another is re-embedded by a sync job with progress, never
+/// searched across two vector spaces. Static (256 dims) → bge-small (384: the chunk store
+/// is rebuilt) → all-MiniLM-L6-v2 (384: the vectors are forgotten and replaced).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serving_with_another_model_re_embeds_the_index() {
+    use crate::support::process::{Served, json_of, wait_job};
+    if let Err(why) = support::models::default_onnx()
+        .and(static_model())
+        .and(minilm())
+    {
+        return skip("local models (bge-small, static, MiniLM)", &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let files = corpus();
+    for (i, text) in files.iter().enumerate() {
+        let path = repo.join(format!("src/m{i}.ts"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    // Models and runtime come from the test cache, as if fetched into this data dir.
+    let data = tmp.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::os::unix::fs::symlink(support::models::model_cache(), data.join("models")).unwrap();
+    std::os::unix::fs::symlink(
+        support::models::model_home().join("runtime"),
+        data.join("runtime"),
+    )
+    .unwrap();
+    let sextant = || {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_sextant"));
+        c.arg("--data-dir")
+            .arg(&data)
+            .env_remove("SEXTANT_EMBED_PROVIDER");
+        c
+    };
+    let indexed = sextant()
+        .args(["--embed-provider", "static", "index"])
+        .arg(&repo)
+        .output()
+        .unwrap();
+    assert!(indexed.status.success(), "{indexed:?}");
+
+    let http = reqwest::Client::new();
+    for (args, expected_notice) in [
+        (vec![], "rebuilding it"),
+        (
+            vec!["--embed-model", "all-minilm-l6-v2"],
+            "was built with the embedding model",
+        ),
+    ] {
+        let mut command = sextant();
+        command.args(&args).args(["serve", "--bind", "127.0.0.1:0"]);
+        let server = Served::start(command);
+        let base = server.url.clone();
+        let lines = server.lines().join("\n");
+        assert!(lines.contains(expected_notice), "{lines}");
+        assert!(lines.contains("embedding the rest of `repo`"), "{lines}");
+        let jobs = json_of(http.get(format!("{base}/api/v1/jobs?repository=repo"))).await;
+        let job = jobs["jobs"][0]["id"]
+            .as_str()
+            .expect("a queued sync")
+            .to_string();
+        let done = wait_job(&http, &base, &job, |s| s == "succeeded" || s == "failed").await;
+        assert_eq!(
+            done["state"].as_str().unwrap().to_lowercase(),
+            "succeeded",
+            "{done}"
+        );
+        let message = done["message"].as_str().unwrap_or_default();
+        assert!(
+            message.ends_with(" embedded") && !message.contains(" 0 embedded"),
+            "the job re-embedded the rows: {done}"
+        );
+        let answer = json_of(
+            http.post(format!("{base}/api/v1/search"))
+                .json(&serde_json::json!({
+                    "query": "where do we validate the auth token",
+                    "retrieval": "vector",
+                })),
+        )
+        .await;
+        let response = &answer["response"];
+        assert!(
+            response.get("embedding").is_none(),
+            "fully embedded: {response}"
+        );
+        assert_eq!(
+            response["candidates"][0]["path"], "src/m0.ts",
+            "vector search with the new model: {response}"
+        );
+        drop(server);
+    }
+}
