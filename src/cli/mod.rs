@@ -105,7 +105,12 @@ pub struct GlobalArgs {
     /// `text-embedding-3-small`, …).
     #[arg(long, global = true, env = "SEXTANT_EMBED_MODEL")]
     pub embed_model: Option<String>,
-    /// Tokens a local model reads per text (default: the model's own limit).
+    /// Folder holding `models/` and `runtime/` (the built-in models and ONNX Runtime);
+    /// default: the data directory. Lets several data directories, or a read-only image
+    /// layer, share one copy.
+    #[arg(long, global = true, env = "SEXTANT_MODEL_HOME")]
+    pub model_home: Option<PathBuf>,
+    /// Tokens a local model reads per text (default: the model's own setting).
     #[arg(long, global = true, env = "SEXTANT_EMBED_MAX_TOKENS")]
     pub embed_max_tokens: Option<usize>,
     /// Remote embedding base URL (OpenAI-compatible: `http://host:port/v1`).
@@ -190,6 +195,7 @@ impl GlobalArgs {
         config.embed.base_url = self.embed_url.clone();
         config.embed.dims = self.embed_dims;
         config.embed.max_tokens = self.embed_max_tokens;
+        config.embed.home = self.model_home.clone();
         config.allowed_roots = self.allowed_roots.clone();
         config.git.allow_insecure = self.allow_insecure_git;
         config.git.allow_private_hosts = self.allow_private_git_hosts;

