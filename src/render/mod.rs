@@ -166,6 +166,17 @@ pub fn mcp_content(response: &SearchResponse, files: &FileChunks) -> Vec<McpCont
     let texts: Vec<String> = snaps.iter().map(|(_, t)| t.clone()).collect();
     let mut out = vec![item(connection_graph(response, &texts), 1.0)];
     out.extend(snaps.into_iter().map(|(score, text)| item(text, score)));
+    if let Some(state) = &response.embedding {
+        out.push(item(
+            format!(
+                "Note: {} of {} chunks in the searched repositories are still being embedded \
+                 (indexing is progressive); they were matched by text only. Asking again \
+                 shortly finds semantic matches among them too.",
+                state.pending, state.total
+            ),
+            0.1,
+        ));
+    }
     out
 }
 
@@ -285,6 +296,19 @@ mod tests {
             timings: StageTimings::default(),
             embedding: None,
         }
+    }
+
+    #[test]
+    fn mcp_content_says_when_vectors_are_still_landing() {
+        let mut r = response(Vec::new());
+        assert_eq!(mcp_content(&r, &FileChunks::new()).len(), 1);
+        r.embedding = Some(crate::store::EmbeddingState {
+            total: 40,
+            pending: 12,
+        });
+        let content = mcp_content(&r, &FileChunks::new());
+        let note = &content.last().expect("a note").text;
+        assert!(note.contains("12 of 40 chunks"), "{note}");
     }
 
     #[test]
