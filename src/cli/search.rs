@@ -40,7 +40,7 @@ pub struct SearchArgs {
     #[arg(long, default_value_t = 0.35)]
     pub vector_weight: f32,
     /// Weight of the BM25 list relative to the vector list in fusion.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 0.3)]
     pub lexical_weight: f32,
     /// Skip the configured reranker.
     #[arg(long)]

@@ -115,7 +115,9 @@ impl Default for SearchOptions {
             retrieval: Retrieval::Hybrid,
             fusion: Fusion::Blend,
             rrf_k: 60.0,
-            lexical_weight: 1.0,
+            // Measured with bge-small (docs/BENCHMARKS.md): 0.3 beats 1.0 on rxjs and on
+            // the lodash-es set alike, and keeps off-topic questions out of the gate.
+            lexical_weight: 0.3,
             rerank: true,
             filter: ChunkFilter::default(),
         }

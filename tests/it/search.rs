@@ -160,15 +160,18 @@ async fn natural_language_finds_the_function_by_its_words() {
         (top.fused - 1.0).abs() < 1e-6,
         "first in both lists: {top:?}"
     );
-    // The blend: the mean of the vector similarity and BM25 relative to the best.
+    // The blend: the weighted mean of the vector similarity (weight 1) and BM25 relative
+    // to the best (the lexical weight).
+    let options = open();
     let r = s
-        .search("debounce a function call with a wait timer", &open())
+        .search("debounce a function call with a wait timer", &options)
         .await
         .unwrap();
     assert_eq!(r.results[0].breadcrumb, "debounce");
     let top = r.results[0].scores;
+    let lw = options.lexical_weight;
     assert!(
-        (top.fused - (top.vector.unwrap() + 1.0) / 2.0).abs() < 1e-5,
+        (top.fused - (top.vector.unwrap() + lw) / (1.0 + lw)).abs() < 1e-5,
         "{top:?}"
     );
     // Scores are non-increasing.
