@@ -141,7 +141,7 @@ fn main() {
         )
         .expect("load bge")
     };
-    let (bge, bge_256) = (onnx(None), onnx(Some(256)));
+    let (bge, bge_512) = (onnx(None), onnx(Some(512)));
     println!("| model | chunks | wall | throughput | CPU per chunk |\n|---|---|---|---|---|");
     for (label, model) in [
         ("bge-small-en-v1.5 int8 (ONNX Runtime, 512-token cap)", &bge),

@@ -65,6 +65,9 @@ impl Loaded {
                 .map_err(|e| options(e.to_string()))?
                 .with_intra_threads(intra_threads())
                 .map_err(|e| options(e.to_string()))?
+                // Inputs vary in length: per-shape memory plans only hold memory.
+                .with_memory_pattern(false)
+                .map_err(|e| options(e.to_string()))?
                 .commit_from_file(dir.join("model.onnx"))
                 .map_err(|e| model_err(format!("model.onnx: {e}")))
         };

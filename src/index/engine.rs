@@ -186,34 +186,8 @@ pub struct Indexer {
     embedder: Arc<dyn Embedder>,
     options: IndexOptions,
     repo_locks: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    /// Repositories whose embedding stage is running (one loop per repository).
-    embedding: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
-}
-
-/// Marks a repository's embedding stage as running until dropped.
-struct EmbeddingTurn {
-    running: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
-    repo_id: String,
-}
-
-impl EmbeddingTurn {
-    fn take(
-        running: &Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
-        repo_id: &str,
-    ) -> Option<Self> {
-        let mut set = running.lock().unwrap_or_else(|p| p.into_inner());
-        set.insert(repo_id.to_string()).then(|| Self {
-            running: running.clone(),
-            repo_id: repo_id.to_string(),
-        })
-    }
-}
-
-impl Drop for EmbeddingTurn {
-    fn drop(&mut self) {
-        let mut set = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        set.remove(&self.repo_id);
-    }
+    /// One embedding stage per repository at a time.
+    embed_locks: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// A file whose content must be (re)indexed.
@@ -268,7 +242,7 @@ impl Indexer {
             embedder,
             options,
             repo_locks: std::sync::Mutex::new(HashMap::new()),
-            embedding: Arc::default(),
+            embed_locks: std::sync::Mutex::new(HashMap::new()),
         })
     }
 
@@ -618,6 +592,14 @@ impl Indexer {
         Ok(repo)
     }
 
+    fn embed_lock(&self, repo_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self
+            .embed_locks
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        locks.entry(repo_id.to_string()).or_default().clone()
+    }
+
     fn repo_lock(&self, repo_id: &str) -> Arc<tokio::sync::Mutex<()>> {
         let mut locks = self
             .repo_locks
@@ -698,17 +680,36 @@ impl Indexer {
     /// Embeds the rows of `repo` that have no vector yet (written by a sync before their
     /// vectors, or forgotten after a change of model), a slice at a time, storing each
     /// slice as it lands: searches use the vectors of a slice as soon as it is stored,
-    /// and a crash loses at most one slice. One call per repository runs at a time; a
-    /// second returns 0 at once (the running one takes the new rows too). Returns the
-    /// rows given vectors.
+    /// and a crash loses at most one slice. One stage per repository runs at a time: a
+    /// second call waits for the first (then embeds whatever is still missing), so a sync
+    /// that returns has every vector in. Returns the rows given vectors by this call.
     pub async fn embed_pending(
         &self,
         repo: &Repository,
         progress: &mut Progress,
     ) -> Result<usize, IndexError> {
-        let Some(_turn) = EmbeddingTurn::take(&self.embedding, &repo.id) else {
-            return Ok(0);
-        };
+        let lock = self.embed_lock(&repo.id);
+        let _turn = lock.lock().await;
+        self.embed_pending_held(repo, progress).await
+    }
+
+    /// [`Indexer::embed_pending`], unless a stage for `repo` is running: then `None` at
+    /// once (that stage takes the new rows too).
+    pub async fn embed_pending_unless_running(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Option<Result<usize, IndexError>> {
+        let lock = self.embed_lock(&repo.id);
+        let _turn = lock.try_lock().ok()?;
+        Some(self.embed_pending_held(repo, progress).await)
+    }
+
+    async fn embed_pending_held(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Result<usize, IndexError> {
         let slice = self.options.embed_slice.max(1);
         let mut total = self.vectors.embedding_state(Some(&repo.id)).await?.pending;
         let (mut done, mut idle_turns) = (0usize, 0u32);

@@ -30,6 +30,68 @@ pub const MAX_ATTEMPTS: i64 = 3;
 /// How long a job's outcome keeps being written while the database does not answer.
 const PERSIST_PATIENCE: Duration = Duration::from_secs(600);
 
+/// How often a running job's row takes its sync's latest progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// Copies the progress of `repo_id`'s sync into job `job_id`'s row (at most every
+/// [`PROGRESS_EVERY`], and at each new phase), so that `GET /jobs/{id}` and `sextant jobs`
+/// show how far a long sync (a cold embedding stage) has come. Best effort: a write that
+/// fails is skipped. Runs until aborted or the channel closes.
+async fn record_progress(
+    meta: Arc<dyn crate::store::MetaStore>,
+    job_id: String,
+    repo_id: String,
+    mut events: broadcast::Receiver<ProgressEvent>,
+) {
+    // The latest event not yet written, and when the last write was.
+    let mut unwritten: Option<ProgressEvent> = None;
+    let mut written: Option<(tokio::time::Instant, Phase)> = None;
+    loop {
+        let due_at = written.map(|(at, _)| at + PROGRESS_EVERY);
+        let received = tokio::select! {
+            received = events.recv() => Some(received),
+            // A throttled event is written once its turn comes, even if none follows.
+            _ = tokio::time::sleep_until(due_at.unwrap_or_else(tokio::time::Instant::now)),
+                if unwritten.is_some() && due_at.is_some() => None,
+        };
+        match received {
+            Some(Ok(event)) if event.repo_id == repo_id && event.phase != Phase::Done => {
+                let due = written.is_none_or(|(at, phase)| {
+                    phase != event.phase
+                        || at.elapsed() >= PROGRESS_EVERY
+                        || event.done == event.total
+                });
+                unwritten = Some(event);
+                if !due {
+                    continue;
+                }
+            }
+            Some(Ok(_)) | Some(Err(broadcast::error::RecvError::Lagged(_))) => continue,
+            Some(Err(broadcast::error::RecvError::Closed)) => return,
+            None => {}
+        }
+        let Some(event) = unwritten.take() else {
+            continue;
+        };
+        written = Some((tokio::time::Instant::now(), event.phase));
+        let mut message = format!(
+            "{}: {} of {}",
+            <&str>::from(event.phase),
+            event.done,
+            event.total
+        );
+        if let Some(eta) = event.eta_secs.filter(|_| event.done < event.total) {
+            message.push_str(&format!(" (about {} s left)", eta.ceil() as u64));
+        }
+        if let Err(e) = meta
+            .update_job_progress(&job_id, event.done as i64, event.total as i64, Some(&message))
+            .await
+        {
+            tracing::debug!(job = %job_id, error = %e, "cannot record the job's progress");
+        }
+    }
+}
+
 /// Runs `write` until it succeeds, retrying (with back-off up to 30 s, for at most
 /// [`PERSIST_PATIENCE`]) while the database does not answer.
 async fn persist<F, Fut>(mut write: F) -> Result<(), crate::store::StoreError>
@@ -177,12 +239,21 @@ impl JobRunner {
             (SYNC_JOB, Some(repo_id)) => match self.indexer.find_repo(repo_id).await {
                 Ok(repo) => {
                     let mut progress = Progress::new(&repo.id, self.events.clone());
-                    match tokio::time::timeout(
+                    let recorder = tokio::spawn(record_progress(
+                        meta.clone(),
+                        job.id.clone(),
+                        repo.id.clone(),
+                        self.events.subscribe(),
+                    ));
+                    let outcome = tokio::time::timeout(
                         self.deadline,
                         self.indexer.sync(&repo, &mut progress),
                     )
-                    .await
-                    {
+                    .await;
+                    // The outcome written below is the job's last word.
+                    recorder.abort();
+                    let _ = recorder.await;
+                    match outcome {
                         Ok(result) => result.map_err(|e| {
                             transient = matches!(&e, IndexError::Store(s) if s.is_unavailable());
                             e.to_string()

@@ -7,8 +7,11 @@ use serde::Serialize;
 use tokio::sync::broadcast;
 
 /// Phases of a sync, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Phase {
     /// Enumerating files and checking which changed.
     Scan,

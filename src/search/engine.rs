@@ -282,7 +282,12 @@ impl Searcher {
         for repo in repos {
             let in_scope =
                 scope.is_empty() || scope.contains(&repo.id) || scope.contains(&repo.name);
-            if !in_scope || !matches!(repo.source, RepoSource::Path(_)) {
+            // A repository never synced yet has its first sync queued (its job reports
+            // the work); racing it would only leave that job with nothing to do.
+            if !in_scope
+                || !matches!(repo.source, RepoSource::Path(_))
+                || repo.status == crate::store::RepoStatus::Registered
+            {
                 continue;
             }
             let indexer = indexer.clone();
@@ -298,7 +303,10 @@ impl Searcher {
                         // The changed files answer by text now; their vectors follow,
                         // within the bound when few (past it, this search answers and
                         // the embedding goes on in this background task).
-                        if let Err(e) = indexer.embed_pending(&repo, &mut progress).await {
+                        if let Some(Err(e)) = indexer
+                            .embed_pending_unless_running(&repo, &mut progress)
+                            .await
+                        {
                             tracing::warn!(repo = %repo.name, error = %e, "embedding after a freshness sync failed");
                         }
                     }

@@ -1132,3 +1132,169 @@ async fn a_sync_with_nothing_to_do_writes_nothing() {
     let changed = w.sync().await;
     assert_eq!(changed.skipped, 1, "{changed:?}");
 }
+
+/// A model that embeds only as many batches as it is let through ([`Gated::open`]).
+struct Gated {
+    inner: Recorder,
+    gate: tokio::sync::Semaphore,
+}
+
+#[async_trait::async_trait]
+impl sextant::embed::Embedder for Gated {
+    fn model_id(&self) -> &str {
+        "gated"
+    }
+    fn dims(&self) -> usize {
+        self.inner.dims()
+    }
+    fn limits(&self) -> sextant::embed::BatchLimits {
+        self.inner.limits()
+    }
+    async fn embed(
+        &self,
+        texts: &[String],
+        kind: sextant::embed::InputKind,
+    ) -> Result<Vec<Vec<f32>>, sextant::embed::EmbedError> {
+        let permit = self.gate.acquire().await.expect("the gate is never closed");
+        permit.forget();
+        self.inner.embed(texts, kind).await
+    }
+}
+
+/// Issue "Fast local inference" (searchable at once, precise soon after): a sync job
+/// commits the text index before any vector, so text search answers while the model is
+/// still at work; the job's row shows the embedding stage's progress; vectors land a
+/// slice at a time; a second embedding request for the repository waits for the running
+/// stage instead of returning early, so a finished sync means every vector is in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_answers_by_text_at_once_and_shows_its_embedding_progress() {
+    use sextant::embed::Embedder;
+    use sextant::index::JobRunner;
+    use sextant::store::JobState;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("workspace");
+    for (rel, text) in FILES {
+        write(&root, rel, text);
+    }
+    let (meta, vectors) = support::stores(tmp.path(), DIMS).await;
+    let model = Arc::new(Gated {
+        inner: Recorder::default(),
+        gate: tokio::sync::Semaphore::new(0),
+    });
+    let indexer = Arc::new(
+        Indexer::new(
+            meta.clone(),
+            vectors.clone(),
+            Arc::new(CachedEmbedder::new(
+                model.clone(),
+                Arc::new(MemoryCache::new(100_000)),
+            )),
+            IndexOptions {
+                embed_slice: 2,
+                ..IndexOptions::default()
+            },
+        )
+        .unwrap(),
+    );
+    let repo = indexer
+        .register_path(&root, Some("ws"), RepoSettings::default())
+        .await
+        .unwrap();
+    let (events, _rx) = tokio::sync::broadcast::channel(4096);
+    let runner = Arc::new(JobRunner::new(indexer.clone(), 1, events));
+    let job = runner.enqueue_sync(&repo.id).await.unwrap();
+    let running = tokio::spawn({
+        let runner = runner.clone();
+        async move { runner.run_queued().await }
+    });
+
+    // Text search answers before a single vector exists.
+    let all = ChunkFilter::default();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if !vectors.text_search("verify", 5, &all).await.unwrap().is_empty() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no text answer");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let state = vectors.embedding_state(Some(&repo.id)).await.unwrap();
+    assert!(state.total > 2, "{state:?}");
+    assert_eq!(state.pending, state.total, "the model has not run yet");
+    let query = model
+        .inner
+        .embed(
+            &["verify token".to_string()],
+            sextant::embed::InputKind::Query,
+        )
+        .await
+        .unwrap()
+        .remove(0);
+    assert!(
+        vectors
+            .vector_search(&query, 5, &all)
+            .await
+            .unwrap()
+            .is_empty(),
+        "rows without vectors are never vector hits"
+    );
+
+    // Another request to embed the repository waits for the running stage.
+    let second = tokio::spawn({
+        let indexer = indexer.clone();
+        let repo = repo.clone();
+        async move {
+            indexer
+                .embed_pending(&repo, &mut Progress::silent(&repo.id))
+                .await
+        }
+    });
+
+    // One slice through: its vectors are searched at once, and the job says how far it is.
+    model.gate.add_permits(1);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let row = loop {
+        let row = meta.get_job(&job.id).await.unwrap().unwrap();
+        let landed = vectors.embedding_state(Some(&repo.id)).await.unwrap();
+        if landed.pending < state.total
+            && row.message.as_deref().is_some_and(|m| m.starts_with("embed"))
+            && row.progress_done > 0
+        {
+            break row;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no embedding progress: {row:?} {landed:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(row.state, JobState::Running);
+    assert_eq!(row.progress_total as usize, state.total, "{row:?}");
+    assert!(
+        !vectors
+            .vector_search(&query, 5, &all)
+            .await
+            .unwrap()
+            .is_empty(),
+        "the first slice's vectors answer"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!second.is_finished(), "the second request waits for the stage");
+
+    model.gate.add_permits(1_000);
+    let outcomes = running.await.unwrap().unwrap();
+    let report = outcomes[0].result.as_ref().unwrap();
+    assert_eq!(report.embedded, state.total);
+    assert_eq!(second.await.unwrap().unwrap(), 0, "nothing was left to embed");
+    assert_eq!(
+        vectors.embedding_state(Some(&repo.id)).await.unwrap().pending,
+        0
+    );
+    let done = meta.get_job(&job.id).await.unwrap().unwrap();
+    assert_eq!(done.state, JobState::Succeeded);
+    assert_eq!(
+        done.message.as_deref(),
+        Some(&*format!("5 indexed, 0 removed, {} embedded", state.total))
+    );
+}

@@ -6,7 +6,8 @@ to all vectors embedded, and the server's peak RSS meanwhile (Linux).
 
 Starts `BIN --data-dir DATA serve --bind 127.0.0.1:0` (a fresh data dir; models and ONNX
 Runtime from --model-home), registers DIR, then polls a lexical search for WORDS every
-100 ms and the sync job until it succeeds. Prints one JSON line.
+100 ms and the sync job until it succeeds. Prints one JSON line; the server's log is left
+in DATA/server.log.
 """
 import argparse
 import json
@@ -101,6 +102,8 @@ def main():
     finally:
         server.terminate()
         server.wait(timeout=30)
+        with open(os.path.join(data, "server.log"), "w") as log:
+            log.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
