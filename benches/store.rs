@@ -9,7 +9,9 @@
 //! (measured by `benches/embed.rs`).
 //!
 //! `cargo bench --bench store` (SEXTANT_BENCH_ROWS overrides the 100,000 rows; dims 384,
-//! the default local model's width).
+//! the default local model's width; SEXTANT_BENCH_REINDEX_ROWS overrides the store's
+//! row-based upkeep during the insert, 0 turning it off; SEXTANT_BENCH_DIR keeps the
+//! store for a second run that measures queries only).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -164,6 +166,15 @@ async fn main() {
     let store = Arc::new(
         LanceStore::open(LanceStoreOptions {
             maintain_every_writes: usize::MAX,
+            // SEXTANT_BENCH_REINDEX_ROWS=0: no upkeep during the insert, so the ANN index
+            // is trained once, over every row, by the explicit maintenance below.
+            reindex_after_rows: match std::env::var("SEXTANT_BENCH_REINDEX_ROWS").ok() {
+                Some(v) if v.trim() == "0" => usize::MAX,
+                Some(v) => v
+                    .parse()
+                    .expect("SEXTANT_BENCH_REINDEX_ROWS: a number of rows"),
+                None => LanceStoreOptions::new("", DIMS).reindex_after_rows,
+            },
             ..LanceStoreOptions::new(root.join("lance").to_string_lossy(), DIMS)
         })
         .await

@@ -755,6 +755,21 @@ impl Indexer {
                     idle_turns = 0;
                 }
             }
+            // Vectors land as rewritten rows: after a bulk of them, fold those rows into
+            // the text and vector indexes now (as a bulk sync does) rather than leaving
+            // searches to scan them until the store's periodic maintenance.
+            if done >= slice {
+                progress.report(
+                    Phase::Embed,
+                    done as u64,
+                    total as u64,
+                    Some("updating search indexes".into()),
+                );
+                self.vectors
+                    .maintain()
+                    .instrument(tracing::info_span!("sync.maintain"))
+                    .await?;
+            }
             Ok::<_, IndexError>(())
         }
         .instrument(span)

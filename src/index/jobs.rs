@@ -84,7 +84,12 @@ async fn record_progress(
             message.push_str(&format!(" (about {} s left)", eta.ceil() as u64));
         }
         if let Err(e) = meta
-            .update_job_progress(&job_id, event.done as i64, event.total as i64, Some(&message))
+            .update_job_progress(
+                &job_id,
+                event.done as i64,
+                event.total as i64,
+                Some(&message),
+            )
             .await
         {
             tracing::debug!(job = %job_id, error = %e, "cannot record the job's progress");

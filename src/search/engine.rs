@@ -241,6 +241,9 @@ impl Searcher {
         &self,
         scope: &[String],
     ) -> Result<Option<crate::store::EmbeddingState>, SearchError> {
+        if self.vectors.all_embedded().await? {
+            return Ok(None);
+        }
         let mut state = crate::store::EmbeddingState::default();
         if scope.is_empty() {
             state = self.vectors.embedding_state(None).await?;

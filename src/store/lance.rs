@@ -91,6 +91,10 @@ pub struct LanceStore {
     writes_since_maintain: AtomicUsize,
     /// Rows written since the last maintenance (not yet in the full-text index).
     rows_since_maintain: AtomicUsize,
+    /// The last table version seen with every row embedded: until the table changes,
+    /// vector searches need no `embedded` filter (which costs a column scan per query
+    /// once the ANN index answers) and searches no pending count.
+    all_embedded_at: std::sync::Mutex<Option<u64>>,
     _db: Connection,
 }
 
@@ -265,6 +269,7 @@ impl LanceStore {
             schema: expected,
             write_lock: Mutex::new(()),
             writes_since_maintain: AtomicUsize::new(0),
+            all_embedded_at: std::sync::Mutex::new(None),
             rows_since_maintain: AtomicUsize::new(0),
             _db: db,
         };
@@ -823,10 +828,14 @@ impl VectorStore for LanceStore {
             .select(self.read_columns(Some("_distance")))
             .limit(k);
         // Rows whose embedding has not landed yet are found by text search only.
-        query = query.only_if(match filter.to_sql() {
-            Some(predicate) => format!("embedded = true AND ({predicate})"),
-            None => "embedded = true".to_string(),
-        });
+        let predicate = match (self.all_embedded().await?, filter.to_sql()) {
+            (true, predicate) => predicate,
+            (false, Some(predicate)) => Some(format!("embedded = true AND ({predicate})")),
+            (false, None) => Some("embedded = true".to_string()),
+        };
+        if let Some(predicate) = predicate {
+            query = query.only_if(predicate);
+        }
         let batches = self.run_query(query).await?;
         Ok(rows_of(&batches, Some("_distance"))?
             .into_iter()
@@ -1074,6 +1083,28 @@ impl VectorStore for LanceStore {
             total: self.table.count_rows(scope).await?,
             pending: self.table.count_rows(Some(pending)).await?,
         })
+    }
+
+    async fn all_embedded(&self) -> Result<bool, StoreError> {
+        let version = self.table.version().await?;
+        let known = *self
+            .all_embedded_at
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if known == Some(version) {
+            return Ok(true);
+        }
+        let pending = self
+            .table
+            .count_rows(Some("embedded = false".to_string()))
+            .await?;
+        if pending == 0 {
+            *self
+                .all_embedded_at
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(version);
+        }
+        Ok(pending == 0)
     }
 
     async fn forget_vectors(&self) -> Result<(), StoreError> {

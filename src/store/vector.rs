@@ -160,6 +160,9 @@ pub trait VectorStore: Send + Sync {
     ) -> Result<usize, StoreError>;
     /// Rows and rows without vectors, of one repository or of the whole store.
     async fn embedding_state(&self, repo_id: Option<&str>) -> Result<EmbeddingState, StoreError>;
+    /// Whether every row of the store has its vector: cheap when the store has not
+    /// changed since the last call that found so (the steady state once indexing is done).
+    async fn all_embedded(&self) -> Result<bool, StoreError>;
     /// Marks every row as not embedded (after a change of embedding model of the same
     /// width: the old vectors are never searched again, and are replaced as they land).
     async fn forget_vectors(&self) -> Result<(), StoreError>;

@@ -1213,7 +1213,12 @@ async fn a_sync_answers_by_text_at_once_and_shows_its_embedding_progress() {
     let all = ChunkFilter::default();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
-        if !vectors.text_search("verify", 5, &all).await.unwrap().is_empty() {
+        if !vectors
+            .text_search("verify", 5, &all)
+            .await
+            .unwrap()
+            .is_empty()
+        {
             break;
         }
         assert!(std::time::Instant::now() < deadline, "no text answer");
@@ -1258,7 +1263,10 @@ async fn a_sync_answers_by_text_at_once_and_shows_its_embedding_progress() {
         let row = meta.get_job(&job.id).await.unwrap().unwrap();
         let landed = vectors.embedding_state(Some(&repo.id)).await.unwrap();
         if landed.pending < state.total
-            && row.message.as_deref().is_some_and(|m| m.starts_with("embed"))
+            && row
+                .message
+                .as_deref()
+                .is_some_and(|m| m.starts_with("embed"))
             && row.progress_done > 0
         {
             break row;
@@ -1280,15 +1288,26 @@ async fn a_sync_answers_by_text_at_once_and_shows_its_embedding_progress() {
         "the first slice's vectors answer"
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!second.is_finished(), "the second request waits for the stage");
+    assert!(
+        !second.is_finished(),
+        "the second request waits for the stage"
+    );
 
     model.gate.add_permits(1_000);
     let outcomes = running.await.unwrap().unwrap();
     let report = outcomes[0].result.as_ref().unwrap();
     assert_eq!(report.embedded, state.total);
-    assert_eq!(second.await.unwrap().unwrap(), 0, "nothing was left to embed");
     assert_eq!(
-        vectors.embedding_state(Some(&repo.id)).await.unwrap().pending,
+        second.await.unwrap().unwrap(),
+        0,
+        "nothing was left to embed"
+    );
+    assert_eq!(
+        vectors
+            .embedding_state(Some(&repo.id))
+            .await
+            .unwrap()
+            .pending,
         0
     );
     let done = meta.get_job(&job.id).await.unwrap().unwrap();
