@@ -139,22 +139,7 @@ impl BertEmbedder {
         let cls_pooling =
             pooling.is_file() && read_json::<PoolingConfig>(dir, &pooling)?.pooling_mode_cls_token;
 
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|e| model_err(format!("tokenizer.json: {e}")))?;
-        // The packaged tokenizer pads and truncates to a fixed 128: pad to the longest text
-        // of each micro-batch instead, and truncate at the model's real input length.
-        let pad_id = tokenizer.token_to_id("[PAD]").unwrap_or(0);
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            pad_id,
-            ..PaddingParams::default()
-        }));
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: max_tokens,
-                ..TruncationParams::default()
-            }))
-            .map_err(|e| model_err(format!("truncation: {e}")))?;
+        let tokenizer = batch_tokenizer(dir, max_tokens)?;
 
         let name = dir
             .file_name()
@@ -295,6 +280,31 @@ impl Embedder for BertEmbedder {
 }
 
 /// The cache identity of a local model run with `options` (`local:NAME:TOKENS[:split][:prefixes]`).
+/// The model folder's `tokenizer.json`, set to pad each micro-batch to its longest text
+/// and truncate at `max_tokens` (packaged tokenizers often pad and truncate to a fixed
+/// 128 instead).
+pub(crate) fn batch_tokenizer(dir: &Path, max_tokens: usize) -> Result<Tokenizer, EmbedError> {
+    let model_err = |reason: String| EmbedError::Model {
+        dir: dir.to_path_buf(),
+        reason,
+    };
+    let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+        .map_err(|e| model_err(format!("tokenizer.json: {e}")))?;
+    let pad_id = tokenizer.token_to_id("[PAD]").unwrap_or(0);
+    tokenizer.with_padding(Some(PaddingParams {
+        strategy: PaddingStrategy::BatchLongest,
+        pad_id,
+        ..PaddingParams::default()
+    }));
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: max_tokens,
+            ..TruncationParams::default()
+        }))
+        .map_err(|e| model_err(format!("truncation: {e}")))?;
+    Ok(tokenizer)
+}
+
 pub(crate) fn model_id(name: &str, max_tokens: usize, options: &BertOptions) -> String {
     format!(
         "local:{name}:{max_tokens}{}{}",

@@ -14,11 +14,9 @@ use async_trait::async_trait;
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::value::Tensor;
-use tokenizers::{
-    EncodeInput, Encoding, PaddingParams, PaddingStrategy, Tokenizer, TruncationParams,
-};
+use tokenizers::{EncodeInput, Encoding, Tokenizer};
 
-use super::bert::{BertOptions, in_length_order, prepare_text};
+use super::bert::{BertOptions, batch_tokenizer, in_length_order, prepare_text};
 use super::manifest::{ModelKind, ModelManifest, Pooling};
 use super::{BatchLimits, EmbedError, Embedder, InputKind, Reranker, l2_normalize};
 
@@ -81,20 +79,7 @@ impl Loaded {
         let max_tokens = max_tokens
             .unwrap_or(manifest.max_tokens)
             .clamp(8, manifest.token_limit());
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|e| model_err(format!("tokenizer.json: {e}")))?;
-        let pad_id = tokenizer.token_to_id("[PAD]").unwrap_or(0);
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            pad_id,
-            ..PaddingParams::default()
-        }));
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: max_tokens,
-                ..TruncationParams::default()
-            }))
-            .map_err(|e| model_err(format!("truncation: {e}")))?;
+        let tokenizer = batch_tokenizer(dir, max_tokens)?;
         Ok(Self {
             sessions,
             tokenizer,
@@ -369,7 +354,7 @@ mod tests {
                 .unwrap();
             let mut t = Tokenizer::new(model);
             t.with_pre_tokenizer(Some(tokenizers::pre_tokenizers::whitespace::Whitespace {}));
-            t.with_padding(Some(PaddingParams::default()));
+            t.with_padding(Some(tokenizers::PaddingParams::default()));
             t
         };
         let encodings = tokenizer.encode_batch(vec!["a b", "a"], true).unwrap();

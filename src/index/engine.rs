@@ -185,9 +185,20 @@ pub struct Indexer {
     vectors: Arc<dyn VectorStore>,
     embedder: Arc<dyn Embedder>,
     options: IndexOptions,
-    repo_locks: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    repo_locks: RepoLocks,
     /// One embedding stage per repository at a time.
-    embed_locks: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    embed_locks: RepoLocks,
+}
+
+/// Per-repository locks, created on first use.
+type RepoLocks = std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>;
+
+/// The lock in `locks` for `repo_id`.
+fn keyed_lock(locks: &RepoLocks, repo_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+    let mut locks = locks
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    locks.entry(repo_id.to_string()).or_default().clone()
 }
 
 /// A file whose content must be (re)indexed.
@@ -593,19 +604,11 @@ impl Indexer {
     }
 
     fn embed_lock(&self, repo_id: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut locks = self
-            .embed_locks
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        locks.entry(repo_id.to_string()).or_default().clone()
+        keyed_lock(&self.embed_locks, repo_id)
     }
 
     fn repo_lock(&self, repo_id: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut locks = self
-            .repo_locks
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        locks.entry(repo_id.to_string()).or_default().clone()
+        keyed_lock(&self.repo_locks, repo_id)
     }
 
     /// Brings the index of `repo` in line with its files, then embeds what has no vector
