@@ -51,29 +51,36 @@ const FILES: &[(&str, &str)] = &[
 ];
 
 async fn world() -> World {
+    let recorder = Arc::new(Recorder::default());
+    world_with(
+        recorder.clone(),
+        recorder,
+        IndexOptions {
+            batch_files: 2,
+            ..IndexOptions::default()
+        },
+    )
+    .await
+}
+
+/// The workspace of [`FILES`], registered with an indexer running `model` (behind a
+/// fresh embedding cache) with `options`; `recorder` is what the test reads back.
+async fn world_with(
+    recorder: Arc<Recorder>,
+    model: Arc<dyn sextant::embed::Embedder>,
+    options: IndexOptions,
+) -> World {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("workspace");
     for (rel, text) in FILES {
         write(&root, rel, text);
     }
-    let recorder = Arc::new(Recorder::default());
     let (meta, vectors) = support::stores(tmp.path(), DIMS).await;
     let embedder = Arc::new(CachedEmbedder::new(
-        recorder.clone(),
+        model,
         Arc::new(MemoryCache::new(100_000)),
     ));
-    let indexer = Arc::new(
-        Indexer::new(
-            meta.clone(),
-            vectors.clone(),
-            embedder,
-            IndexOptions {
-                batch_files: 2,
-                ..IndexOptions::default()
-            },
-        )
-        .unwrap(),
-    );
+    let indexer = Arc::new(Indexer::new(meta.clone(), vectors.clone(), embedder, options).unwrap());
     let repo = indexer
         .register_path(&root, Some("ws"), RepoSettings::default())
         .await
@@ -1172,35 +1179,25 @@ async fn a_sync_answers_by_text_at_once_and_shows_its_embedding_progress() {
     use sextant::index::JobRunner;
     use sextant::store::JobState;
 
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("workspace");
-    for (rel, text) in FILES {
-        write(&root, rel, text);
-    }
-    let (meta, vectors) = support::stores(tmp.path(), DIMS).await;
     let model = Arc::new(Gated {
         inner: Recorder::default(),
         gate: tokio::sync::Semaphore::new(0),
     });
-    let indexer = Arc::new(
-        Indexer::new(
-            meta.clone(),
-            vectors.clone(),
-            Arc::new(CachedEmbedder::new(
-                model.clone(),
-                Arc::new(MemoryCache::new(100_000)),
-            )),
-            IndexOptions {
-                embed_slice: 2,
-                ..IndexOptions::default()
-            },
-        )
-        .unwrap(),
+    let w = world_with(
+        Arc::new(Recorder::default()),
+        model.clone(),
+        IndexOptions {
+            embed_slice: 2,
+            ..IndexOptions::default()
+        },
+    )
+    .await;
+    let (meta, vectors, indexer, repo) = (
+        w.meta.clone(),
+        w.vectors.clone(),
+        w.indexer.clone(),
+        w.repo.clone(),
     );
-    let repo = indexer
-        .register_path(&root, Some("ws"), RepoSettings::default())
-        .await
-        .unwrap();
     let (events, _rx) = tokio::sync::broadcast::channel(4096);
     let runner = Arc::new(JobRunner::new(indexer.clone(), 1, events));
     let job = runner.enqueue_sync(&repo.id).await.unwrap();
