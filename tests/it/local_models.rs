@@ -27,6 +27,28 @@ fn corpus() -> Vec<String> {
     .collect()
 }
 
+/// Embeds [`corpus`] with `model` (unit-length vectors asserted), checks that each
+/// question finds its snippet first, and returns the document vectors.
+async fn assert_ranks_the_corpus(model: &dyn sextant::embed::Embedder) -> Vec<Vec<f32>> {
+    let docs = embed_all(model, &corpus(), InputKind::Document)
+        .await
+        .expect("embed");
+    for v in &docs {
+        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
+    }
+    for (query, expected) in [
+        ("where do we validate the auth token", 0),
+        ("split a comma separated line into cells", 1),
+        ("start the web server on a port", 2),
+        ("delay calling a function until input stops", 3),
+    ] {
+        let q = embed_query(model, query).await.expect("query");
+        assert_eq!(best(&q, &docs), expected, "query {query:?}");
+    }
+    docs
+}
+
 fn best(query: &[f32], docs: &[Vec<f32>]) -> usize {
     (0..docs.len())
         .max_by(|&a, &b| cosine(query, &docs[a]).total_cmp(&cosine(query, &docs[b])))
@@ -46,22 +68,7 @@ async fn minilm_embeds_code_and_queries_meaningfully() {
         256,
         "sentence_bert_config.json max_seq_length"
     );
-    let docs = embed_all(&model, &corpus(), InputKind::Document)
-        .await
-        .expect("embed");
-    for v in &docs {
-        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
-    }
-    for (query, expected) in [
-        ("where do we validate the auth token", 0),
-        ("split a comma separated line into cells", 1),
-        ("start the web server on a port", 2),
-        ("delay calling a function until input stops", 3),
-    ] {
-        let q = embed_query(&model, query).await.expect("query");
-        assert_eq!(best(&q, &docs), expected, "query {query:?}");
-    }
+    let docs = assert_ranks_the_corpus(&model).await;
 
     // Padding does not change a text's vector: alone vs. next to a much longer text.
     let alone = model
@@ -94,22 +101,7 @@ async fn bge_small_under_onnx_runtime_embeds_code_and_queries_meaningfully() {
         "{}",
         model.model_id()
     );
-    let docs = embed_all(&model, &corpus(), InputKind::Document)
-        .await
-        .expect("embed");
-    for v in &docs {
-        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
-    }
-    for (query, expected) in [
-        ("where do we validate the auth token", 0),
-        ("split a comma separated line into cells", 1),
-        ("start the web server on a port", 2),
-        ("delay calling a function until input stops", 3),
-    ] {
-        let q = embed_query(&model, query).await.expect("query");
-        assert_eq!(best(&q, &docs), expected, "query {query:?}");
-    }
+    assert_ranks_the_corpus(&model).await;
     let query = vec!["where do we validate the auth token".to_string()];
     let alone = model.embed(&query, InputKind::Query).await.expect("alone");
     let twice = model
