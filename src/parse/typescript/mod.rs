@@ -607,6 +607,20 @@ impl<'s> Extractor<'s> {
                     return self.finish(draft, ctx);
                 }
             }
+            // `Runner.prototype.run = function (fn) {…}`, `app.use = function use() {…}`:
+            // the statement is that function (or class), one unit named by its target,
+            // not an expression wrapping a function with the same lines.
+            let right = unwrap_expression(right);
+            if ((is_function_like(right.kind()) && has_block_body(right))
+                || is_class_like(right.kind()))
+                && let Some(mut draft) =
+                    self.value_definition(right, node, &collapse_whitespace(self.text(left)), &[])
+            {
+                if let Some(body) = draft.body {
+                    draft.signature = self.head(expr, Some(body));
+                }
+                return self.finish(draft, ctx);
+            }
         }
         let draft = Draft::item(
             SymbolKind::Expression,

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Resolve the hand-written ranking questions (spec_<repo>.py) into queries-<repo>.jsonl.
+
+Gold line ranges come from ../../../shared/eval/tools/locate.js (TypeScript compiler API;
+declarations) and, for CommonJS assignments it cannot name, from locate_assign.js.
+Usage: TS_MODULE=/abs/node_modules/typescript python3 tools/rankset/build.py REPO CORPUS_DIR
+  REPO: jest | mocha (the spec to read); CORPUS_DIR: the repository's checkout.
+"""
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "eval"))
+
+
+def reserved():
+    names = []
+    with open(os.path.join(SHARED, "RESERVED.txt"), encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                names.append(line)
+    return names
+
+
+def locate(corpus, path, symbol):
+    for tool in (os.path.join(SHARED, "tools", "locate.js"), os.path.join(HERE, "locate_assign.js")):
+        out = subprocess.run(["node", tool, corpus, path, symbol], capture_output=True, text=True)
+        rows = [json.loads(l) for l in out.stdout.splitlines() if l.startswith("{")]
+        if out.returncode == 0 and len(rows) == 1:
+            return rows[0]
+        if len(rows) > 1:
+            sys.exit(f"ambiguous symbol {path} {symbol}: {rows}")
+    sys.exit(f"cannot locate {path} {symbol}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("repo")
+    ap.add_argument("corpus")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    if any(a.repo == r or a.repo.startswith(r.rstrip("/")) for r in reserved()):
+        sys.exit(f"{a.repo} is reserved for evaluation ({SHARED}/RESERVED.txt)")
+    spec_path = os.path.join(HERE, f"spec_{a.repo}.py")
+    spec = importlib.util.spec_from_file_location("spec", spec_path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rows = []
+    for i, q in enumerate(mod.Q, 1):
+        text, kind, golds = q[:3]
+        extra = q[3] if len(q) > 3 else []
+        gold = [locate(a.corpus, path, symbol) for path, symbol in golds]
+        files = sorted({g["path"] for g in gold} | set(extra))
+        for f in files:
+            if not os.path.isfile(os.path.join(a.corpus, f)):
+                sys.exit(f"no such file in the corpus: {f}")
+        rows.append({"id": f"{a.repo}:rank:{i:02d}", "set": "rank", "repo": a.repo, "corpus": a.repo,
+                     "query": text, "kind": kind, "gold_mode": "any", "gold": gold, "files": files})
+    out = a.out or os.path.join(HERE, f"queries-{a.repo}.jsonl")
+    with open(out, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    kinds = {}
+    for r in rows:
+        kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
+    print(f"wrote {len(rows)} questions to {out} ({kinds})", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
