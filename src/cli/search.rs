@@ -12,7 +12,7 @@ use serde_json::json;
 use super::index::{fail, open_indexer_with, open_meta, runtime, sync_with_bars};
 use super::{CliError, out, write_err};
 use crate::config::Config;
-use crate::search::{Fusion, Retrieval, SearchHit, SearchOptions, Searcher, StageTimings};
+use crate::search::{Fusion, Priors, Retrieval, SearchHit, SearchOptions, Searcher, StageTimings};
 use crate::store::{RepoSettings, VectorStore};
 
 /// Search knobs shared by `search` and `eval` (the blueprint's configuration table).
@@ -45,6 +45,17 @@ pub struct SearchArgs {
     /// Skip the configured reranker.
     #[arg(long)]
     pub no_rerank: bool,
+    /// Ranking priors as JSON, e.g. '{"testPenalty":0.1}' or '{"enabled":false}'
+    /// (unset weights keep their defaults; see docs/ARCHITECTURE.md).
+    #[arg(long, value_parser = parse_priors)]
+    pub priors: Option<Priors>,
+}
+
+fn parse_priors(json: &str) -> Result<Priors, String> {
+    let priors: Priors =
+        serde_json::from_str(json).map_err(|e| format!("not a priors object: {e}"))?;
+    priors.validate()?;
+    Ok(priors)
 }
 
 impl SearchArgs {
@@ -60,6 +71,7 @@ impl SearchArgs {
             vector_weight: self.vector_weight,
             rerank: !self.no_rerank,
             lexical_weight: self.lexical_weight,
+            priors: self.priors.unwrap_or_default(),
             ..SearchOptions::default()
         }
     }

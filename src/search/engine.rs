@@ -649,6 +649,15 @@ impl Searcher {
                 reranked = true;
             }
         }
+        if options.priors.enabled {
+            let t = Instant::now();
+            let intent = super::prior::understand(text);
+            self.add_definitions(&intent, options, &query_vector, &mut candidates)
+                .instrument(tracing::info_span!("search.definitions"))
+                .await?;
+            apply_priors(&mut candidates, &intent, &lexical_query, &options.priors);
+            timings.units_ms += ms(t);
+        }
         Ok((
             candidates
                 .into_iter()
@@ -657,6 +666,122 @@ impl Searcher {
             reranked,
         ))
     }
+
+    /// Adds the definitions of the identifiers the question names that recall did not
+    /// bring (a class asked for by name is often out-scored by the members and tests
+    /// that mention it). They are scored like the other candidates, from their vectors.
+    async fn add_definitions(
+        &self,
+        intent: &super::prior::Intent,
+        options: &SearchOptions,
+        query_vector: &[f32],
+        candidates: &mut Vec<Candidate>,
+    ) -> Result<(), SearchError> {
+        /// Definitions read per identifier (source files first).
+        const PER_NAME: usize = 16;
+        let known: std::collections::HashSet<(String, String)> = candidates
+            .iter()
+            .map(|c| (c.row.repo_id.clone(), c.row.chunk.id.clone()))
+            .collect();
+        let mut wanted: HashMap<String, Vec<String>> = HashMap::new();
+        let mut names: Vec<&str> = intent.identifiers.iter().map(|i| i.name.as_str()).collect();
+        names.dedup();
+        for name in names.into_iter().take(4) {
+            let mut found: Vec<_> = self
+                .meta
+                .symbols_named(name, &options.filter.repos)
+                .await?
+                .into_iter()
+                .filter(|(repo, _, s)| {
+                    SymbolKind::parse(&s.kind).is_some_and(|k| {
+                        !matches!(
+                            k,
+                            SymbolKind::Import
+                                | SymbolKind::ReExport
+                                | SymbolKind::Export
+                                | SymbolKind::Expression
+                                | SymbolKind::Statement
+                        )
+                    }) && !known.contains(&(repo.clone(), s.chunk_id.clone()))
+                })
+                .collect();
+            found.sort_by_key(|(_, file, _)| {
+                super::prior::PathRole::of(file) != super::prior::PathRole::Source
+            });
+            for (repo, _, symbol) in found.into_iter().take(PER_NAME) {
+                wanted.entry(repo).or_default().push(symbol.chunk_id);
+            }
+        }
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let paths = options
+            .filter
+            .path_matcher()
+            .map_err(SearchError::InvalidOption)?;
+        let mut repos: Vec<_> = wanted.into_iter().collect();
+        repos.sort();
+        for (repo, ids) in repos {
+            for row in self.vectors.get(&repo, &ids).await? {
+                if !passes_filter(&row, options, &paths) {
+                    continue;
+                }
+                let vector = (row.vector.len() == query_vector.len())
+                    .then(|| cosine(query_vector, &row.vector).clamp(0.0, 1.0));
+                let fused = match options.fusion {
+                    Fusion::Blend => score::blend_scores(
+                        vector,
+                        1.0,
+                        None,
+                        if options.retrieval == Retrieval::Vector {
+                            0.0
+                        } else {
+                            options.lexical_weight
+                        },
+                    ),
+                    Fusion::Rrf => 0.0,
+                };
+                candidates.push(Candidate {
+                    row,
+                    scores: StageScores {
+                        vector,
+                        fused,
+                        final_score: fused,
+                        ..StageScores::default()
+                    },
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Applies [`super::prior::adjust`] to the candidates' final scores and re-sorts them.
+fn apply_priors(
+    candidates: &mut [Candidate],
+    intent: &super::prior::Intent,
+    lexical_query: &str,
+    priors: &super::prior::Priors,
+) {
+    let terms = super::query_terms(lexical_query);
+    let facts: Vec<super::prior::Facts<'_>> = candidates
+        .iter()
+        .map(|c| super::prior::Facts {
+            repo: &c.row.repo_id,
+            path: &c.row.chunk.relative_path,
+            name: &c.row.chunk.name,
+            breadcrumb: &c.row.chunk.breadcrumb,
+            kind: c.row.chunk.node_kind,
+            lines: c.row.chunk.end_line.saturating_sub(c.row.chunk.start_line) + 1,
+            score: c.scores.final_score,
+        })
+        .collect();
+    let adjusted = super::prior::adjust(&facts, intent, &terms, priors);
+    for (c, new) in candidates.iter_mut().zip(adjusted) {
+        c.scores.prior = Some(new - c.scores.final_score);
+        c.scores.final_score = new;
+    }
+    sort_by_score(candidates, |s| s.final_score);
 }
 
 fn sort_by_score(candidates: &mut [Candidate], key: impl Fn(&StageScores) -> f32) {

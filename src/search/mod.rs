@@ -5,6 +5,7 @@
 //!                   └─ text        → stage 1: vector ANN ∥ BM25 over identifier-split text
 //!                                    fusion (normalised RRF, or a calibrated blend)
 //!                                    stage 2: reranker (optional) → finalScore blend
+//!                                    priors: definitions, path roles and words, coherence
 //!                                    parent/child folding
 //!                                    relevance gate, then token budget
 //!                                    stage 3: structural enrichment from the symbol graph
@@ -19,6 +20,7 @@ pub mod enrich;
 mod error;
 pub mod lexical;
 pub mod options;
+pub mod prior;
 pub mod query;
 pub mod score;
 
@@ -26,6 +28,7 @@ pub use engine::{SearchHit, SearchMode, SearchResponse, Searcher, StageTimings};
 pub use error::SearchError;
 pub use lexical::{coverage, lexical_query, query_terms};
 pub use options::{Fusion, MAX_QUERY_BYTES, Retrieval, SearchOptions, SearchOverrides};
+pub use prior::Priors;
 pub use query::{Query, SymbolPath, classify, parse_symbol_query};
 
 /// Checks a search request before any work is done (and before its repository names are

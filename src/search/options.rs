@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::prior::Priors;
 use crate::store::ChunkFilter;
 
 /// Longest query accepted, in bytes: a question or a symbol path, not a file. The
@@ -98,6 +99,9 @@ pub struct SearchOptions {
     /// Whether to call the configured reranker (default true; ignored when none is
     /// configured).
     pub rerank: bool,
+    /// Ranking priors: definitions over mentions, path roles and words, file coherence
+    /// ([`crate::search::prior`]).
+    pub priors: Priors,
     /// Scope: repositories, paths, languages, node kinds (pushed into the stores).
     #[serde(flatten)]
     pub filter: ChunkFilter,
@@ -119,6 +123,7 @@ impl Default for SearchOptions {
             // the lodash-es set alike, and keeps off-topic questions out of the gate.
             lexical_weight: 0.3,
             rerank: true,
+            priors: Priors::default(),
             filter: ChunkFilter::default(),
         }
     }
@@ -155,6 +160,7 @@ impl SearchOptions {
                 self.lexical_weight
             ));
         }
+        self.priors.validate()?;
         self.filter.validate()
     }
 }
@@ -211,6 +217,8 @@ overrides! {
         lexical_weight: f32,
         /// Whether to call the configured reranker.
         rerank: bool,
+        /// Ranking priors (all weights 0–1; `enabled: false` turns them off).
+        priors: Priors,
     }
     filter {
         /// Only these repositories (names or ids).

@@ -34,6 +34,9 @@ pub struct StageScores {
     pub fused: f32,
     /// Reranker score (0..1), when a reranker ran.
     pub rerank: Option<f32>,
+    /// What the ranking priors added to (or, negative, took from) the score
+    /// ([`crate::search::prior`]), when they ran.
+    pub prior: Option<f32>,
     /// The score that orders, gates and prioritises results.
     pub final_score: f32,
 }

@@ -1,0 +1,743 @@
+//! Ranking priors (pure): what the question's form and a candidate's path and definition
+//! say, on top of the text similarity of stage 1 and 2.
+//!
+//! - **Query understanding** ([`understand`]): identifier-like words (`SnapshotState`,
+//!   `runTests`, `load_config`, `SearchSource.findRelatedTests`, `A::b`) and whether the
+//!   question is a short *symbol question* (at most three words, one of them an
+//!   identifier) or a sentence that mentions identifiers.
+//! - **Definition over mention**: a candidate that *defines* a named identifier (its name
+//!   is the identifier, or ends with `.identifier` as CommonJS `X.prototype.name` does,
+//!   and its parents match a dotted path) outranks chunks that only use it. For a symbol
+//!   question definitions form a tier above every other candidate; in a sentence they get a
+//!   small lift.
+//! - **Path roles** ([`PathRole`]): tests, fixtures, examples/docs, declaration files and
+//!   generated or vendored code lose a little score, unless the question asks for them
+//!   ("spec", "fixture", "unit test", "tests for", "example", …).
+//! - **Path words**: a candidate whose file name or directory shares the question's words
+//!   gains a little (`watch-run.cjs` for "how watch mode is implemented").
+//! - **File coherence and repetition**: a file with several good candidates lifts its
+//!   best one; later candidates of a file already ranked lose a little, so ten results are
+//!   not one file's members.
+//!
+//! The weights are [`Priors`], part of the search options (per request or as the
+//! server's defaults); scores stay in 0..1, so the relevance gate means what it did.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::parse::SymbolKind;
+use crate::text::search_text;
+
+/// What a file's path says it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PathRole {
+    /// Code of the product.
+    Source,
+    /// Tests and specs (`test/`, `__tests__/`, `e2e/`, `*.test.ts`, `*.spec.js`).
+    Test,
+    /// Test data (`fixtures/`, `__mocks__/`, `testdata/`, `__snapshots__/`).
+    Fixture,
+    /// Examples, demos, docs sites and benchmarks.
+    Example,
+    /// Type declaration files (`*.d.ts`).
+    Declaration,
+    /// Generated, built or vendored code (`dist/`, `build/`, `vendor/`, `*.min.js`).
+    Generated,
+}
+
+const FIXTURE_DIRS: &[&str] = &[
+    "__fixtures__",
+    "__mocks__",
+    "__snapshots__",
+    "fixture",
+    "fixtures",
+    "test-data",
+    "testdata",
+];
+const TEST_DIRS: &[&str] = &[
+    "__tests__",
+    "__typetests__",
+    "e2e",
+    "spec",
+    "specs",
+    "test",
+    "tests",
+    "typetests",
+];
+const EXAMPLE_DIRS: &[&str] = &[
+    "bench",
+    "benchmark",
+    "benchmarks",
+    "demo",
+    "demos",
+    "docs",
+    "example",
+    "examples",
+    "sample",
+    "samples",
+    "website",
+];
+const GENERATED_DIRS: &[&str] = &[
+    "__generated__",
+    "build",
+    "dist",
+    "generated",
+    "node_modules",
+    "out",
+    "vendor",
+    "vendored",
+];
+
+impl PathRole {
+    /// The role of a repository-relative path.
+    ///
+    /// ```
+    /// use sextant::search::prior::PathRole;
+    /// assert_eq!(PathRole::of("src/runner.ts"), PathRole::Source);
+    /// assert_eq!(PathRole::of("src/__tests__/runner.test.ts"), PathRole::Test);
+    /// assert_eq!(PathRole::of("test/fixtures/a.js"), PathRole::Fixture);
+    /// assert_eq!(PathRole::of("types/index.d.ts"), PathRole::Declaration);
+    /// ```
+    pub fn of(path: &str) -> Self {
+        let lower = path.to_ascii_lowercase();
+        let mut segments: Vec<&str> = lower.split('/').collect();
+        let file = segments.pop().unwrap_or("");
+        let any_dir = |names: &[&str]| segments.iter().any(|s| names.contains(s));
+        if any_dir(GENERATED_DIRS) || file.contains(".min.") || file.contains(".bundle.") {
+            Self::Generated
+        } else if any_dir(FIXTURE_DIRS) || file.contains(".fixture.") {
+            Self::Fixture
+        } else if any_dir(TEST_DIRS)
+            || [".test.", ".spec.", "_test.", "-test.", ".test-d.", "_spec."]
+                .iter()
+                .any(|m| file.contains(m))
+        {
+            Self::Test
+        } else if any_dir(EXAMPLE_DIRS) {
+            Self::Example
+        } else if [".d.ts", ".d.mts", ".d.cts"]
+            .iter()
+            .any(|e| file.ends_with(e))
+        {
+            Self::Declaration
+        } else {
+            Self::Source
+        }
+    }
+}
+
+/// Weights of the priors. Scores of stage 1/2 lie in 0..1 (cosine similarities of a
+/// sentence model crowd into roughly 0.55–0.9), so the adjustments are small additions.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Priors {
+    /// Apply the priors at all (default true).
+    pub enabled: bool,
+    /// Subtracted from tests and specs, unless the question asks for tests.
+    pub test_penalty: f32,
+    /// Subtracted from fixtures and mocks, unless the question asks for tests.
+    pub fixture_penalty: f32,
+    /// Subtracted from examples, docs and benchmarks, unless the question asks for them.
+    pub example_penalty: f32,
+    /// Subtracted from declaration files, unless the question asks for them.
+    pub declaration_penalty: f32,
+    /// Subtracted from generated and vendored code.
+    pub generated_penalty: f32,
+    /// Added times the share of the question's words found in the file's name and
+    /// directory.
+    pub path_words: f32,
+    /// Added to a definition of an identifier the question names (sentences; symbol
+    /// questions put definitions in a tier above everything else).
+    pub definition: f32,
+    /// Added to a file's best candidate per further good candidate of that file (at most
+    /// three).
+    pub coherence: f32,
+    /// Subtracted from each further candidate of a file already ranked, times its
+    /// position among that file's candidates.
+    pub repeat: f32,
+}
+
+impl Default for Priors {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            test_penalty: 0.06,
+            fixture_penalty: 0.08,
+            example_penalty: 0.05,
+            declaration_penalty: 0.04,
+            generated_penalty: 0.08,
+            path_words: 0.05,
+            definition: 0.05,
+            coherence: 0.01,
+            repeat: 0.01,
+        }
+    }
+}
+
+impl Priors {
+    /// Checks that every weight lies in 0..=1.
+    pub fn validate(&self) -> Result<(), String> {
+        let weights = [
+            ("testPenalty", self.test_penalty),
+            ("fixturePenalty", self.fixture_penalty),
+            ("examplePenalty", self.example_penalty),
+            ("declarationPenalty", self.declaration_penalty),
+            ("generatedPenalty", self.generated_penalty),
+            ("pathWords", self.path_words),
+            ("definition", self.definition),
+            ("coherence", self.coherence),
+            ("repeat", self.repeat),
+        ];
+        for (name, w) in weights {
+            if !(0.0..=1.0).contains(&w) {
+                return Err(format!(
+                    "priors.{name} must be between 0.0 and 1.0, got {w}"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An identifier the question names: `SearchSource.findRelatedTests` →
+/// name `findRelatedTests`, parents `[SearchSource]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identifier {
+    /// The defined name looked for.
+    pub name: String,
+    /// Enclosing names given with it (`A.b`, `A::b`, `A#b`), outermost first.
+    pub parents: Vec<String>,
+}
+
+/// What the question's form says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Intent {
+    /// Identifier-like words, in question order.
+    pub identifiers: Vec<Identifier>,
+    /// A short question made of an identifier (and at most two more words): answered by
+    /// definitions first.
+    pub symbol: bool,
+    /// The other words of a symbol question, lower case (`reporter` in "Base reporter").
+    pub companions: Vec<String>,
+    /// The question asks for tests, specs or fixtures.
+    pub wants_tests: bool,
+    /// The question asks for examples, demos or docs.
+    pub wants_examples: bool,
+    /// The question asks for type declarations.
+    pub wants_declarations: bool,
+}
+
+fn is_identifier_part(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+}
+
+/// Whether one word is written like code: dotted or `::` paths, snake_case, camelCase or
+/// PascalCase with two humps or more.
+fn looks_like_code(word: &str, parts: &[&str]) -> bool {
+    if parts.len() > 1 {
+        return parts.iter().all(|p| is_identifier_part(p));
+    }
+    if !is_identifier_part(word) {
+        return false;
+    }
+    let letters = word.trim_matches('_');
+    let snake = letters.contains('_') && letters.chars().any(char::is_alphabetic);
+    let humps = word
+        .chars()
+        .zip(word.chars().skip(1))
+        .any(|(a, b)| (a.is_lowercase() || a.is_ascii_digit()) && b.is_uppercase());
+    snake || humps
+}
+
+/// Reads the question's form (see the module docs).
+///
+/// ```
+/// use sextant::search::prior::understand;
+/// let i = understand("SearchSource.findRelatedTests");
+/// assert!(i.symbol);
+/// assert_eq!(i.identifiers[0].name, "findRelatedTests");
+/// assert_eq!(i.identifiers[0].parents, ["SearchSource"]);
+/// let s = understand("where does runTests skip pending tests");
+/// assert!(!s.symbol);
+/// assert_eq!(s.identifiers[0].name, "runTests");
+/// ```
+pub fn understand(question: &str) -> Intent {
+    let words: Vec<&str> = question
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '$' | '.' | ':' | '#')))
+        .map(|w| w.trim_matches(|c| matches!(c, '.' | ':' | '#')))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let short = words.len() <= 3;
+    let mut intent = Intent::default();
+    let mut plain = Vec::new();
+    for word in &words {
+        let parts: Vec<&str> = word
+            .split(['.', ':', '#'])
+            .filter(|p| !p.is_empty())
+            .collect();
+        // In a short question a capitalised word (`Runner`) or a lone word is a name too.
+        let named = looks_like_code(word, &parts)
+            || (short
+                && parts.len() == 1
+                && is_identifier_part(word)
+                && (word.starts_with(char::is_uppercase) || words.len() == 1));
+        match parts.split_last() {
+            Some((name, parents)) if named => intent.identifiers.push(Identifier {
+                name: (*name).to_string(),
+                parents: parents.iter().map(|p| (*p).to_string()).collect(),
+            }),
+            _ => plain.push(word.to_ascii_lowercase()),
+        }
+    }
+    intent.symbol = short && !intent.identifiers.is_empty();
+    if intent.symbol {
+        intent.companions = plain.clone();
+    }
+    let has = |w: &str| plain.iter().any(|p| p == w);
+    let pair = |a: &[&str], b: &[&str]| {
+        plain
+            .windows(2)
+            .any(|p| a.contains(&p[0].as_str()) && b.contains(&p[1].as_str()))
+    };
+    intent.wants_tests = ["spec", "specs", "e2e", "fixture", "fixtures", "tested"]
+        .iter()
+        .any(|w| has(w))
+        || pair(
+            &["unit", "integration", "regression", "e2e"],
+            &["test", "tests"],
+        )
+        || pair(&["test", "tests"], &["for", "of", "covering", "that"]);
+    intent.wants_examples = ["example", "examples", "demo", "demos", "sample", "samples"]
+        .iter()
+        .any(|w| has(w));
+    intent.wants_declarations = ["declaration", "declarations", "typings", "d.ts"]
+        .iter()
+        .any(|w| has(w));
+    intent
+}
+
+/// What the priors read of one candidate.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts<'a> {
+    /// Repository id (files are per repository).
+    pub repo: &'a str,
+    /// Repository-relative path.
+    pub path: &'a str,
+    /// The symbol's own name.
+    pub name: &'a str,
+    /// `Parent > name`.
+    pub breadcrumb: &'a str,
+    /// Node kind.
+    pub kind: SymbolKind,
+    /// Number of lines.
+    pub lines: u32,
+    /// Score before the priors (0..1).
+    pub score: f32,
+}
+
+/// How strongly a candidate defines one of the question's identifiers: 0 when it does
+/// not; 1 for a class, function, method, interface, type or enum; less for a variable or
+/// field, and little for a one-line alias (`exports.X = X`).
+pub fn definition_strength(intent: &Intent, facts: &Facts<'_>) -> f32 {
+    let crumbs: Vec<&str> = facts.breadcrumb.split(" > ").collect();
+    let defines = intent.identifiers.iter().any(|id| {
+        let own = facts.name == id.name
+            || facts
+                .name
+                .strip_suffix(id.name.as_str())
+                .is_some_and(|head| head.ends_with('.'));
+        own && id.parents.iter().all(|p| {
+            crumbs.iter().any(|c| c == p)
+                || facts.name.split('.').any(|segment| segment == p)
+                || facts.path.rsplit('/').next().is_some_and(|f| {
+                    f.split('.')
+                        .next()
+                        .is_some_and(|stem| stem.eq_ignore_ascii_case(p))
+                })
+        })
+    });
+    if !defines {
+        return 0.0;
+    }
+    use SymbolKind as K;
+    match facts.kind {
+        K::Class
+        | K::Interface
+        | K::Function
+        | K::Method
+        | K::Constructor
+        | K::Component
+        | K::Enum
+        | K::Namespace
+        | K::Module
+        | K::Type => 1.0,
+        K::Variable | K::Const | K::Property | K::Callback if facts.lines > 1 => 0.8,
+        K::Variable | K::Const | K::Property | K::Callback => 0.3,
+        _ => 0.0,
+    }
+}
+
+fn role_weight(role: PathRole) -> f32 {
+    match role {
+        PathRole::Source => 1.0,
+        PathRole::Declaration => 0.7,
+        PathRole::Example => 0.5,
+        PathRole::Test => 0.4,
+        PathRole::Fixture | PathRole::Generated => 0.3,
+    }
+}
+
+fn role_penalty(role: PathRole, intent: &Intent, priors: &Priors) -> f32 {
+    match role {
+        PathRole::Source => 0.0,
+        PathRole::Test if !intent.wants_tests => priors.test_penalty,
+        PathRole::Fixture if !intent.wants_tests => priors.fixture_penalty,
+        PathRole::Example if !intent.wants_examples => priors.example_penalty,
+        PathRole::Declaration if !intent.wants_declarations => priors.declaration_penalty,
+        PathRole::Generated => priors.generated_penalty,
+        _ => 0.0,
+    }
+}
+
+/// The words of a path's file name and its directory, identifier-split.
+fn path_words(path: &str) -> BTreeSet<String> {
+    let mut segments = path.rsplit('/');
+    let file = segments.next().unwrap_or("");
+    let stem = file.split('.').next().unwrap_or(file);
+    let dir = segments.next().unwrap_or("");
+    search_text(&format!("{stem} {dir}"))
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Share of `terms` (stemmed question words, [`super::query_terms`]) found among the
+/// words of the file name and directory of `path`.
+pub fn path_share(terms: &BTreeSet<String>, path: &str) -> f32 {
+    if terms.is_empty() {
+        return 0.0;
+    }
+    let stemmer = frostem::Stemmer::new(frostem::Algorithm::English);
+    let words: BTreeSet<String> = path_words(path)
+        .iter()
+        .map(|w| stemmer.stem(w).into_owned())
+        .collect();
+    terms.iter().filter(|t| words.contains(*t)).count() as f32 / terms.len() as f32
+}
+
+/// Candidates within this distance of the best score count as "good" for coherence.
+const COHERENCE_BAND: f32 = 0.1;
+/// Candidates (best first) among which a file's good candidates are counted.
+const COHERENCE_WINDOW: usize = 30;
+
+/// The scores after the priors, one per candidate in the given order. `terms` are the
+/// question's stemmed words (for path words). Candidates need not be sorted.
+pub fn adjust(
+    candidates: &[Facts<'_>],
+    intent: &Intent,
+    terms: &BTreeSet<String>,
+    priors: &Priors,
+) -> Vec<f32> {
+    if !priors.enabled {
+        return candidates.iter().map(|c| c.score).collect();
+    }
+    let companions: BTreeSet<String> = intent.companions.iter().cloned().collect();
+    let mut scores: Vec<f32> = candidates
+        .iter()
+        .map(|c| {
+            let role = PathRole::of(c.path);
+            let strength = definition_strength(intent, c);
+            let quality = strength * role_weight(role);
+            let words = if role == PathRole::Source {
+                path_share(terms, c.path)
+            } else {
+                0.0
+            };
+            if intent.symbol && quality >= 0.5 {
+                // The definition tier: above every other candidate, ordered by how well
+                // it matches (kind, role, the question's other words) and then by text.
+                let text = format!("{} {}", c.breadcrumb, c.path).to_ascii_lowercase();
+                let companion_share = if companions.is_empty() {
+                    0.0
+                } else {
+                    companions
+                        .iter()
+                        .filter(|w| text.contains(w.as_str()))
+                        .count() as f32
+                        / companions.len() as f32
+                };
+                let tier = 0.6 * quality + 0.25 * companion_share + 0.15 * c.score;
+                return 0.9 + 0.1 * tier.clamp(0.0, 1.0);
+            }
+            c.score - role_penalty(role, intent, priors)
+                + priors.path_words * words
+                + priors.definition * quality
+        })
+        .map(|s| s.clamp(0.0, 1.0))
+        .collect();
+    // Coherence: a file with several good candidates lifts its best one.
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    let top = order.first().map_or(0.0, |&i| scores[i]);
+    let mut good: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+    for &i in order.iter().take(COHERENCE_WINDOW) {
+        if scores[i] >= top - COHERENCE_BAND {
+            good.entry((candidates[i].repo, candidates[i].path))
+                .or_default()
+                .push(i);
+        }
+    }
+    for members in good.values() {
+        let lift = priors.coherence * (members.len().saturating_sub(1).min(3)) as f32;
+        scores[members[0]] = (scores[members[0]] + lift).min(1.0);
+    }
+    // Repetition: the n-th candidate of a file (n ≥ 1, best first) loses n × repeat.
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
+    for &i in &order {
+        let n = seen
+            .entry((candidates[i].repo, candidates[i].path))
+            .or_default();
+        scores[i] = (scores[i] - priors.repeat * *n as f32).max(0.0);
+        *n += 1;
+    }
+    scores
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts<'a>(path: &'a str, name: &'a str, crumb: &'a str, kind: SymbolKind) -> Facts<'a> {
+        Facts {
+            repo: "r",
+            path,
+            name,
+            breadcrumb: crumb,
+            kind,
+            lines: 20,
+            score: 0.8,
+        }
+    }
+
+    #[test]
+    fn paths_get_their_roles() {
+        let cases = [
+            ("lib/runner.js", PathRole::Source),
+            ("packages/core/src/__tests__/a.ts", PathRole::Test),
+            ("test/unit/runner.spec.cjs", PathRole::Test),
+            ("src/util.test.ts", PathRole::Test),
+            ("e2e/custom/sequencer.js", PathRole::Test),
+            ("test/integration/fixtures/a.fixture.js", PathRole::Fixture),
+            ("src/__mocks__/fs.ts", PathRole::Fixture),
+            ("examples/basic/index.ts", PathRole::Example),
+            ("lib/types.d.ts", PathRole::Declaration),
+            ("dist/index.min.js", PathRole::Generated),
+            ("packages/test-utils/src/index.ts", PathRole::Source),
+        ];
+        for (path, role) in cases {
+            assert_eq!(PathRole::of(path), role, "{path}");
+        }
+    }
+
+    #[test]
+    fn identifiers_and_symbol_questions_are_recognised() {
+        let i = understand("SnapshotState");
+        assert!(i.symbol);
+        assert_eq!(i.identifiers[0].name, "SnapshotState");
+        let i = understand("Base reporter");
+        assert!(i.symbol);
+        assert_eq!(i.companions, ["reporter"]);
+        let i = understand("TestSequencer sort");
+        assert_eq!(i.identifiers.len(), 1);
+        assert_eq!(i.companions, ["sort"]);
+        let i = understand("load_config");
+        assert_eq!(i.identifiers[0].name, "load_config");
+        let i = understand("tokio::spawn");
+        assert_eq!(i.identifiers[0].parents, ["tokio"]);
+        let i = understand("How are tests ordered");
+        assert!(
+            !i.symbol,
+            "a capitalised first word of a sentence is not a name"
+        );
+        assert!(i.identifiers.is_empty());
+        let i = understand("move jest.mock calls above the imports");
+        assert!(!i.symbol);
+        assert_eq!(
+            i.identifiers,
+            [Identifier {
+                name: "mock".into(),
+                parents: vec!["jest".into()]
+            }]
+        );
+        assert!(understand("escape").symbol, "a lone word may be a name");
+        assert!(!understand("how does it end.").symbol);
+    }
+
+    #[test]
+    fn questions_that_ask_for_tests_or_examples_are_recognised() {
+        assert!(understand("unit tests for the parser").wants_tests);
+        assert!(understand("tests of the scheduler").wants_tests);
+        assert!(understand("spec of retry").wants_tests);
+        assert!(!understand("shuffle the order of tests with a seed").wants_tests);
+        assert!(!understand("test runner worker pool").wants_tests);
+        assert!(understand("an example of a custom reporter").wants_examples);
+    }
+
+    #[test]
+    fn definitions_are_told_from_mentions() {
+        let intent = understand("Runner");
+        let class = facts("lib/runner.js", "Runner", "Runner", SymbolKind::Class);
+        let field = facts(
+            "lib/a.js",
+            "runner",
+            "Context > runner",
+            SymbolKind::Property,
+        );
+        let mut alias = facts("lib/runner.js", "Runner", "Runner", SymbolKind::Variable);
+        alias.lines = 1;
+        assert_eq!(definition_strength(&intent, &class), 1.0);
+        assert_eq!(definition_strength(&intent, &field), 0.0, "case matters");
+        assert!(definition_strength(&intent, &alias) < 0.5);
+        let proto = understand("runTests");
+        let assigned = facts(
+            "lib/runner.cjs",
+            "Runner.prototype.runTests",
+            "Runner.prototype.runTests",
+            SymbolKind::Function,
+        );
+        assert_eq!(definition_strength(&proto, &assigned), 1.0);
+        let dotted = understand("SearchSource.findRelatedTests");
+        let method = facts(
+            "src/SearchSource.ts",
+            "findRelatedTests",
+            "SearchSource > findRelatedTests",
+            SymbolKind::Method,
+        );
+        let other = facts(
+            "src/Other.ts",
+            "findRelatedTests",
+            "Other > findRelatedTests",
+            SymbolKind::Method,
+        );
+        assert_eq!(definition_strength(&dotted, &method), 1.0);
+        assert_eq!(
+            definition_strength(&dotted, &other),
+            0.0,
+            "parents must match"
+        );
+    }
+
+    fn ranked(candidates: &[Facts<'_>], question: &str) -> Vec<String> {
+        let terms = super::super::query_terms(&super::super::lexical_query(question));
+        let scores = adjust(
+            candidates,
+            &understand(question),
+            &terms,
+            &Priors::default(),
+        );
+        let mut order: Vec<usize> = (0..candidates.len()).collect();
+        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+        order
+            .into_iter()
+            .map(|i| format!("{}:{}", candidates[i].path, candidates[i].name))
+            .collect()
+    }
+
+    #[test]
+    fn a_symbol_question_puts_the_source_definition_first() {
+        let mut test = facts(
+            "test/runner.spec.js",
+            "describe('Runner')",
+            "describe('Runner')",
+            SymbolKind::Callback,
+        );
+        test.score = 0.9;
+        let mut member = facts(
+            "lib/context.js",
+            "runner",
+            "Context > runner",
+            SymbolKind::Method,
+        );
+        member.score = 0.88;
+        let mut class = facts("lib/runner.js", "Runner", "Runner", SymbolKind::Class);
+        class.score = 0.7;
+        let order = ranked(&[test, member, class], "Runner");
+        assert_eq!(order[0], "lib/runner.js:Runner");
+    }
+
+    #[test]
+    fn tests_yield_to_source_unless_asked_for() {
+        let mut test = facts(
+            "src/__tests__/pool.test.ts",
+            "describe",
+            "describe",
+            SymbolKind::Callback,
+        );
+        test.score = 0.82;
+        let mut source = facts("src/pool.ts", "Pool", "Pool", SymbolKind::Class);
+        source.score = 0.79;
+        let both = [test, source];
+        assert_eq!(
+            ranked(&both, "worker pool that runs jobs")[0],
+            "src/pool.ts:Pool"
+        );
+        assert_eq!(
+            ranked(&both, "unit tests for the worker pool")[0],
+            "src/__tests__/pool.test.ts:describe"
+        );
+    }
+
+    #[test]
+    fn path_words_lift_the_file_that_names_the_topic() {
+        let mut other = facts("lib/cli/run.js", "run", "run", SymbolKind::Function);
+        other.score = 0.71;
+        let mut named = facts(
+            "lib/cli/watch-run.js",
+            "watchRun",
+            "watchRun",
+            SymbolKind::Function,
+        );
+        named.score = 0.70;
+        assert_eq!(
+            ranked(&[other, named], "how watch mode is implemented")[0],
+            "lib/cli/watch-run.js:watchRun"
+        );
+    }
+
+    #[test]
+    fn a_file_repeating_itself_yields_to_another_file() {
+        let mut a1 = facts("src/a.ts", "one", "one", SymbolKind::Function);
+        a1.score = 0.80;
+        let mut a2 = facts("src/a.ts", "two", "two", SymbolKind::Function);
+        a2.score = 0.795;
+        let mut b = facts("src/b.ts", "three", "three", SymbolKind::Function);
+        b.score = 0.79;
+        let order = ranked(&[a1, a2, b], "zzz");
+        assert_eq!(order[1], "src/b.ts:three");
+        let off = Priors {
+            enabled: false,
+            ..Priors::default()
+        };
+        assert_eq!(
+            adjust(&[a1, a2, b], &understand("zzz"), &BTreeSet::new(), &off),
+            [0.80, 0.795, 0.79]
+        );
+    }
+
+    #[test]
+    fn weights_outside_the_unit_range_are_refused() {
+        assert!(Priors::default().validate().is_ok());
+        let bad = Priors {
+            repeat: 1.5,
+            ..Priors::default()
+        };
+        assert!(bad.validate().unwrap_err().contains("priors.repeat"));
+    }
+}
