@@ -370,7 +370,7 @@ pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<
             v.get(((v.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0.0)
         };
         eprintln!(
-            "sextant eval: {} queries → {} (p50 {:.0} ms, p95 {:.0} ms; p50 per stage: freshness {:.1}, embed {:.1}, retrieve {:.1}, units {:.1}, rerank {:.1}, enrich {:.1} ms)",
+            "sextant eval: {} queries → {} (p50 {:.0} ms, p95 {:.0} ms; p50 per stage: freshness {:.1}, embed {:.1}, retrieve {:.1}, units {:.1}, rerank {:.1}, priors {:.1}, enrich {:.1} ms)",
             queries.len(),
             args.out.display(),
             pct(|t| t.total_ms, 0.5),
@@ -380,6 +380,7 @@ pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<
             pct(|t| t.retrieve_ms, 0.5),
             pct(|t| t.units_ms, 0.5),
             pct(|t| t.rerank_ms, 0.5),
+            pct(|t| t.priors_ms, 0.5),
             pct(|t| t.enrich_ms, 0.5),
         );
         if graded > 0 {

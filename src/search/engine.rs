@@ -71,6 +71,8 @@ pub struct StageTimings {
     pub units_ms: f64,
     /// Reranking.
     pub rerank_ms: f64,
+    /// Ranking priors, with the lookup of the definitions the question names.
+    pub priors_ms: f64,
     /// Structural enrichment of the results (symbol graph reads).
     pub enrich_ms: f64,
     /// Whole search.
@@ -656,7 +658,7 @@ impl Searcher {
                 .instrument(tracing::info_span!("search.definitions"))
                 .await?;
             apply_priors(&mut candidates, &intent, &lexical_query, &options.priors);
-            timings.units_ms += ms(t);
+            timings.priors_ms = ms(t);
         }
         Ok((
             candidates

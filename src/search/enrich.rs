@@ -43,6 +43,8 @@ async fn slice(
     let mut slice = GraphSlice::default();
     let mut wanted: BTreeSet<String> = BTreeSet::new();
     let mut files: HashMap<&str, Vec<crate::store::SymbolRecord>> = HashMap::new();
+    // Every symbol whose edges are shown: each hit, and the members of a class-like hit.
+    let mut ids: Vec<String> = Vec::new();
     for hit in hits {
         if !files.contains_key(hit.path.as_str()) {
             files.insert(&hit.path, meta.file_symbols(repo, &hit.path).await?);
@@ -60,22 +62,34 @@ async fn slice(
                     .insert(s.chunk_id.clone(), (hit.path.clone(), s.clone()));
             }
         }
-        let mut ids = vec![id.clone()];
+        ids.push(id.clone());
         if matches!(
             hit.chunk.node_kind.as_str(),
             "class" | "interface" | "component"
         ) {
             ids.extend(children.iter().cloned());
         }
-        for symbol in ids {
-            let outgoing = meta.edges_from(repo, &symbol).await?;
-            let incoming = meta.edges_to(repo, &symbol).await?;
-            wanted.extend(outgoing.iter().filter_map(|e| e.to_chunk.clone()));
-            wanted.extend(incoming.iter().map(|e| e.from_chunk.clone()));
-            slice.outgoing.insert(symbol.clone(), outgoing);
-            slice.incoming.insert(symbol, incoming);
-        }
         slice.children.insert(id, children);
+    }
+    // Two queries for all of them, not two per symbol: a class with a hundred members
+    // made enrichment the slowest stage on real repositories.
+    for id in &ids {
+        slice.outgoing.entry(id.clone()).or_default();
+        slice.incoming.entry(id.clone()).or_default();
+    }
+    for e in meta.edges_from_any(repo, &ids).await? {
+        wanted.extend(e.to_chunk.clone());
+        slice
+            .outgoing
+            .entry(e.from_chunk.clone())
+            .or_default()
+            .push(e);
+    }
+    for e in meta.edges_to_any(repo, &ids).await? {
+        wanted.insert(e.from_chunk.clone());
+        if let Some(to) = e.to_chunk.clone() {
+            slice.incoming.entry(to).or_default().push(e);
+        }
     }
     wanted.retain(|id| !slice.symbols.contains_key(id));
     let wanted: Vec<String> = wanted.into_iter().collect();

@@ -74,7 +74,7 @@ impl LanceStoreOptions {
             uri: uri.into(),
             table: "chunks".into(),
             dims,
-            ann_min_rows: 50_000,
+            ann_min_rows: 10_000,
             maintain_every_writes: 64,
             reindex_after_rows: 1_000,
             prune_older_than: std::time::Duration::from_secs(60),

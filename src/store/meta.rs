@@ -567,14 +567,31 @@ pub trait MetaStore: Send + Sync {
         repo_id: &str,
         ids: &[String],
     ) -> Result<Vec<(String, SymbolRecord)>, StoreError>;
+    /// Edges leaving any of these symbols (one query per batch of ids), ordered by
+    /// source symbol, line and target name.
+    async fn edges_from_any(
+        &self,
+        repo_id: &str,
+        chunk_ids: &[String],
+    ) -> Result<Vec<EdgeRecord>, StoreError>;
+    /// Edges arriving at any of these symbols, ordered by target symbol, file and line.
+    async fn edges_to_any(
+        &self,
+        repo_id: &str,
+        chunk_ids: &[String],
+    ) -> Result<Vec<EdgeRecord>, StoreError>;
     /// Edges leaving a symbol.
     async fn edges_from(
         &self,
         repo_id: &str,
         chunk_id: &str,
-    ) -> Result<Vec<EdgeRecord>, StoreError>;
+    ) -> Result<Vec<EdgeRecord>, StoreError> {
+        self.edges_from_any(repo_id, &[chunk_id.to_string()]).await
+    }
     /// Edges arriving at a symbol.
-    async fn edges_to(&self, repo_id: &str, chunk_id: &str) -> Result<Vec<EdgeRecord>, StoreError>;
+    async fn edges_to(&self, repo_id: &str, chunk_id: &str) -> Result<Vec<EdgeRecord>, StoreError> {
+        self.edges_to_any(repo_id, &[chunk_id.to_string()]).await
+    }
 
     /// Enqueues a job.
     async fn enqueue_job(&self, new: NewJob) -> Result<Job, StoreError>;

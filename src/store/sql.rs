@@ -45,6 +45,35 @@ fn b(value: bool) -> i64 {
 }
 
 impl SqlMetaStore {
+    /// Edges whose `column` (`from_chunk` or `to_chunk`) is one of `ids`, in batches of
+    /// [`IN_BATCH`], ordered by `order` within the whole result.
+    async fn edges_where(
+        &self,
+        column: &'static str,
+        order: &'static str,
+        repo_id: &str,
+        ids: &[String],
+    ) -> Result<Vec<EdgeRecord>, StoreError> {
+        let mut out = Vec::new();
+        let mut ids = ids.to_vec();
+        ids.sort();
+        ids.dedup();
+        for batch in ids.chunks(IN_BATCH) {
+            let sql = format!(
+                "SELECT * FROM edges WHERE repo_id = $1 AND {column} IN ({}) ORDER BY {order}",
+                placeholders(2, batch.len())
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
+            for id in batch {
+                query = query.bind(id);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                out.push(edge(&row)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// Opens (creating if needed) the store at `url` and applies pending migrations.
     ///
     /// `url` is a `postgres://` / `postgresql://` URL, a `sqlite:` URL, or a plain file
@@ -721,30 +750,27 @@ impl MetaStore for SqlMetaStore {
         Ok(out)
     }
 
-    async fn edges_from(
+    async fn edges_from_any(
         &self,
         repo_id: &str,
-        chunk_id: &str,
+        chunk_ids: &[String],
     ) -> Result<Vec<EdgeRecord>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT * FROM edges WHERE repo_id = $1 AND from_chunk = $2 ORDER BY line, to_name",
+        self.edges_where(
+            "from_chunk",
+            "from_chunk, line, to_name",
+            repo_id,
+            chunk_ids,
         )
-        .bind(repo_id)
-        .bind(chunk_id)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(edge).collect()
+        .await
     }
 
-    async fn edges_to(&self, repo_id: &str, chunk_id: &str) -> Result<Vec<EdgeRecord>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT * FROM edges WHERE repo_id = $1 AND to_chunk = $2 ORDER BY file_path, line",
-        )
-        .bind(repo_id)
-        .bind(chunk_id)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(edge).collect()
+    async fn edges_to_any(
+        &self,
+        repo_id: &str,
+        chunk_ids: &[String],
+    ) -> Result<Vec<EdgeRecord>, StoreError> {
+        self.edges_where("to_chunk", "to_chunk, file_path, line", repo_id, chunk_ids)
+            .await
     }
 
     async fn enqueue_job(&self, new: NewJob) -> Result<Job, StoreError> {

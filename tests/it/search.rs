@@ -45,9 +45,13 @@ struct World {
 }
 
 async fn world() -> World {
+    world_of(FILES).await
+}
+
+async fn world_of(files: &[(&str, &str)]) -> World {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("ws");
-    for (rel, text) in FILES {
+    for (rel, text) in files {
         write(&root, rel, text);
     }
     let (meta, vectors, indexer) = support::bow_indexer(tmp.path()).await;
@@ -267,14 +271,19 @@ impl Reranker for Scripted {
 async fn reranker_scores_are_blended_with_vector_similarity() {
     let w = world().await;
     let s = w.searcher(Some(Arc::new(Scripted)));
-    let r = s.search("validate token", &open()).await.unwrap();
+    // The blueprint's blend, before the ranking priors adjust it.
+    let mut plain = open();
+    plain.priors.enabled = false;
+    let r = s.search("validate token", &plain).await.unwrap();
     assert!(r.reranked);
     for h in &r.candidates {
         let sc = h.scores;
         let want = sc.rerank.unwrap() * 0.65 + sc.vector.unwrap() * 0.35;
         assert!((sc.final_score - want).abs() < 1e-5, "{sc:?}");
     }
-    // The reranker dominates: every chunk quoting `listen(` outranks the rest.
+    // The reranker dominates, priors or not: every chunk quoting `listen(` outranks the
+    // rest.
+    let r = s.search("validate token", &open()).await.unwrap();
     let first_other = r
         .candidates
         .iter()
@@ -524,4 +533,67 @@ async fn a_question_sharing_one_word_with_the_code_is_not_answered() {
         "{:?}",
         crumbs(&r.results)
     );
+}
+
+/// A class, a test that names it over and over, and a field typed by it.
+const POOL: &[(&str, &str)] = &[
+    (
+        "src/pool/WorkerPool.ts",
+        "export class WorkerPool {\n  private jobs: string[] = [];\n\n  run(job: string) {\n    this.jobs.push(job);\n    return this.jobs.length;\n  }\n}\n",
+    ),
+    (
+        "src/__tests__/WorkerPool.test.ts",
+        "import { WorkerPool } from '../pool/WorkerPool';\n\ndescribe('WorkerPool', () => {\n  it('runs a job on the WorkerPool', () => {\n    const pool = new WorkerPool();\n    expect(pool.run('WorkerPool job')).toBe(1);\n  });\n});\n",
+    ),
+    (
+        "src/farm.ts",
+        "import { WorkerPool } from './pool/WorkerPool';\n\nexport class Farm {\n  constructor(private workerPool: WorkerPool) {}\n\n  start(job: string) {\n    return this.workerPool.run(job);\n  }\n}\n",
+    ),
+];
+
+#[tokio::test]
+async fn a_bare_identifier_is_answered_by_its_definition_and_tests_yield_to_source() {
+    let w = world_of(POOL).await;
+    let s = w.searcher(None);
+    let r = s.search("WorkerPool", &open()).await.unwrap();
+    let first = &r.results[0];
+    assert_eq!(
+        (first.path.as_str(), first.breadcrumb.as_str()),
+        ("src/pool/WorkerPool.ts", "WorkerPool"),
+        "{:?}",
+        crumbs(&r.results)
+    );
+    assert!(first.scores.final_score >= 0.9, "{:?}", first.scores);
+    // The test that names the class most is still found, below its definition.
+    assert!(r.candidates.iter().any(|h| h.path.contains("__tests__")));
+
+    // A sentence that does not ask for tests: test code loses a little; one that does
+    // keeps its score.
+    let is_test = |h: &&sextant::search::SearchHit| h.path.contains("__tests__");
+    let r = s
+        .search("run a job on the worker pool", &open())
+        .await
+        .unwrap();
+    let test = r
+        .candidates
+        .iter()
+        .find(is_test)
+        .expect("the test is a candidate");
+    assert!(test.scores.prior.unwrap() < 0.0, "{:?}", test.scores);
+    let r = s
+        .search("unit tests for the worker pool", &open())
+        .await
+        .unwrap();
+    let test = r
+        .candidates
+        .iter()
+        .find(is_test)
+        .expect("the test is a candidate");
+    assert!(test.scores.prior.unwrap() >= 0.0, "{:?}", test.scores);
+
+    // Priors off: scores are the fused scores, untouched.
+    let mut plain = open();
+    plain.priors.enabled = false;
+    let r = s.search("WorkerPool", &plain).await.unwrap();
+    assert!(r.candidates.iter().all(|h| h.scores.prior.is_none()));
 }
