@@ -501,7 +501,8 @@ impl Searcher {
             vector_hits = tracing::field::Empty,
             lexical_hits = tracing::field::Empty
         );
-        let (vector_hits, lexical_hits) = async {
+        let intent = super::prior::understand(text);
+        let (vector_hits, lexical_hits, definitions) = async {
             tokio::join!(
                 async {
                     if use_vector {
@@ -520,12 +521,22 @@ impl Searcher {
                     } else {
                         Ok(Vec::new())
                     }
+                },
+                // The definitions the question names, read while recall runs.
+                async {
+                    if options.priors.enabled {
+                        self.definition_rows(&intent, options)
+                            .instrument(tracing::info_span!("search.definitions"))
+                            .await
+                    } else {
+                        Ok(Vec::new())
+                    }
                 }
             )
         }
         .instrument(retrieve.clone())
         .await;
-        let (vector_hits, lexical_hits) = (vector_hits?, lexical_hits?);
+        let (vector_hits, lexical_hits, definitions) = (vector_hits?, lexical_hits?, definitions?);
         retrieve.record("vector_hits", vector_hits.len());
         retrieve.record("lexical_hits", lexical_hits.len());
         timings.retrieve_ms = ms(t);
@@ -653,10 +664,7 @@ impl Searcher {
         }
         if options.priors.enabled {
             let t = Instant::now();
-            let intent = super::prior::understand(text);
-            self.add_definitions(&intent, options, &query_vector, &mut candidates)
-                .instrument(tracing::info_span!("search.definitions"))
-                .await?;
+            add_definitions(definitions, options, &query_vector, &mut candidates);
             apply_priors(&mut candidates, &intent, &lexical_query, &options.priors);
             timings.priors_ms = ms(t);
         }
@@ -669,22 +677,16 @@ impl Searcher {
         ))
     }
 
-    /// Adds the definitions of the identifiers the question names that recall did not
-    /// bring (a class asked for by name is often out-scored by the members and tests
-    /// that mention it). They are scored like the other candidates, from their vectors.
-    async fn add_definitions(
+    /// The rows of the definitions of the identifiers the question names (a class asked
+    /// for by name is often out-scored by the members and tests that mention it), source
+    /// files first, at most 16 per name; [`add_definitions`] adds those recall missed.
+    async fn definition_rows(
         &self,
         intent: &super::prior::Intent,
         options: &SearchOptions,
-        query_vector: &[f32],
-        candidates: &mut Vec<Candidate>,
-    ) -> Result<(), SearchError> {
+    ) -> Result<Vec<ChunkRow>, SearchError> {
         /// Definitions read per identifier (source files first).
         const PER_NAME: usize = 16;
-        let known: std::collections::HashSet<(String, String)> = candidates
-            .iter()
-            .map(|c| (c.row.repo_id.clone(), c.row.chunk.id.clone()))
-            .collect();
         let mut wanted: HashMap<String, Vec<String>> = HashMap::new();
         let mut names: Vec<&str> = intent.identifiers.iter().map(|i| i.name.as_str()).collect();
         names.dedup();
@@ -694,7 +696,7 @@ impl Searcher {
                 .symbols_named(name, &options.filter.repos)
                 .await?
                 .into_iter()
-                .filter(|(repo, _, s)| {
+                .filter(|(_, _, s)| {
                     SymbolKind::parse(&s.kind).is_some_and(|k| {
                         !matches!(
                             k,
@@ -704,7 +706,7 @@ impl Searcher {
                                 | SymbolKind::Expression
                                 | SymbolKind::Statement
                         )
-                    }) && !known.contains(&(repo.clone(), s.chunk_id.clone()))
+                    })
                 })
                 .collect();
             found.sort_by_key(|(_, file, _)| {
@@ -714,47 +716,66 @@ impl Searcher {
                 wanted.entry(repo).or_default().push(symbol.chunk_id);
             }
         }
-        if wanted.is_empty() {
-            return Ok(());
-        }
         let paths = options
             .filter
             .path_matcher()
             .map_err(SearchError::InvalidOption)?;
         let mut repos: Vec<_> = wanted.into_iter().collect();
         repos.sort();
+        let mut rows = Vec::new();
         for (repo, ids) in repos {
-            for row in self.vectors.get(&repo, &ids).await? {
-                if !passes_filter(&row, options, &paths) {
-                    continue;
-                }
-                let vector = (row.vector.len() == query_vector.len())
-                    .then(|| cosine(query_vector, &row.vector).clamp(0.0, 1.0));
-                let fused = match options.fusion {
-                    Fusion::Blend => score::blend_scores(
-                        vector,
-                        1.0,
-                        None,
-                        if options.retrieval == Retrieval::Vector {
-                            0.0
-                        } else {
-                            options.lexical_weight
-                        },
-                    ),
-                    Fusion::Rrf => 0.0,
-                };
-                candidates.push(Candidate {
-                    row,
-                    scores: StageScores {
-                        vector,
-                        fused,
-                        final_score: fused,
-                        ..StageScores::default()
-                    },
-                });
-            }
+            rows.extend(
+                self.vectors
+                    .get(&repo, &ids)
+                    .await?
+                    .into_iter()
+                    .filter(|row| passes_filter(row, options, &paths)),
+            );
         }
-        Ok(())
+        Ok(rows)
+    }
+}
+
+/// Adds the definition rows recall did not bring as candidates, scored like the others
+/// from their vectors (they have no BM25 rank).
+fn add_definitions(
+    rows: Vec<ChunkRow>,
+    options: &SearchOptions,
+    query_vector: &[f32],
+    candidates: &mut Vec<Candidate>,
+) {
+    let mut known: std::collections::HashSet<(String, String)> = candidates
+        .iter()
+        .map(|c| (c.row.repo_id.clone(), c.row.chunk.id.clone()))
+        .collect();
+    for row in rows {
+        if !known.insert((row.repo_id.clone(), row.chunk.id.clone())) {
+            continue;
+        }
+        let vector = (row.vector.len() == query_vector.len())
+            .then(|| cosine(query_vector, &row.vector).clamp(0.0, 1.0));
+        let fused = match options.fusion {
+            Fusion::Blend => score::blend_scores(
+                vector,
+                1.0,
+                None,
+                if options.retrieval == Retrieval::Vector {
+                    0.0
+                } else {
+                    options.lexical_weight
+                },
+            ),
+            Fusion::Rrf => 0.0,
+        };
+        candidates.push(Candidate {
+            row,
+            scores: StageScores {
+                vector,
+                fused,
+                final_score: fused,
+                ..StageScores::default()
+            },
+        });
     }
 }
 

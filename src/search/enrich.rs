@@ -42,20 +42,29 @@ async fn slice(
 ) -> Result<GraphSlice, SearchError> {
     let mut slice = GraphSlice::default();
     let mut wanted: BTreeSet<String> = BTreeSet::new();
-    let mut files: HashMap<&str, Vec<crate::store::SymbolRecord>> = HashMap::new();
+    // The symbols of every result file, in one query.
+    let paths: Vec<String> = hits
+        .iter()
+        .map(|h| h.path.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut files: HashMap<String, Vec<crate::store::SymbolRecord>> = HashMap::new();
+    for (path, record) in meta.symbols_of_files(repo, &paths).await? {
+        files.entry(path).or_default().push(record);
+    }
+    let none = Vec::new();
     // Every symbol whose edges are shown: each hit, and the members of a class-like hit.
     let mut ids: Vec<String> = Vec::new();
     for hit in hits {
-        if !files.contains_key(hit.path.as_str()) {
-            files.insert(&hit.path, meta.file_symbols(repo, &hit.path).await?);
-        }
+        let symbols = files.get(&hit.path).unwrap_or(&none);
         let id = hit.chunk.id.clone();
-        let children: Vec<String> = files[hit.path.as_str()]
+        let children: Vec<String> = symbols
             .iter()
             .filter(|s| s.parent_chunk_id.as_deref() == Some(id.as_str()))
             .map(|s| s.chunk_id.clone())
             .collect();
-        for s in &files[hit.path.as_str()] {
+        for s in symbols {
             if s.chunk_id == id || children.contains(&s.chunk_id) {
                 slice
                     .symbols

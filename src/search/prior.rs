@@ -170,7 +170,8 @@ impl Default for Priors {
             path_words: 0.05,
             definition: 0.05,
             coherence: 0.01,
-            repeat: 0.01,
+            // Off: on the ranking sets it helped one repository and cost the other.
+            repeat: 0.0,
         }
     }
 }
@@ -635,13 +636,12 @@ mod tests {
     }
 
     fn ranked(candidates: &[Facts<'_>], question: &str) -> Vec<String> {
+        ranked_with(candidates, question, &Priors::default())
+    }
+
+    fn ranked_with(candidates: &[Facts<'_>], question: &str, priors: &Priors) -> Vec<String> {
         let terms = super::super::query_terms(&super::super::lexical_query(question));
-        let scores = adjust(
-            candidates,
-            &understand(question),
-            &terms,
-            &Priors::default(),
-        );
+        let scores = adjust(candidates, &understand(question), &terms, priors);
         let mut order: Vec<usize> = (0..candidates.len()).collect();
         order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
         order
@@ -719,8 +719,17 @@ mod tests {
         a2.score = 0.795;
         let mut b = facts("src/b.ts", "three", "three", SymbolKind::Function);
         b.score = 0.79;
-        let order = ranked(&[a1, a2, b], "zzz");
+        let repeat = Priors {
+            repeat: 0.01,
+            ..Priors::default()
+        };
+        let order = ranked_with(&[a1, a2, b], "zzz", &repeat);
         assert_eq!(order[1], "src/b.ts:three");
+        assert_eq!(
+            ranked(&[a1, a2, b], "zzz")[1],
+            "src/a.ts:two",
+            "off by default"
+        );
         let off = Priors {
             enabled: false,
             ..Priors::default()

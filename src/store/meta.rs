@@ -517,6 +517,13 @@ pub trait MetaStore: Send + Sync {
         repo_id: &str,
         path: &str,
     ) -> Result<Vec<SymbolRecord>, StoreError>;
+    /// Symbols of several files of one repository (one query per batch of paths), with
+    /// their file path, in file and source order.
+    async fn symbols_of_files(
+        &self,
+        repo_id: &str,
+        paths: &[String],
+    ) -> Result<Vec<(String, SymbolRecord)>, StoreError>;
     /// Symbols with this exact name in the given repositories (all when empty), with
     /// their repository id and file path.
     async fn symbols_named(

@@ -570,6 +570,32 @@ impl MetaStore for SqlMetaStore {
         rows.iter().map(symbol).collect()
     }
 
+    async fn symbols_of_files(
+        &self,
+        repo_id: &str,
+        paths: &[String],
+    ) -> Result<Vec<(String, SymbolRecord)>, StoreError> {
+        let mut out = Vec::new();
+        for batch in paths.chunks(IN_BATCH) {
+            let sql = format!(
+                concat!(
+                    "SELECT file_path, ",
+                    symbol_columns!(),
+                    " FROM symbols WHERE repo_id = $1 AND file_path IN ({}) ORDER BY file_path, ordinal"
+                ),
+                placeholders(2, batch.len())
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
+            for path in batch {
+                query = query.bind(path);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                out.push((row.try_get("file_path")?, symbol(&row)?));
+            }
+        }
+        Ok(out)
+    }
+
     async fn symbols_named(
         &self,
         name: &str,
