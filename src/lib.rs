@@ -24,6 +24,7 @@ pub mod index;
 pub mod mcp;
 pub mod parse;
 pub mod render;
+pub mod roles;
 pub mod scout;
 pub mod search;
 pub mod server;

@@ -68,6 +68,11 @@ pub struct Settings {
     pub watch: bool,
     /// Seconds between fetches of a git repository (0: never).
     pub fetch_interval_secs: u64,
+    /// Ranking roles of paths: role name (`source`, `test`, `fixture`, `example`,
+    /// `declaration`, `generated`) → globs, checked before the built-in rules (tests,
+    /// fixtures, examples, `.d.ts` and generated files rank a little lower unless a
+    /// question asks for them).
+    pub path_roles: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl Default for Settings {
@@ -86,6 +91,7 @@ impl From<store::RepoSettings> for Settings {
             languages: s.languages,
             watch: s.watch,
             fetch_interval_secs: s.fetch_interval_secs,
+            path_roles: s.path_roles,
         }
     }
 }
@@ -100,6 +106,7 @@ impl From<Settings> for store::RepoSettings {
             languages: s.languages,
             watch: s.watch,
             fetch_interval_secs: s.fetch_interval_secs,
+            path_roles: s.path_roles,
         }
     }
 }

@@ -146,6 +146,29 @@ pub struct RepoSetArgs {
     /// Git repositories: the branch, tag or commit to track.
     #[arg(long = "ref")]
     pub tracked_ref: Option<String>,
+    /// Ranking role of paths, `ROLE=GLOB` (repeatable; replaces the list; roles: source,
+    /// test, fixture, example, declaration, generated), e.g. `--path-role
+    /// 'source=test/helpers/**'`. `--path-role ''` clears it.
+    #[arg(long = "path-role")]
+    pub path_roles: Option<Vec<String>>,
+}
+
+/// `ROLE=GLOB` flags as the `pathRoles` setting (checked when the settings are saved).
+fn path_roles(
+    rules: &[String],
+) -> Result<std::collections::BTreeMap<String, Vec<String>>, CliError> {
+    let mut out: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for rule in non_empty(rules.to_vec()) {
+        let (role, glob) = rule.split_once('=').ok_or_else(|| {
+            CliError::Output(format!(
+                "--path-role {rule:?}: write ROLE=GLOB, e.g. 'source=test/helpers/**'"
+            ))
+        })?;
+        out.entry(role.trim().to_string())
+            .or_default()
+            .push(glob.trim().to_string());
+    }
+    Ok(out)
 }
 
 fn non_empty(list: Vec<String>) -> Vec<String> {
@@ -474,6 +497,9 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
                 settings.watch = args.watch.unwrap_or(settings.watch);
                 settings.fetch_interval_secs =
                     args.fetch_interval.unwrap_or(settings.fetch_interval_secs);
+                if let Some(rules) = args.path_roles {
+                    settings.path_roles = path_roles(&rules)?;
+                }
                 let repo = indexer
                     .update_settings(&args.name, args.tracked_ref, settings)
                     .await

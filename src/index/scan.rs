@@ -85,8 +85,9 @@ fn globs(patterns: &[String]) -> Result<GlobSet, IndexError> {
 }
 
 impl FileFilter {
-    /// Compiles `settings`' filters.
+    /// Compiles `settings`' filters (and checks its path roles, which search reads).
     pub fn new(settings: &RepoSettings) -> Result<Self, IndexError> {
+        crate::roles::PathRoles::compile(&settings.path_roles).map_err(IndexError::Settings)?;
         for lang in &settings.languages {
             if Language::parse(lang).is_none() {
                 return Err(IndexError::Settings(format!(

@@ -665,7 +665,14 @@ impl Searcher {
         if options.priors.enabled {
             let t = Instant::now();
             add_definitions(definitions, options, &query_vector, &mut candidates);
-            apply_priors(&mut candidates, &intent, &lexical_query, &options.priors);
+            let roles = self.path_roles(&candidates).await?;
+            apply_priors(
+                &mut candidates,
+                &intent,
+                &lexical_query,
+                &options.priors,
+                &roles,
+            );
             timings.priors_ms = ms(t);
         }
         Ok((
@@ -675,6 +682,30 @@ impl Searcher {
                 .collect(),
             reranked,
         ))
+    }
+
+    /// Each candidate repository's own path roles (its `pathRoles` setting; a setting
+    /// that no longer compiles falls back to the built-in rules).
+    async fn path_roles(
+        &self,
+        candidates: &[Candidate],
+    ) -> Result<HashMap<String, crate::roles::PathRoles>, SearchError> {
+        let mut out = HashMap::new();
+        for c in candidates {
+            if out.contains_key(&c.row.repo_id) {
+                continue;
+            }
+            let roles = match self.meta.get_repository(&c.row.repo_id).await? {
+                Some(repo) => crate::roles::PathRoles::compile(&repo.settings.path_roles)
+                    .unwrap_or_else(|e| {
+                        tracing::warn!(repo = %repo.name, error = %e, "path roles ignored");
+                        crate::roles::PathRoles::default()
+                    }),
+                None => crate::roles::PathRoles::default(),
+            };
+            out.insert(c.row.repo_id.clone(), roles);
+        }
+        Ok(out)
     }
 
     /// The rows of the definitions of the identifiers the question names (a class asked
@@ -785,8 +816,10 @@ fn apply_priors(
     intent: &super::prior::Intent,
     lexical_query: &str,
     priors: &super::prior::Priors,
+    roles: &HashMap<String, crate::roles::PathRoles>,
 ) {
     let terms = super::query_terms(lexical_query);
+    let builtin = crate::roles::PathRoles::default();
     let facts: Vec<super::prior::Facts<'_>> = candidates
         .iter()
         .map(|c| super::prior::Facts {
@@ -795,6 +828,10 @@ fn apply_priors(
             name: &c.row.chunk.name,
             breadcrumb: &c.row.chunk.breadcrumb,
             kind: c.row.chunk.node_kind,
+            role: roles
+                .get(&c.row.repo_id)
+                .unwrap_or(&builtin)
+                .role_of(&c.row.chunk.relative_path),
             lines: c.row.chunk.end_line.saturating_sub(c.row.chunk.start_line) + 1,
             score: c.scores.final_score,
         })

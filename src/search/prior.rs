@@ -29,103 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::parse::SymbolKind;
 use crate::text::search_text;
 
-/// What a file's path says it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PathRole {
-    /// Code of the product.
-    Source,
-    /// Tests and specs (`test/`, `__tests__/`, `e2e/`, `*.test.ts`, `*.spec.js`).
-    Test,
-    /// Test data (`fixtures/`, `__mocks__/`, `testdata/`, `__snapshots__/`).
-    Fixture,
-    /// Examples, demos, docs sites and benchmarks.
-    Example,
-    /// Type declaration files (`*.d.ts`).
-    Declaration,
-    /// Generated, built or vendored code (`dist/`, `build/`, `vendor/`, `*.min.js`).
-    Generated,
-}
-
-const FIXTURE_DIRS: &[&str] = &[
-    "__fixtures__",
-    "__mocks__",
-    "__snapshots__",
-    "fixture",
-    "fixtures",
-    "test-data",
-    "testdata",
-];
-const TEST_DIRS: &[&str] = &[
-    "__tests__",
-    "__typetests__",
-    "e2e",
-    "spec",
-    "specs",
-    "test",
-    "tests",
-    "typetests",
-];
-const EXAMPLE_DIRS: &[&str] = &[
-    "bench",
-    "benchmark",
-    "benchmarks",
-    "demo",
-    "demos",
-    "docs",
-    "example",
-    "examples",
-    "sample",
-    "samples",
-    "website",
-];
-const GENERATED_DIRS: &[&str] = &[
-    "__generated__",
-    "build",
-    "dist",
-    "generated",
-    "node_modules",
-    "out",
-    "vendor",
-    "vendored",
-];
-
-impl PathRole {
-    /// The role of a repository-relative path.
-    ///
-    /// ```
-    /// use sextant::search::prior::PathRole;
-    /// assert_eq!(PathRole::of("src/runner.ts"), PathRole::Source);
-    /// assert_eq!(PathRole::of("src/__tests__/runner.test.ts"), PathRole::Test);
-    /// assert_eq!(PathRole::of("test/fixtures/a.js"), PathRole::Fixture);
-    /// assert_eq!(PathRole::of("types/index.d.ts"), PathRole::Declaration);
-    /// ```
-    pub fn of(path: &str) -> Self {
-        let lower = path.to_ascii_lowercase();
-        let mut segments: Vec<&str> = lower.split('/').collect();
-        let file = segments.pop().unwrap_or("");
-        let any_dir = |names: &[&str]| segments.iter().any(|s| names.contains(s));
-        if any_dir(GENERATED_DIRS) || file.contains(".min.") || file.contains(".bundle.") {
-            Self::Generated
-        } else if any_dir(FIXTURE_DIRS) || file.contains(".fixture.") {
-            Self::Fixture
-        } else if any_dir(TEST_DIRS)
-            || [".test.", ".spec.", "_test.", "-test.", ".test-d.", "_spec."]
-                .iter()
-                .any(|m| file.contains(m))
-        {
-            Self::Test
-        } else if any_dir(EXAMPLE_DIRS) {
-            Self::Example
-        } else if [".d.ts", ".d.mts", ".d.cts"]
-            .iter()
-            .any(|e| file.ends_with(e))
-        {
-            Self::Declaration
-        } else {
-            Self::Source
-        }
-    }
-}
+pub use crate::roles::{PathRole, PathRoles};
 
 /// Weights of the priors. Scores of stage 1/2 lie in 0..1 (cosine similarities of a
 /// sentence model crowd into roughly 0.55–0.9), so the adjustments are small additions.
@@ -335,6 +239,8 @@ pub struct Facts<'a> {
     pub breadcrumb: &'a str,
     /// Node kind.
     pub kind: SymbolKind,
+    /// What its path is ([`PathRoles::role_of`]).
+    pub role: PathRole,
     /// Number of lines.
     pub lines: u32,
     /// Score before the priors (0..1).
@@ -452,7 +358,7 @@ pub fn adjust(
     let mut scores: Vec<f32> = candidates
         .iter()
         .map(|c| {
-            let role = PathRole::of(c.path);
+            let role = c.role;
             let strength = definition_strength(intent, c);
             let quality = strength * role_weight(role);
             let words = if role == PathRole::Source {
@@ -522,28 +428,9 @@ mod tests {
             name,
             breadcrumb: crumb,
             kind,
+            role: PathRole::of(path),
             lines: 20,
             score: 0.8,
-        }
-    }
-
-    #[test]
-    fn paths_get_their_roles() {
-        let cases = [
-            ("lib/runner.js", PathRole::Source),
-            ("packages/core/src/__tests__/a.ts", PathRole::Test),
-            ("test/unit/runner.spec.cjs", PathRole::Test),
-            ("src/util.test.ts", PathRole::Test),
-            ("e2e/custom/sequencer.js", PathRole::Test),
-            ("test/integration/fixtures/a.fixture.js", PathRole::Fixture),
-            ("src/__mocks__/fs.ts", PathRole::Fixture),
-            ("examples/basic/index.ts", PathRole::Example),
-            ("lib/types.d.ts", PathRole::Declaration),
-            ("dist/index.min.js", PathRole::Generated),
-            ("packages/test-utils/src/index.ts", PathRole::Source),
-        ];
-        for (path, role) in cases {
-            assert_eq!(PathRole::of(path), role, "{path}");
         }
     }
 

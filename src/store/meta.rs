@@ -135,6 +135,10 @@ pub struct RepoSettings {
     pub watch: bool,
     /// Seconds between fetches of a git repository (0: never).
     pub fetch_interval_secs: u64,
+    /// Ranking roles of paths, role name → globs (`test`, `fixture`, `example`,
+    /// `declaration`, `generated`, or `source` to exempt a path from the built-in rules);
+    /// read by search (`search::prior::PathRoles`).
+    pub path_roles: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl Default for RepoSettings {
@@ -147,6 +151,7 @@ impl Default for RepoSettings {
             languages: Vec::new(),
             watch: false,
             fetch_interval_secs: 0,
+            path_roles: Default::default(),
         }
     }
 }

@@ -591,6 +591,34 @@ async fn a_bare_identifier_is_answered_by_its_definition_and_tests_yield_to_sour
         .expect("the test is a candidate");
     assert!(test.scores.prior.unwrap() >= 0.0, "{:?}", test.scores);
 
+    // The repository can say its tests are code: then they lose nothing.
+    let mut settings = RepoSettings::default();
+    settings
+        .path_roles
+        .insert("source".into(), vec!["src/__tests__/**".into()]);
+    w.indexer
+        .update_settings("ws", None, settings)
+        .await
+        .unwrap();
+    let r = s
+        .search("run a job on the worker pool", &open())
+        .await
+        .unwrap();
+    let test = r
+        .candidates
+        .iter()
+        .find(is_test)
+        .expect("the test is a candidate");
+    assert!(test.scores.prior.unwrap() >= 0.0, "{:?}", test.scores);
+    let mut bad = RepoSettings::default();
+    bad.path_roles.insert("tests".into(), vec!["x/**".into()]);
+    let err = w
+        .indexer
+        .update_settings("ws", None, bad)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("unknown role"), "{err}");
+
     // Priors off: scores are the fused scores, untouched.
     let mut plain = open();
     plain.priors.enabled = false;
