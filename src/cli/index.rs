@@ -128,8 +128,9 @@ pub struct RepoSetArgs {
     /// Exclude globs (repeatable; replaces the list). `--exclude ''` clears it.
     #[arg(long)]
     pub exclude: Option<Vec<String>>,
-    /// Largest file indexed, in bytes.
-    #[arg(long)]
+    /// Largest file indexed, in bytes (`--max-file-size`: the global `--max-file-bytes`
+    /// is the parser's own limit).
+    #[arg(long = "max-file-size", id = "repo_max_file_bytes")]
     pub max_file_bytes: Option<u64>,
     /// Most files indexed.
     #[arg(long)]

@@ -221,3 +221,61 @@ async fn token_files_bootstrap_authentication_and_health_reports_readiness() {
         "{down:?}"
     );
 }
+
+/// `repo set` changes a registered repository's settings and refuses bad ones with the
+/// reason (it used to panic on its own `--max-file-bytes`, which the global parser
+/// limit of the same name shadowed).
+#[test]
+fn repo_set_saves_settings_and_explains_bad_path_roles() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("a.ts"), "export const a = 1;\n").unwrap();
+    let data = tmp.path().join("data");
+    let run = |args: &[&str]| {
+        sextant()
+            .arg("--data-dir")
+            .arg(&data)
+            // A remote embedder that is never called: settings need no model.
+            .args([
+                "--embed-provider",
+                "openai",
+                "--embed-url",
+                "http://127.0.0.1:9/v1",
+            ])
+            .args(["--embed-model", "m", "--embed-dims", "8"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let added = run(&["repo", "add", ws.to_str().unwrap(), "--name", "ws"]);
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let set = run(&[
+        "repo",
+        "set",
+        "ws",
+        "--max-file-size",
+        "2048",
+        "--path-role",
+        "source=test/helpers/**",
+    ]);
+    let out = String::from_utf8_lossy(&set.stdout);
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    assert!(out.contains("\"maxFileBytes\": 2048"), "{out}");
+    assert!(out.contains("test/helpers/**"), "{out}");
+    for (rule, says) in [("tests=x/**", "unknown role"), ("nonsense", "ROLE=GLOB")] {
+        let bad = run(&["repo", "set", "ws", "--path-role", rule]);
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert!(!bad.status.success());
+        assert!(err.contains(says), "{rule}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
