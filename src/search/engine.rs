@@ -833,6 +833,11 @@ fn apply_priors(
                 .unwrap_or(&builtin)
                 .role_of(&c.row.chunk.relative_path),
             lines: c.row.chunk.end_line.saturating_sub(c.row.chunk.start_line) + 1,
+            signature_only: match c.row.chunk.node_kind {
+                SymbolKind::Interface | SymbolKind::Type | SymbolKind::Property => true,
+                SymbolKind::Method => !c.row.chunk.full_source.contains('{'),
+                _ => false,
+            },
             score: c.scores.final_score,
         })
         .collect();

@@ -48,6 +48,10 @@ pub struct Priors {
     pub declaration_penalty: f32,
     /// Subtracted from generated and vendored code.
     pub generated_penalty: f32,
+    /// Subtracted from types and signatures (interfaces, type aliases, fields, methods
+    /// without a body) unless the question asks about types: a question about what code
+    /// does is answered by the code that does it.
+    pub signature_penalty: f32,
     /// Added times the share of the question's words found in the file's name and
     /// directory.
     pub path_words: f32,
@@ -71,6 +75,7 @@ impl Default for Priors {
             example_penalty: 0.05,
             declaration_penalty: 0.04,
             generated_penalty: 0.08,
+            signature_penalty: 0.03,
             path_words: 0.05,
             definition: 0.05,
             coherence: 0.01,
@@ -89,6 +94,7 @@ impl Priors {
             ("examplePenalty", self.example_penalty),
             ("declarationPenalty", self.declaration_penalty),
             ("generatedPenalty", self.generated_penalty),
+            ("signaturePenalty", self.signature_penalty),
             ("pathWords", self.path_words),
             ("definition", self.definition),
             ("coherence", self.coherence),
@@ -131,6 +137,8 @@ pub struct Intent {
     pub wants_examples: bool,
     /// The question asks for type declarations.
     pub wants_declarations: bool,
+    /// The question asks about types or shapes ("type", "interface", "signature", …).
+    pub wants_types: bool,
 }
 
 fn is_identifier_part(s: &str) -> bool {
@@ -223,6 +231,23 @@ pub fn understand(question: &str) -> Intent {
     intent.wants_declarations = ["declaration", "declarations", "typings", "d.ts"]
         .iter()
         .any(|w| has(w));
+    intent.wants_types = intent.wants_declarations
+        || [
+            "type",
+            "types",
+            "typed",
+            "interface",
+            "interfaces",
+            "shape",
+            "signature",
+            "signatures",
+            "field",
+            "fields",
+            "property",
+            "properties",
+        ]
+        .iter()
+        .any(|w| has(w));
     intent
 }
 
@@ -243,6 +268,9 @@ pub struct Facts<'a> {
     pub role: PathRole,
     /// Number of lines.
     pub lines: u32,
+    /// Only a type or a signature: an interface, type alias, field, or a method without
+    /// a body.
+    pub signature_only: bool,
     /// Score before the priors (0..1).
     pub score: f32,
 }
@@ -382,7 +410,12 @@ pub fn adjust(
                 let tier = 0.6 * quality + 0.25 * companion_share + 0.15 * c.score;
                 return 0.9 + 0.1 * tier.clamp(0.0, 1.0);
             }
-            c.score - role_penalty(role, intent, priors)
+            let shape = if c.signature_only && !intent.wants_types {
+                priors.signature_penalty
+            } else {
+                0.0
+            };
+            c.score - role_penalty(role, intent, priors) - shape
                 + priors.path_words * words
                 + priors.definition * quality
         })
@@ -430,6 +463,7 @@ mod tests {
             kind,
             role: PathRole::of(path),
             lines: 20,
+            signature_only: false,
             score: 0.8,
         }
     }
@@ -578,6 +612,28 @@ mod tests {
         assert_eq!(
             ranked(&both, "unit tests for the worker pool")[0],
             "src/__tests__/pool.test.ts:describe"
+        );
+    }
+
+    #[test]
+    fn implementations_outrank_their_signatures_unless_types_are_asked_for() {
+        let mut sig = facts(
+            "src/types.ts",
+            "save",
+            "Matchers > save",
+            SymbolKind::Method,
+        );
+        sig.signature_only = true;
+        sig.score = 0.81;
+        let mut body = facts("src/inline.ts", "saveAll", "saveAll", SymbolKind::Function);
+        body.score = 0.80;
+        assert_eq!(
+            ranked(&[sig, body], "write snapshots back")[0],
+            "src/inline.ts:saveAll"
+        );
+        assert_eq!(
+            ranked(&[sig, body], "the type of the snapshot matchers")[0],
+            "src/types.ts:save"
         );
     }
 
