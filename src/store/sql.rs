@@ -282,6 +282,40 @@ where
     Ok(())
 }
 
+impl SqlMetaStore {
+    /// Symbols (with their file path) whose `column` (`chunk_id` or `file_path`) is one
+    /// of `values`, in batches of [`IN_BATCH`], ordered by `order` within each batch.
+    async fn symbols_where(
+        &self,
+        column: &'static str,
+        order: &'static str,
+        repo_id: &str,
+        values: &[String],
+    ) -> Result<Vec<(String, SymbolRecord)>, StoreError> {
+        let mut out = Vec::with_capacity(values.len());
+        for batch in values.chunks(IN_BATCH) {
+            let sql = format!(
+                concat!(
+                    "SELECT file_path, ",
+                    symbol_columns!(),
+                    " FROM symbols WHERE repo_id = $1 AND {} IN ({}) ORDER BY {}"
+                ),
+                column,
+                placeholders(2, batch.len()),
+                order
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
+            for value in batch {
+                query = query.bind(value);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                out.push((row.try_get("file_path")?, symbol(&row)?));
+            }
+        }
+        Ok(out)
+    }
+}
+
 #[async_trait]
 impl MetaStore for SqlMetaStore {
     fn backend(&self) -> &'static str {
@@ -575,25 +609,8 @@ impl MetaStore for SqlMetaStore {
         repo_id: &str,
         paths: &[String],
     ) -> Result<Vec<(String, SymbolRecord)>, StoreError> {
-        let mut out = Vec::new();
-        for batch in paths.chunks(IN_BATCH) {
-            let sql = format!(
-                concat!(
-                    "SELECT file_path, ",
-                    symbol_columns!(),
-                    " FROM symbols WHERE repo_id = $1 AND file_path IN ({}) ORDER BY file_path, ordinal"
-                ),
-                placeholders(2, batch.len())
-            );
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
-            for path in batch {
-                query = query.bind(path);
-            }
-            for row in query.fetch_all(&self.pool).await? {
-                out.push((row.try_get("file_path")?, symbol(&row)?));
-            }
-        }
-        Ok(out)
+        self.symbols_where("file_path", "file_path, ordinal", repo_id, paths)
+            .await
     }
 
     async fn symbols_named(
@@ -755,25 +772,8 @@ impl MetaStore for SqlMetaStore {
         repo_id: &str,
         ids: &[String],
     ) -> Result<Vec<(String, SymbolRecord)>, StoreError> {
-        let mut out = Vec::with_capacity(ids.len());
-        for batch in ids.chunks(IN_BATCH) {
-            let sql = format!(
-                concat!(
-                    "SELECT file_path, ",
-                    symbol_columns!(),
-                    " FROM symbols WHERE repo_id = $1 AND chunk_id IN ({})"
-                ),
-                placeholders(2, batch.len())
-            );
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
-            for id in batch {
-                query = query.bind(id);
-            }
-            for row in query.fetch_all(&self.pool).await? {
-                out.push((row.try_get("file_path")?, symbol(&row)?));
-            }
-        }
-        Ok(out)
+        self.symbols_where("chunk_id", "file_path, ordinal", repo_id, ids)
+            .await
     }
 
     async fn edges_from_any(

@@ -569,27 +569,20 @@ async fn a_bare_identifier_is_answered_by_its_definition_and_tests_yield_to_sour
 
     // A sentence that does not ask for tests: test code loses a little; one that does
     // keeps its score.
-    let is_test = |h: &&sextant::search::SearchHit| h.path.contains("__tests__");
-    let r = s
-        .search("run a job on the worker pool", &open())
-        .await
-        .unwrap();
-    let test = r
-        .candidates
-        .iter()
-        .find(is_test)
-        .expect("the test is a candidate");
-    assert!(test.scores.prior.unwrap() < 0.0, "{:?}", test.scores);
-    let r = s
-        .search("unit tests for the worker pool", &open())
-        .await
-        .unwrap();
-    let test = r
-        .candidates
-        .iter()
-        .find(is_test)
-        .expect("the test is a candidate");
-    assert!(test.scores.prior.unwrap() >= 0.0, "{:?}", test.scores);
+    let test_prior = |question: &'static str| {
+        let s = &s;
+        async move {
+            let r = s.search(question, &open()).await.unwrap();
+            let test = r
+                .candidates
+                .iter()
+                .find(|h| h.path.contains("__tests__"))
+                .expect("the test is a candidate");
+            test.scores.prior.unwrap()
+        }
+    };
+    assert!(test_prior("run a job on the worker pool").await < 0.0);
+    assert!(test_prior("unit tests for the worker pool").await >= 0.0);
 
     // The repository can say its tests are code: then they lose nothing.
     let mut settings = RepoSettings::default();
@@ -600,16 +593,7 @@ async fn a_bare_identifier_is_answered_by_its_definition_and_tests_yield_to_sour
         .update_settings("ws", None, settings)
         .await
         .unwrap();
-    let r = s
-        .search("run a job on the worker pool", &open())
-        .await
-        .unwrap();
-    let test = r
-        .candidates
-        .iter()
-        .find(is_test)
-        .expect("the test is a candidate");
-    assert!(test.scores.prior.unwrap() >= 0.0, "{:?}", test.scores);
+    assert!(test_prior("run a job on the worker pool").await >= 0.0);
     let mut bad = RepoSettings::default();
     bad.path_roles.insert("tests".into(), vec!["x/**".into()]);
     let err = w
