@@ -539,3 +539,32 @@ async fn the_largest_allowed_filter_runs_on_a_worker_thread() {
     over.paths.push("src/b.ts".into());
     assert!(over.validate().unwrap_err().contains("at most"));
 }
+
+/// Rows written ahead of their vectors (progressive indexing) never train the ANN index:
+/// it waits until every row has its vector, however many rows there are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ann_index_waits_for_every_vector() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut options = LanceStoreOptions::new(dir.path().join("lance").to_string_lossy(), DIMS);
+    options.ann_min_rows = 1;
+    options.maintain_every_writes = 1_000; // only explicit maintenance in this test
+    let store = LanceStore::open(options).await.expect("open");
+    let pending: Vec<ChunkRow> = rows("r1", "src/a.ts", &fixture("classes.ts"))
+        .into_iter()
+        .map(|mut row| {
+            row.vector.clear();
+            row
+        })
+        .collect();
+    assert!(pending.len() > 1);
+    store
+        .replace_file("r1", "src/a.ts", pending)
+        .await
+        .expect("write");
+    let stats = store.maintain().await.expect("maintain");
+    assert!(
+        !stats.vector_index,
+        "no ANN index over rows without vectors"
+    );
+    assert!(stats.text_index, "text search covers them meanwhile");
+}
