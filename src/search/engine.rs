@@ -71,7 +71,7 @@ pub struct StageTimings {
     pub units_ms: f64,
     /// Reranking.
     pub rerank_ms: f64,
-    /// Ranking priors, with the lookup of the definitions the question names.
+    /// Ranking priors (the definitions the question names are read during retrieval).
     pub priors_ms: f64,
     /// Structural enrichment of the results (symbol graph reads).
     pub enrich_ms: f64,
@@ -343,31 +343,47 @@ impl Searcher {
                 by_repo.entry(repo).or_default().push(symbol.chunk_id);
             }
         }
-        let mut hits = Vec::new();
+        let mut rows = self.rows_in_scope(by_repo, options).await?;
+        rows.sort_by(|a, b| {
+            (&a.repo_id, &a.chunk.relative_path, a.chunk.start_line).cmp(&(
+                &b.repo_id,
+                &b.chunk.relative_path,
+                b.chunk.start_line,
+            ))
+        });
+        let scores = StageScores {
+            fused: 1.0,
+            final_score: 1.0,
+            ..StageScores::default()
+        };
+        let hits = rows.into_iter().map(|row| hit(row, scores)).collect();
+        Ok(hits)
+    }
+
+    /// The chunk rows of `ids` (by repository) that the request's filter lets through:
+    /// one chunk-store read per repository.
+    async fn rows_in_scope(
+        &self,
+        ids: HashMap<String, Vec<String>>,
+        options: &SearchOptions,
+    ) -> Result<Vec<ChunkRow>, SearchError> {
         let paths = options
             .filter
             .path_matcher()
             .map_err(SearchError::InvalidOption)?;
-        let mut repos: Vec<_> = by_repo.into_iter().collect();
+        let mut repos: Vec<_> = ids.into_iter().collect();
         repos.sort();
+        let mut rows = Vec::new();
         for (repo, ids) in repos {
-            let mut rows = self.vectors.get(&repo, &ids).await?;
-            rows.sort_by(|a, b| {
-                (&a.chunk.relative_path, a.chunk.start_line)
-                    .cmp(&(&b.chunk.relative_path, b.chunk.start_line))
-            });
-            for row in rows {
-                if passes_filter(&row, options, &paths) {
-                    let scores = StageScores {
-                        fused: 1.0,
-                        final_score: 1.0,
-                        ..StageScores::default()
-                    };
-                    hits.push(hit(row, scores));
-                }
-            }
+            rows.extend(
+                self.vectors
+                    .get(&repo, &ids)
+                    .await?
+                    .into_iter()
+                    .filter(|row| passes_filter(row, options, &paths)),
+            );
         }
-        Ok(hits)
+        Ok(rows)
     }
 
     /// Lifts each hit to its answer unit (see [`SymbolKind::has_code_body`]), keeping the
@@ -719,8 +735,12 @@ impl Searcher {
         /// Definitions read per identifier (source files first).
         const PER_NAME: usize = 16;
         let mut wanted: HashMap<String, Vec<String>> = HashMap::new();
-        let mut names: Vec<&str> = intent.identifiers.iter().map(|i| i.name.as_str()).collect();
-        names.dedup();
+        let mut names: Vec<&str> = Vec::new();
+        for id in &intent.identifiers {
+            if !names.contains(&id.name.as_str()) {
+                names.push(&id.name);
+            }
+        }
         for name in names.into_iter().take(4) {
             let mut found: Vec<_> = self
                 .meta
@@ -728,16 +748,8 @@ impl Searcher {
                 .await?
                 .into_iter()
                 .filter(|(_, _, s)| {
-                    SymbolKind::parse(&s.kind).is_some_and(|k| {
-                        !matches!(
-                            k,
-                            SymbolKind::Import
-                                | SymbolKind::ReExport
-                                | SymbolKind::Export
-                                | SymbolKind::Expression
-                                | SymbolKind::Statement
-                        )
-                    })
+                    SymbolKind::parse(&s.kind)
+                        .is_some_and(|k| super::prior::kind_strength(k, 2) > 0.0)
                 })
                 .collect();
             found.sort_by_key(|(_, file, _)| {
@@ -747,23 +759,7 @@ impl Searcher {
                 wanted.entry(repo).or_default().push(symbol.chunk_id);
             }
         }
-        let paths = options
-            .filter
-            .path_matcher()
-            .map_err(SearchError::InvalidOption)?;
-        let mut repos: Vec<_> = wanted.into_iter().collect();
-        repos.sort();
-        let mut rows = Vec::new();
-        for (repo, ids) in repos {
-            rows.extend(
-                self.vectors
-                    .get(&repo, &ids)
-                    .await?
-                    .into_iter()
-                    .filter(|row| passes_filter(row, options, &paths)),
-            );
-        }
-        Ok(rows)
+        self.rows_in_scope(wanted, options).await
     }
 }
 

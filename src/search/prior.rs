@@ -299,8 +299,16 @@ pub fn definition_strength(intent: &Intent, facts: &Facts<'_>) -> f32 {
     if !defines {
         return 0.0;
     }
+    kind_strength(facts.kind, facts.lines)
+}
+
+/// How much a symbol of this kind and length defines its name: 1 for a class, function,
+/// method, interface, type or enum; 0.8 for a variable, field or callback; 0.3 for a
+/// one-line one (an alias such as `exports.X = X`); 0 for statements, imports and
+/// exports, which define nothing.
+pub fn kind_strength(kind: SymbolKind, lines: u32) -> f32 {
     use SymbolKind as K;
-    match facts.kind {
+    match kind {
         K::Class
         | K::Interface
         | K::Function
@@ -311,7 +319,7 @@ pub fn definition_strength(intent: &Intent, facts: &Facts<'_>) -> f32 {
         | K::Namespace
         | K::Module
         | K::Type => 1.0,
-        K::Variable | K::Const | K::Property | K::Callback if facts.lines > 1 => 0.8,
+        K::Variable | K::Const | K::Property | K::Callback if lines > 1 => 0.8,
         K::Variable | K::Const | K::Property | K::Callback => 0.3,
         _ => 0.0,
     }
