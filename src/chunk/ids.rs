@@ -26,13 +26,18 @@ pub fn sibling_ids(path: &str, parent_id: &str, siblings: &[ParsedSymbol]) -> Ve
                     0
                 }
             };
-            let mut hasher = Sha256::new();
-            for part in [path, parent_id, kind, &s.name, &ordinal.to_string()] {
-                hasher.update(part.as_bytes());
-                hasher.update([0u8]);
-            }
-            let digest = hasher.finalize();
-            digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+            id_of(&[path, parent_id, kind, &s.name, &ordinal.to_string()])
         })
         .collect()
+}
+
+/// First 32 hex characters of SHA-256 over `parts`, each followed by a NUL byte.
+pub fn id_of(parts: &[&str]) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part.as_bytes());
+        hasher.update([0u8]);
+    }
+    let digest = hasher.finalize();
+    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
 }

@@ -9,6 +9,7 @@
 
 mod content;
 mod ids;
+mod outline;
 
 use std::collections::{HashMap, HashSet};
 
@@ -20,6 +21,7 @@ use crate::text::{
 };
 
 pub use content::COLLAPSED_BODY;
+pub use outline::{leading_comment, outline_chunk};
 
 /// Chunker settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

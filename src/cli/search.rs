@@ -12,6 +12,7 @@ use serde_json::json;
 use super::index::{fail, open_indexer_with, open_meta, runtime, sync_with_bars};
 use super::{CliError, out, write_err};
 use crate::config::Config;
+use crate::parse::SymbolKind;
 use crate::search::{Fusion, Priors, Retrieval, SearchHit, SearchOptions, Searcher, StageTimings};
 use crate::store::{RepoSettings, VectorStore};
 
@@ -330,9 +331,28 @@ pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<
             options.filter.repos = vec![repos[&q.corpus].clone()];
             let response = searcher.search(&q.query, &options).await.map_err(fail)?;
             latencies.push(response.timings);
-            let top: Vec<&SearchHit> = response.candidates.iter().take(args.top).collect();
+            // Function-level results leave file outlines out: an outline spans its whole
+            // file, and a scorer that takes a range holding the gold as a hit would count
+            // it as finding every function of a small file. Outlines rank files: `files`
+            // lists the distinct files of all candidates, outlines included, in order.
+            let top: Vec<&SearchHit> = response
+                .candidates
+                .iter()
+                .filter(|h| h.chunk.node_kind != SymbolKind::File)
+                .take(args.top)
+                .collect();
+            let mut files: Vec<&str> = Vec::new();
+            for h in &response.candidates {
+                if !files.contains(&h.path.as_str()) {
+                    files.push(&h.path);
+                    if files.len() == args.top {
+                        break;
+                    }
+                }
+            }
             let line = json!({
                 "query_id": q.id,
+                "files": files,
                 "results": top.iter().map(|h| json!({
                     "path": h.path,
                     "start_line": h.start_line,
@@ -345,6 +365,7 @@ pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<
                     "path": h.path,
                     "start_line": h.start_line,
                     "end_line": h.end_line,
+                    "kind": h.kind,
                 })).collect::<Vec<_>>(),
             });
             serde_json::to_writer(&mut w, &line).map_err(fail)?;
@@ -357,7 +378,11 @@ pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<
                 if hit_any(&top) {
                     in_top += 1;
                 }
-                let answer: Vec<&SearchHit> = response.results.iter().collect();
+                let answer: Vec<&SearchHit> = response
+                    .results
+                    .iter()
+                    .filter(|h| h.chunk.node_kind != SymbolKind::File)
+                    .collect();
                 if hit_any(&answer) {
                     in_answer += 1;
                 }

@@ -20,10 +20,10 @@ use super::IndexError;
 use super::progress::{Phase, Progress};
 use super::scan::{FileFilter, ScannedFile, read_scanned, scan_tree};
 use super::source::{GitLocation, GitTransport, restricted_address};
-use crate::chunk::{ChunkOptions, CodeChunk, chunk_file};
+use crate::chunk::{ChunkOptions, CodeChunk, chunk_file, outline_chunk};
 use crate::embed::{Embedder, InputKind};
 use crate::graph::FileFacts;
-use crate::parse::{ParseLimits, parse_bytes};
+use crate::parse::{ParseLimits, SymbolKind, parse_bytes};
 use crate::store::{
     ChunkRow, FileRecord, MetaStore, NewRepository, RepoSettings, RepoSource, RepoStatus,
     Repository, SymbolRecord, VectorStore, now_ms,
@@ -1160,8 +1160,12 @@ impl Indexer {
                     let outcome = parse_bytes(&p.file.path, &p.bytes, &limits)
                         .map(|parsed| {
                             let source = String::from_utf8_lossy(&p.bytes);
-                            let chunks = chunk_file(&p.file.rel, &source, &parsed, &chunk_options);
+                            let mut chunks =
+                                chunk_file(&p.file.rel, &source, &parsed, &chunk_options);
                             let facts = FileFacts::attribute(&parsed.refs, &chunks);
+                            // The file's outline is a retrievable unit, not a symbol: it
+                            // is stored with the chunks and kept out of the graph.
+                            chunks.extend(outline_chunk(&p.file.rel, &source, &parsed, &chunks));
                             let facts = serde_json::to_string(&facts).unwrap_or_default();
                             (chunks, parsed.line_count, facts)
                         })
@@ -1215,8 +1219,11 @@ impl Indexer {
             match p.outcome {
                 Ok((chunks, lines, file_facts)) => {
                     facts.push((rel.clone(), Some(file_facts)));
-                    let symbols: Vec<SymbolRecord> =
-                        chunks.iter().map(SymbolRecord::from_chunk).collect();
+                    let symbols: Vec<SymbolRecord> = chunks
+                        .iter()
+                        .filter(|c| c.node_kind != SymbolKind::File)
+                        .map(SymbolRecord::from_chunk)
+                        .collect();
                     let record = FileRecord {
                         repo_id: repo.id.clone(),
                         path: rel.clone(),
@@ -1225,7 +1232,7 @@ impl Indexer {
                         mtime_ms: Some(p.file.mtime_ms),
                         size_bytes: p.file.size as i64,
                         line_count: i64::from(lines),
-                        symbol_count: chunks.len() as i64,
+                        symbol_count: symbols.len() as i64,
                         indexed_at: Some(now_ms()),
                         skip_reason: None,
                     };

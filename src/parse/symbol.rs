@@ -108,6 +108,9 @@ pub enum SymbolKind {
     Callback,
     /// A region tree-sitter could not parse; its recovered declarations are its children.
     Error,
+    /// A whole file's outline, the answer to "how is this organised" (made by
+    /// [`crate::chunk::outline_chunk`], never by a parser).
+    File,
 }
 
 impl SymbolKind {

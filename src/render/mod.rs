@@ -252,6 +252,38 @@ mod tests {
     }
 
     #[test]
+    fn a_file_outline_is_shown_above_the_files_other_targets() {
+        let path = "src/auth/tokenService.ts";
+        let parsed = parse_bytes(Path::new(path), SERVICE.as_bytes(), &ParseLimits::default())
+            .expect("parse");
+        let mut all = chunk_file(path, SERVICE, &parsed, &ChunkOptions::default());
+        let alone = snapshot(
+            path,
+            &[id(&all, "TokenService > validateToken").as_str()],
+            &all,
+        );
+        let outline = crate::chunk::outline_chunk(path, SERVICE, &parsed, &all).expect("outline");
+        let outline_id = outline.id.clone();
+        all.push(outline);
+        let method = id(&all, "TokenService > validateToken");
+        // Present but not a target: the snapshot is what it was.
+        assert_eq!(snapshot(path, &[method.as_str()], &all), alone);
+        let only = snapshot(path, &[outline_id.as_str()], &all);
+        assert_eq!(
+            only,
+            "// src/auth/tokenService.ts\n// Token handling for the API.\n// imports: jsonwebtoken, ../models/auth, ./unused, ./refreshStore\n\nexport class TokenService extends BaseValidator\n  async validateToken(token: string): Promise<JwtPayload | null>\n  async refreshToken(token: string): Promise<string>\n  unrelated()\n"
+        );
+        let both = snapshot(path, &[outline_id.as_str(), method.as_str()], &all);
+        assert_eq!(
+            both,
+            format!(
+                "{only}{}",
+                alone.trim_start_matches("// src/auth/tokenService.ts\n")
+            )
+        );
+    }
+
+    #[test]
     fn a_class_target_is_shown_whole_once() {
         let all = chunks("a.ts", SERVICE);
         let class = id(&all, "TokenService");

@@ -47,9 +47,34 @@ fn indentation(text: &str) -> &str {
 }
 
 /// Renders the snapshot of `path` for `targets` (ids of chunks in `file_chunks`, all
-/// chunks of the file). Targets that are not in `file_chunks` are ignored.
+/// chunks of the file). Targets that are not in `file_chunks` are ignored. A file outline
+/// ([`SymbolKind::File`]) among the targets is shown first, as written; the other
+/// targets follow it as usual.
 pub fn snapshot(path: &str, targets: &[&str], file_chunks: &[CodeChunk]) -> String {
-    let by_id: HashMap<&str, &CodeChunk> = file_chunks.iter().map(|c| (c.id.as_str(), c)).collect();
+    let outline = file_chunks
+        .iter()
+        .find(|c| c.node_kind == SymbolKind::File && targets.contains(&c.id.as_str()));
+    let code: Vec<&CodeChunk> = file_chunks
+        .iter()
+        .filter(|c| c.node_kind != SymbolKind::File)
+        .collect();
+    let Some(outline) = outline else {
+        return code_snapshot(path, targets, &code);
+    };
+    let mut out = outline.content.trim_end().to_string();
+    out.push('\n');
+    let header = format!("// {path}\n");
+    let rest = code_snapshot(path, targets, &code);
+    if let Some(body) = rest.strip_prefix(&header).filter(|b| !b.trim().is_empty()) {
+        out.push_str(body);
+    }
+    out
+}
+
+/// [`snapshot`] of code chunks only.
+fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> String {
+    let by_id: HashMap<&str, &CodeChunk> =
+        file_chunks.iter().map(|c| (c.id.as_str(), *c)).collect();
     let targets: Vec<&CodeChunk> = targets
         .iter()
         .filter_map(|id| by_id.get(id).copied())

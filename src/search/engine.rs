@@ -517,7 +517,7 @@ impl Searcher {
             vector_hits = tracing::field::Empty,
             lexical_hits = tracing::field::Empty
         );
-        let intent = super::prior::understand(text);
+        let mut intent = super::prior::understand(text);
         let (vector_hits, lexical_hits, definitions) = async {
             tokio::join!(
                 async {
@@ -545,14 +545,21 @@ impl Searcher {
                             .instrument(tracing::info_span!("search.definitions"))
                             .await
                     } else {
-                        Ok(Vec::new())
+                        Ok(Default::default())
                     }
                 }
             )
         }
         .instrument(retrieve.clone())
         .await;
-        let (vector_hits, lexical_hits, definitions) = (vector_hits?, lexical_hits?, definitions?);
+        let (vector_hits, lexical_hits, (definitions, corrections)) =
+            (vector_hits?, lexical_hits?, definitions?);
+        // A misspelt or partial name is looked for as the name it most likely means.
+        for (asked, meant) in corrections {
+            for id in intent.identifiers.iter_mut().filter(|id| id.name == asked) {
+                id.name = meant.clone();
+            }
+        }
         retrieve.record("vector_hits", vector_hits.len());
         retrieve.record("lexical_hits", lexical_hits.len());
         timings.retrieve_ms = ms(t);
@@ -727,11 +734,14 @@ impl Searcher {
     /// The rows of the definitions of the identifiers the question names (a class asked
     /// for by name is often out-scored by the members and tests that mention it), source
     /// files first, at most 16 per name; [`add_definitions`] adds those recall missed.
+    /// A symbol question whose identifier defines nothing looks for the name it most
+    /// likely means ([`super::prior::closest_name`]); the second value lists those
+    /// `(asked, found)` corrections.
     async fn definition_rows(
         &self,
         intent: &super::prior::Intent,
         options: &SearchOptions,
-    ) -> Result<Vec<ChunkRow>, SearchError> {
+    ) -> Result<(Vec<ChunkRow>, Vec<(String, String)>), SearchError> {
         /// Definitions read per identifier (source files first).
         const PER_NAME: usize = 16;
         let mut wanted: HashMap<String, Vec<String>> = HashMap::new();
@@ -741,17 +751,26 @@ impl Searcher {
                 names.push(&id.name);
             }
         }
-        for name in names.into_iter().take(4) {
-            let mut found: Vec<_> = self
-                .meta
-                .symbols_named(name, &options.filter.repos)
-                .await?
+        let defining = |found: Vec<(String, String, crate::store::SymbolRecord)>| -> Vec<_> {
+            found
                 .into_iter()
                 .filter(|(_, _, s)| {
                     SymbolKind::parse(&s.kind)
                         .is_some_and(|k| super::prior::kind_strength(k, 2) > 0.0)
                 })
-                .collect();
+                .collect()
+        };
+        let repos = &options.filter.repos;
+        let mut corrections = Vec::new();
+        for name in names.into_iter().take(4) {
+            let mut found = defining(self.meta.symbols_named(name, repos).await?);
+            if found.is_empty() && intent.symbol {
+                let near = self.meta.names_starting_like(name, repos).await?;
+                if let Some(meant) = super::prior::closest_name(name, &near) {
+                    found = defining(self.meta.symbols_named(meant, repos).await?);
+                    corrections.push((name.to_string(), meant.to_string()));
+                }
+            }
             found.sort_by_key(|(_, file, _)| {
                 super::prior::PathRole::of(file) != super::prior::PathRole::Source
             });
@@ -759,7 +778,7 @@ impl Searcher {
                 wanted.entry(repo).or_default().push(symbol.chunk_id);
             }
         }
-        self.rows_in_scope(wanted, options).await
+        Ok((self.rows_in_scope(wanted, options).await?, corrections))
     }
 }
 
@@ -888,6 +907,7 @@ fn fold(ranked: Vec<SearchHit>) -> Vec<SearchHit> {
             path: &h.path,
             start: h.start_line,
             end: h.end_line,
+            outline: h.chunk.node_kind == SymbolKind::File,
         })
         .collect();
     let groups = score::fold_enclosing(&spans);

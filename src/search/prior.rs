@@ -251,6 +251,52 @@ pub fn understand(question: &str) -> Intent {
     intent
 }
 
+/// The defined name a misspelt, partial or differently cased identifier most likely
+/// means, among `names` (say, those sharing its first letter): the same name
+/// ignoring case, `_` and `-` (`snapshot_state` → `SnapshotState`), else the shortest name
+/// it begins (`SnapshotSt` → `SnapshotState`, for four letters or more), else the nearest
+/// within one edit (two for names of eight letters or more; `WorkerPol` → `WorkerPool`).
+/// `None` when nothing is that close.
+///
+/// ```
+/// use sextant::search::prior::closest_name;
+/// let names = ["SnapshotState".to_string(), "snapshotResolver".to_string()];
+/// assert_eq!(closest_name("snapshot_state", &names), Some("SnapshotState"));
+/// assert_eq!(closest_name("SnapshotStat", &names), Some("SnapshotState"));
+/// assert_eq!(closest_name("SnapshotStaet", &names), Some("SnapshotState"));
+/// assert_eq!(closest_name("Snapper", &names), None);
+/// ```
+pub fn closest_name<'a>(wanted: &str, names: &'a [String]) -> Option<&'a str> {
+    let plain = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !matches!(c, '_' | '-'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let want = plain(wanted);
+    let len = want.chars().count();
+    let allowed = if len >= 8 { 2 } else { 1 };
+    names
+        .iter()
+        .filter_map(|name| {
+            let have = plain(name);
+            let rank = if have == want {
+                (0, 0)
+            } else if len >= 4 && have.starts_with(&want) {
+                (1, have.len() - want.len())
+            } else {
+                let d = strsim::damerau_levenshtein(&want, &have);
+                if len < 4 || d > allowed {
+                    return None;
+                }
+                (2, d)
+            };
+            Some((rank, name.len(), name.as_str()))
+        })
+        .min()
+        .map(|(_, _, name)| name)
+}
+
 /// What the priors read of one candidate.
 #[derive(Debug, Clone, Copy)]
 pub struct Facts<'a> {

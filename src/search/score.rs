@@ -117,12 +117,18 @@ pub struct Span<'a> {
     pub start: u32,
     /// Last line.
     pub end: u32,
+    /// A file outline: it stands beside the file's code, neither enclosing it nor inside
+    /// it.
+    pub outline: bool,
 }
 
 impl Span<'_> {
-    /// Whether `self` strictly encloses `other` (same file, range contains it, not equal).
+    /// Whether `self` strictly encloses `other` (same file, range contains it, not equal;
+    /// never for an outline).
     pub fn encloses(&self, other: &Span<'_>) -> bool {
-        self.repo == other.repo
+        !self.outline
+            && !other.outline
+            && self.repo == other.repo
             && self.path == other.path
             && self.start <= other.start
             && other.end <= self.end
@@ -305,6 +311,7 @@ mod tests {
             path,
             start,
             end,
+            outline: false,
         };
         // 0: method a.ts 10-20, 1: its class 1-50, 2: other file, 3: nested fn 12-14.
         let spans = [
@@ -320,5 +327,15 @@ mod tests {
         // Unrelated ranges are untouched.
         let apart = [span("a.ts", 1, 5), span("a.ts", 6, 9)];
         assert_eq!(fold_enclosing(&apart), vec![(0, vec![]), (1, vec![])]);
+        // A file outline folds nothing and is folded into nothing.
+        let outline = Span {
+            outline: true,
+            ..span("a.ts", 1, 50)
+        };
+        let with_outline = [outline, span("a.ts", 10, 20), span("a.ts", 1, 50)];
+        assert_eq!(
+            fold_enclosing(&with_outline),
+            vec![(0, vec![]), (1, vec![2])]
+        );
     }
 }

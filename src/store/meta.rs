@@ -536,6 +536,14 @@ pub trait MetaStore: Send + Sync {
         name: &str,
         repos: &[String],
     ) -> Result<Vec<(String, String, SymbolRecord)>, StoreError>;
+    /// Distinct names of symbols that begin with `head`'s first character, compared
+    /// without case, in the given repositories (all when empty): the names a misspelt or
+    /// partial identifier may mean.
+    async fn names_starting_like(
+        &self,
+        head: &str,
+        repos: &[String],
+    ) -> Result<Vec<String>, StoreError>;
 
     /// Atomically replaces the edges owned by one file.
     async fn replace_file_edges(

@@ -636,6 +636,40 @@ impl MetaStore for SqlMetaStore {
         Ok(out)
     }
 
+    async fn names_starting_like(
+        &self,
+        head: &str,
+        repos: &[String],
+    ) -> Result<Vec<String>, StoreError> {
+        let Some(first) = head.chars().next() else {
+            return Ok(Vec::new());
+        };
+        let prefix = first.to_lowercase().to_string();
+        // `%` and `_` are LIKE wildcards; identifiers may hold `_`.
+        let pattern = format!(
+            "{}%",
+            prefix
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        );
+        let rows = sqlx::query(
+            "SELECT DISTINCT repo_id, name FROM symbols WHERE lower(name) LIKE $1 ESCAPE '\\'",
+        )
+        .bind(pattern)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut names = Vec::new();
+        for row in &rows {
+            let repo: String = row.try_get("repo_id")?;
+            let name: String = row.try_get("name")?;
+            if (repos.is_empty() || repos.contains(&repo)) && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        Ok(names)
+    }
+
     async fn replace_file_edges(
         &self,
         repo_id: &str,

@@ -241,17 +241,19 @@ async fn content_change_replaces_the_files_chunks() {
     let report = w.sync().await;
     assert_eq!((report.indexed, report.added, report.unchanged), (1, 0, 4));
     let new_ids = w.chunk_ids("src/server.ts").await;
-    assert_eq!(new_ids.len(), old_ids.len() + 1);
+    // One more method, and with three declarations the file now has an outline too.
+    assert_eq!(new_ids.len(), old_ids.len() + 2);
     let symbols = w
         .meta
         .file_symbols(&w.repo.id, "src/server.ts")
         .await
         .unwrap();
     assert!(symbols.iter().any(|s| s.name == "close"));
-    // Only texts that changed reach the model: the class (its content gained a member)
-    // and the new method; `listen`'s text is the same and comes from the cache.
+    // Only texts that changed reach the model: the class (its content gained a member),
+    // the new method and the file's new outline; `listen`'s text is the same and comes
+    // from the cache.
     let embedded = w.recorder.take();
-    assert_eq!(embedded.len(), 2, "{embedded:#?}");
+    assert_eq!(embedded.len(), 3, "{embedded:#?}");
     assert!(embedded.iter().all(|t| !t.contains("Server > listen")));
 }
 

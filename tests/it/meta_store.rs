@@ -204,6 +204,34 @@ async fn files_symbols_edges(store: &dyn MetaStore) {
         (1, repo.as_str(), "src/a.ts")
     );
 
+    // Names a misspelt identifier may mean: by first letter, without case, distinct,
+    // in the given repositories; `_` and `%` are letters, not wildcards.
+    store
+        .replace_file_symbols(
+            &file(&other, "src/b.ts"),
+            &[
+                sym("d1", "Alphabet"),
+                sym("d2", "_private"),
+                sym("d3", "Beta"),
+            ],
+        )
+        .await
+        .expect("replace");
+    let mut near = store.names_starting_like("ALPHA", &[]).await.expect("near");
+    near.sort();
+    assert_eq!(near, ["Alphabet", "alpha"]);
+    let near = store
+        .names_starting_like("alpah", std::slice::from_ref(&repo))
+        .await
+        .expect("near");
+    assert_eq!(near, ["alpha"]);
+    let near = store.names_starting_like("_x", &[]).await.expect("near");
+    assert_eq!(near, ["_private"]);
+    store
+        .replace_file_symbols(&file(&other, "src/b.ts"), &[])
+        .await
+        .expect("replace");
+
     // Replacing is complete: symbols that vanished are gone.
     store
         .replace_file_symbols(&f, &[sym("c2", "beta")])

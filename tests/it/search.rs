@@ -609,3 +609,86 @@ async fn a_bare_identifier_is_answered_by_its_definition_and_tests_yield_to_sour
     let r = s.search("WorkerPool", &plain).await.unwrap();
     assert!(r.candidates.iter().all(|h| h.scores.prior.is_none()));
 }
+
+#[tokio::test]
+async fn a_file_outline_answers_for_its_file_beside_its_code() {
+    use sextant::store::MetaStore;
+    let w = world().await;
+    let s = w.searcher(None);
+    // token.ts and listen.ts declare three things each: they have outlines; jwt.ts and
+    // debounce.ts declare one: they have none.
+    let mut only_files = open();
+    only_files.filter.kinds = vec!["file".into()];
+    let r = s
+        .search("token service validate refresh", &only_files)
+        .await
+        .unwrap();
+    let mut paths: Vec<&str> = r.candidates.iter().map(|h| h.path.as_str()).collect();
+    assert_eq!(paths[0], "src/auth/token.ts");
+    paths.sort_unstable();
+    assert_eq!(paths, ["src/auth/token.ts", "src/server/listen.ts"]);
+    let outline = &r.candidates[0];
+    assert_eq!(outline.kind, "file");
+    assert_eq!((outline.start_line, outline.end_line), (1, 14));
+    assert!(
+        outline
+            .chunk
+            .content
+            .contains("export class TokenService\n  validateToken(token: string): boolean\n  refresh(token: string)\n"),
+        "{}",
+        outline.chunk.content
+    );
+    assert!(outline.chunk.content.contains("// imports: ./jwt"));
+
+    // Unfiltered, the outline stands beside the methods it lists: neither folds the other.
+    let r = s
+        .search("token service validate refresh", &open())
+        .await
+        .unwrap();
+    let token_units: Vec<&str> = r
+        .candidates
+        .iter()
+        .filter(|h| h.path == "src/auth/token.ts")
+        .map(|h| h.kind.as_str())
+        .collect();
+    assert!(token_units.contains(&"file"), "{token_units:?}");
+    assert!(token_units.contains(&"method"), "{token_units:?}");
+
+    // The outline is not a symbol: the file's symbols and the graph do not see it.
+    let repo = w.indexer.find_repo("ws").await.unwrap();
+    let symbols = w
+        .meta
+        .file_symbols(&repo.id, "src/auth/token.ts")
+        .await
+        .unwrap();
+    assert!(!symbols.is_empty());
+    assert!(symbols.iter().all(|s| s.kind != "file"), "{symbols:?}");
+}
+
+#[tokio::test]
+async fn a_misspelt_or_partial_name_is_answered_by_the_definition_it_means() {
+    let w = world_of(POOL).await;
+    let s = w.searcher(None);
+    for asked in ["WrokerPool", "worker_pool", "WorkerPoo", "workerpool"] {
+        let r = s.search(asked, &open()).await.unwrap();
+        let first = &r.results[0];
+        assert_eq!(
+            (first.path.as_str(), first.breadcrumb.as_str()),
+            ("src/pool/WorkerPool.ts", "WorkerPool"),
+            "{asked}: {:?}",
+            crumbs(&r.results)
+        );
+        assert!(
+            first.scores.final_score >= 0.9,
+            "{asked}: {:?}",
+            first.scores
+        );
+    }
+    // A name nothing is close to is not guessed: no definition tier.
+    let r = s.search("ThreadQueue", &open()).await.unwrap();
+    assert!(
+        r.candidates.iter().all(|h| h.scores.final_score < 0.9),
+        "{:?}",
+        crumbs(&r.candidates)
+    );
+}

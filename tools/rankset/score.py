@@ -6,7 +6,9 @@ paths are equal and the gold start lies inside the result, or the result inside 
 with one change: a result longer than max(SPAN, the gold's own length) lines is ignored, so a
 whole-file answer never counts as finding a function, while a 2,000-line class asked for by
 name still can. File level ranks the distinct files of the results in order of first
-appearance; a file gains when it is one of the question's gold files.
+appearance (or, when the results line has `files`, in that order: `sextant eval` ranks files
+with their outlines there, and leaves outlines out of the function-level results); a file
+gains when it is one of the question's gold files.
 
 Metrics over the first 10 results: fn-NDCG@10 (binary, one gold needed: "any"), R@10,
 MRR@10; file-NDCG@10 (binary, ideal = min(gold files, 10)), file-R@10 (a gold file in the
@@ -29,7 +31,7 @@ from score import is_hit  # noqa: E402  (the shared hit rule)
 METRICS = ["fn_ndcg@10", "r@10", "mrr@10", "file_ndcg@10", "file_r@10"]
 
 
-def score(q, results, span):
+def score(q, results, span, ranked_files=None):
     gold = q["gold"]
     first = None
     for rank, r in enumerate(results[:10], 1):
@@ -37,12 +39,15 @@ def score(q, results, span):
         if any(is_hit(r, g) and length <= max(span, g["end_line"] - g["start_line"] + 1) for g in gold):
             first = rank
             break
-    files = []
-    for r in results:
-        if r["path"] not in files:
-            files.append(r["path"])
-        if len(files) == 10:
-            break
+    # `sextant eval` lists the ranked files (file outlines included) as `files`; older
+    # results files only have function-level results.
+    files = list(ranked_files or [])[:10]
+    if ranked_files is None:
+        for r in results:
+            if r["path"] not in files:
+                files.append(r["path"])
+            if len(files) == 10:
+                break
     want = set(q["files"])
     dcg = sum(1 / math.log2(i + 2) for i, f in enumerate(files) if f in want)
     idcg = sum(1 / math.log2(i + 2) for i in range(min(len(want), 10)))
@@ -65,12 +70,14 @@ def main():
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     results = {}
+    ranked_files = {}
     for path in a.results:
         with open(path, encoding="utf-8") as f:
             for line in f:
                 if line.strip():
                     r = json.loads(line)
                     results[r["query_id"]] = r.get("results", [])
+                    ranked_files[r["query_id"]] = r.get("files")
     groups = defaultdict(list)
     per_query = []
     missing = 0
@@ -81,7 +88,7 @@ def main():
                     continue
                 q = json.loads(line)
                 missing += q["id"] not in results
-                s = score(q, results.get(q["id"], []), a.span)
+                s = score(q, results.get(q["id"], []), a.span, ranked_files.get(q["id"]))
                 per_query.append({"query_id": q["id"], "kind": q["kind"], "query": q["query"], **s})
                 for key in ("ALL", q["kind"], f"{q['repo']}", f"{q['repo']}/{q['kind']}"):
                     groups[key].append(s)
