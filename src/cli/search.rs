@@ -40,9 +40,13 @@ pub struct SearchArgs {
     /// Weight of the vector similarity in finalScore.
     #[arg(long, default_value_t = 0.35)]
     pub vector_weight: f32,
-    /// Weight of the BM25 list relative to the vector list in fusion.
+    /// Weight of the BM25 list relative to the vector list in fusion (orders symbol
+    /// questions, gates all).
     #[arg(long, default_value_t = 0.3)]
     pub lexical_weight: f32,
+    /// Weight of the BM25 evidence when ordering answers to sentences.
+    #[arg(long, default_value_t = 0.15)]
+    pub sentence_lexical_weight: f32,
     /// Skip the configured reranker.
     #[arg(long)]
     pub no_rerank: bool,
@@ -72,6 +76,7 @@ impl SearchArgs {
             vector_weight: self.vector_weight,
             rerank: !self.no_rerank,
             lexical_weight: self.lexical_weight,
+            sentence_lexical_weight: self.sentence_lexical_weight,
             priors: self.priors.unwrap_or_default(),
             ..SearchOptions::default()
         }

@@ -200,7 +200,7 @@ impl Searcher {
             }
         };
         let candidates = fold(ranked);
-        let scores: Vec<f32> = candidates.iter().map(|h| h.scores.final_score).collect();
+        let scores: Vec<f32> = candidates.iter().map(|h| h.scores.relevance()).collect();
         let tokens: Vec<usize> = candidates.iter().map(|h| h.tokens).collect();
         let threshold = match mode {
             SearchMode::Symbol => 0.0,
@@ -619,16 +619,13 @@ impl Searcher {
             let sim = member_sim.get(&i).map_or(own, |m| m.max(own));
             c.scores.vector = Some(sim.clamp(0.0, 1.0));
         }
+        // Sentences are ordered with their own lexical weight, and gated with the usual
+        // one (a lower weight lifts the bare vector similarity, which for a sentence
+        // model never falls far, over the gate).
+        let (gate_weight, order_weight) = lexical_weights(options, &intent);
         for c in &mut candidates {
             let s = &mut c.scores;
-            let (wv, wl) = (
-                if use_vector { 1.0 } else { 0.0 },
-                if use_lexical {
-                    options.lexical_weight
-                } else {
-                    0.0
-                },
-            );
+            let (wv, wl) = (if use_vector { 1.0 } else { 0.0 }, gate_weight);
             s.fused = match options.fusion {
                 Fusion::Rrf => {
                     let mut lists = Vec::new();
@@ -646,7 +643,9 @@ impl Searcher {
                         let coverage = super::coverage(&terms, &c.row.chunk);
                         score::lexical_evidence(relative, coverage)
                     });
-                    score::blend_scores(s.vector, wv, evidence, wl)
+                    s.gate = (order_weight != gate_weight)
+                        .then(|| score::blend_scores(s.vector, wv, evidence, gate_weight));
+                    score::blend_scores(s.vector, wv, evidence, order_weight)
                 }
             };
             s.final_score = s.fused;
@@ -679,6 +678,7 @@ impl Searcher {
                         options.rerank_weight,
                         options.vector_weight,
                     );
+                    c.scores.gate = None;
                 }
                 sort_by_score(&mut candidates, |s| s.final_score);
                 timings.rerank_ms = ms(t);
@@ -687,7 +687,13 @@ impl Searcher {
         }
         if options.priors.enabled {
             let t = Instant::now();
-            add_definitions(definitions, options, &query_vector, &mut candidates);
+            add_definitions(
+                definitions,
+                options,
+                &intent,
+                &query_vector,
+                &mut candidates,
+            );
             let roles = self.path_roles(&candidates).await?;
             apply_priors(
                 &mut candidates,
@@ -787,9 +793,11 @@ impl Searcher {
 fn add_definitions(
     rows: Vec<ChunkRow>,
     options: &SearchOptions,
+    intent: &super::prior::Intent,
     query_vector: &[f32],
     candidates: &mut Vec<Candidate>,
 ) {
+    let (gate_weight, order_weight) = lexical_weights(options, intent);
     let mut known: std::collections::HashSet<(String, String)> = candidates
         .iter()
         .map(|c| (c.row.repo_id.clone(), c.row.chunk.id.clone()))
@@ -800,18 +808,13 @@ fn add_definitions(
         }
         let vector = (row.vector.len() == query_vector.len())
             .then(|| cosine(query_vector, &row.vector).clamp(0.0, 1.0));
-        let fused = match options.fusion {
-            Fusion::Blend => score::blend_scores(
-                vector,
-                1.0,
-                None,
-                if options.retrieval == Retrieval::Vector {
-                    0.0
-                } else {
-                    options.lexical_weight
-                },
+        let (fused, gate) = match options.fusion {
+            Fusion::Blend => (
+                score::blend_scores(vector, 1.0, None, order_weight),
+                (order_weight != gate_weight)
+                    .then(|| score::blend_scores(vector, 1.0, None, gate_weight)),
             ),
-            Fusion::Rrf => 0.0,
+            Fusion::Rrf => (0.0, None),
         };
         candidates.push(Candidate {
             row,
@@ -819,10 +822,25 @@ fn add_definitions(
                 vector,
                 fused,
                 final_score: fused,
+                gate,
                 ..StageScores::default()
             },
         });
     }
+}
+
+/// The BM25 weights of a query, `(gate, order)`: both `lexicalWeight` for a symbol
+/// question, `sentenceLexicalWeight` orders a sentence; 0 when BM25 is not used.
+fn lexical_weights(options: &SearchOptions, intent: &super::prior::Intent) -> (f32, f32) {
+    if options.retrieval == Retrieval::Vector {
+        return (0.0, 0.0);
+    }
+    let order = if intent.symbol {
+        options.lexical_weight
+    } else {
+        options.sentence_lexical_weight
+    };
+    (options.lexical_weight, order)
 }
 
 /// Applies [`super::prior::adjust`] to the candidates' final scores and re-sorts them.
@@ -858,8 +876,11 @@ fn apply_priors(
         .collect();
     let adjusted = super::prior::adjust(&facts, intent, &terms, priors);
     for (c, new) in candidates.iter_mut().zip(adjusted) {
-        c.scores.prior = Some(new - c.scores.final_score);
+        let delta = new - c.scores.final_score;
+        c.scores.prior = Some(delta);
         c.scores.final_score = new;
+        // The gate reads the same adjustment on its own blend.
+        c.scores.gate = c.scores.gate.map(|g| (g + delta).clamp(0.0, 1.0));
     }
     sort_by_score(candidates, |s| s.final_score);
 }

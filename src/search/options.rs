@@ -93,9 +93,15 @@ pub struct SearchOptions {
     /// RRF's rank constant `k` (default 60).
     #[schema(exclusive_minimum = 0.0)]
     pub rrf_k: f32,
-    /// Weight of the BM25 list relative to the vector list in fusion (default 1.0).
+    /// Weight of the BM25 list relative to the vector list in fusion (default 0.3). It
+    /// orders the answers to symbol questions and decides the relevance gate for all.
     #[schema(minimum = 0.0)]
     pub lexical_weight: f32,
+    /// Weight of the BM25 evidence when ordering the answers to sentences, questions
+    /// that are not a bare identifier (default 0.15): their words are the code's less
+    /// often. The relevance gate still reads the blend at `lexicalWeight`.
+    #[schema(minimum = 0.0)]
+    pub sentence_lexical_weight: f32,
     /// Whether to call the configured reranker (default true; ignored when none is
     /// configured).
     pub rerank: bool,
@@ -122,6 +128,9 @@ impl Default for SearchOptions {
             // Measured with bge-small (docs/BENCHMARKS.md): 0.3 beats 1.0 on rxjs and on
             // the lodash-es set alike, and keeps off-topic questions out of the gate.
             lexical_weight: 0.3,
+            // Measured on the ranking sets (jest and mocha, docs/BENCHMARKS.md): semantic
+            // and architecture questions gain on both at 0.15, symbol questions lose.
+            sentence_lexical_weight: 0.15,
             rerank: true,
             priors: Priors::default(),
             filter: ChunkFilter::default(),
@@ -153,6 +162,12 @@ impl SearchOptions {
         }
         if self.rrf_k.is_nan() || self.rrf_k <= 0.0 {
             return Err(format!("rrfK must be positive, got {}", self.rrf_k));
+        }
+        if self.sentence_lexical_weight.is_nan() || self.sentence_lexical_weight < 0.0 {
+            return Err(format!(
+                "sentenceLexicalWeight must be >= 0, got {}",
+                self.sentence_lexical_weight
+            ));
         }
         if self.lexical_weight.is_nan() || self.lexical_weight < 0.0 {
             return Err(format!(
@@ -215,6 +230,8 @@ overrides! {
         rrf_k: f32,
         /// Weight of the BM25 list relative to the vector list in fusion (≥ 0).
         lexical_weight: f32,
+        /// Weight of the BM25 evidence when ordering answers to sentences (≥ 0).
+        sentence_lexical_weight: f32,
         /// Whether to call the configured reranker.
         rerank: bool,
         /// Ranking priors (all weights 0–1; `enabled: false` turns them off).

@@ -39,6 +39,18 @@ pub struct StageScores {
     pub prior: Option<f32>,
     /// The score that orders, gates and prioritises results.
     pub final_score: f32,
+    /// The score the relevance gate reads instead of `finalScore`, when they differ:
+    /// answers to sentences are ordered with `sentenceLexicalWeight` and gated with
+    /// `lexicalWeight`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<f32>,
+}
+
+impl StageScores {
+    /// The score the relevance gate compares with the threshold.
+    pub fn relevance(&self) -> f32 {
+        self.gate.unwrap_or(self.final_score)
+    }
 }
 
 /// Normalised reciprocal rank fusion: `Σ wᵢ/(k + rankᵢ)` over the lists that ranked the
@@ -170,15 +182,20 @@ pub struct Selection {
     pub passed_gate: usize,
 }
 
-/// The dual constraint over candidates sorted by `finalScore` descending: only those at or
-/// above `threshold`, included in order until the next one does not fit `budget`. Never
-/// pads; a best result that alone exceeds the budget is still returned, truncated.
+/// The dual constraint over candidates in rank order: only those whose relevance
+/// (`scores`) is at or above `threshold`, included in order until the next one does not
+/// fit `budget`. Never pads; a best result that alone exceeds the budget is still
+/// returned, truncated.
 pub fn select(scores: &[f32], tokens: &[usize], threshold: f32, budget: usize) -> Selection {
     let mut sel = Selection {
-        passed_gate: scores.iter().take_while(|s| **s >= threshold).count(),
+        passed_gate: scores.iter().filter(|s| **s >= threshold).count(),
         ..Selection::default()
     };
-    for (i, &cost) in tokens.iter().enumerate().take(sel.passed_gate) {
+    let passing = tokens
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| scores.get(*i).is_some_and(|s| *s >= threshold));
+    for (i, &cost) in passing {
         if sel.tokens + cost <= budget {
             sel.tokens += cost;
             sel.picked.push(i);
@@ -294,6 +311,22 @@ mod tests {
         assert_eq!(sel.picked, vec![0]);
         assert_eq!(select(&[], &[], 0.5, 8000), Selection::default());
         assert!(select(&[0.2, 0.1], &[10, 10], 0.5, 8000).picked.is_empty());
+    }
+
+    #[test]
+    fn the_gate_reads_relevance_not_rank_order() {
+        // Ranked by one score, gated by another: the second candidate is ranked above
+        // the third but is not relevant enough; the third is.
+        let sel = select(&[0.8, 0.4, 0.6], &[10, 10, 10], 0.5, 8000);
+        assert_eq!(sel.picked, vec![0, 2]);
+        assert_eq!(sel.passed_gate, 2);
+        let scores = StageScores {
+            final_score: 0.7,
+            gate: Some(0.45),
+            ..StageScores::default()
+        };
+        assert_eq!(scores.relevance(), 0.45);
+        assert_eq!(StageScores::default().relevance(), 0.0);
     }
 
     #[test]

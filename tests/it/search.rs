@@ -165,7 +165,8 @@ async fn natural_language_finds_the_function_by_its_words() {
         "first in both lists: {top:?}"
     );
     // The blend: the weighted mean of the vector similarity (weight 1) and BM25 relative
-    // to the best (the lexical weight).
+    // to the best (the lexical weight: a sentence's own for the order, the usual one for
+    // the gate).
     let options = open();
     let r = s
         .search("debounce a function call with a wait timer", &options)
@@ -173,9 +174,14 @@ async fn natural_language_finds_the_function_by_its_words() {
         .unwrap();
     assert_eq!(r.results[0].breadcrumb, "debounce");
     let top = r.results[0].scores;
-    let lw = options.lexical_weight;
+    let blend = |lw: f32| (top.vector.unwrap() + lw) / (1.0 + lw);
     assert!(
-        (top.fused - (top.vector.unwrap() + lw) / (1.0 + lw)).abs() < 1e-5,
+        (top.fused - blend(options.sentence_lexical_weight)).abs() < 1e-5,
+        "{top:?}"
+    );
+    let prior = top.prior.unwrap_or(0.0);
+    assert!(
+        (top.gate.unwrap() - (blend(options.lexical_weight) + prior)).abs() < 1e-5,
         "{top:?}"
     );
     // Scores are non-increasing.
@@ -228,12 +234,12 @@ async fn relevance_gate_and_budget_bound_the_answer() {
     o.minimum_relevance_threshold = 0.5;
     let r = s.search("validate token", &o).await.unwrap();
     assert!(!r.results.is_empty());
-    assert!(r.results.iter().all(|h| h.scores.final_score >= 0.5));
+    assert!(r.results.iter().all(|h| h.scores.relevance() >= 0.5));
     assert_eq!(
         r.passed_gate,
         r.candidates
             .iter()
-            .filter(|h| h.scores.final_score >= 0.5)
+            .filter(|h| h.scores.relevance() >= 0.5)
             .count()
     );
     // Budget: a budget that fits only the first result returns one; one that fits none
@@ -690,5 +696,45 @@ async fn a_misspelt_or_partial_name_is_answered_by_the_definition_it_means() {
         r.candidates.iter().all(|h| h.scores.final_score < 0.9),
         "{:?}",
         crumbs(&r.candidates)
+    );
+}
+
+#[tokio::test]
+async fn sentences_are_ordered_with_their_own_lexical_weight_and_gated_with_the_usual_one() {
+    let w = world().await;
+    let s = w.searcher(None);
+    let question = "validate the token of a request";
+    let r = s.search(question, &open()).await.unwrap();
+    let hit = r
+        .candidates
+        .iter()
+        .find(|h| h.scores.lexical.is_some())
+        .expect("a candidate with BM25 evidence");
+    let gate = hit
+        .scores
+        .gate
+        .expect("a sentence is gated on its own blend");
+    assert_ne!(gate, hit.scores.final_score);
+    // The same weight for both: nothing differs, no separate gate score.
+    let same = SearchOptions {
+        sentence_lexical_weight: open().lexical_weight,
+        ..open()
+    };
+    let r = s.search(question, &same).await.unwrap();
+    assert!(r.candidates.iter().all(|h| h.scores.gate.is_none()));
+    // A symbol question is ordered and gated with `lexicalWeight`.
+    let r = s.search("validateToken", &open()).await.unwrap();
+    assert!(r.candidates.iter().all(|h| h.scores.gate.is_none()));
+    // The gate reads the gate score: at a threshold between the two, a candidate is
+    // answered or not by its gate score alone.
+    let strict = SearchOptions {
+        minimum_relevance_threshold: 0.99,
+        ..open()
+    };
+    let r = s.search(question, &strict).await.unwrap();
+    assert!(
+        r.results.iter().all(|h| h.scores.relevance() >= 0.99),
+        "{:?}",
+        crumbs(&r.results)
     );
 }
