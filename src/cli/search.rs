@@ -32,7 +32,7 @@ pub struct SearchArgs {
     #[arg(long, default_value_t = 8000)]
     pub budget: usize,
     /// Stage-1 candidates per retriever.
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = 50)]
     pub candidates: usize,
     /// Weight of the reranker score in finalScore.
     #[arg(long, default_value_t = 0.65)]

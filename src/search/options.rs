@@ -80,10 +80,10 @@ pub struct SearchOptions {
     /// [`crate::text::estimate_tokens`]).
     #[schema(minimum = 1)]
     pub max_token_budget: usize,
-    /// Stage-1 vector candidates (default 40).
+    /// Stage-1 vector candidates (default 50).
     #[schema(maximum = 1000)]
     pub max_vector_candidates: usize,
-    /// Stage-1 BM25 candidates (default 40).
+    /// Stage-1 BM25 candidates (default 50).
     #[schema(maximum = 1000)]
     pub max_lexical_candidates: usize,
     /// Retrievers used in stage 1.
@@ -120,8 +120,9 @@ impl Default for SearchOptions {
             vector_weight: 0.35,
             minimum_relevance_threshold: 0.5,
             max_token_budget: 8000,
-            max_vector_candidates: 40,
-            max_lexical_candidates: 40,
+            // 50, not 40: both ranking sets and both JSDoc sets gain (docs/BENCHMARKS.md).
+            max_vector_candidates: 50,
+            max_lexical_candidates: 50,
             retrieval: Retrieval::Hybrid,
             fusion: Fusion::Blend,
             rrf_k: 60.0,
