@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::chunk::{ChunkOptions, chunk_file};
+use crate::chunk::{ChunkOptions, chunk_file, outline::MAX_ENTRIES, outline_chunk};
 use crate::parse::{ParseError, ParseLimits, parse_bytes};
 use crate::search::lexical::{MAX_QUERY_TERMS, lexical_query, query_terms};
 use crate::search::options::{MAX_QUERY_BYTES, SearchOptions};
@@ -44,6 +44,18 @@ pub fn parse_and_chunk(data: &[u8]) {
     }
     violations.extend(check_determinism(&chunks, &again));
     assert!(violations.is_empty(), "{name}: {violations:?}");
+    // The file outline: the same twice, distinct from every chunk, and bounded (a
+    // header of at most four lines, the entries, one line counting the rest).
+    let outline = outline_chunk(name, source, &parsed, &chunks);
+    assert_eq!(outline, outline_chunk(name, source, &parsed, &chunks));
+    if let Some(o) = outline {
+        assert!(
+            chunks.iter().all(|c| c.id != o.id),
+            "{name}: outline id reused"
+        );
+        let lines = o.content.lines().count();
+        assert!(lines <= MAX_ENTRIES + 5, "{name}: {lines} outline lines");
+    }
 }
 
 /// A REST search body (`POST /api/v1/search`: the query beside the flattened options,

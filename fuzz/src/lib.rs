@@ -9,6 +9,8 @@ pub mod chunk;
 pub mod fuzz;
 #[path = "../../src/parse/mod.rs"]
 pub mod parse;
+#[path = "../../src/roles.rs"]
+pub mod roles;
 #[path = "../../src/text.rs"]
 pub mod text;
 #[path = "../../src/validate.rs"]

@@ -4,6 +4,8 @@
 pub mod lexical;
 #[path = "../../src/search/options.rs"]
 pub mod options;
+#[path = "../../src/search/prior.rs"]
+pub mod prior;
 #[path = "../../src/search/query.rs"]
 pub mod query;
 #[path = "../../src/search/score.rs"]

@@ -9,7 +9,7 @@
 
 mod content;
 mod ids;
-mod outline;
+pub mod outline;
 
 use std::collections::{HashMap, HashSet};
 

@@ -72,7 +72,11 @@ pub fn outline_chunk(
     }
     if !dependencies.is_empty() {
         let shown = &dependencies[..dependencies.len().min(MAX_DEPENDENCIES)];
-        text.push_str(&format!("// imports: {}", shown.join(", ")));
+        // A specifier is a string literal: it may hold a line break.
+        text.push_str(&format!(
+            "// imports: {}",
+            crate::text::collapse_whitespace(&shown.join(", "))
+        ));
         if dependencies.len() > shown.len() {
             text.push_str(&format!(" and {} more", dependencies.len() - shown.len()));
         }
