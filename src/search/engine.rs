@@ -694,7 +694,9 @@ impl Searcher {
                 &query_vector,
                 &mut candidates,
             );
-            let roles = self.path_roles(&candidates).await?;
+            let roles = self
+                .path_roles(candidates.iter().map(|c| c.row.repo_id.clone()).collect())
+                .await?;
             apply_priors(
                 &mut candidates,
                 &intent,
@@ -713,18 +715,18 @@ impl Searcher {
         ))
     }
 
-    /// Each candidate repository's own path roles (its `pathRoles` setting; a setting
+    /// Each given repository's own path roles (its `pathRoles` setting; a setting
     /// that no longer compiles falls back to the built-in rules).
     async fn path_roles(
         &self,
-        candidates: &[Candidate],
+        repos: Vec<String>,
     ) -> Result<HashMap<String, crate::roles::PathRoles>, SearchError> {
         let mut out = HashMap::new();
-        for c in candidates {
-            if out.contains_key(&c.row.repo_id) {
+        for repo_id in repos {
+            if out.contains_key(&repo_id) {
                 continue;
             }
-            let roles = match self.meta.get_repository(&c.row.repo_id).await? {
+            let roles = match self.meta.get_repository(&repo_id).await? {
                 Some(repo) => crate::roles::PathRoles::compile(&repo.settings.path_roles)
                     .unwrap_or_else(|e| {
                         tracing::warn!(repo = %repo.name, error = %e, "path roles ignored");
@@ -732,7 +734,7 @@ impl Searcher {
                     }),
                 None => crate::roles::PathRoles::default(),
             };
-            out.insert(c.row.repo_id.clone(), roles);
+            out.insert(repo_id, roles);
         }
         Ok(out)
     }
@@ -777,8 +779,13 @@ impl Searcher {
                     corrections.push((name.to_string(), meant.to_string()));
                 }
             }
-            found.sort_by_key(|(_, file, _)| {
-                super::prior::PathRole::of(file) != super::prior::PathRole::Source
+            // Source files first, by each repository's own path roles.
+            let roles = self
+                .path_roles(found.iter().map(|(repo, _, _)| repo.clone()).collect())
+                .await?;
+            let builtin = crate::roles::PathRoles::default();
+            found.sort_by_key(|(repo, file, _)| {
+                roles.get(repo).unwrap_or(&builtin).role_of(file) != super::prior::PathRole::Source
             });
             for (repo, _, symbol) in found.into_iter().take(PER_NAME) {
                 wanted.entry(repo).or_default().push(symbol.chunk_id);
