@@ -10,6 +10,7 @@
 mod content;
 mod ids;
 pub mod outline;
+pub mod pairs;
 
 use std::collections::{HashMap, HashSet};
 

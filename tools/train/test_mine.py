@@ -1,0 +1,104 @@
+"""Tests of the miner's filters (run by .ci/run: `python3 -m unittest discover -s tools/train`).
+
+The code side's JSDoc removal is Sextant's own (`src/chunk/pairs.rs`) and tested there.
+"""
+
+import random
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import mine  # noqa: E402
+
+
+class LicenceFilter(unittest.TestCase):
+    def test_permissive_licences_are_kept(self):
+        for licence in ["MIT", "ISC", "Apache-2.0", "BSD-3-Clause", "BSD-2-Clause", "0BSD", "mit"]:
+            self.assertTrue(mine.licence_ok({"license": licence})[0], licence)
+
+    def test_other_licences_are_refused(self):
+        for licence in ["GPL-3.0", "AGPL-3.0-only", "LGPL-2.1", "BlueOak-1.0.0", "UNLICENSED",
+                        "SEE LICENSE IN LICENSE.md", "MPL-2.0", ""]:
+            self.assertFalse(mine.licence_ok({"license": licence})[0], licence)
+        self.assertFalse(mine.licence_ok({})[0], "no licence at all")
+
+    def test_expressions_and_old_forms(self):
+        self.assertTrue(mine.licence_ok({"license": "(MIT OR GPL-3.0)"})[0])
+        self.assertFalse(mine.licence_ok({"license": "MIT AND GPL-3.0"})[0])
+        self.assertTrue(mine.licence_ok({"license": "(MIT AND Apache-2.0)"})[0])
+        self.assertTrue(mine.licence_ok({"license": {"type": "MIT"}})[0])
+        self.assertTrue(mine.licence_ok({"licenses": [{"type": "BSD"}, {"type": "GPL"}]})[0])
+        self.assertFalse(mine.licence_ok({"licenses": [{"type": "GPL-2.0"}]})[0])
+
+
+class ReservedFilter(unittest.TestCase):
+    reserved = ["rxjs", "zod", "@trpc/", "@hono/", "hono", "date-fns"]
+
+    def test_reserved_packages_and_their_prefixes_are_excluded(self):
+        for name in ["rxjs", "rxjs-compat", "@rxjs/anything", "zod", "zod-to-json-schema",
+                     "@trpc/server", "@hono/node-server", "hono", "date-fns-tz", "RxJS"]:
+            self.assertTrue(mine.is_excluded(name, self.reserved), name)
+
+    def test_development_corpora_are_excluded(self):
+        for name in ["lodash-es", "lodash", "lodash.merge", "jest", "@jest/core", "mocha", "eslint"]:
+            self.assertTrue(mine.is_excluded(name, self.reserved), name)
+
+    def test_other_packages_pass(self):
+        for name in ["react", "semver", "@babel/core", "chalk", "ws"]:
+            self.assertFalse(mine.is_excluded(name, self.reserved), name)
+
+    def test_the_shared_list_is_read(self):
+        names = mine.read_reserved()
+        self.assertIn("rxjs", names)
+        self.assertFalse(any(n.startswith("#") for n in names))
+        npm = mine.npm_reserved()
+        self.assertIn("zod", npm)
+        self.assertNotIn("requests", npm, "the Python part of the list is not JavaScript")
+
+    def test_select_never_lists_a_reserved_package(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            listing = Path(tmp) / "npm.tsv"
+            listing.write_text("name\tversion\tdownloads\tsummary\n"
+                               "rxjs\t7.8.2\t900\t\nzod\t4.0.0\t800\t\nsemver\t7.7.0\t700\t\n"
+                               "@types/node\t1.0.0\t600\t\nchalk\t5.0.0\t500\t\n")
+            out = Path(tmp) / "packages.txt"
+            mine.select(listing, 10, out)
+            self.assertEqual(out.read_text().split(), ["semver@7.7.0", "chalk@5.0.0"])
+
+    def test_bundled_copies_are_dropped_by_file(self):
+        pairs = [
+            {"path": "lib/utilsBundle.js", "code": "class ZodString2 { nonempty(m) {} }"},
+            {"path": "lib/utilsBundle.js", "code": "function errorUtil() { return 1; }"},
+            {"path": "lib/parse.js", "code": "function expression(node) { return node; }"},
+            {"path": "vendor/rxjs/map.js", "code": "function map(f) { return f; }"},
+        ]
+        kept, dropped = mine.drop_vendored(pairs, ["zod", "rxjs", "express"])
+        self.assertEqual([p["path"] for p in kept], ["lib/parse.js"])
+        self.assertEqual(dropped, 2)
+
+
+class Deduplication(unittest.TestCase):
+    def test_same_code_or_near_identical_description_is_kept_once(self):
+        pairs = [
+            {"description": "Returns the value.", "code": "x\n---\nfunction a() { return 1; }"},
+            {"description": "Something else entirely.", "code": "y\n---\nfunction a(){return 1;}"},
+            {"description": "returns the  VALUE", "code": "z\n---\nfunction b() { return 2; }"},
+            {"description": "Parses the header.", "code": "w\n---\nfunction c() { return 3; }"},
+        ]
+        kept = mine.deduplicate(pairs, set(), set())
+        self.assertEqual([p["description"] for p in kept], ["Returns the value.", "Parses the header."])
+
+    def test_negatives_come_from_the_same_file_first(self):
+        pairs = [
+            {"path": "a.js", "code": "A1"}, {"path": "a.js", "code": "A2"}, {"path": "b.js", "code": "B1"},
+        ]
+        mine.attach_negatives(pairs, random.Random(1))
+        self.assertEqual(pairs[0]["negative"], "A2")
+        self.assertEqual(pairs[1]["negative"], "A1")
+        self.assertIn(pairs[2]["negative"], ["A1", "A2"])
+
+
+if __name__ == "__main__":
+    unittest.main()

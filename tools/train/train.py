@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Contrastive fine-tuning of the code-search embedder on mined (description, code) pairs,
+then export to int8 ONNX for Sextant.
+
+Recipe: bge-small-en-v1.5 (float weights recovered by base.py), CLS pooling, queries with
+bge's instruction prefix (as Sextant sends them), InfoNCE over in-batch negatives
+(temperature 0.05) in batches that mix at most 8 pairs per package, so same-package code
+serves as hard negatives (`--hard-negatives` adds the miner's explicit one per pair, at
+twice the cost), embeddings and the lowest 4 layers frozen, bf16 autocast, AdamW, linear
+warm-up and decay, fixed seed, CPU threads pinned. 2 % of the pairs (whole packages) are
+held out: the script reports retrieval on them before and after training, and the cosine
+agreement of the int8 export with the float model on them.
+
+Usage:
+  python3 tools/train/train.py --pairs ~/.cache/sextant/train/pairs.jsonl \
+      --base-onnx-dir ~/.cache/sextant/models/bge-small-en-v1.5-int8 --out /tmp/sextant-model \
+      --steps 700
+Writes OUT/float (PyTorch), OUT/model.onnx (int8), OUT/tokenizer.json, OUT/config.json and
+OUT/metrics.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tokenizers import Tokenizer
+from transformers import BertModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import base  # noqa: E402
+
+QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
+
+
+def load_pairs(path: Path) -> list[dict]:
+    return [json.loads(l) for l in path.open() if l.strip()]
+
+
+def split(pairs: list[dict], share: float, seed: int) -> tuple[list[dict], list[dict]]:
+    """Held-out pairs are whole packages, so no file is on both sides."""
+    packages = sorted({p["package"] for p in pairs})
+    random.Random(seed).shuffle(packages)
+    held, n = set(), 0
+    for pkg in packages:
+        if n >= share * len(pairs):
+            break
+        held.add(pkg)
+        n += sum(1 for p in pairs if p["package"] == pkg)
+    return [p for p in pairs if p["package"] not in held], [p for p in pairs if p["package"] in held]
+
+
+class Encoder:
+    def __init__(self, tokenizer_path: Path, max_len: int):
+        self.tok = Tokenizer.from_file(str(tokenizer_path))
+        self.tok.enable_truncation(max_length=max_len)
+        self.tok.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    def __call__(self, texts: list[str]) -> dict[str, torch.Tensor]:
+        enc = self.tok.encode_batch(texts)
+        ids = torch.tensor([e.ids for e in enc], dtype=torch.long)
+        mask = torch.tensor([e.attention_mask for e in enc], dtype=torch.long)
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)}
+
+
+def package_batches(pairs: list[dict], size: int, per_package: int, seed: int) -> list[list[dict]]:
+    """Batches of `size` pairs with at most `per_package` from one package, so that every
+    pair meets same-package code (the hard negatives: same style, same vocabulary) and code
+    from other packages among its in-batch negatives. Deterministic for a seed."""
+    rng = random.Random(seed)
+    by_pkg: dict[str, list[dict]] = {}
+    for p in pairs:
+        by_pkg.setdefault(p["package"], []).append(p)
+    groups = []
+    for members in by_pkg.values():
+        rng.shuffle(members)
+        groups += [members[i : i + per_package] for i in range(0, len(members), per_package)]
+    rng.shuffle(groups)
+    flat = [p for g in groups for p in g]
+    return [flat[i : i + size] for i in range(0, len(flat) - size + 1, size)]
+
+
+def embed(model: BertModel, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    return F.normalize(model(**batch).last_hidden_state[:, 0], dim=-1)
+
+
+@torch.no_grad()
+def evaluate(model: BertModel, qenc: Encoder, denc: Encoder, held: list[dict]) -> dict:
+    """Each held description against every held code: recall@1/10 and MRR@10."""
+    model.eval()
+    q = torch.cat([embed(model, qenc([QUERY_PREFIX + p["description"] for p in held[i : i + 64]])) for i in range(0, len(held), 64)])
+    d = torch.cat([embed(model, denc([p["code"] for p in held[i : i + 32]])) for i in range(0, len(held), 32)])
+    ranks = (q @ d.T).argsort(dim=1, descending=True)
+    gold = torch.arange(len(held)).unsqueeze(1)
+    pos = (ranks == gold).float().argmax(dim=1)
+    return {
+        "pairs": len(held),
+        "r@1": float((pos < 1).float().mean()),
+        "r@10": float((pos < 10).float().mean()),
+        "mrr@10": float(torch.where(pos < 10, 1.0 / (pos + 1).float(), torch.zeros_like(pos, dtype=torch.float)).mean()),
+    }
+
+
+def train(args) -> None:
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    base_dir = out / "base"
+    if not (base_dir / "model.safetensors").exists():
+        base.build(args.base_onnx_dir, base_dir)
+    model = BertModel.from_pretrained(str(base_dir), add_pooling_layer=False)
+    qenc = Encoder(base_dir / "tokenizer.json", args.query_len)
+    denc = Encoder(base_dir / "tokenizer.json", args.code_len)
+    pairs = load_pairs(args.pairs)
+    train_set, held = split(pairs, 0.02, args.seed)
+    held = held[: args.held]
+    print(f"train: {len(train_set)} training pairs, {len(held)} held out", file=sys.stderr)
+    metrics = {"base": evaluate(model, qenc, denc, held)}
+    print(f"train: base {metrics['base']}", file=sys.stderr)
+
+    for module in [model.embeddings, *model.encoder.layer[: args.frozen_layers]]:
+        for param in module.parameters():
+            param.requires_grad = False
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trainable, lr=args.lr, weight_decay=0.01)
+    warm = max(1, args.steps // 10)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warm, max(0.0, (args.steps - s) / max(1, args.steps - warm)))
+    )
+    batches = package_batches(train_set, args.batch, args.per_package, args.seed)
+    model.train()
+    started = time.time()
+    for step in range(args.steps):
+        batch = batches[step % len(batches)]
+        codes = [p["code"] for p in batch]
+        if args.hard_negatives:
+            codes += [p["negative"] or p["code"] for p in batch]
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            q = embed(model, qenc([QUERY_PREFIX + p["description"] for p in batch])).float()
+            d = embed(model, denc(codes)).float()
+        logits = q @ d.T / args.temperature
+        # The same code twice in one batch (a negative equal to another positive) is no negative.
+        dup = torch.tensor([[c == p["code"] and j != i for j, c in enumerate(codes)] for i, p in enumerate(batch)])
+        logits = logits.masked_fill(dup, -1e4)
+        loss = F.cross_entropy(logits, torch.arange(len(batch)))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+        if step % 10 == 0 or step == args.steps - 1:
+            el = time.time() - started
+            print(f"train: step {step + 1}/{args.steps} loss {loss.item():.4f} {el / (step + 1):.2f} s/step, {el / 60:.1f} min", file=sys.stderr, flush=True)
+    metrics["trained"] = evaluate(model, qenc, denc, held)
+    metrics["train_minutes"] = round((time.time() - started) / 60, 1)
+    print(f"train: trained {metrics['trained']}", file=sys.stderr)
+    model.save_pretrained(str(out / "float"))
+    export(model, out, base_dir, held, denc, metrics)
+    metrics.update({k: v for k, v in vars(args).items() if k in ("steps", "batch", "lr", "temperature", "seed", "code_len", "query_len", "per_package", "frozen_layers", "hard_negatives")})
+    metrics["training_pairs"] = len(train_set)
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+
+
+def export(model: BertModel, out: Path, base_dir: Path, held: list[dict], denc: Encoder, metrics: dict) -> None:
+    """float ONNX -> int8 (dynamic, per channel), and the cosine agreement between them."""
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    model.eval()
+    sample = denc(["function add(a, b) { return a + b; }"])
+    f32 = out / "model-f32.onnx"
+    torch.onnx.export(
+        model, (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"]), str(f32),
+        input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["last_hidden_state"],
+        dynamic_axes={n: {0: "batch", 1: "sequence"} for n in ["input_ids", "attention_mask", "token_type_ids", "last_hidden_state"]},
+        opset_version=17, dynamo=False,
+    )
+    quantize_dynamic(str(f32), str(out / "model.onnx"), weight_type=QuantType.QInt8, per_channel=True)
+    shutil.copy(base_dir / "tokenizer.json", out / "tokenizer.json")
+    shutil.copy(base_dir / "config.json", out / "config.json")
+    sess = ort.InferenceSession(str(out / "model.onnx"))
+    cos = []
+    with torch.no_grad():
+        for i in range(0, len(held), 16):
+            enc = denc([p["code"] for p in held[i : i + 16]])
+            ref = embed(model, enc)
+            got = sess.run(None, {k: v.numpy() for k, v in enc.items()})[0][:, 0]
+            got = F.normalize(torch.from_numpy(got), dim=-1)
+            cos.extend((ref * got).sum(-1).tolist())
+    metrics["int8_cosine"] = {"mean": float(np.mean(cos)), "min": float(np.min(cos))}
+    print(f"train: int8 cosine agreement {metrics['int8_cosine']}", file=sys.stderr)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pairs", type=Path, required=True)
+    ap.add_argument("--base-onnx-dir", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--steps", type=int, default=700)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=3e-5)
+    ap.add_argument("--temperature", type=float, default=0.05)
+    ap.add_argument("--code-len", type=int, default=128)
+    ap.add_argument("--query-len", type=int, default=32)
+    ap.add_argument("--held", type=int, default=500)
+    ap.add_argument("--per-package", type=int, default=8)
+    ap.add_argument("--frozen-layers", type=int, default=4)
+    ap.add_argument("--hard-negatives", action="store_true", help="also one mined negative per pair (twice the code passes)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=13)
+    train(ap.parse_args())
+
+
+if __name__ == "__main__":
+    main()
