@@ -1,5 +1,6 @@
 //! Local embedding throughput on real chunks: chunks/s and CPU-ms per chunk for the
-//! default model (bge-small-en-v1.5 int8 with ONNX Runtime, at two input caps), the
+//! default model (Sextant's own, int8 with ONNX Runtime), the general model it was
+//! trained from (bge-small-en-v1.5 int8, at two input caps), the
 //! candle transformer (all-MiniLM-L6-v2) and the static model distilled from it; then
 //! query-embedding latency (p50/p95 over the dev set's questions, one at a time).
 //!
@@ -20,8 +21,11 @@ use sextant::embed::static_model::DistillOptions;
 use sextant::embed::{BertEmbedder, InputKind, OnnxEmbedder, StaticEmbedder};
 use sextant::embed::{fetch, manifest, runtime};
 
-const DEFAULT_MODEL_NAME: &str = "all-minilm-l6-v2";
 use sextant::parse::parse_bytes;
+
+const DEFAULT_MODEL_NAME: &str = "all-minilm-l6-v2";
+/// The general model Sextant's own was trained from.
+const BGE: &str = "bge-small-en-v1.5-int8";
 
 fn home_cache(sub: &str) -> PathBuf {
     let home = std::env::var_os("HOME").map_or_else(std::env::temp_dir, PathBuf::from);
@@ -124,30 +128,32 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(400);
     let sample: Vec<String> = all.iter().take(cap).cloned().collect();
-    let onnx_manifest = manifest::find(manifest::DEFAULT_EMBEDDING).expect("manifest");
-    let onnx_dir = models.join(&onnx_manifest.name);
-    fetch::ensure_model(&onnx_manifest, &onnx_dir, |l| eprintln!("{l}")).expect("bge");
     let home = models.parent().unwrap_or(&models).to_path_buf();
     let library = runtime::locate(&home, true, |l| eprintln!("{l}")).expect("ONNX Runtime");
-    let onnx = |max_tokens: Option<usize>| {
+    let onnx = |name: &str, max_tokens: Option<usize>| {
+        let m = manifest::find(name).expect("manifest");
+        let dir = models.join(&m.name);
+        fetch::ensure_model(&m, &dir, |l| eprintln!("{l}")).expect("model files");
         OnnxEmbedder::load(
-            &onnx_dir,
+            &dir,
             &library,
-            onnx_manifest.clone(),
+            m,
             BertOptions {
                 max_tokens,
                 ..BertOptions::default()
             },
         )
-        .expect("load bge")
+        .expect("load the ONNX model")
     };
-    let (bge, bge_512) = (onnx(None), onnx(Some(512)));
+    let code = onnx(manifest::CODE_MODEL, None);
+    let (bge, bge_512) = (onnx(BGE, None), onnx(BGE, Some(512)));
     println!("| model | chunks | wall | throughput | CPU per chunk |\n|---|---|---|---|---|");
     for (label, model) in [
         (
-            "bge-small-en-v1.5 int8 (ONNX Runtime, 256-token cap: the default)",
-            &bge,
+            "sextant-code-small-v1-int8 (ONNX Runtime, 256-token cap: the default)",
+            &code,
         ),
+        ("bge-small-en-v1.5 int8 (ONNX Runtime, 256-token cap)", &bge),
         (
             "bge-small-en-v1.5 int8 (ONNX Runtime, 512-token cap)",
             &bge_512,
@@ -173,6 +179,10 @@ fn main() {
 
     let queries = dev_queries();
     println!("\n| query embedding | queries | p50 | p95 |\n|---|---|---|---|");
+    latency("sextant-code-small-v1-int8 (ONNX Runtime)", &queries, |q| {
+        code.embed_blocking(&[q.to_string()], InputKind::Query)
+            .expect("query");
+    });
     latency("bge-small-en-v1.5 int8 (ONNX Runtime)", &queries, |q| {
         bge.embed_blocking(&[q.to_string()], InputKind::Query)
             .expect("query");

@@ -100,9 +100,9 @@ pub struct GlobalArgs {
     /// Static (model2vec-format) model folder; default: distilled from all-MiniLM-L6-v2.
     #[arg(long, global = true, env = "SEXTANT_STATIC_MODEL_DIR")]
     pub static_model_dir: Option<PathBuf>,
-    /// Embedding model: a built-in local one (`bge-small-en-v1.5-int8`, the default;
-    /// `all-minilm-l6-v2`; `sextant model list`) or a remote one (`voyage-code-3`,
-    /// `text-embedding-3-small`, …).
+    /// Embedding model: a built-in local one (`sextant-code-small-v1-int8`, the default,
+    /// shipped with Sextant; `bge-small-en-v1.5-int8`; `all-minilm-l6-v2`; `sextant model
+    /// list`) or a remote one (`voyage-code-3`, `text-embedding-3-small`, …).
     #[arg(long, global = true, env = "SEXTANT_EMBED_MODEL")]
     pub embed_model: Option<String>,
     /// Folder holding `models/` and `runtime/` (the built-in models and ONNX Runtime);

@@ -117,15 +117,20 @@ pub struct ModelManifest {
 }
 
 /// The manifests compiled into the binary.
-const BUILTIN: [&str; 4] = [
+const BUILTIN: [&str; 5] = [
     include_str!("manifests/bge-small-en-v1.5-int8.json"),
+    include_str!("manifests/sextant-code-small-v1-int8.json"),
     include_str!("manifests/all-minilm-l6-v2.json"),
     include_str!("manifests/ms-marco-minilm-l12-v2-int8.json"),
     include_str!("manifests/answerai-colbert-small-v1-int8.json"),
 ];
 
-/// The default embedding model's name.
-pub const DEFAULT_EMBEDDING: &str = "bge-small-en-v1.5-int8";
+/// The default embedding model's name: Sextant's own code-search model (it beat the
+/// general bge-small-en-v1.5 it was trained from on both development corpora;
+/// docs/BENCHMARKS.md).
+pub const DEFAULT_EMBEDDING: &str = CODE_MODEL;
+/// Sextant's own code-search model, shipped in the repository's `models/`.
+pub const CODE_MODEL: &str = "sextant-code-small-v1-int8";
 /// The default cross-encoder's name (for `--rerank-provider local`).
 pub const DEFAULT_CROSS_ENCODER: &str = "ms-marco-minilm-l12-v2-int8";
 /// Name of a manifest written into (or shipped with) a model folder.

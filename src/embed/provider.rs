@@ -47,7 +47,8 @@ pub struct EmbedConfig {
     /// Static model folder; default: distilled from the local model into
     /// `<data-dir>/models/all-minilm-l6-v2-static`.
     pub static_model_dir: Option<PathBuf>,
-    /// Model name: a built-in local model (`bge-small-en-v1.5-int8`, the default;
+    /// Model name: a built-in local model (`sextant-code-small-v1-int8`, the default;
+    /// `bge-small-en-v1.5-int8`;
     /// `all-minilm-l6-v2`) or a remote one (`voyage-code-3`, `text-embedding-3-small`, …).
     pub model: Option<String>,
     /// Remote base URL (`http://localhost:8080/v1`); Voyage defaults to its API.
@@ -147,7 +148,7 @@ pub fn onnx_runtime(
 }
 
 impl EmbedConfig {
-    /// The configured model in a few words (`local bge-small-en-v1.5-int8`, `voyage …`).
+    /// The configured model in a few words (`local sextant-code-small-v1-int8`, `voyage …`).
     pub fn describe(&self) -> String {
         let model = match (&self.model_dir, &self.model) {
             (Some(dir), _) => dir.display().to_string(),

@@ -11,9 +11,13 @@ use sextant::embed::{
     BertEmbedder, CachedEmbedder, Embedder, InputKind, OnnxEmbedder, StaticEmbedder, cosine,
     embed_all, embed_query,
 };
+use sextant::embed::{fetch, manifest};
 use sextant::store::SqlMetaStore;
 use support::models::{minilm, static_model};
 use support::skip;
+
+/// The general-purpose model a package ships (and the base of Sextant's own).
+const BGE: &str = "bge-small-en-v1.5-int8";
 
 fn corpus() -> Vec<String> {
     [
@@ -83,17 +87,17 @@ async fn minilm_embeds_code_and_queries_meaningfully() {
     assert_eq!(v[0].len(), 384);
 }
 
-/// Issue "Fast local inference": the default model, bge-small-en-v1.5 int8 under ONNX
-/// Runtime, ranks code for questions, reads queries with its instruction, is cut at its
-/// input length, and answers a query the same alone or in a batch.
+/// Issue "Fast local inference": bge-small-en-v1.5 int8 (the general model Sextant's own
+/// is trained from) under ONNX Runtime ranks code for questions, reads queries with its
+/// instruction, is cut at its input length, and answers a query the same alone or in a
+/// batch.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bge_small_under_onnx_runtime_embeds_code_and_queries_meaningfully() {
-    let (dir, library) = match support::models::default_onnx() {
+    let (dir, library) = match support::models::onnx_model(BGE) {
         Ok(found) => found,
-        Err(why) => return skip("default model (bge-small-en-v1.5, ONNX Runtime)", &why),
+        Err(why) => return skip("bge-small-en-v1.5, ONNX Runtime", &why),
     };
-    let manifest = sextant::embed::manifest::find(sextant::embed::manifest::DEFAULT_EMBEDDING)
-        .expect("manifest");
+    let manifest = sextant::embed::manifest::find(BGE).expect("manifest");
     let model = OnnxEmbedder::load(&dir, &library, manifest, BertOptions::default()).expect("load");
     assert_eq!((model.dims(), model.max_tokens()), (384, 256));
     assert!(
@@ -118,9 +122,9 @@ async fn bge_small_under_onnx_runtime_embeds_code_and_queries_meaningfully() {
 /// at load), never loaded.
 #[test]
 fn a_model_file_with_a_wrong_checksum_is_refused() {
-    let (dir, library) = match support::models::default_onnx() {
+    let (dir, library) = match support::models::onnx_model(BGE) {
         Ok(found) => found,
-        Err(why) => return skip("default model (bge-small-en-v1.5, ONNX Runtime)", &why),
+        Err(why) => return skip("bge-small-en-v1.5, ONNX Runtime", &why),
     };
     let tmp = tempfile::tempdir().unwrap();
     for file in ["model.onnx", "tokenizer.json", "config.json"] {
@@ -129,8 +133,7 @@ fn a_model_file_with_a_wrong_checksum_is_refused() {
     let mut bytes = std::fs::read(tmp.path().join("tokenizer.json")).unwrap();
     bytes.extend_from_slice(b"\n");
     std::fs::write(tmp.path().join("tokenizer.json"), bytes).unwrap();
-    let manifest = sextant::embed::manifest::find(sextant::embed::manifest::DEFAULT_EMBEDDING)
-        .expect("manifest");
+    let manifest = sextant::embed::manifest::find(BGE).expect("manifest");
     let err = OnnxEmbedder::load(tmp.path(), &library, manifest, BertOptions::default())
         .err()
         .expect("refused")
@@ -140,6 +143,86 @@ fn a_model_file_with_a_wrong_checksum_is_refused() {
         err.contains("sextant model fetch --model bge-small-en-v1.5-int8 --force"),
         "{err}"
     );
+}
+
+/// Issue "Sextant's own code-search model": the model shipped in the repository's
+/// `models/` installs into a data directory by copying (no download), passes its hash
+/// check, and ranks code for questions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shipped_code_model_installs_from_the_repository_and_ranks_code() {
+    let library = match support::models::onnx_runtime() {
+        Ok(found) => found,
+        Err(why) => return skip("ONNX Runtime for the shipped code model", &why),
+    };
+    let m = manifest::find(manifest::CODE_MODEL).expect("a built-in manifest");
+    assert!(matches!(m.source, manifest::ModelSource::Repository(_)));
+    let data = tempfile::tempdir().unwrap();
+    let dir = m.dir_in(data.path());
+    let mut lines = Vec::new();
+    fetch::ensure_model(&m, &dir, |l| lines.push(l.to_string())).expect("installed");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("installing") && l.contains("models")),
+        "{lines:?}"
+    );
+    m.verify(&dir).expect("every file has its SHA-256");
+    let model = OnnxEmbedder::load(&dir, &library, m, BertOptions::default()).expect("load");
+    assert_eq!((model.dims(), model.max_tokens()), (384, 256));
+    assert!(
+        model.model_id().contains(manifest::CODE_MODEL),
+        "{}",
+        model.model_id()
+    );
+    assert_ranks_the_corpus(&model).await;
+}
+
+/// The shipped model with a damaged file is refused, at install and at load, with the
+/// command that repairs it; nothing half-installed is left.
+#[test]
+fn the_shipped_code_model_with_a_wrong_checksum_is_refused() {
+    let library = match support::models::onnx_runtime() {
+        Ok(found) => found,
+        Err(why) => return skip("ONNX Runtime for the shipped code model", &why),
+    };
+    let m = manifest::find(manifest::CODE_MODEL).expect("a built-in manifest");
+    let manifest::ModelSource::Repository(source) = &m.source else {
+        panic!("shipped in the repository");
+    };
+    let shipped = fetch::shipped_model_dir(&source.repository).expect("in the checkout");
+    let damaged = tempfile::tempdir().unwrap();
+    for file in m.files.keys() {
+        std::fs::copy(shipped.join(file), damaged.path().join(file)).unwrap();
+    }
+    let weights = damaged.path().join("model.onnx");
+    let mut bytes = std::fs::read(&weights).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x01;
+    std::fs::write(&weights, bytes).unwrap();
+
+    let err = OnnxEmbedder::load(damaged.path(), &library, m.clone(), BertOptions::default())
+        .err()
+        .expect("refused at load")
+        .to_string();
+    assert!(err.contains("model.onnx has SHA-256"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "sextant model fetch --model {} --force",
+            manifest::CODE_MODEL
+        )),
+        "{err}"
+    );
+
+    let data = tempfile::tempdir().unwrap();
+    let dest = m.dir_in(data.path());
+    let err = fetch::install_dir(damaged.path(), &m.files, &dest)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("refusing") && err.contains("git checkout"),
+        "{err}"
+    );
+    assert!(!dest.exists(), "nothing installed");
 }
 
 /// A runtime library that is missing or is not ONNX Runtime gives one error that says

