@@ -3,7 +3,8 @@
 use crate::parse::{ByteRange, ParsedSymbol};
 use crate::text::dedent_tail;
 
-/// What a collapsed body is replaced with.
+/// What a collapsed body is replaced with in braced languages (Python writes `…`: see
+/// [`crate::parse::Language::collapsed_body`]).
 pub const COLLAPSED_BODY: &str = "{ … }";
 
 /// The bodies to collapse when rendering `symbol`: for each child, its body when it is
@@ -22,9 +23,16 @@ pub fn collapsed_bodies(symbol: &ParsedSymbol) -> Vec<ByteRange> {
     out
 }
 
-/// `source[range]` with every range in `collapsed` replaced by [`COLLAPSED_BODY`], and the
-/// following lines dedented by `column` (the symbol's starting column).
-pub fn render(source: &str, range: ByteRange, collapsed: &[ByteRange], column: usize) -> String {
+/// `source[range]` with every range in `collapsed` replaced by `placeholder` (the
+/// language's collapsed body), and the following lines dedented by `column` (the
+/// symbol's starting column).
+pub fn render(
+    source: &str,
+    range: ByteRange,
+    collapsed: &[ByteRange],
+    column: usize,
+    placeholder: &str,
+) -> String {
     let mut out = String::with_capacity(range.end.saturating_sub(range.start));
     let mut at = range.start;
     for body in collapsed {
@@ -32,7 +40,7 @@ pub fn render(source: &str, range: ByteRange, collapsed: &[ByteRange], column: u
             continue;
         }
         out.push_str(source.get(at..body.start).unwrap_or(""));
-        out.push_str(COLLAPSED_BODY);
+        out.push_str(placeholder);
         at = body.end;
     }
     out.push_str(source.get(at..range.end).unwrap_or(""));

@@ -233,6 +233,7 @@ impl<'a> FileContext<'a> {
             symbol.bytes,
             &collapsed,
             self.column_of(symbol.bytes.start),
+            self.parsed.language.collapsed_body(),
         );
         let names = self.names_used(symbol.bytes, &collapsed);
         let imports: Vec<&Import> = self

@@ -4,7 +4,9 @@
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
     /// The extension is not one Sextant parses.
-    #[error("unsupported file type: {path} (Sextant parses .ts .tsx .js .jsx .mts .mjs .cts .cjs)")]
+    #[error(
+        "unsupported file type: {path} (Sextant parses .ts .tsx .js .jsx .mts .mjs .cts .cjs .py .pyi .go .rs .java, and scripts with a python or node shebang)"
+    )]
     UnsupportedExtension {
         /// The offending path.
         path: String,

@@ -1,14 +1,16 @@
 //! Stage 1 of the pipeline: source bytes → a hierarchical symbol tree ([`ParsedFile`]).
 //!
 //! Parsing goes through the [`LanguageParser`] trait so that new languages plug in without
-//! touching the chunker. Sextant ships one implementation today, [`typescript`], a
-//! tree-sitter based parser for all eight TypeScript/JavaScript extensions.
+//! touching the chunker. Two implementations: [`typescript`], a tree-sitter based parser
+//! for all eight TypeScript/JavaScript extensions, and [`lang`], one tree-sitter walk
+//! driven by a per-language [`lang::Syntax`] for Python, Go, Rust and Java.
 //!
 //! This layer is pure: it receives bytes and returns data. It never reads files, logs
 //! per-file noise or panics on bad input; unreadable input becomes a [`ParseError`] whose
 //! message says why the file was skipped.
 
 mod input;
+pub mod lang;
 pub mod refs;
 mod symbol;
 pub mod typescript;
@@ -19,7 +21,10 @@ pub use symbol::{
     SymbolKind,
 };
 
+use std::cell::RefCell;
 use std::path::Path;
+
+use tree_sitter::{Parser, Tree};
 
 /// A language Sextant can parse, chosen by file extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -31,12 +36,32 @@ pub enum Language {
     Tsx,
     /// `.js`, `.jsx`, `.mjs`, `.cjs` (the tree-sitter `javascript` grammar, which accepts JSX).
     JavaScript,
+    /// `.py`, `.pyi`, and scripts whose shebang names `python`.
+    Python,
+    /// `.go`.
+    Go,
+    /// `.rs`.
+    Rust,
+    /// `.java`.
+    Java,
 }
 
 impl Language {
+    /// Every language, in a fixed order.
+    pub const ALL: [Self; 7] = [
+        Self::TypeScript,
+        Self::Tsx,
+        Self::JavaScript,
+        Self::Python,
+        Self::Go,
+        Self::Rust,
+        Self::Java,
+    ];
+
     /// Every file extension Sextant parses, without the dot.
-    pub const EXTENSIONS: [&'static str; 8] =
-        ["ts", "tsx", "js", "jsx", "mts", "mjs", "cts", "cjs"];
+    pub const EXTENSIONS: [&'static str; 13] = [
+        "ts", "tsx", "js", "jsx", "mts", "mjs", "cts", "cjs", "py", "pyi", "go", "rs", "java",
+    ];
 
     /// The language of a path by its extension, or `None` when Sextant does not parse it.
     pub fn from_path(path: &Path) -> Option<Self> {
@@ -44,24 +69,62 @@ impl Language {
             "ts" | "mts" | "cts" => Some(Self::TypeScript),
             "tsx" => Some(Self::Tsx),
             "js" | "jsx" | "mjs" | "cjs" => Some(Self::JavaScript),
+            "py" | "pyi" => Some(Self::Python),
+            "go" => Some(Self::Go),
+            "rs" => Some(Self::Rust),
+            "java" => Some(Self::Java),
             _ => None,
         }
     }
 
-    /// Stable lower-case identifier (`typescript`, `tsx`, `javascript`), used in stores and filters.
+    /// The language a script's first line names (`#!/usr/bin/env python3`,
+    /// `#!/usr/bin/node`), for files without an extension.
+    pub fn from_shebang(first_line: &str) -> Option<Self> {
+        let rest = first_line.strip_prefix("#!")?;
+        let mut words = rest.split_whitespace();
+        let mut program = words.next()?.rsplit('/').next()?;
+        if program == "env" {
+            program = words.find(|w| !w.starts_with('-'))?;
+        }
+        let program = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        match program {
+            "python" | "pypy" => Some(Self::Python),
+            "node" | "nodejs" | "deno" | "bun" => Some(Self::JavaScript),
+            "ts-node" | "tsx" => Some(Self::TypeScript),
+            _ => None,
+        }
+    }
+
+    /// The language of a path by extension, else (for a file without one) by the
+    /// shebang on `source`'s first line.
+    pub fn detect(path: &Path, source: &[u8]) -> Option<Self> {
+        if let Some(language) = Self::from_path(path) {
+            return Some(language);
+        }
+        if path.extension().is_some() {
+            return None;
+        }
+        let head = &source[..source.len().min(200)];
+        let line = head.split(|&b| b == b'\n').next()?;
+        Self::from_shebang(std::str::from_utf8(line).ok()?)
+    }
+
+    /// Stable lower-case identifier (`typescript`, `python`, …), used in stores and filters.
     pub fn id(self) -> &'static str {
         match self {
             Self::TypeScript => "typescript",
             Self::Tsx => "tsx",
             Self::JavaScript => "javascript",
+            Self::Python => "python",
+            Self::Go => "go",
+            Self::Rust => "rust",
+            Self::Java => "java",
         }
     }
 
     /// The language with this [`Language::id`].
     pub fn parse(id: &str) -> Option<Self> {
-        [Self::TypeScript, Self::Tsx, Self::JavaScript]
-            .into_iter()
-            .find(|l| l.id() == id)
+        Self::ALL.into_iter().find(|l| l.id() == id)
     }
 
     /// Human label used in embedding preambles (`[TypeScript] src/a.ts > f`).
@@ -69,7 +132,26 @@ impl Language {
         match self {
             Self::TypeScript | Self::Tsx => "TypeScript",
             Self::JavaScript => "JavaScript",
+            Self::Python => "Python",
+            Self::Go => "Go",
+            Self::Rust => "Rust",
+            Self::Java => "Java",
         }
+    }
+
+    /// What a collapsed body is written as in a parent's content: `{ … }` where bodies
+    /// are braced, `…` for Python's indented blocks.
+    pub fn collapsed_body(self) -> &'static str {
+        match self {
+            Self::Python => "…",
+            _ => "{ … }",
+        }
+    }
+
+    /// Whether the language is one of the TypeScript/JavaScript family (module
+    /// resolution, JSX, CommonJS).
+    pub fn is_ecmascript(self) -> bool {
+        matches!(self, Self::TypeScript | Self::Tsx | Self::JavaScript)
     }
 
     /// Whether the grammar accepts JSX.
@@ -90,7 +172,12 @@ pub trait LanguageParser: Send + Sync {
 
 /// The parser for `language`.
 pub fn parser_for(language: Language) -> Box<dyn LanguageParser> {
-    Box::new(typescript::TsParser::new(language))
+    match language {
+        Language::TypeScript | Language::Tsx | Language::JavaScript => {
+            Box::new(typescript::TsParser::new(language))
+        }
+        other => Box::new(lang::TreeParser::new(other)),
+    }
 }
 
 /// Checks raw file bytes against `limits`, picks the parser by the path's extension and
@@ -100,9 +187,52 @@ pub fn parse_bytes(
     bytes: &[u8],
     limits: &ParseLimits,
 ) -> Result<ParsedFile, ParseError> {
-    let language = Language::from_path(path).ok_or_else(|| ParseError::UnsupportedExtension {
-        path: path.display().to_string(),
-    })?;
+    let language =
+        Language::detect(path, bytes).ok_or_else(|| ParseError::UnsupportedExtension {
+            path: path.display().to_string(),
+        })?;
     let source = check_input(bytes, limits)?;
     parser_for(language).parse(source)
+}
+
+/// The tree-sitter grammar of `language`.
+fn grammar(language: Language) -> tree_sitter::Language {
+    match language {
+        Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+        Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+        Language::Python => tree_sitter_python::LANGUAGE.into(),
+        Language::Go => tree_sitter_go::LANGUAGE.into(),
+        Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+        Language::Java => tree_sitter_java::LANGUAGE.into(),
+    }
+}
+
+thread_local! {
+    /// One reusable tree-sitter parser per language per thread.
+    static PARSERS: RefCell<Vec<(Language, Parser)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Parses `source` as `language` with this thread's parser for it.
+fn parse_tree(language: Language, source: &str) -> Result<Tree, ParseError> {
+    PARSERS.with(|cell| {
+        let mut parsers = cell.borrow_mut();
+        let index = match parsers.iter().position(|(l, _)| *l == language) {
+            Some(i) => i,
+            None => {
+                let mut parser = Parser::new();
+                parser
+                    .set_language(&grammar(language))
+                    .map_err(|e| ParseError::Grammar {
+                        language: language.id(),
+                        message: e.to_string(),
+                    })?;
+                parsers.push((language, parser));
+                parsers.len() - 1
+            }
+        };
+        let parser = &mut parsers[index].1;
+        parser.reset();
+        parser.parse(source, None).ok_or(ParseError::ParserFailed)
+    })
 }

@@ -76,17 +76,24 @@ pub enum SymbolKind {
     Constructor,
     /// Class field or interface property.
     Property,
-    /// Class declaration or named class expression.
+    /// Class declaration or named class expression (Java records too).
     Class,
-    /// Interface declaration.
+    /// Interface declaration, a Rust trait, a Go interface type.
     Interface,
+    /// A Rust or Go struct (Rust unions too).
+    Struct,
+    /// A Rust `impl` block: the methods of one type, or its implementation of one trait.
+    Impl,
+    /// A Rust macro definition (`macro_rules!`).
+    Macro,
     /// Type alias.
     Type,
     /// Enum (including `const enum`).
     Enum,
     /// `namespace X {}` / `module X {}`.
     Namespace,
-    /// `declare module 'x' {}` / `declare global {}`.
+    /// `declare module 'x' {}` / `declare global {}`; a Rust `mod`; a Go or Java
+    /// `package` clause.
     Module,
     /// React function or class component.
     Component,
@@ -236,6 +243,10 @@ pub struct ParsedSymbol {
     /// Declaration head as written: parameters and return type for functions, heritage for
     /// classes, the collapsed text for short declarations.
     pub signature: String,
+    /// The language's own name for the construct when it differs from `kind`'s
+    /// (`trait`, `record`, `static`, `macro_rules`, `decorated`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_kind: Option<String>,
     /// Signatures of overload declarations merged into this symbol, in source order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overloads: Vec<String>,

@@ -8,9 +8,7 @@
 //! its child symbols, which is capped at [`MAX_SYMBOL_DEPTH`], so hostile input cannot
 //! overflow the stack.
 
-use std::cell::RefCell;
-
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::Node;
 
 use super::{
     ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, LineRange, Modifier,
@@ -44,49 +42,13 @@ impl TsParser {
     }
 }
 
-fn grammar(language: Language) -> tree_sitter::Language {
-    match language {
-        Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-        Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-        Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
-    }
-}
-
-thread_local! {
-    /// One reusable tree-sitter parser per language per thread.
-    static PARSERS: RefCell<Vec<(Language, Parser)>> = const { RefCell::new(Vec::new()) };
-}
-
-fn parse_tree(language: Language, source: &str) -> Result<Tree, ParseError> {
-    PARSERS.with(|cell| {
-        let mut parsers = cell.borrow_mut();
-        let index = match parsers.iter().position(|(l, _)| *l == language) {
-            Some(i) => i,
-            None => {
-                let mut parser = Parser::new();
-                parser
-                    .set_language(&grammar(language))
-                    .map_err(|e| ParseError::Grammar {
-                        language: language.id(),
-                        message: e.to_string(),
-                    })?;
-                parsers.push((language, parser));
-                parsers.len() - 1
-            }
-        };
-        let parser = &mut parsers[index].1;
-        parser.reset();
-        parser.parse(source, None).ok_or(ParseError::ParserFailed)
-    })
-}
-
 impl LanguageParser for TsParser {
     fn language(&self) -> Language {
         self.language
     }
 
     fn parse(&self, source: &str) -> Result<ParsedFile, ParseError> {
-        let tree = parse_tree(self.language, source)?;
+        let tree = super::parse_tree(self.language, source)?;
         let mut ex = Extractor::new(source, self.language, &tree.language());
         let root = tree.root_node();
         ex.scan(root);
@@ -1245,6 +1207,7 @@ impl<'s> Extractor<'s> {
                 end: b.end_byte(),
             }),
             signature: draft.signature,
+            native_kind: None,
             overloads: Vec::new(),
             modifiers,
             jsdoc,

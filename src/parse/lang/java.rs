@@ -1,0 +1,412 @@
+//! Java: the package declaration, imports, classes, interfaces, enums, records and
+//! annotation types (nested ones included) with their methods, constructors, fields and
+//! constants; local and anonymous classes inside method bodies; Javadoc is the
+//! documentation.
+
+use tree_sitter::Node;
+
+use super::{
+    Children, Def, ImportSpec, Item, Place, SourceText, Syntax, block_comment_text,
+    comments_above, named_children,
+};
+use crate::parse::{Modifier, SymbolKind};
+
+/// Java's [`Syntax`].
+pub(crate) struct Java;
+
+fn is_comment_kind(kind: &str) -> bool {
+    matches!(kind, "line_comment" | "block_comment")
+}
+
+impl Java {
+    /// Modifiers from the declaration's `modifiers` node, and whether it is `public`.
+    fn modifiers(&self, node: Node, src: &str) -> (Vec<Modifier>, bool) {
+        let mut out = Vec::new();
+        let mut public = false;
+        let Some(mods) = named_children(node)
+            .into_iter()
+            .find(|c| c.kind() == "modifiers")
+        else {
+            return (out, false);
+        };
+        let mut cursor = mods.walk();
+        for token in mods.children(&mut cursor) {
+            match src.text_of(token) {
+                "public" => {
+                    public = true;
+                    out.push(Modifier::Public);
+                }
+                "private" => out.push(Modifier::Private),
+                "protected" => out.push(Modifier::Protected),
+                "static" => out.push(Modifier::Static),
+                "abstract" => out.push(Modifier::Abstract),
+                "final" => out.push(Modifier::Readonly),
+                "@Override" => out.push(Modifier::Override),
+                _ => {}
+            }
+        }
+        (out, public)
+    }
+
+    fn definition<'t>(&self, node: Node<'t>, place: Place, src: &str) -> Option<Def<'t>> {
+        let name = || {
+            node.child_by_field_name("name")
+                .map(|n| src.text_of(n).to_string())
+                .unwrap_or_default()
+        };
+        let body = node.child_by_field_name("body");
+        let members = |kind: SymbolKind| {
+            Def::new(kind, name(), node).body(body, body.map_or(Children::None, Children::Members))
+        };
+        let def = match node.kind() {
+            "class_declaration" => members(SymbolKind::Class),
+            "record_declaration" => members(SymbolKind::Class).native("record"),
+            "interface_declaration" => members(SymbolKind::Interface),
+            "annotation_type_declaration" => members(SymbolKind::Interface).native("@interface"),
+            "enum_declaration" => members(SymbolKind::Enum),
+            _ if place == Place::Nested => return None,
+            "method_declaration" => Def::new(SymbolKind::Method, name(), node)
+                .body(body, body.map_or(Children::None, Children::Nested)),
+            "constructor_declaration" | "compact_constructor_declaration" => {
+                Def::new(SymbolKind::Constructor, name(), node)
+                    .body(body, body.map_or(Children::None, Children::Nested))
+            }
+            "annotation_type_element_declaration" => Def::new(SymbolKind::Method, name(), node),
+            "field_declaration" | "constant_declaration" => {
+                let mut cursor = node.walk();
+                let names: Vec<String> = node
+                    .children_by_field_name("declarator", &mut cursor)
+                    .filter_map(|d| d.child_by_field_name("name"))
+                    .map(|n| src.text_of(n).to_string())
+                    .collect();
+                let kind = if node.kind() == "constant_declaration" {
+                    SymbolKind::Const
+                } else {
+                    SymbolKind::Property
+                };
+                let mut def = Def::new(kind, names.first()?.clone(), node).native("field");
+                if names.len() > 1 {
+                    def.bindings = names;
+                }
+                def
+            }
+            "enum_constant" => Def::new(SymbolKind::Const, name(), node).native("enum constant"),
+            _ => return None,
+        };
+        let (modifiers, public) = self.modifiers(node, src);
+        // Interface members are public; top-level types are visible in their package.
+        let in_interface = node
+            .parent()
+            .is_some_and(|p| matches!(p.kind(), "interface_body" | "annotation_type_body"));
+        let top_level = node.parent().is_some_and(|p| p.kind() == "program");
+        Some(
+            def.modifiers(modifiers)
+                .exported(public || in_interface || top_level),
+        )
+    }
+
+    fn imports(&self, node: Node, src: &str) -> Vec<ImportSpec> {
+        let path = named_children(node)
+            .into_iter()
+            .find(|c| matches!(c.kind(), "scoped_identifier" | "identifier"))
+            .map(|n| src.text_of(n).to_string())
+            .unwrap_or_default();
+        let wildcard = named_children(node).iter().any(|c| c.kind() == "asterisk");
+        let bindings = if wildcard {
+            Vec::new()
+        } else {
+            vec![path.rsplit('.').next().unwrap_or(&path).to_string()]
+        };
+        vec![ImportSpec {
+            module: path,
+            bindings,
+            text: None,
+            bytes: None,
+        }]
+    }
+}
+
+impl Syntax for Java {
+    fn identifier_kinds(&self) -> &'static [&'static str] {
+        &["identifier", "type_identifier"]
+    }
+
+    fn is_comment(&self, node: Node, _src: &str) -> bool {
+        is_comment_kind(node.kind())
+    }
+
+    fn item<'t>(&self, node: Node<'t>, place: Place, src: &str) -> Item<'t> {
+        if let Some(def) = self.definition(node, place, src) {
+            return def.item();
+        }
+        match (place, node.kind()) {
+            (Place::Members, "enum_body_declarations") => Item::Within(node),
+            (Place::Container, "package_declaration") => {
+                let name = named_children(node)
+                    .into_iter()
+                    .find(|c| matches!(c.kind(), "scoped_identifier" | "identifier"))
+                    .map(|n| src.text_of(n).to_string())
+                    .unwrap_or_default();
+                Def::new(SymbolKind::Module, name, node)
+                    .native("package")
+                    .exported(true)
+                    .item()
+            }
+            (Place::Container, "import_declaration") => Item::Import(self.imports(node, src)),
+            (Place::Container, "expression_statement") => Item::Statement(SymbolKind::Expression),
+            (Place::Container, _) => Item::Statement(SymbolKind::Statement),
+            _ => Item::Skip,
+        }
+    }
+
+    fn doc(&self, def: &Def, src: &str) -> Option<String> {
+        let comments = comments_above(def.outer, |n| is_comment_kind(n.kind()), |_| false);
+        let last = comments.last()?;
+        let text = src.text_of(*last);
+        if text.starts_with("/**") && !text.starts_with("/***") {
+            block_comment_text(text)
+        } else {
+            None
+        }
+    }
+
+    fn refs(&self) -> &dyn super::refs::RefSyntax {
+        self
+    }
+}
+
+mod graph {
+    use tree_sitter::Node;
+
+    use super::Java;
+    use crate::parse::lang::refs::{Access, Local, RefSyntax, bind, type_name, uses};
+    use crate::parse::lang::{SourceText, named_children};
+    use crate::parse::refs::{DeclaredType, FileRefs, Imported, RefKind};
+
+    /// The declarator names of a field or local variable declaration.
+    fn declarator_names<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+        let mut cursor = node.walk();
+        node.children_by_field_name("declarator", &mut cursor)
+            .filter_map(|d| d.child_by_field_name("name"))
+            .collect()
+    }
+
+    impl RefSyntax for Java {
+        fn imports(&self, node: Node, src: &str, out: &mut FileRefs) -> bool {
+            if node.kind() != "import_declaration" {
+                return false;
+            }
+            let offset = node.start_byte();
+            let Some(path) = named_children(node)
+                .into_iter()
+                .find(|c| matches!(c.kind(), "scoped_identifier" | "identifier"))
+                .map(|n| src.text_of(n).to_string())
+            else {
+                return true;
+            };
+            let wildcard = named_children(node).iter().any(|c| c.kind() == "asterisk");
+            if wildcard {
+                uses(out, &path, offset);
+                return true;
+            }
+            let is_static = crate::parse::lang::has_child_kind(node, "static");
+            let name = path.rsplit('.').next().unwrap_or(&path).to_string();
+            if is_static {
+                // `import static a.B.m;`: a member of class `a.B`.
+                let class = path.rsplit_once('.').map_or("", |(c, _)| c).to_string();
+                bind(out, &name, &class, Imported::Named(name.clone()), offset);
+                uses(out, &class, offset);
+            } else {
+                bind(out, &name, &path, Imported::Named(name.clone()), offset);
+                uses(out, &path, offset);
+            }
+            true
+        }
+
+        fn scope(&self, node: Node, src: &str) -> Option<Vec<Local>> {
+            let params = match node.kind() {
+                "method_declaration" | "constructor_declaration" | "lambda_expression" => {
+                    node.child_by_field_name("parameters")
+                }
+                _ => return None,
+            };
+            let mut out = Vec::new();
+            let Some(params) = params else {
+                return Some(out);
+            };
+            if params.kind() == "identifier" {
+                out.push(Local::plain(src.text_of(params)));
+                return Some(out);
+            }
+            for p in named_children(params) {
+                match p.kind() {
+                    "formal_parameter" | "spread_parameter" => {
+                        let ty = p
+                            .child_by_field_name("type")
+                            .and_then(|t| type_name(src.text_of(t)));
+                        let name = p.child_by_field_name("name").or_else(|| {
+                            named_children(p)
+                                .into_iter()
+                                .rev()
+                                .find(|c| c.kind() == "variable_declarator")
+                                .and_then(|d| d.child_by_field_name("name"))
+                        });
+                        if let Some(name) = name {
+                            out.push(Local::typed(src.text_of(name), ty));
+                        }
+                    }
+                    "identifier" => out.push(Local::plain(src.text_of(p))),
+                    _ => {}
+                }
+            }
+            Some(out)
+        }
+
+        fn binds(&self, node: Node, src: &str, out: &mut Vec<Local>) {
+            match node.kind() {
+                "local_variable_declaration" => {
+                    let ty = node
+                        .child_by_field_name("type")
+                        .map(|t| src.text_of(t))
+                        .filter(|t| *t != "var")
+                        .and_then(type_name);
+                    for n in declarator_names(node) {
+                        out.push(Local::typed(src.text_of(n), ty.clone()));
+                    }
+                }
+                "enhanced_for_statement" | "catch_formal_parameter" | "resource" => {
+                    let ty = node
+                        .child_by_field_name("type")
+                        .and_then(|t| type_name(src.text_of(t)));
+                    if let Some(n) = node.child_by_field_name("name") {
+                        out.push(Local::typed(src.text_of(n), ty));
+                    }
+                }
+                "class_declaration" => {
+                    if let Some(n) = node.child_by_field_name("name") {
+                        out.push(Local {
+                            decl: Some(n.start_byte()),
+                            ..Local::plain(src.text_of(n))
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        fn callee<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+            match node.kind() {
+                "method_invocation" if node.child_by_field_name("object").is_some() => Some(node),
+                "method_invocation" => node.child_by_field_name("name"),
+                "object_creation_expression" => node.child_by_field_name("type").map(|t| {
+                    if t.kind() == "generic_type" {
+                        named_children(t).into_iter().next().unwrap_or(t)
+                    } else {
+                        t
+                    }
+                }),
+                _ => None,
+            }
+        }
+
+        fn access<'t>(&self, node: Node<'t>, src: &str) -> Option<Access<'t>> {
+            let (object, member) = match node.kind() {
+                "field_access" => ("object", "field"),
+                "method_invocation" => ("object", "name"),
+                "scoped_type_identifier" => return None,
+                _ => return None,
+            };
+            Some(Access {
+                object: node.child_by_field_name(object)?,
+                member: src.text_of(node.child_by_field_name(member)?).to_string(),
+            })
+        }
+
+        fn is_this(&self, node: Node, _src: &str) -> bool {
+            node.kind() == "this"
+        }
+
+        fn is_super(&self, node: Node, _src: &str) -> bool {
+            node.kind() == "super"
+        }
+
+        fn is_name(&self, node: Node) -> bool {
+            node.kind() == "identifier"
+        }
+
+        fn is_type_name(&self, node: Node) -> bool {
+            node.kind() == "type_identifier"
+        }
+
+        fn is_declaration(&self, node: Node) -> bool {
+            let Some(parent) = node.parent() else {
+                return false;
+            };
+            match parent.kind() {
+                "class_declaration" | "interface_declaration" | "enum_declaration"
+                | "record_declaration" | "annotation_type_declaration" | "method_declaration"
+                | "constructor_declaration" | "compact_constructor_declaration"
+                | "variable_declarator" | "formal_parameter" | "enum_constant"
+                | "catch_formal_parameter" | "enhanced_for_statement" | "type_parameter"
+                | "annotation_type_element_declaration" | "resource" => {
+                    parent.child_by_field_name("name") == Some(node)
+                        || parent.kind() == "type_parameter"
+                }
+                "lambda_expression" | "inferred_parameters" | "package_declaration"
+                | "scoped_identifier" | "marker_annotation" | "annotation"
+                | "element_value_pair" => true,
+                _ => false,
+            }
+        }
+
+        fn heritage<'t>(&self, node: Node<'t>, _src: &str) -> Vec<(Node<'t>, RefKind)> {
+            let mut out = Vec::new();
+            let types = |n: Node<'t>| -> Vec<Node<'t>> {
+                let mut found = Vec::new();
+                let mut stack = vec![n];
+                while let Some(x) = stack.pop() {
+                    match x.kind() {
+                        "type_identifier" | "scoped_type_identifier" => found.push(x),
+                        "generic_type" => {
+                            if let Some(first) = named_children(x).into_iter().next() {
+                                found.push(first);
+                            }
+                        }
+                        _ => stack.extend(named_children(x).into_iter().rev()),
+                    }
+                }
+                found
+            };
+            for child in named_children(node) {
+                let kind = match (node.kind(), child.kind()) {
+                    ("class_declaration", "superclass") => RefKind::Extends,
+                    ("class_declaration" | "enum_declaration" | "record_declaration", "super_interfaces") => {
+                        RefKind::Implements
+                    }
+                    ("interface_declaration", "extends_interfaces") => RefKind::Extends,
+                    _ => continue,
+                };
+                out.extend(types(child).into_iter().map(|t| (t, kind)));
+            }
+            out
+        }
+
+        fn declared(&self, node: Node, src: &str, out: &mut Vec<DeclaredType>) {
+            if node.kind() != "field_declaration" {
+                return;
+            }
+            let Some(ty) = node
+                .child_by_field_name("type")
+                .and_then(|t| type_name(src.text_of(t)))
+            else {
+                return;
+            };
+            for n in declarator_names(node) {
+                out.push(DeclaredType {
+                    offset: n.start_byte(),
+                    type_name: ty.clone(),
+                });
+            }
+        }
+    }
+}

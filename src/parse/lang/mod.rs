@@ -1,0 +1,668 @@
+//! One tree-sitter walk for Python, Go, Rust and Java, driven by a per-language [`Syntax`].
+//!
+//! The walk is the TypeScript parser's, made language-neutral: container scopes (the file
+//! root, Rust `mod` bodies) turn every statement into a symbol or a statement item;
+//! type bodies (classes, structs, traits, `impl` blocks, interfaces) contribute their
+//! members; function bodies contribute only nested *definitions*. A [`Syntax`] says, for
+//! one node in one of those places, what it is ([`Item`]); this module does the rest
+//! (ranges, bodies, signatures, doc comments, imports, identifiers, diagnostics) the same
+//! way for every language. Everything is iterative except the descent from a symbol to
+//! its children, which is capped at [`MAX_SYMBOL_DEPTH`].
+
+mod go;
+mod java;
+mod python;
+mod refs;
+mod rust;
+
+use tree_sitter::Node;
+
+use super::{
+    ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, LineRange, Modifier,
+    ParseError, ParsedFile, ParsedSymbol, SymbolKind,
+};
+use crate::text::{collapse_truncate, collapse_whitespace, truncate_chars};
+
+/// Symbols nested deeper than this are left inside their ancestor's chunk.
+pub const MAX_SYMBOL_DEPTH: u32 = 32;
+/// At most this many diagnostics are kept per file.
+const MAX_DIAGNOSTICS: usize = 50;
+/// Longest statement label, in characters.
+const LABEL_CHARS: usize = 60;
+/// Longest signature kept for declarations without a body, in characters.
+const VALUE_SIGNATURE_CHARS: usize = 160;
+/// Longest signature kept for declarations with a body, in characters.
+const SIGNATURE_CHARS: usize = 400;
+
+/// The parser for Python, Go, Rust or Java.
+#[derive(Debug, Clone, Copy)]
+pub struct TreeParser {
+    language: Language,
+}
+
+impl TreeParser {
+    /// A parser for `language` (one of Python, Go, Rust, Java; others parse as Python
+    /// would, so callers go through [`super::parser_for`]).
+    pub fn new(language: Language) -> Self {
+        Self { language }
+    }
+}
+
+/// The [`Syntax`] of `language`.
+fn syntax_for(language: Language) -> &'static dyn Syntax {
+    match language {
+        Language::Go => &go::Go,
+        Language::Rust => &rust::Rust,
+        Language::Java => &java::Java,
+        _ => &python::Python,
+    }
+}
+
+impl LanguageParser for TreeParser {
+    fn language(&self) -> Language {
+        self.language
+    }
+
+    fn parse(&self, source: &str) -> Result<ParsedFile, ParseError> {
+        let syntax = syntax_for(self.language);
+        let tree = super::parse_tree(self.language, source)?;
+        let root = tree.root_node();
+        let mut ex = Extractor {
+            syntax,
+            src: source,
+            imports: Vec::new(),
+            identifiers: Vec::new(),
+            comments: Vec::new(),
+            diagnostics: Vec::new(),
+        };
+        ex.scan(root);
+        let symbols = ex.container(root, &Ctx::root());
+        let refs = refs::extract(syntax, root, source);
+        Ok(ParsedFile {
+            language: self.language,
+            symbols,
+            imports: ex.imports,
+            identifiers: ex.identifiers,
+            comments: ex.comments,
+            diagnostics: ex.diagnostics,
+            line_count: source.lines().count() as u32,
+            refs,
+        })
+    }
+}
+
+/// Where a node stands, which decides what it may become.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// A statement of the file root or a module body: everything becomes an item.
+    Container,
+    /// A member of a type body: definitions become symbols, the rest stays in the type.
+    Members,
+    /// Somewhere inside a function body: only named definitions become symbols.
+    Nested,
+}
+
+/// What a [`Syntax`] says a node is.
+pub(crate) enum Item<'t> {
+    /// Not an item: a comment, a docstring, punctuation, or (outside containers) code.
+    Skip,
+    /// A declaration.
+    Def(Box<Def<'t>>),
+    /// An import statement and the imports it makes.
+    Import(Vec<ImportSpec>),
+    /// A root statement of this kind ([`SymbolKind::Expression`] or
+    /// [`SymbolKind::Statement`]), labelled by its first line.
+    Statement(SymbolKind),
+    /// Not an item itself: its named children are items in the same place (a Java enum's
+    /// body declarations, a Go `type ( … )` group).
+    Within(Node<'t>),
+}
+
+/// One import made by an import statement.
+#[derive(Debug, Clone)]
+pub(crate) struct ImportSpec {
+    /// Module (package, path) as written.
+    pub module: String,
+    /// Local names bound.
+    pub bindings: Vec<String>,
+    /// The text that stands for this import in `relevantImports`, when the statement
+    /// makes several (a Go import group); `None` for the statement's own text.
+    pub text: Option<String>,
+    /// Byte span when not the statement's.
+    pub bytes: Option<ByteRange>,
+}
+
+/// Where a symbol's child symbols come from.
+pub(crate) enum Children<'t> {
+    /// None.
+    None,
+    /// Named definitions anywhere inside a function body.
+    Nested(Node<'t>),
+    /// Members of a type body.
+    Members(Node<'t>),
+    /// Statements of a module body.
+    Container(Node<'t>),
+}
+
+/// A declaration as a [`Syntax`] describes it; the extractor finishes it.
+pub(crate) struct Def<'t> {
+    /// What it is.
+    pub kind: SymbolKind,
+    /// The language's own name when it differs from `kind`'s.
+    pub native: Option<&'static str>,
+    /// Declared name.
+    pub name: String,
+    /// The node whose span is the symbol's (decorators included).
+    pub outer: Node<'t>,
+    /// The range starts here instead (attributes before a Rust item).
+    pub start: Option<Node<'t>>,
+    /// The declaration itself (inside a decorator wrapper): signatures and docs start here.
+    pub decl: Node<'t>,
+    /// The body a parent collapses.
+    pub body: Option<Node<'t>>,
+    /// Where the children come from.
+    pub children: Children<'t>,
+    /// Modifiers, any order.
+    pub modifiers: Vec<Modifier>,
+    /// Visible outside its module (Go capitalised, Rust `pub`, Java `public`, Python no
+    /// leading underscore).
+    pub exported: bool,
+    /// Every name bound when more than `name` (`a, b = …`, `int x, y;`).
+    pub bindings: Vec<String>,
+    /// Signature override; by default the text from `decl` to the body.
+    pub signature: Option<String>,
+}
+
+impl<'t> Def<'t> {
+    /// A definition of `kind` named `name` spanning `node`, without body or children.
+    pub fn new(kind: SymbolKind, name: impl Into<String>, node: Node<'t>) -> Self {
+        Self {
+            kind,
+            native: None,
+            name: name.into(),
+            outer: node,
+            start: None,
+            decl: node,
+            body: None,
+            children: Children::None,
+            modifiers: Vec::new(),
+            exported: false,
+            bindings: Vec::new(),
+            signature: None,
+        }
+    }
+
+    /// Sets the collapsible body and where the children come from.
+    pub fn body(mut self, body: Option<Node<'t>>, children: Children<'t>) -> Self {
+        self.body = body;
+        self.children = children;
+        self
+    }
+
+    /// Sets the language's own name for the construct.
+    pub fn native(mut self, native: &'static str) -> Self {
+        self.native = Some(native);
+        self
+    }
+
+    /// Sets the export flag.
+    pub fn exported(mut self, exported: bool) -> Self {
+        self.exported = exported;
+        self
+    }
+
+    /// Adds modifiers.
+    pub fn modifiers(mut self, modifiers: impl IntoIterator<Item = Modifier>) -> Self {
+        self.modifiers.extend(modifiers);
+        self
+    }
+
+    /// Boxed as an [`Item`].
+    pub fn item(self) -> Item<'t> {
+        Item::Def(Box::new(self))
+    }
+}
+
+/// Source text access shared by the extractor and the syntaxes.
+pub(crate) trait SourceText {
+    /// The text of `node`.
+    fn text_of(&self, node: Node) -> &str;
+}
+
+impl SourceText for str {
+    fn text_of(&self, node: Node) -> &str {
+        self.get(node.byte_range()).unwrap_or("")
+    }
+}
+
+/// What one language's tree looks like.
+pub(crate) trait Syntax: Sync {
+    /// Node kinds that are names in reference position (collected as [`IdentRef`]s).
+    fn identifier_kinds(&self) -> &'static [&'static str];
+
+    /// Whether `node` is a comment (Python docstrings count: they document, they are not
+    /// code to chunk).
+    fn is_comment(&self, node: Node, src: &str) -> bool;
+
+    /// What `node` is at `place`.
+    fn item<'t>(&self, node: Node<'t>, place: Place, src: &str) -> Item<'t>;
+
+    /// The documentation of a finished definition.
+    fn doc(&self, def: &Def, src: &str) -> Option<String>;
+
+    /// Whether an unnamed child of a container is punctuation of the container itself
+    /// (braces), not a stray token left by error recovery.
+    fn is_delimiter(&self, token: &str) -> bool {
+        matches!(token, "{" | "}" | ";" | "(" | ")")
+    }
+
+    /// The walk that finds references, imports and exports for the symbol graph.
+    fn refs(&self) -> &dyn refs::RefSyntax;
+}
+
+/// Where a symbol is being created: its depth and its parent's name.
+#[derive(Debug, Clone)]
+struct Ctx {
+    depth: u32,
+    parent: Option<String>,
+}
+
+impl Ctx {
+    fn root() -> Self {
+        Self {
+            depth: 0,
+            parent: None,
+        }
+    }
+
+    fn child(&self, name: &str) -> Self {
+        Self {
+            depth: self.depth + 1,
+            parent: Some(name.to_string()),
+        }
+    }
+}
+
+struct Extractor<'s> {
+    syntax: &'static dyn Syntax,
+    src: &'s str,
+    imports: Vec<Import>,
+    identifiers: Vec<IdentRef>,
+    comments: Vec<ByteRange>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+pub(crate) fn line_of(node: Node) -> u32 {
+    node.start_position().row as u32 + 1
+}
+
+pub(crate) fn end_line_of(node: Node) -> u32 {
+    let end = node.end_position();
+    let start = node.start_position();
+    if end.column == 0 && end.row > start.row {
+        end.row as u32
+    } else {
+        end.row as u32 + 1
+    }
+}
+
+fn span(node: Node) -> ByteRange {
+    ByteRange {
+        start: node.start_byte(),
+        end: node.end_byte(),
+    }
+}
+
+/// The named children of `node`.
+pub(crate) fn named_children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+/// Whether `node` has a child token (named or not) of `kind`.
+pub(crate) fn has_child_kind(node: Node, kind: &str) -> bool {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).any(|c| c.kind() == kind)
+}
+
+/// The comments directly above `first` (no blank line between), nearest last, passing
+/// over siblings `skip` accepts (attributes).
+pub(crate) fn comments_above<'t>(
+    first: Node<'t>,
+    is_comment: impl Fn(Node) -> bool,
+    skip: impl Fn(Node) -> bool,
+) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    let mut row = first.start_position().row;
+    let mut current = first.prev_sibling();
+    while let Some(node) = current {
+        let end = node.end_position();
+        // A line comment's node may end at column 0 of the next line.
+        let end_row = if end.column == 0 && end.row > node.start_position().row {
+            end.row - 1
+        } else {
+            end.row
+        };
+        if end_row + 1 < row {
+            break;
+        }
+        if is_comment(node) {
+            out.push(node);
+        } else if !skip(node) {
+            break;
+        }
+        row = node.start_position().row;
+        current = node.prev_sibling();
+    }
+    out.reverse();
+    out
+}
+
+/// `/** … */` or `/* … */` text without delimiters and leading `*`s; `None` when empty.
+pub(crate) fn block_comment_text(text: &str) -> Option<String> {
+    let inner = text
+        .strip_prefix("/**")
+        .or_else(|| text.strip_prefix("/*"))?
+        .strip_suffix("*/")?;
+    let lines: Vec<&str> = inner
+        .lines()
+        .map(|l| {
+            let l = l.trim();
+            let l = l.strip_prefix('*').unwrap_or(l);
+            l.strip_prefix(' ').unwrap_or(l).trim_end()
+        })
+        .collect();
+    let doc = lines.join("\n");
+    let doc = doc.trim();
+    (!doc.is_empty()).then(|| doc.to_string())
+}
+
+/// Line comments with `prefix` (`///`, `//`) stripped, joined; `None` when empty.
+pub(crate) fn line_comments_text<'a>(
+    lines: impl IntoIterator<Item = &'a str>,
+    prefix: &str,
+) -> Option<String> {
+    let lines: Vec<&str> = lines
+        .into_iter()
+        .map(|l| {
+            let l = l.trim();
+            let l = l.strip_prefix(prefix).unwrap_or(l);
+            l.strip_prefix(' ').unwrap_or(l).trim_end()
+        })
+        .collect();
+    let doc = lines.join("\n");
+    let doc = doc.trim();
+    (!doc.is_empty()).then(|| doc.to_string())
+}
+
+impl<'s> Extractor<'s> {
+    fn text(&self, node: Node) -> &'s str {
+        self.src.get(node.byte_range()).unwrap_or("")
+    }
+
+    /// One iterative pass over the whole tree: identifiers, comments, diagnostics.
+    fn scan(&mut self, root: Node) {
+        let identifier_kinds = self.syntax.identifier_kinds();
+        let mut cursor = root.walk();
+        loop {
+            let node = cursor.node();
+            let mut descend = true;
+            if node.is_named() && identifier_kinds.contains(&node.kind()) {
+                self.identifiers.push(IdentRef {
+                    offset: node.start_byte(),
+                    name: self.text(node).to_string(),
+                });
+            } else if node.is_named() && self.syntax.is_comment(node, self.src) {
+                self.comments.push(span(node));
+                descend = false;
+            }
+            if (node.is_error() || node.is_missing()) && self.diagnostics.len() < MAX_DIAGNOSTICS {
+                let pos = node.start_position();
+                let message = if node.is_missing() {
+                    format!("missing `{}`", node.kind())
+                } else {
+                    let snippet = collapse_truncate(self.text(node), 30);
+                    format!("syntax error near `{snippet}`")
+                };
+                self.diagnostics.push(Diagnostic {
+                    line: pos.row as u32 + 1,
+                    column: pos.column as u32 + 1,
+                    message,
+                });
+            }
+            if descend && cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Every statement of a container scope becomes a symbol or a statement item.
+    fn container(&mut self, node: Node, ctx: &Ctx) -> Vec<ParsedSymbol> {
+        let mut out = Vec::new();
+        for child in {
+            let mut cursor = node.walk();
+            node.children(&mut cursor).collect::<Vec<_>>()
+        } {
+            if !child.is_named() {
+                // Stray tokens only appear at this level after error recovery; keep them
+                // as error items so no code line is lost.
+                if self.syntax.is_delimiter(child.kind()) || child.byte_range().is_empty() {
+                    continue;
+                }
+                out.push(self.item_symbol(child, SymbolKind::Error, "syntax error".into(), ctx));
+                continue;
+            }
+            self.place(child, Place::Container, ctx, &mut out);
+        }
+        out
+    }
+
+    /// The symbols `node` makes at `place`, appended to `out`.
+    fn place(&mut self, node: Node, place: Place, ctx: &Ctx, out: &mut Vec<ParsedSymbol>) {
+        if node.kind() == "ERROR" {
+            if place == Place::Container {
+                out.push(self.item_symbol(node, SymbolKind::Error, "syntax error".into(), ctx));
+            } else {
+                // Recovered members inside an error region.
+                for child in named_children(node) {
+                    self.place(child, place, ctx, out);
+                }
+            }
+            return;
+        }
+        if self.syntax.is_comment(node, self.src) {
+            return;
+        }
+        match self.syntax.item(node, place, self.src) {
+            Item::Skip => {}
+            Item::Def(def) => out.push(self.finish(*def, ctx)),
+            Item::Within(inner) => {
+                for child in named_children(inner) {
+                    self.place(child, place, ctx, out);
+                }
+            }
+            Item::Import(specs) if place == Place::Container => {
+                out.push(self.import(node, specs, ctx));
+            }
+            Item::Import(_) => {}
+            Item::Statement(kind) if place == Place::Container => {
+                let label = self.statement_label(node);
+                out.push(self.item_symbol(node, kind, label, ctx));
+            }
+            Item::Statement(_) => {}
+        }
+    }
+
+    /// Type members: definitions become symbols; other members stay in the type's chunk.
+    fn members(&mut self, body: Node, ctx: &Ctx) -> Vec<ParsedSymbol> {
+        let mut out = Vec::new();
+        for child in named_children(body) {
+            self.place(child, Place::Members, ctx, &mut out);
+        }
+        out
+    }
+
+    /// Definitions nested anywhere inside `root` (not `root` itself), without descending
+    /// into a definition once found: its own children are found when it is finished.
+    fn nested(&mut self, root: Node, ctx: &Ctx) -> Vec<ParsedSymbol> {
+        let mut found = Vec::new();
+        let mut cursor = root.walk();
+        if !cursor.goto_first_child() {
+            return found;
+        }
+        loop {
+            let node = cursor.node();
+            let mut descend = node.is_named() && node.child_count() > 0;
+            if node.is_named()
+                && let Item::Def(def) = self.syntax.item(node, Place::Nested, self.src)
+            {
+                found.push(self.finish(*def, ctx));
+                descend = false;
+            }
+            if descend && cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() || cursor.node() == root {
+                    return found;
+                }
+            }
+        }
+    }
+
+    /// An import statement: its [`Import`]s, and one [`SymbolKind::Import`] item.
+    fn import(&mut self, node: Node, specs: Vec<ImportSpec>, ctx: &Ctx) -> ParsedSymbol {
+        let text = collapse_whitespace(self.text(node));
+        let mut names = Vec::new();
+        let first = specs.first().map(|s| s.module.clone()).unwrap_or_default();
+        for spec in specs {
+            names.extend(spec.bindings.iter().cloned());
+            self.imports.push(Import {
+                module: spec.module,
+                bindings: spec.bindings,
+                text: spec.text.unwrap_or_else(|| text.clone()),
+                bytes: spec.bytes.unwrap_or_else(|| span(node)),
+                type_only: false,
+            });
+        }
+        let mut symbol = self.item_symbol(node, SymbolKind::Import, format!("import:{first}"), ctx);
+        symbol.bindings = names;
+        symbol
+    }
+
+    /// `if x:`, `for i in xs`, `println!("hi")`: the statement's first line without its
+    /// opening brace or colon.
+    fn statement_label(&self, node: Node) -> String {
+        let first = self.text(node).lines().next().unwrap_or("");
+        let head = collapse_truncate(first, LABEL_CHARS * 2);
+        let head = head.trim_end_matches([';', '{', ':', ' ']);
+        if head.is_empty() {
+            node.kind().replace('_', " ")
+        } else {
+            truncate_chars(head, LABEL_CHARS)
+        }
+    }
+
+    /// A statement item (no body, no children).
+    fn item_symbol(&self, node: Node, kind: SymbolKind, name: String, ctx: &Ctx) -> ParsedSymbol {
+        ParsedSymbol {
+            signature: truncate_chars(&collapse_whitespace(self.text(node)), LABEL_CHARS),
+            name,
+            kind,
+            depth: ctx.depth,
+            parent_name: ctx.parent.clone(),
+            range: LineRange {
+                start: line_of(node),
+                end: end_line_of(node),
+            },
+            bytes: span(node),
+            body: None,
+            native_kind: None,
+            overloads: Vec::new(),
+            modifiers: Vec::new(),
+            jsdoc: None,
+            exported: false,
+            bindings: Vec::new(),
+            children: Vec::new(),
+        }
+    }
+
+    /// The declaration head: from `decl` to the body, whitespace collapsed, without the
+    /// `{` or `:` that opens the body; the whole declaration when it has no body.
+    fn signature(&self, def: &Def) -> String {
+        if let Some(sig) = &def.signature {
+            return sig.clone();
+        }
+        match def.body {
+            Some(body) if body.start_byte() > def.decl.start_byte() => {
+                let head = self
+                    .src
+                    .get(def.decl.start_byte()..body.start_byte())
+                    .unwrap_or("");
+                let head = collapse_truncate(head, SIGNATURE_CHARS);
+                head.trim_end_matches(['{', ':', ' ', '(']).to_string()
+            }
+            _ => {
+                let text = collapse_truncate(self.text(def.decl), VALUE_SIGNATURE_CHARS + 1);
+                truncate_chars(text.trim_end_matches([';', ',']), VALUE_SIGNATURE_CHARS)
+            }
+        }
+    }
+
+    fn finish(&mut self, def: Def, ctx: &Ctx) -> ParsedSymbol {
+        let first = def.start.unwrap_or(def.outer);
+        let jsdoc = self.syntax.doc(&def, self.src);
+        let signature = self.signature(&def);
+        let child_ctx = ctx.child(&def.name);
+        let children = if ctx.depth + 1 > MAX_SYMBOL_DEPTH {
+            Vec::new()
+        } else {
+            match def.children {
+                Children::None => Vec::new(),
+                Children::Nested(node) => self.nested(node, &child_ctx),
+                Children::Members(node) => self.members(node, &child_ctx),
+                Children::Container(node) => self.container(node, &child_ctx),
+            }
+        };
+        let mut modifiers = def.modifiers;
+        modifiers.sort();
+        modifiers.dedup();
+        ParsedSymbol {
+            name: def.name,
+            kind: def.kind,
+            depth: ctx.depth,
+            parent_name: ctx.parent.clone(),
+            range: LineRange {
+                start: line_of(first),
+                end: end_line_of(def.outer),
+            },
+            bytes: ByteRange {
+                start: first.start_byte(),
+                end: def.outer.end_byte(),
+            },
+            body: def.body.map(span),
+            signature,
+            native_kind: def.native.map(str::to_string),
+            overloads: Vec::new(),
+            modifiers,
+            jsdoc,
+            exported: def.exported,
+            bindings: def.bindings,
+            children,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

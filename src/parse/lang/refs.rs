@@ -1,0 +1,389 @@
+//! Name facts for the symbol graph from a Python, Go, Rust or Java tree: imports, calls,
+//! member accesses, reads, type uses and heritage, with names bound inside a function
+//! (parameters, locals) dropped unless they stand for a nested declaration or tell the
+//! type of a receiver. The same output as the TypeScript walk ([`crate::parse::refs`]);
+//! what a language's tree looks like comes from its [`RefSyntax`].
+
+use std::collections::{HashMap, HashSet};
+
+use tree_sitter::Node;
+
+use super::{SourceText, Syntax};
+use crate::parse::refs::{
+    DeclaredType, FileRefs, ImportBinding, Imported, ModuleUse, RefBase, RefKind, RefTarget,
+    Reference,
+};
+
+/// A name bound inside a function scope.
+#[derive(Debug, Clone)]
+pub(crate) struct Local {
+    /// The name.
+    pub name: String,
+    /// The type it was declared with, when it names one (`x: Store`, `Store s`, `s := NewStore()` not).
+    pub ty: Option<String>,
+    /// Byte offset of the name of a nested declaration it stands for.
+    pub decl: Option<usize>,
+    /// Whether it is the receiver (`self`, Go's receiver): member accesses on it are on
+    /// the enclosing type.
+    pub receiver: bool,
+}
+
+impl Local {
+    /// A plain local.
+    pub fn plain(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            ty: None,
+            decl: None,
+            receiver: false,
+        }
+    }
+
+    /// A local of a known type.
+    pub fn typed(name: impl Into<String>, ty: Option<String>) -> Self {
+        Self {
+            ty,
+            ..Self::plain(name)
+        }
+    }
+}
+
+/// A member access: `object.member`.
+pub(crate) struct Access<'t> {
+    /// The receiver expression.
+    pub object: Node<'t>,
+    /// The member's name.
+    pub member: String,
+}
+
+/// What the graph walk needs to know of one language's tree.
+pub(crate) trait RefSyntax {
+    /// When `node` is an import statement: its bindings and modules, added to `out`.
+    fn imports(&self, node: Node, src: &str, out: &mut FileRefs) -> bool;
+
+    /// When `node` opens a function scope: the names its parameters bind.
+    fn scope(&self, node: Node, src: &str) -> Option<Vec<Local>>;
+
+    /// Names `node` binds in the enclosing function scope (assignments, `let`, local
+    /// variable declarations, nested definitions, loop variables), added to `out`.
+    fn binds(&self, node: Node, src: &str, out: &mut Vec<Local>);
+
+    /// When `node` is a call (or instantiation): what is called.
+    fn callee<'t>(&self, node: Node<'t>) -> Option<Node<'t>>;
+
+    /// When `node` is a member access: its receiver and member.
+    fn access<'t>(&self, node: Node<'t>, src: &str) -> Option<Access<'t>>;
+
+    /// Whether `node` is the language's `this` (`self`, `this`).
+    fn is_this(&self, node: Node, src: &str) -> bool;
+
+    /// Whether `node` is `super`.
+    fn is_super(&self, _node: Node, _src: &str) -> bool {
+        false
+    }
+
+    /// Whether `node` is a name in value position.
+    fn is_name(&self, node: Node) -> bool;
+
+    /// Whether `node` is the name of a type.
+    fn is_type_name(&self, node: Node) -> bool;
+
+    /// Whether the name `node` is declared here rather than used (a definition's name,
+    /// a parameter, a keyword argument's name, a field in a literal).
+    fn is_declaration(&self, node: Node) -> bool;
+
+    /// For a class-like node: the types it extends and implements.
+    fn heritage<'t>(&self, _node: Node<'t>, _src: &str) -> Vec<(Node<'t>, RefKind)> {
+        Vec::new()
+    }
+
+    /// Declared types of fields (`store: Store`), added to `out`.
+    fn declared(&self, _node: Node, _src: &str, _out: &mut Vec<DeclaredType>) {}
+}
+
+/// The bare type name in a type expression (`*pkg.Store` → `Store`, `Vec<T>` → `Vec`,
+/// `&mut Store` → `Store`, `Optional[Store]` → `Optional`).
+pub(crate) fn type_name(text: &str) -> Option<String> {
+    let t = text
+        .trim()
+        .trim_start_matches(['*', '&'])
+        .trim_start_matches("mut ")
+        .trim_start_matches("dyn ")
+        .trim_start_matches("impl ")
+        .trim();
+    let t = t.split(['<', '[', '(', ' ', '|']).next().unwrap_or(t);
+    let t = t.rsplit("::").next().unwrap_or(t);
+    let t = t.rsplit('.').next().unwrap_or(t);
+    (!t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_')).then(|| t.to_string())
+}
+
+/// Adds an import binding (and its module use).
+pub(crate) fn bind(out: &mut FileRefs, local: &str, module: &str, imported: Imported, offset: usize) {
+    if !local.is_empty() {
+        out.imports.push(ImportBinding {
+            local: local.to_string(),
+            module: module.to_string(),
+            imported,
+            offset,
+        });
+    }
+}
+
+/// Records that the file depends on `module`.
+pub(crate) fn uses(out: &mut FileRefs, module: &str, offset: usize) {
+    if !module.is_empty() && !out.modules.iter().any(|m| m.module == module) {
+        out.modules.push(ModuleUse {
+            module: module.to_string(),
+            offset,
+        });
+    }
+}
+
+struct Scope {
+    end: usize,
+    locals: HashMap<String, Local>,
+}
+
+struct Walk<'a> {
+    syntax: &'a dyn RefSyntax,
+    src: &'a str,
+    scopes: Vec<Scope>,
+    /// Start offsets of names already reported as part of a larger reference.
+    consumed: HashSet<usize>,
+    out: FileRefs,
+}
+
+impl Walk<'_> {
+    fn local(&self, name: &str) -> Option<&Local> {
+        self.scopes.iter().rev().find_map(|s| s.locals.get(name))
+    }
+
+    /// Collects the names a function scope binds: its parameters, then everything
+    /// bound in its body outside nested scopes.
+    fn open_scope(&mut self, node: Node, params: Vec<Local>) {
+        let mut locals: HashMap<String, Local> = HashMap::new();
+        for p in params {
+            locals.insert(p.name.clone(), p);
+        }
+        let mut found = Vec::new();
+        let mut cursor = node.walk();
+        if cursor.goto_first_child() {
+            'walk: loop {
+                let n = cursor.node();
+                self.syntax.binds(n, self.src, &mut found);
+                let nested = self.syntax.scope(n, self.src).is_some();
+                if !nested && cursor.goto_first_child() {
+                    continue;
+                }
+                loop {
+                    if cursor.goto_next_sibling() {
+                        break;
+                    }
+                    if !cursor.goto_parent() || cursor.node() == node {
+                        break 'walk;
+                    }
+                }
+            }
+        }
+        for l in found {
+            // A parameter's declared type wins over an untyped rebinding.
+            let entry = locals.entry(l.name.clone()).or_insert_with(|| l.clone());
+            if entry.ty.is_none() {
+                entry.ty = l.ty;
+            }
+            if entry.decl.is_none() {
+                entry.decl = l.decl;
+            }
+        }
+        self.scopes.push(Scope {
+            end: node.end_byte(),
+            locals,
+        });
+    }
+
+    fn push(&mut self, node: Node, kind: RefKind, target: RefTarget) {
+        self.out.references.push(Reference {
+            offset: node.start_byte(),
+            line: node.start_position().row as u32 + 1,
+            kind,
+            target,
+        });
+    }
+
+    /// The target a name names here, or `None` for a plain local.
+    fn name_target(&self, name: &str) -> Option<RefTarget> {
+        match self.local(name) {
+            Some(Local {
+                decl: Some(decl), ..
+            }) => Some(RefTarget::Local {
+                name: name.to_string(),
+                decl: *decl,
+            }),
+            Some(_) => None,
+            None => Some(RefTarget::Name {
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// What a receiver expression is, as a member access base.
+    fn base(&self, object: Node) -> RefBase {
+        let text = self.src.text_of(object);
+        if self.syntax.is_this(object, self.src) {
+            return RefBase::This;
+        }
+        if self.syntax.is_super(object, self.src) {
+            return RefBase::Super;
+        }
+        if self.syntax.is_name(object) || self.syntax.is_type_name(object) {
+            return match self.local(text) {
+                Some(l) if l.receiver => match &l.ty {
+                    Some(t) => RefBase::Typed(t.clone()),
+                    None => RefBase::This,
+                },
+                Some(l) => match (&l.ty, l.decl) {
+                    (_, Some(decl)) => RefBase::Local(decl),
+                    (Some(t), None) => RefBase::Typed(t.clone()),
+                    (None, None) => RefBase::Unknown(text.to_string()),
+                },
+                None => RefBase::Name(text.to_string()),
+            };
+        }
+        if let Some(inner) = self.syntax.access(object, self.src)
+            && self.syntax.is_this(inner.object, self.src)
+        {
+            return RefBase::ThisMember(inner.member);
+        }
+        RefBase::Unknown(crate::text::collapse_truncate(text, 40))
+    }
+
+    /// Reports the expression `expr` used as `kind` (a callee, a heritage type).
+    fn expression(&mut self, expr: Node, kind: RefKind) {
+        if let Some(access) = self.syntax.access(expr, self.src) {
+            let base = self.base(access.object);
+            self.consumed.insert(expr.start_byte());
+            self.mark_member(expr);
+            self.push(
+                expr,
+                kind,
+                RefTarget::Member {
+                    base,
+                    member: access.member,
+                },
+            );
+        } else if self.syntax.is_name(expr) || self.syntax.is_type_name(expr) {
+            let name = self.src.text_of(expr).to_string();
+            self.consumed.insert(expr.start_byte());
+            if let Some(target) = self.name_target(&name) {
+                self.push(expr, kind, target);
+            }
+        }
+    }
+
+    /// Marks the member name of an access as consumed so that it is not read again.
+    fn mark_member(&mut self, access: Node) {
+        let mut cursor = access.walk();
+        for child in access.named_children(&mut cursor) {
+            if child.start_byte() > access.start_byte() {
+                self.consumed.insert(child.start_byte());
+            }
+        }
+    }
+
+    /// Reports what `node` is; `false` when its subtree is done with (an import).
+    fn visit(&mut self, node: Node) -> bool {
+        while self
+            .scopes
+            .last()
+            .is_some_and(|s| node.start_byte() >= s.end)
+        {
+            self.scopes.pop();
+        }
+        if self.syntax.imports(node, self.src, &mut self.out) {
+            return false;
+        }
+        self.syntax.declared(node, self.src, &mut self.out.declared);
+        if let Some(params) = self.syntax.scope(node, self.src) {
+            self.open_scope(node, params);
+        }
+        for (ty, kind) in self.syntax.heritage(node, self.src) {
+            self.expression(ty, kind);
+        }
+        if let Some(callee) = self.syntax.callee(node) {
+            self.expression(callee, RefKind::Call);
+            return true;
+        }
+        if self.consumed.contains(&node.start_byte()) && self.is_reference_node(node) {
+            return true;
+        }
+        if let Some(access) = self.syntax.access(node, self.src) {
+            if self.syntax.is_this(access.object, self.src)
+                || self.syntax.is_name(access.object)
+                || self.syntax.is_type_name(access.object)
+            {
+                let base = self.base(access.object);
+                self.consumed.insert(access.object.start_byte());
+                self.mark_member(node);
+                self.push(
+                    node,
+                    RefKind::Read,
+                    RefTarget::Member {
+                        base,
+                        member: access.member,
+                    },
+                );
+            }
+            return true;
+        }
+        if self.syntax.is_declaration(node) {
+            return true;
+        }
+        let kind = if self.syntax.is_type_name(node) {
+            RefKind::Type
+        } else if self.syntax.is_name(node) {
+            RefKind::Read
+        } else {
+            return true;
+        };
+        let name = self.src.text_of(node).to_string();
+        if let Some(target) = self.name_target(&name) {
+            self.push(node, kind, target);
+        }
+        true
+    }
+
+    fn is_reference_node(&self, node: Node) -> bool {
+        self.syntax.is_name(node)
+            || self.syntax.is_type_name(node)
+            || self.syntax.access(node, self.src).is_some()
+    }
+}
+
+/// The name facts of one file.
+pub(crate) fn extract(syntax: &dyn Syntax, root: Node, src: &str) -> FileRefs {
+    let mut walk = Walk {
+        syntax: syntax.refs(),
+        src,
+        scopes: Vec::new(),
+        consumed: HashSet::new(),
+        out: FileRefs::default(),
+    };
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        let descend = !node.is_named() || walk.visit(node);
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                let mut out = walk.out;
+                out.references.sort_by_key(|r| r.offset);
+                return out;
+            }
+        }
+    }
+}
