@@ -7,7 +7,8 @@
 //! 1. [`FileFacts::attribute`] gives every occurrence the id of the chunk it occurs in
 //!    (at index time, with the file's chunks at hand); the indexer stores the result.
 //! 2. [`ModuleResolver`] maps module specifiers to repository files (relative paths,
-//!    `tsconfig` `paths`/`baseUrl`, workspace packages).
+//!    `tsconfig` `paths`/`baseUrl`, workspace packages; Python modules, Java classes, Rust
+//!    module paths and Go packages by `packages`).
 //! 3. [`Resolver`] binds names to declarations across files and yields
 //!    [`crate::store::EdgeRecord`]s: calls, references, type uses (with parameter and
 //!    return types told apart), `extends` / `implements`, and file imports.
@@ -19,6 +20,7 @@ mod facts;
 mod memory;
 mod metadata;
 mod modules;
+mod packages;
 mod resolve;
 
 pub use facts::{Base, FactModule, FactRef, FileFacts, Target};

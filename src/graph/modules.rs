@@ -4,7 +4,7 @@
 //! the tree, `extends` followed), and workspace packages by their `package.json` name.
 //! Pure: configuration files come in as text.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use serde_json::Value;
 
@@ -36,6 +36,8 @@ struct Package {
 #[derive(Debug, Clone, Default)]
 pub struct ModuleResolver {
     files: HashSet<String>,
+    /// The same paths in order, for directory listings (Go and Java packages).
+    sorted: BTreeSet<String>,
     configs: Vec<TsConfig>,
     packages: Vec<Package>,
 }
@@ -133,8 +135,10 @@ impl ModuleResolver {
         files: impl IntoIterator<Item = String>,
         configs: &[(String, String)],
     ) -> ModuleResolver {
+        let files: HashSet<String> = files.into_iter().collect();
         let mut resolver = ModuleResolver {
-            files: files.into_iter().collect(),
+            sorted: files.iter().cloned().collect(),
+            files,
             ..ModuleResolver::default()
         };
         let texts: std::collections::HashMap<&str, &str> = configs
@@ -172,9 +176,23 @@ impl ModuleResolver {
         self.files.contains(path)
     }
 
+    /// The files of directory `dir` (not below it) whose names end with `ext`: a Go or
+    /// Java package.
+    pub fn package_files<'a>(
+        &'a self,
+        dir: &'a str,
+        ext: &'a str,
+    ) -> impl Iterator<Item = &'a String> + 'a {
+        super::packages::package_files(&self.sorted, dir, ext)
+    }
+
     /// The file `spec`, imported from the file `from`, names; `None` for external
-    /// packages, globals and anything that does not resolve to an indexed file.
+    /// packages, globals and anything that does not resolve to an indexed file. A Go
+    /// import names a package directory, returned with a trailing `/`.
     pub fn resolve(&self, from: &str, spec: &str) -> Option<String> {
+        if let Some(resolved) = super::packages::resolve(&self.sorted, from, spec) {
+            return resolved;
+        }
         if spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == ".." {
             return self.probe(&join(dir_of(from), spec)?);
         }

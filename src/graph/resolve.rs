@@ -15,7 +15,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use super::facts::{Base, FileFacts, Target};
 use super::modules::ModuleResolver;
 use crate::parse::SymbolKind;
-use crate::parse::refs::{Export, Imported, RefKind};
+use crate::parse::refs::{Export, ImportBinding, Imported, RefKind};
 use crate::store::{EdgeKind, EdgeRecord};
 
 /// How deep re-export chains and inheritance chains are followed.
@@ -134,8 +134,8 @@ pub struct Resolver {
 /// classes and functions before interfaces, namespaces and the rest.
 fn primary(file: &Indexed, candidates: &[usize]) -> Option<usize> {
     let rank = |i: &usize| match file.symbol(*i).kind {
-        SymbolKind::Class | SymbolKind::Component => 0,
-        SymbolKind::Function => 1,
+        SymbolKind::Class | SymbolKind::Component | SymbolKind::Struct => 0,
+        SymbolKind::Function | SymbolKind::Macro => 1,
         SymbolKind::Enum | SymbolKind::Const | SymbolKind::Variable => 2,
         SymbolKind::Interface | SymbolKind::Type => 3,
         _ => 4,
@@ -214,6 +214,13 @@ impl Resolver {
         let mut seen = HashSet::new();
         for m in &file.view.facts.modules {
             let (to_name, certain) = match self.modules.resolve(path, &m.module) {
+                Some(p) if p.ends_with('/') => {
+                    let dir = p.trim_end_matches('/');
+                    match self.modules.package_files(dir, ".go").next() {
+                        Some(first) => (first.clone(), true),
+                        None => continue,
+                    }
+                }
                 Some(p) => (p, true),
                 None if m.module.starts_with('.') => {
                     let base = super::normalize(&format!("{}/{}", super::dir_of(path), m.module));
@@ -337,6 +344,14 @@ impl Resolver {
             if !container_is_class && let Some(i) = primary(file, found) {
                 return Some(Resolved::Symbol(file.view.path.clone(), i));
             }
+            // Java sees the members of enclosing classes (and their supertypes) by name.
+            if container_is_class
+                && file.view.path.ends_with(".java")
+                && let Some(&class) = scope.as_ref().and_then(|id| file.by_id.get(id))
+                && let Some(found) = self.find_member(&file.view.path, class, name, hops)
+            {
+                return Some(found);
+            }
             match scope {
                 None => break,
                 Some(id) => {
@@ -347,8 +362,14 @@ impl Resolver {
                 }
             }
         }
-        let binding = &file.view.facts.imports[*file.imports.get(name)?];
+        let Some(&import) = file.imports.get(name) else {
+            return self.package_scope(&file.view.path, name, hops);
+        };
+        let binding = &file.view.facts.imports[import];
         match self.module(&file.view.path, &binding.module) {
+            Err(_) if let Some(sub) = self.python_submodule(&file.view.path, binding) => {
+                Some(Resolved::Module(sub))
+            }
             Err(spec) => Some(Resolved::External(match &binding.imported {
                 Imported::Named(n) if n != name => format!("{spec}.{n}"),
                 _ => name.to_string(),
@@ -356,15 +377,38 @@ impl Resolver {
             Ok(target) => match &binding.imported {
                 Imported::Module => Some(Resolved::Module(target)),
                 Imported::Default => self.export(&target, "default", hops + 1),
-                Imported::Named(n) => self.export(&target, n, hops + 1),
+                Imported::Named(n) => self.export(&target, n, hops + 1).or_else(|| {
+                    self.python_submodule(&file.view.path, binding)
+                        .map(Resolved::Module)
+                }),
             },
         }
+    }
+
+    /// The submodule a Python `from pkg import name` binds, when `name` is one.
+    fn python_submodule(&self, path: &str, binding: &ImportBinding) -> Option<String> {
+        let Imported::Named(name) = &binding.imported else {
+            return None;
+        };
+        if !(path.ends_with(".py") || path.ends_with(".pyi")) {
+            return None;
+        }
+        let spec = &binding.module;
+        let sub = if spec.ends_with('.') {
+            format!("{spec}{name}")
+        } else {
+            format!("{spec}.{name}")
+        };
+        self.modules.resolve(path, &sub)
     }
 
     /// Resolves export `name` of the file at `path`.
     fn export(&self, path: &str, name: &str, hops: usize) -> Option<Resolved> {
         if hops > MAX_HOPS {
             return None;
+        }
+        if let Some(dir) = path.strip_suffix('/') {
+            return self.package_export(dir, name);
         }
         let file = self.file(path)?;
         for export in &file.view.facts.exports {
@@ -442,9 +486,15 @@ impl Resolver {
         let mut current = file.by_id.get(from).copied();
         while let Some(i) = current {
             let s = file.symbol(i);
-            if matches!(s.kind, SymbolKind::Class | SymbolKind::Component)
-                || (s.kind == SymbolKind::Const || s.kind == SymbolKind::Variable)
-                    && current != file.by_id.get(from).copied()
+            if matches!(
+                s.kind,
+                SymbolKind::Class
+                    | SymbolKind::Component
+                    | SymbolKind::Struct
+                    | SymbolKind::Impl
+                    | SymbolKind::Interface
+            ) || (s.kind == SymbolKind::Const || s.kind == SymbolKind::Variable)
+                && current != file.by_id.get(from).copied()
             {
                 return Some(i);
             }
@@ -471,6 +521,14 @@ impl Resolver {
                 let class = self.enclosing_class(file, from)?;
                 match self.find_member(path, class, field, 0)? {
                     Resolved::Symbol(p, i) => self.member_by_type(&p, i, member, 0),
+                    _ => None,
+                }
+            }
+            // `pkg.Type` (a Go parameter of an imported type): the package's type.
+            Base::Typed(name) if name.contains('.') && self.name(file, from, name, 0).is_none() => {
+                let (package, ty) = name.rsplit_once('.')?;
+                match self.member_of(file, from, &Base::Name(package.to_string()), ty)? {
+                    Resolved::Symbol(p, i) => self.find_member(&p, i, member, 1),
                     _ => None,
                 }
             }
@@ -575,7 +633,50 @@ impl Resolver {
                 }
             }
         }
+        // Go declares methods beside their type, as `Type.Method`, anywhere in its package.
+        if path.ends_with(".go") && symbol.parent.is_none() {
+            let qualified = format!("{}.{member}", symbol.name);
+            return self.package_scope(path, &qualified, hops).or_else(|| {
+                primary(file, file.scoped("", &qualified))
+                    .map(|i| Resolved::Symbol(path.to_string(), i))
+            });
+        }
         None
+    }
+
+    /// A root declaration `name` of another file of `path`'s package: Go and Java see
+    /// their package's names without importing them.
+    fn package_scope(&self, path: &str, name: &str, hops: usize) -> Option<Resolved> {
+        let ext = [".go", ".java"].into_iter().find(|e| path.ends_with(e))?;
+        if hops > MAX_HOPS {
+            return None;
+        }
+        let dir = super::dir_of(path);
+        let siblings: Vec<String> = self
+            .modules
+            .package_files(dir, ext)
+            .filter(|p| *p != path)
+            .cloned()
+            .collect();
+        siblings.into_iter().find_map(|p| {
+            let file = self.file(&p)?;
+            primary(file, file.scoped("", name)).map(|i| Resolved::Symbol(p.clone(), i))
+        })
+    }
+
+    /// Exported root declaration `name` of the Go package in `dir`.
+    fn package_export(&self, dir: &str, name: &str) -> Option<Resolved> {
+        let files: Vec<String> = self.modules.package_files(dir, ".go").cloned().collect();
+        files.into_iter().find_map(|p| {
+            let file = self.file(&p)?;
+            let exported: Vec<usize> = file
+                .scoped("", name)
+                .iter()
+                .copied()
+                .filter(|&i| file.symbol(i).exported)
+                .collect();
+            primary(file, &exported).map(|i| Resolved::Symbol(p.clone(), i))
+        })
     }
 
     /// The declarations a class or interface extends.

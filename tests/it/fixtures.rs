@@ -19,12 +19,20 @@ fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/parser")
 }
 
+/// TypeScript fixtures at the top, other languages in `fixtures/parser/<language>/`.
 fn fixtures() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(fixture_dir())
-        .expect("fixtures/parser exists")
-        .map(|e| e.expect("readable dir entry").path())
-        .filter(|p| !p.to_string_lossy().ends_with(".expected.json"))
-        .collect();
+    let mut files = Vec::new();
+    let mut dirs = vec![fixture_dir()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("fixtures/parser exists") {
+            let path = entry.expect("readable dir entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if !path.to_string_lossy().ends_with(".expected.json") {
+                files.push(path);
+            }
+        }
+    }
     files.sort();
     files
 }

@@ -5,8 +5,8 @@
 use tree_sitter::Node;
 
 use super::{
-    Children, Def, ImportSpec, Item, Place, SourceText, Syntax, comments_above,
-    line_comments_text, named_children,
+    Children, Def, ImportSpec, Item, Place, SourceText, Syntax, comments_above, line_comments_text,
+    named_children,
 };
 use crate::parse::{ByteRange, SymbolKind};
 
@@ -98,9 +98,8 @@ impl Go {
                 Def::new(SymbolKind::Struct, name, spec)
                     .body(fields, fields.map_or(Children::None, Children::Members))
             }
-            Some("interface_type") => {
-                Def::new(SymbolKind::Interface, name, spec).body(ty, ty.map_or(Children::None, Children::Members))
-            }
+            Some("interface_type") => Def::new(SymbolKind::Interface, name, spec)
+                .body(ty, ty.map_or(Children::None, Children::Members)),
             _ => Def::new(SymbolKind::Type, name, spec),
         };
         if let Some(keyword) = ty
@@ -161,8 +160,12 @@ impl Go {
                 Some(a) => Some(a.to_string()),
                 None => Some(package_name(&module).to_string()),
             };
-            let text = grouped
-                .then(|| format!("import {}", crate::text::collapse_whitespace(src.text_of(child))));
+            let text = grouped.then(|| {
+                format!(
+                    "import {}",
+                    crate::text::collapse_whitespace(src.text_of(child))
+                )
+            });
             specs.push(ImportSpec {
                 module,
                 bindings: local.into_iter().collect(),
@@ -235,7 +238,7 @@ impl Syntax for Go {
                     .first()
                     .map(|n| src.text_of(*n).to_string())
                     .unwrap_or_default();
-                Def::new(SymbolKind::Module, name, node)
+                Def::new(SymbolKind::Module, format!("package {name}"), node)
                     .native("package")
                     .exported(true)
                     .item()
@@ -310,8 +313,22 @@ mod graph {
         let names: Vec<Node> = node.children_by_field_name("name", &mut cursor).collect();
         let ty = node
             .child_by_field_name("type")
-            .and_then(|t| type_name(src.text_of(t)));
+            .and_then(|t| qualified_type(src.text_of(t)));
         (names, ty)
+    }
+
+    /// A parameter's type with its package kept (`*store.Store` → `store.Store`), so that
+    /// the graph can look the type up in the imported package.
+    fn qualified_type(text: &str) -> Option<String> {
+        let t = text.trim().trim_start_matches(['*', '&']).trim();
+        let t = t.split(['[', ' ']).next().unwrap_or(t);
+        match t.split_once('.') {
+            Some((package, name)) => {
+                let name = type_name(name)?;
+                Some(format!("{package}.{name}"))
+            }
+            None => type_name(t),
+        }
     }
 
     fn params(list: Option<Node>, src: &str, receiver: bool, out: &mut Vec<Local>) {
@@ -396,7 +413,11 @@ mod graph {
                 }
                 "var_spec" | "const_spec" => {
                     let (names, ty) = names_and_type(node, src);
-                    out.extend(names.into_iter().map(|n| Local::typed(src.text_of(n), ty.clone())));
+                    out.extend(
+                        names
+                            .into_iter()
+                            .map(|n| Local::typed(src.text_of(n), ty.clone())),
+                    );
                 }
                 _ => {}
             }
@@ -437,19 +458,25 @@ mod graph {
                 return false;
             };
             match parent.kind() {
-                "function_declaration" | "method_declaration" | "type_spec" | "type_alias"
-                | "const_spec" | "var_spec" | "parameter_declaration"
-                | "variadic_parameter_declaration" | "type_parameter_declaration"
-                | "labeled_statement" | "import_spec" | "package_clause" => {
+                "function_declaration"
+                | "method_declaration"
+                | "type_spec"
+                | "type_alias"
+                | "const_spec"
+                | "var_spec"
+                | "parameter_declaration"
+                | "variadic_parameter_declaration"
+                | "type_parameter_declaration"
+                | "labeled_statement"
+                | "import_spec"
+                | "package_clause" => {
                     parent.child_by_field_name("name") == Some(node)
                         || parent.kind() == "package_clause"
                 }
-                "expression_list" => parent
-                    .parent()
-                    .is_some_and(|g| {
-                        matches!(g.kind(), "short_var_declaration" | "range_clause")
-                            && g.child_by_field_name("left") == Some(parent)
-                    }),
+                "expression_list" => parent.parent().is_some_and(|g| {
+                    matches!(g.kind(), "short_var_declaration" | "range_clause")
+                        && g.child_by_field_name("left") == Some(parent)
+                }),
                 _ => false,
             }
         }

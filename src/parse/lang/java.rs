@@ -6,8 +6,8 @@
 use tree_sitter::Node;
 
 use super::{
-    Children, Def, ImportSpec, Item, Place, SourceText, Syntax, block_comment_text,
-    comments_above, named_children,
+    Children, Def, ImportSpec, Item, Place, SourceText, Syntax, block_comment_text, comments_above,
+    named_children,
 };
 use crate::parse::{Modifier, SymbolKind};
 
@@ -147,7 +147,7 @@ impl Syntax for Java {
                     .find(|c| matches!(c.kind(), "scoped_identifier" | "identifier"))
                     .map(|n| src.text_of(n).to_string())
                     .unwrap_or_default();
-                Def::new(SymbolKind::Module, name, node)
+                Def::new(SymbolKind::Module, format!("package {name}"), node)
                     .native("package")
                     .exported(true)
                     .item()
@@ -343,17 +343,31 @@ mod graph {
                 return false;
             };
             match parent.kind() {
-                "class_declaration" | "interface_declaration" | "enum_declaration"
-                | "record_declaration" | "annotation_type_declaration" | "method_declaration"
-                | "constructor_declaration" | "compact_constructor_declaration"
-                | "variable_declarator" | "formal_parameter" | "enum_constant"
-                | "catch_formal_parameter" | "enhanced_for_statement" | "type_parameter"
-                | "annotation_type_element_declaration" | "resource" => {
+                "class_declaration"
+                | "interface_declaration"
+                | "enum_declaration"
+                | "record_declaration"
+                | "annotation_type_declaration"
+                | "method_declaration"
+                | "constructor_declaration"
+                | "compact_constructor_declaration"
+                | "variable_declarator"
+                | "formal_parameter"
+                | "enum_constant"
+                | "catch_formal_parameter"
+                | "enhanced_for_statement"
+                | "type_parameter"
+                | "annotation_type_element_declaration"
+                | "resource" => {
                     parent.child_by_field_name("name") == Some(node)
                         || parent.kind() == "type_parameter"
                 }
-                "lambda_expression" | "inferred_parameters" | "package_declaration"
-                | "scoped_identifier" | "marker_annotation" | "annotation"
+                "lambda_expression"
+                | "inferred_parameters"
+                | "package_declaration"
+                | "scoped_identifier"
+                | "marker_annotation"
+                | "annotation"
                 | "element_value_pair" => true,
                 _ => false,
             }
@@ -380,9 +394,10 @@ mod graph {
             for child in named_children(node) {
                 let kind = match (node.kind(), child.kind()) {
                     ("class_declaration", "superclass") => RefKind::Extends,
-                    ("class_declaration" | "enum_declaration" | "record_declaration", "super_interfaces") => {
-                        RefKind::Implements
-                    }
+                    (
+                        "class_declaration" | "enum_declaration" | "record_declaration",
+                        "super_interfaces",
+                    ) => RefKind::Implements,
                     ("interface_declaration", "extends_interfaces") => RefKind::Extends,
                     _ => continue,
                 };

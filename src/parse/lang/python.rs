@@ -51,10 +51,12 @@ pub(crate) fn docstring_text(literal: &str) -> Option<String> {
         .min()
         .unwrap_or(0);
     let mut out = vec![first];
-    out.extend(
-        rest.iter()
-            .map(|l| l.get(indent..).unwrap_or(l.trim_start()).trim_end().to_string()),
-    );
+    out.extend(rest.iter().map(|l| {
+        l.get(indent..)
+            .unwrap_or(l.trim_start())
+            .trim_end()
+            .to_string()
+    }));
     let doc = out.join("\n");
     let doc = doc.trim();
     (!doc.is_empty()).then(|| doc.to_string())
@@ -72,8 +74,14 @@ fn is_constant_name(name: &str) -> bool {
 pub(crate) fn target_names(node: Node, src: &str, out: &mut Vec<String>) {
     match node.kind() {
         "identifier" => out.push(src.text_of(node).to_string()),
-        "pattern_list" | "tuple_pattern" | "list_pattern" | "parenthesized_expression"
-        | "expression_list" | "tuple" | "list" | "list_splat_pattern" => {
+        "pattern_list"
+        | "tuple_pattern"
+        | "list_pattern"
+        | "parenthesized_expression"
+        | "expression_list"
+        | "tuple"
+        | "list"
+        | "list_splat_pattern" => {
             for child in super::named_children(node) {
                 target_names(child, src, out);
             }
@@ -378,7 +386,13 @@ mod graph {
                             _ => (Some(src.text_of(name)), Some(src.text_of(name))),
                         };
                         if let (Some(imported), Some(local)) = (imported, local) {
-                            bind(out, local, module, Imported::Named(imported.to_string()), offset);
+                            bind(
+                                out,
+                                local,
+                                module,
+                                Imported::Named(imported.to_string()),
+                                offset,
+                            );
                         }
                     }
                     uses(out, module, offset);
@@ -395,7 +409,12 @@ mod graph {
                 _ => return None,
             };
             let mut out: Vec<Local> = params
-                .map(|p| named_children(p).into_iter().filter_map(|c| param(c, src)).collect())
+                .map(|p| {
+                    named_children(p)
+                        .into_iter()
+                        .filter_map(|c| param(c, src))
+                        .collect()
+                })
                 .unwrap_or_default();
             if node.kind() == "function_definition"
                 && is_method(node)
@@ -463,7 +482,9 @@ mod graph {
             (node.kind() == "attribute").then_some(())?;
             Some(Access {
                 object: node.child_by_field_name("object")?,
-                member: src.text_of(node.child_by_field_name("attribute")?).to_string(),
+                member: src
+                    .text_of(node.child_by_field_name("attribute")?)
+                    .to_string(),
             })
         }
 
@@ -485,8 +506,11 @@ mod graph {
             };
             let is_field = |field: &str| parent.child_by_field_name(field) == Some(node);
             match parent.kind() {
-                "function_definition" | "class_definition" | "keyword_argument"
-                | "default_parameter" | "typed_default_parameter" => is_field("name"),
+                "function_definition"
+                | "class_definition"
+                | "keyword_argument"
+                | "default_parameter"
+                | "typed_default_parameter" => is_field("name"),
                 "assignment" | "augmented_assignment" | "for_statement" => is_field("left"),
                 "parameters" | "lambda_parameters" | "typed_parameter" | "global_statement"
                 | "nonlocal_statement" | "pattern_list" | "aliased_import" | "dotted_name" => true,

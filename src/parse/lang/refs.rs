@@ -118,7 +118,13 @@ pub(crate) fn type_name(text: &str) -> Option<String> {
 }
 
 /// Adds an import binding (and its module use).
-pub(crate) fn bind(out: &mut FileRefs, local: &str, module: &str, imported: Imported, offset: usize) {
+pub(crate) fn bind(
+    out: &mut FileRefs,
+    local: &str,
+    module: &str,
+    imported: Imported,
+    offset: usize,
+) {
     if !local.is_empty() {
         out.imports.push(ImportBinding {
             local: local.to_string(),

@@ -6,8 +6,8 @@
 use tree_sitter::Node;
 
 use super::{
-    Children, Def, ImportSpec, Item, Place, SourceText, Syntax, block_comment_text,
-    comments_above, line_comments_text, named_children,
+    Children, Def, ImportSpec, Item, Place, SourceText, Syntax, block_comment_text, comments_above,
+    line_comments_text, named_children,
 };
 use crate::parse::{Modifier, SymbolKind};
 
@@ -26,7 +26,12 @@ fn is_outer_doc(text: &str) -> bool {
 
 /// The `use` tree flattened: `(module path, imported name or `*`, local name)`, e.g.
 /// `use a::{b::C, d as e}` → `("a::b", "C", "C")`, `("a", "d", "e")`.
-pub(crate) fn use_paths(node: Node, src: &str, prefix: &str, out: &mut Vec<(String, String, String)>) {
+pub(crate) fn use_paths(
+    node: Node,
+    src: &str,
+    prefix: &str,
+    out: &mut Vec<(String, String, String)>,
+) {
     let join = |a: &str, b: &str| {
         if a.is_empty() {
             b.to_string()
@@ -66,7 +71,10 @@ pub(crate) fn use_paths(node: Node, src: &str, prefix: &str, out: &mut Vec<(Stri
             out.push((module, name, alias));
         }
         "use_wildcard" => {
-            let path = src.text_of(node).trim_end_matches('*').trim_end_matches("::");
+            let path = src
+                .text_of(node)
+                .trim_end_matches('*')
+                .trim_end_matches("::");
             out.push((join(prefix, path), "*".to_string(), String::new()));
         }
         "identifier" | "scoped_identifier" | "self" | "crate" | "super" => {
@@ -97,7 +105,10 @@ pub(crate) fn impl_type_name(node: Node, src: &str) -> String {
     let Some(ty) = node.child_by_field_name("type") else {
         return String::new();
     };
-    let text = src.text_of(ty).trim_start_matches('&').trim_start_matches("mut ");
+    let text = src
+        .text_of(ty)
+        .trim_start_matches('&')
+        .trim_start_matches("mut ");
     let text = text.split('<').next().unwrap_or(text);
     text.rsplit("::").next().unwrap_or(text).trim().to_string()
 }
@@ -141,7 +152,8 @@ impl Rust {
                 } else {
                     SymbolKind::Function
                 };
-                Def::new(kind, name(), node).body(body, body.map_or(Children::None, Children::Nested))
+                Def::new(kind, name(), node)
+                    .body(body, body.map_or(Children::None, Children::Nested))
             }
             "function_signature_item" => Def::new(SymbolKind::Method, name(), node),
             "struct_item" | "union_item" => {
@@ -492,17 +504,30 @@ mod graph {
                 return false;
             };
             match parent.kind() {
-                "function_item" | "function_signature_item" | "struct_item" | "enum_item"
-                | "union_item" | "trait_item" | "type_item" | "const_item" | "static_item"
-                | "mod_item" | "macro_definition" | "enum_variant" | "associated_type"
-                | "type_parameter" | "constrained_type_parameter" | "extern_crate_declaration" => {
-                    parent.child_by_field_name("name") == Some(node)
-                }
+                "function_item"
+                | "function_signature_item"
+                | "struct_item"
+                | "enum_item"
+                | "union_item"
+                | "trait_item"
+                | "type_item"
+                | "const_item"
+                | "static_item"
+                | "mod_item"
+                | "macro_definition"
+                | "enum_variant"
+                | "associated_type"
+                | "type_parameter"
+                | "constrained_type_parameter"
+                | "extern_crate_declaration" => parent.child_by_field_name("name") == Some(node),
                 "parameter" | "let_declaration" => {
                     parent.child_by_field_name("pattern") == Some(node)
                 }
-                "closure_parameters" | "tuple_pattern" | "shorthand_field_initializer"
-                | "lifetime" | "use_as_clause" => true,
+                "closure_parameters"
+                | "tuple_pattern"
+                | "shorthand_field_initializer"
+                | "lifetime"
+                | "use_as_clause" => true,
                 _ => false,
             }
         }
@@ -525,7 +550,9 @@ mod graph {
                     .map(|b| {
                         named_children(b)
                             .into_iter()
-                            .filter(|c| matches!(c.kind(), "type_identifier" | "scoped_type_identifier"))
+                            .filter(|c| {
+                                matches!(c.kind(), "type_identifier" | "scoped_type_identifier")
+                            })
                             .map(|c| (c, RefKind::Extends))
                             .collect()
                     })
