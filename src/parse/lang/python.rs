@@ -493,7 +493,7 @@ mod graph {
         }
 
         fn is_name(&self, node: Node) -> bool {
-            node.kind() == "identifier" && !node.parent().is_some_and(|p| p.kind() == "type")
+            node.kind() == "identifier" && node.parent().is_none_or(|p| p.kind() != "type")
         }
 
         fn is_type_name(&self, node: Node) -> bool {

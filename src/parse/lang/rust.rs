@@ -444,11 +444,7 @@ mod graph {
                         });
                 }
                 "let_condition" | "for_expression" | "match_arm" => {
-                    let field = if node.kind() == "match_arm" {
-                        node.child_by_field_name("pattern")
-                    } else {
-                        node.child_by_field_name("pattern")
-                    };
+                    let field = node.child_by_field_name("pattern");
                     if let Some(p) = field {
                         pattern_names(p, src, &mut names);
                     }
