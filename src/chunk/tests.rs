@@ -202,3 +202,22 @@ fn full_source_is_whole_lines_and_content_is_dedented() {
     assert_eq!(m.content, "m() {\n    return 1;\n}");
     assert_eq!((m.start_line, m.end_line), (2, 4));
 }
+
+#[test]
+fn python_bodies_collapse_to_an_ellipsis() {
+    let source = "class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        x = 1\n        return x\n";
+    let parsed = crate::parse::parse_bytes(
+        std::path::Path::new("a.py"),
+        source.as_bytes(),
+        &crate::parse::ParseLimits::default(),
+    )
+    .expect("parses");
+    let chunks = crate::chunk::chunk_file("a.py", source, &parsed, &Default::default());
+    let class = &chunks[0];
+    assert!(
+        class.content.contains("def f(self):\n        …"),
+        "{}",
+        class.content
+    );
+    assert!(!class.content.contains("return x"));
+}

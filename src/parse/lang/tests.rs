@@ -167,17 +167,3 @@ fn go_methods_are_named_by_receiver_and_java_members_nest() {
         .collect();
     assert_eq!(e, ["X", "f"]);
 }
-
-#[test]
-fn python_bodies_collapse_to_an_ellipsis() {
-    let source = "class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        x = 1\n        return x\n";
-    let parsed = parse("a.py", source);
-    let chunks = crate::chunk::chunk_file("a.py", source, &parsed, &Default::default());
-    let class = &chunks[0];
-    assert!(
-        class.content.contains("def f(self):\n        …"),
-        "{}",
-        class.content
-    );
-    assert!(!class.content.contains("return x"));
-}
