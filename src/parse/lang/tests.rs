@@ -113,7 +113,7 @@ fn python_members_docstrings_and_imports() {
 
 #[test]
 fn rust_items_attributes_docs_and_typed_receivers() {
-    let source = "use crate::store::{Meta, meta::Entry as E};\n\n/// A point.\n#[derive(Debug)]\npub struct P { pub x: u32 }\n\nimpl P {\n    pub fn get(&self, m: Meta) -> u32 { m.size() + self.x }\n}\n";
+    let source = "use crate::db::{Meta, meta::Entry as E};\n\n/// A point.\n#[derive(Debug)]\npub struct P { pub x: u32 }\n\nimpl P {\n    pub fn get(&self, m: Meta) -> u32 { m.size() + self.x }\n}\n";
     let parsed = parse("src/p.rs", source);
     let point = &parsed.symbols[1];
     assert_eq!((point.kind, point.name.as_str()), (SymbolKind::Struct, "P"));
@@ -133,7 +133,7 @@ fn rust_items_attributes_docs_and_typed_receivers() {
         .collect();
     assert_eq!(
         bindings,
-        [("Meta", "crate::store"), ("E", "crate::store::meta")]
+        [("Meta", "crate::db"), ("E", "crate::db::meta")]
     );
     let refs = &parsed.refs.references;
     assert!(refs.iter().any(|r| r.target
