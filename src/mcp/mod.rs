@@ -52,7 +52,7 @@ pub struct SearchArgs {
     /// Only these paths: directory prefixes (`src/auth/`), files, or globs (`**/*.ts`).
     #[serde(default)]
     pub path: Vec<String>,
-    /// Only these languages (`typescript`, `tsx`, `javascript`).
+    /// Only these languages (`typescript`, `tsx`, `javascript`, `python`, `go`, `rust`, `java`).
     #[serde(default)]
     pub languages: Vec<String>,
     /// Token budget of the returned code (default 8000).

@@ -243,7 +243,7 @@ overrides! {
         repos,
         /// Only these paths: directory prefixes (`src/auth/`), files, or globs.
         paths,
-        /// Only these languages (`typescript`, `tsx`, `javascript`).
+        /// Only these languages (`typescript`, `tsx`, `javascript`, `python`, `go`, `rust`, `java`).
         languages,
         /// Only these node kinds (`function`, `method`, `class`…).
         kinds,

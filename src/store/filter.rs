@@ -16,7 +16,7 @@ pub struct ChunkFilter {
     /// (`**/*.test.ts`, `src/*/index.ts`).
     #[schema(max_items = 100)]
     pub paths: Vec<String>,
-    /// Language ids (`typescript`, `tsx`, `javascript`).
+    /// Language ids (`typescript`, `tsx`, `javascript`, `python`, `go`, `rust`, `java`).
     #[schema(max_items = 100)]
     pub languages: Vec<String>,
     /// Node kinds (`function`, `method`, `class`, …).
