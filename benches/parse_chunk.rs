@@ -48,15 +48,7 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     group.throughput(Throughput::Bytes(source.len() as u64));
 
-    let grammar: tree_sitter::Language = match language {
-        Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-        Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-        Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
-        Language::Python => tree_sitter_python::LANGUAGE.into(),
-        Language::Go => tree_sitter_go::LANGUAGE.into(),
-        Language::Rust => tree_sitter_rust::LANGUAGE.into(),
-        Language::Java => tree_sitter_java::LANGUAGE.into(),
-    };
+    let grammar = sextant::parse::grammar(language);
     group.bench_function("tree-sitter parse only", |b| {
         let mut parser = tree_sitter::Parser::new();
         parser.set_language(&grammar).expect("grammar loads");

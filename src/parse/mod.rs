@@ -13,6 +13,7 @@ mod input;
 pub mod lang;
 pub mod refs;
 mod symbol;
+mod tree;
 pub mod typescript;
 
 pub use input::{ParseError, ParseLimits, check_input};
@@ -195,8 +196,8 @@ pub fn parse_bytes(
     parser_for(language).parse(source)
 }
 
-/// The tree-sitter grammar of `language`.
-fn grammar(language: Language) -> tree_sitter::Language {
+/// The tree-sitter grammar of `language` (public for the parse benchmark).
+pub fn grammar(language: Language) -> tree_sitter::Language {
     match language {
         Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
         Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),

@@ -5,10 +5,11 @@
 use tree_sitter::Node;
 
 use super::{
-    Children, Def, ImportSpec, Item, Place, SourceText, Syntax, comments_above, line_comments_text,
-    named_children,
+    Binding, Children, Def, ImportSpec, Item, Place, SourceText, Syntax, comments_above,
+    line_comments_text, named_children,
 };
-use crate::parse::{ByteRange, SymbolKind};
+use crate::parse::SymbolKind;
+use crate::parse::refs::Imported;
 
 /// Go's [`Syntax`].
 pub(crate) struct Go;
@@ -131,53 +132,6 @@ impl Go {
         }
         Some(def)
     }
-
-    fn imports(&self, node: Node, src: &str) -> Vec<ImportSpec> {
-        let grouped = named_children(node)
-            .iter()
-            .any(|c| c.kind() == "import_spec_list");
-        let mut nodes = Vec::new();
-        for child in named_children(node) {
-            match child.kind() {
-                "import_spec" => nodes.push(child),
-                "import_spec_list" => nodes.extend(
-                    named_children(child)
-                        .into_iter()
-                        .filter(|c| c.kind() == "import_spec"),
-                ),
-                _ => {}
-            }
-        }
-        let mut specs = Vec::new();
-        for child in nodes {
-            let Some(path) = child.child_by_field_name("path") else {
-                continue;
-            };
-            let module = src.text_of(path).trim_matches(['"', '`']).to_string();
-            let alias = child.child_by_field_name("name").map(|n| src.text_of(n));
-            let local = match alias {
-                Some("_") | Some(".") => None,
-                Some(a) => Some(a.to_string()),
-                None => Some(package_name(&module).to_string()),
-            };
-            let text = grouped.then(|| {
-                format!(
-                    "import {}",
-                    crate::text::collapse_whitespace(src.text_of(child))
-                )
-            });
-            specs.push(ImportSpec {
-                module,
-                bindings: local.into_iter().collect(),
-                text,
-                bytes: grouped.then(|| ByteRange {
-                    start: child.start_byte(),
-                    end: child.end_byte(),
-                }),
-            });
-        }
-        specs
-    }
 }
 
 /// The name a Go import path binds by default: its last element, without a major
@@ -243,7 +197,6 @@ impl Syntax for Go {
                     .exported(true)
                     .item()
             }
-            (Place::Container, "import_declaration") => Item::Import(self.imports(node, src)),
             (Place::Container, "type_declaration") => self.type_declaration(node, src),
             (Place::Members, "type_spec" | "type_alias") => self.type_spec(node, src).item(),
             (Place::Container, "const_declaration" | "var_declaration") => self
@@ -283,6 +236,54 @@ impl Syntax for Go {
         }
     }
 
+    fn imports(&self, node: Node, src: &str) -> Option<Vec<ImportSpec>> {
+        if node.kind() != "import_declaration" {
+            return None;
+        }
+        let mut specs: Vec<Node> = Vec::new();
+        let mut grouped = false;
+        for child in named_children(node) {
+            match child.kind() {
+                "import_spec" => specs.push(child),
+                "import_spec_list" => {
+                    grouped = true;
+                    specs.extend(
+                        named_children(child)
+                            .into_iter()
+                            .filter(|c| c.kind() == "import_spec"),
+                    );
+                }
+                _ => {}
+            }
+        }
+        let specs = specs.into_iter().filter_map(|spec| {
+            let module = src
+                .text_of(spec.child_by_field_name("path")?)
+                .trim_matches(['"', '`']);
+            // `_` and `.` imports bind no name of their own.
+            let local = match spec.child_by_field_name("name").map(|n| src.text_of(n)) {
+                Some("_" | ".") => None,
+                Some(alias) => Some(alias),
+                None => Some(package_name(module)),
+            };
+            let bindings = local
+                .map(|l| Binding::new(l, module, Imported::Module))
+                .into_iter()
+                .collect();
+            let mut out = ImportSpec::of(module, bindings);
+            // In a group, each element stands for itself in `relevantImports`.
+            if grouped {
+                out.text = Some(format!(
+                    "import {}",
+                    crate::text::collapse_whitespace(src.text_of(spec))
+                ));
+                out.bytes = Some(super::span(spec));
+            }
+            Some(out)
+        });
+        Some(specs.collect())
+    }
+
     fn doc(&self, def: &Def, src: &str) -> Option<String> {
         let first = def.start.unwrap_or(def.outer);
         let comments = comments_above(first, |n| n.kind() == "comment", |_| false);
@@ -303,9 +304,9 @@ mod graph {
     use tree_sitter::Node;
 
     use super::Go;
-    use crate::parse::lang::refs::{Access, Local, RefSyntax, bind, type_name, uses};
+    use crate::parse::lang::refs::{Access, Local, RefSyntax, type_name};
     use crate::parse::lang::{SourceText, named_children};
-    use crate::parse::refs::{DeclaredType, FileRefs, Imported};
+    use crate::parse::refs::DeclaredType;
 
     /// The names and type of a parameter or field declaration.
     fn names_and_type<'t>(node: Node<'t>, src: &str) -> (Vec<Node<'t>>, Option<String>) {
@@ -350,20 +351,6 @@ mod graph {
     }
 
     impl RefSyntax for Go {
-        fn imports(&self, node: Node, src: &str, out: &mut FileRefs) -> bool {
-            if node.kind() != "import_declaration" {
-                return false;
-            }
-            for spec in self.imports(node, src) {
-                let offset = spec.bytes.map_or(node.start_byte(), |b| b.start);
-                for local in &spec.bindings {
-                    bind(out, local, &spec.module, Imported::Module, offset);
-                }
-                uses(out, &spec.module, offset);
-            }
-            true
-        }
-
         fn scope(&self, node: Node, src: &str) -> Option<Vec<Local>> {
             let mut out = Vec::new();
             match node.kind() {
@@ -435,10 +422,7 @@ mod graph {
                 "qualified_type" => ("package", "name"),
                 _ => return None,
             };
-            Some(Access {
-                object: node.child_by_field_name(object)?,
-                member: src.text_of(node.child_by_field_name(member)?).to_string(),
-            })
+            Access::fields(node, object, member, src)
         }
 
         fn is_this(&self, _node: Node, _src: &str) -> bool {

@@ -6,17 +6,14 @@
 use tree_sitter::Node;
 
 use super::{
-    Children, Def, ImportSpec, Item, Place, SourceText, Syntax, block_comment_text, comments_above,
-    named_children,
+    Binding, Children, Def, ImportSpec, Item, Place, SourceText, Syntax, block_comment_text,
+    comments_above, has_child_kind, is_c_comment as is_comment_kind, named_children,
 };
+use crate::parse::refs::Imported;
 use crate::parse::{Modifier, SymbolKind};
 
 /// Java's [`Syntax`].
 pub(crate) struct Java;
-
-fn is_comment_kind(kind: &str) -> bool {
-    matches!(kind, "line_comment" | "block_comment")
-}
 
 impl Java {
     /// Modifiers from the declaration's `modifiers` node, and whether it is `public`.
@@ -104,26 +101,6 @@ impl Java {
                 .exported(public || in_interface || top_level),
         )
     }
-
-    fn imports(&self, node: Node, src: &str) -> Vec<ImportSpec> {
-        let path = named_children(node)
-            .into_iter()
-            .find(|c| matches!(c.kind(), "scoped_identifier" | "identifier"))
-            .map(|n| src.text_of(n).to_string())
-            .unwrap_or_default();
-        let wildcard = named_children(node).iter().any(|c| c.kind() == "asterisk");
-        let bindings = if wildcard {
-            Vec::new()
-        } else {
-            vec![path.rsplit('.').next().unwrap_or(&path).to_string()]
-        };
-        vec![ImportSpec {
-            module: path,
-            bindings,
-            text: None,
-            bytes: None,
-        }]
-    }
 }
 
 impl Syntax for Java {
@@ -152,11 +129,34 @@ impl Syntax for Java {
                     .exported(true)
                     .item()
             }
-            (Place::Container, "import_declaration") => Item::Import(self.imports(node, src)),
             (Place::Container, "expression_statement") => Item::Statement(SymbolKind::Expression),
             (Place::Container, _) => Item::Statement(SymbolKind::Statement),
             _ => Item::Skip,
         }
+    }
+
+    fn imports(&self, node: Node, src: &str) -> Option<Vec<ImportSpec>> {
+        if node.kind() != "import_declaration" {
+            return None;
+        }
+        let children = named_children(node);
+        let path = children
+            .iter()
+            .find(|c| matches!(c.kind(), "scoped_identifier" | "identifier"))
+            .map_or("", |n| src.text_of(*n));
+        let mut bindings = Vec::new();
+        // `import a.b.*;` binds no name of its own.
+        if !children.iter().any(|c| c.kind() == "asterisk") {
+            let (scope, name) = path.rsplit_once('.').unwrap_or(("", path));
+            // `import static a.B.m;` binds member `m` of class `a.B`.
+            let module = if has_child_kind(node, "static") {
+                scope
+            } else {
+                path
+            };
+            bindings.push(Binding::new(name, module, Imported::Named(name.into())));
+        }
+        Some(vec![ImportSpec::of(path, bindings)])
     }
 
     fn doc(&self, def: &Def, src: &str) -> Option<String> {
@@ -179,9 +179,9 @@ mod graph {
     use tree_sitter::Node;
 
     use super::Java;
-    use crate::parse::lang::refs::{Access, Local, RefSyntax, bind, type_name, uses};
+    use crate::parse::lang::refs::{Access, Local, RefSyntax, type_name};
     use crate::parse::lang::{SourceText, named_children};
-    use crate::parse::refs::{DeclaredType, FileRefs, Imported, RefKind};
+    use crate::parse::refs::{DeclaredType, RefKind};
 
     /// The declarator names of a field or local variable declaration.
     fn declarator_names<'t>(node: Node<'t>) -> Vec<Node<'t>> {
@@ -192,37 +192,6 @@ mod graph {
     }
 
     impl RefSyntax for Java {
-        fn imports(&self, node: Node, src: &str, out: &mut FileRefs) -> bool {
-            if node.kind() != "import_declaration" {
-                return false;
-            }
-            let offset = node.start_byte();
-            let Some(path) = named_children(node)
-                .into_iter()
-                .find(|c| matches!(c.kind(), "scoped_identifier" | "identifier"))
-                .map(|n| src.text_of(n).to_string())
-            else {
-                return true;
-            };
-            let wildcard = named_children(node).iter().any(|c| c.kind() == "asterisk");
-            if wildcard {
-                uses(out, &path, offset);
-                return true;
-            }
-            let is_static = crate::parse::lang::has_child_kind(node, "static");
-            let name = path.rsplit('.').next().unwrap_or(&path).to_string();
-            if is_static {
-                // `import static a.B.m;`: a member of class `a.B`.
-                let class = path.rsplit_once('.').map_or("", |(c, _)| c).to_string();
-                bind(out, &name, &class, Imported::Named(name.clone()), offset);
-                uses(out, &class, offset);
-            } else {
-                bind(out, &name, &path, Imported::Named(name.clone()), offset);
-                uses(out, &path, offset);
-            }
-            true
-        }
-
         fn scope(&self, node: Node, src: &str) -> Option<Vec<Local>> {
             let params = match node.kind() {
                 "method_declaration" | "constructor_declaration" | "lambda_expression" => {
@@ -282,14 +251,7 @@ mod graph {
                         out.push(Local::typed(src.text_of(n), ty));
                     }
                 }
-                "class_declaration" => {
-                    if let Some(n) = node.child_by_field_name("name") {
-                        out.push(Local {
-                            decl: Some(n.start_byte()),
-                            ..Local::plain(src.text_of(n))
-                        });
-                    }
-                }
+                "class_declaration" => out.extend(Local::declared(node, src)),
                 _ => {}
             }
         }
@@ -313,13 +275,9 @@ mod graph {
             let (object, member) = match node.kind() {
                 "field_access" => ("object", "field"),
                 "method_invocation" => ("object", "name"),
-                "scoped_type_identifier" => return None,
                 _ => return None,
             };
-            Some(Access {
-                object: node.child_by_field_name(object)?,
-                member: src.text_of(node.child_by_field_name(member)?).to_string(),
-            })
+            Access::fields(node, object, member, src)
         }
 
         fn is_this(&self, node: Node, _src: &str) -> bool {

@@ -17,16 +17,16 @@ mod rust;
 
 use tree_sitter::Node;
 
+pub(crate) use super::tree::{end_line_of, has_child_kind, line_of, named_children, span};
 use super::{
     ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, LineRange, Modifier,
     ParseError, ParsedFile, ParsedSymbol, SymbolKind,
 };
+use crate::parse::refs::Imported;
 use crate::text::{collapse_truncate, collapse_whitespace, truncate_chars};
 
 /// Symbols nested deeper than this are left inside their ancestor's chunk.
 pub const MAX_SYMBOL_DEPTH: u32 = 32;
-/// At most this many diagnostics are kept per file.
-const MAX_DIAGNOSTICS: usize = 50;
 /// Longest statement label, in characters.
 const LABEL_CHARS: usize = 60;
 /// Longest signature kept for declarations without a body, in characters.
@@ -108,8 +108,6 @@ pub(crate) enum Item<'t> {
     Skip,
     /// A declaration.
     Def(Box<Def<'t>>),
-    /// An import statement and the imports it makes.
-    Import(Vec<ImportSpec>),
     /// A root statement of this kind ([`SymbolKind::Expression`] or
     /// [`SymbolKind::Statement`]), labelled by its first line.
     Statement(SymbolKind),
@@ -118,18 +116,58 @@ pub(crate) enum Item<'t> {
     Within(Node<'t>),
 }
 
-/// One import made by an import statement.
+/// One local name an import binds.
 #[derive(Debug, Clone)]
-pub(crate) struct ImportSpec {
-    /// Module (package, path) as written.
+pub(crate) struct Binding {
+    /// The local name.
+    pub local: String,
+    /// The module it comes from, as written.
     pub module: String,
-    /// Local names bound.
-    pub bindings: Vec<String>,
-    /// The text that stands for this import in `relevantImports`, when the statement
+    /// What of that module.
+    pub imported: Imported,
+}
+
+impl Binding {
+    /// `local`, bound to `imported` of `module`.
+    pub fn new(local: impl Into<String>, module: impl Into<String>, imported: Imported) -> Self {
+        Self {
+            local: local.into(),
+            module: module.into(),
+            imported,
+        }
+    }
+}
+
+/// The imports of an import statement, or of one element of an import group.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ImportSpec {
+    /// The modules it depends on, as written; the first labels the statement.
+    pub modules: Vec<String>,
+    /// The local names it binds.
+    pub bindings: Vec<Binding>,
+    /// The text that stands for this import in `relevantImports`, when a statement
     /// makes several (a Go import group); `None` for the statement's own text.
     pub text: Option<String>,
     /// Byte span when not the statement's.
     pub bytes: Option<ByteRange>,
+}
+
+impl ImportSpec {
+    /// An import of `module` binding `bindings`.
+    pub fn of(module: impl Into<String>, bindings: Vec<Binding>) -> Self {
+        Self {
+            modules: vec![module.into()],
+            bindings,
+            ..Self::default()
+        }
+    }
+
+    /// Adds `module` to the modules, once.
+    pub fn depend(&mut self, module: &str) {
+        if !module.is_empty() && !self.modules.iter().any(|m| m == module) {
+            self.modules.push(module.to_string());
+        }
+    }
 }
 
 /// Where a symbol's child symbols come from.
@@ -244,8 +282,12 @@ pub(crate) trait Syntax: Sync {
     /// code to chunk).
     fn is_comment(&self, node: Node, src: &str) -> bool;
 
-    /// What `node` is at `place`.
+    /// What `node` is at `place` (import statements are [`Syntax::imports`]'s).
     fn item<'t>(&self, node: Node<'t>, place: Place, src: &str) -> Item<'t>;
+
+    /// When `node` is an import statement: what it imports. Used both for the file's
+    /// imports (chunking) and its import bindings (the graph).
+    fn imports(&self, node: Node, src: &str) -> Option<Vec<ImportSpec>>;
 
     /// The documentation of a finished definition.
     fn doc(&self, def: &Def, src: &str) -> Option<String>;
@@ -292,39 +334,6 @@ struct Extractor<'s> {
     diagnostics: Vec<Diagnostic>,
 }
 
-pub(crate) fn line_of(node: Node) -> u32 {
-    node.start_position().row as u32 + 1
-}
-
-pub(crate) fn end_line_of(node: Node) -> u32 {
-    let end = node.end_position();
-    let start = node.start_position();
-    if end.column == 0 && end.row > start.row {
-        end.row as u32
-    } else {
-        end.row as u32 + 1
-    }
-}
-
-fn span(node: Node) -> ByteRange {
-    ByteRange {
-        start: node.start_byte(),
-        end: node.end_byte(),
-    }
-}
-
-/// The named children of `node`.
-pub(crate) fn named_children(node: Node) -> Vec<Node> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor).collect()
-}
-
-/// Whether `node` has a child token (named or not) of `kind`.
-pub(crate) fn has_child_kind(node: Node, kind: &str) -> bool {
-    let mut cursor = node.walk();
-    node.children(&mut cursor).any(|c| c.kind() == kind)
-}
-
 /// The comments directly above `first` (no blank line between), nearest last, passing
 /// over siblings `skip` accepts (attributes).
 pub(crate) fn comments_above<'t>(
@@ -356,6 +365,11 @@ pub(crate) fn comments_above<'t>(
     }
     out.reverse();
     out
+}
+
+/// Whether a node kind is a `//` or `/* */` comment (the Rust and Java grammars' names).
+pub(crate) fn is_c_comment(kind: &str) -> bool {
+    matches!(kind, "line_comment" | "block_comment")
 }
 
 /// `/** … */` or `/* … */` text without delimiters and leading `*`s; `None` when empty.
@@ -402,55 +416,25 @@ impl<'s> Extractor<'s> {
 
     /// One iterative pass over the whole tree: identifiers, comments, diagnostics.
     fn scan(&mut self, root: Node) {
-        let identifier_kinds = self.syntax.identifier_kinds();
-        let mut cursor = root.walk();
-        loop {
-            let node = cursor.node();
-            let mut descend = true;
-            if node.is_named() && identifier_kinds.contains(&node.kind()) {
-                self.identifiers.push(IdentRef {
-                    offset: node.start_byte(),
-                    name: self.text(node).to_string(),
-                });
-            } else if node.is_named() && self.syntax.is_comment(node, self.src) {
-                self.comments.push(span(node));
-                descend = false;
-            }
-            if (node.is_error() || node.is_missing()) && self.diagnostics.len() < MAX_DIAGNOSTICS {
-                let pos = node.start_position();
-                let message = if node.is_missing() {
-                    format!("missing `{}`", node.kind())
-                } else {
-                    let snippet = collapse_truncate(self.text(node), 30);
-                    format!("syntax error near `{snippet}`")
-                };
-                self.diagnostics.push(Diagnostic {
-                    line: pos.row as u32 + 1,
-                    column: pos.column as u32 + 1,
-                    message,
-                });
-            }
-            if descend && cursor.goto_first_child() {
-                continue;
-            }
-            loop {
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    return;
-                }
-            }
-        }
+        let (syntax, src) = (self.syntax, self.src);
+        let kinds = syntax.identifier_kinds();
+        let found = super::tree::scan(
+            root,
+            src,
+            |n| n.is_named() && kinds.contains(&n.kind()),
+            |n| n.is_named() && syntax.is_comment(n, src),
+        );
+        self.identifiers = found.identifiers;
+        self.comments = found.comments;
+        self.diagnostics = found.diagnostics;
     }
 
     /// Every statement of a container scope becomes a symbol or a statement item.
     fn container(&mut self, node: Node, ctx: &Ctx) -> Vec<ParsedSymbol> {
         let mut out = Vec::new();
-        for child in {
-            let mut cursor = node.walk();
-            node.children(&mut cursor).collect::<Vec<_>>()
-        } {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        for child in children {
             if !child.is_named() {
                 // Stray tokens only appear at this level after error recovery; keep them
                 // as error items so no code line is lost.
@@ -481,6 +465,12 @@ impl<'s> Extractor<'s> {
         if self.syntax.is_comment(node, self.src) {
             return;
         }
+        if let Some(specs) = self.syntax.imports(node, self.src) {
+            if place == Place::Container {
+                out.push(self.import(node, specs, ctx));
+            }
+            return;
+        }
         match self.syntax.item(node, place, self.src) {
             Item::Skip => {}
             Item::Def(def) => out.push(self.finish(*def, ctx)),
@@ -489,10 +479,6 @@ impl<'s> Extractor<'s> {
                     self.place(child, place, ctx, out);
                 }
             }
-            Item::Import(specs) if place == Place::Container => {
-                out.push(self.import(node, specs, ctx));
-            }
-            Item::Import(_) => {}
             Item::Statement(kind) if place == Place::Container => {
                 let label = self.statement_label(node);
                 out.push(self.item_symbol(node, kind, label, ctx));
@@ -513,50 +499,57 @@ impl<'s> Extractor<'s> {
     /// Definitions nested anywhere inside `root` (not `root` itself), without descending
     /// into a definition once found: its own children are found when it is finished.
     fn nested(&mut self, root: Node, ctx: &Ctx) -> Vec<ParsedSymbol> {
-        let mut found = Vec::new();
-        let mut cursor = root.walk();
-        if !cursor.goto_first_child() {
-            return found;
-        }
-        loop {
-            let node = cursor.node();
-            let mut descend = node.is_named() && node.child_count() > 0;
+        let (syntax, src) = (self.syntax, self.src);
+        let mut defs = Vec::new();
+        super::tree::preorder(root, |node| {
             if node.is_named()
-                && let Item::Def(def) = self.syntax.item(node, Place::Nested, self.src)
+                && let Item::Def(def) = syntax.item(node, Place::Nested, src)
             {
-                found.push(self.finish(*def, ctx));
-                descend = false;
+                defs.push(def);
+                return false;
             }
-            if descend && cursor.goto_first_child() {
-                continue;
-            }
-            loop {
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() || cursor.node() == root {
-                    return found;
-                }
-            }
-        }
+            node.is_named()
+        });
+        defs.into_iter().map(|def| self.finish(*def, ctx)).collect()
     }
 
-    /// An import statement: its [`Import`]s, and one [`SymbolKind::Import`] item.
+    /// An import statement: its [`Import`]s (one for the statement, plus one per group
+    /// element with its own text), and one [`SymbolKind::Import`] item.
     fn import(&mut self, node: Node, specs: Vec<ImportSpec>, ctx: &Ctx) -> ParsedSymbol {
-        let text = collapse_whitespace(self.text(node));
+        let label = specs
+            .iter()
+            .find_map(|s| s.modules.first())
+            .cloned()
+            .unwrap_or_default();
+        let locals = |spec: &ImportSpec| -> Vec<String> {
+            spec.bindings.iter().map(|b| b.local.clone()).collect()
+        };
+        let mut statement: Option<Import> = None;
         let mut names = Vec::new();
-        let first = specs.first().map(|s| s.module.clone()).unwrap_or_default();
-        for spec in specs {
-            names.extend(spec.bindings.iter().cloned());
-            self.imports.push(Import {
-                module: spec.module,
-                bindings: spec.bindings,
-                text: spec.text.unwrap_or_else(|| text.clone()),
-                bytes: spec.bytes.unwrap_or_else(|| span(node)),
-                type_only: false,
-            });
+        for spec in &specs {
+            names.extend(locals(spec));
+            match &spec.text {
+                Some(text) => self.imports.push(Import {
+                    module: spec.modules.first().cloned().unwrap_or_default(),
+                    bindings: locals(spec),
+                    text: text.clone(),
+                    bytes: spec.bytes.unwrap_or_else(|| span(node)),
+                    type_only: false,
+                }),
+                None => statement
+                    .get_or_insert_with(|| Import {
+                        module: label.clone(),
+                        bindings: Vec::new(),
+                        text: collapse_whitespace(self.text(node)),
+                        bytes: span(node),
+                        type_only: false,
+                    })
+                    .bindings
+                    .extend(locals(spec)),
+            }
         }
-        let mut symbol = self.item_symbol(node, SymbolKind::Import, format!("import:{first}"), ctx);
+        self.imports.extend(statement);
+        let mut symbol = self.item_symbol(node, SymbolKind::Import, format!("import:{label}"), ctx);
         symbol.bindings = names;
         symbol
     }

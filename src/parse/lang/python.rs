@@ -3,7 +3,11 @@
 
 use tree_sitter::Node;
 
-use super::{Children, Def, ImportSpec, Item, Place, SourceText, Syntax, has_child_kind};
+use super::{
+    Binding, Children, Def, ImportSpec, Item, Place, SourceText, Syntax, has_child_kind,
+    named_children,
+};
+use crate::parse::refs::Imported;
 use crate::parse::{Modifier, SymbolKind};
 
 /// Python's [`Syntax`].
@@ -82,7 +86,7 @@ pub(crate) fn target_names(node: Node, src: &str, out: &mut Vec<String>) {
         | "tuple"
         | "list"
         | "list_splat_pattern" => {
-            for child in super::named_children(node) {
+            for child in named_children(node) {
                 target_names(child, src, out);
             }
         }
@@ -127,7 +131,7 @@ impl Python {
             def.modifiers.push(Modifier::Private);
         }
         if outer.kind() == "decorated_definition" {
-            for decorator in super::named_children(outer) {
+            for decorator in named_children(outer) {
                 if decorator.kind() != "decorator" {
                     continue;
                 }
@@ -171,66 +175,6 @@ impl Python {
         }
         Some(def)
     }
-
-    fn imports(&self, node: Node, src: &str) -> Vec<ImportSpec> {
-        let mut bindings = Vec::new();
-        let module = match node.kind() {
-            "import_statement" => {
-                let mut first = String::new();
-                for name in super::named_children(node) {
-                    let (module, local) = match name.kind() {
-                        "aliased_import" => {
-                            let module = name
-                                .child_by_field_name("name")
-                                .map(|n| src.text_of(n).to_string())
-                                .unwrap_or_default();
-                            let alias = name
-                                .child_by_field_name("alias")
-                                .map(|n| src.text_of(n).to_string())
-                                .unwrap_or_default();
-                            (module, alias)
-                        }
-                        _ => {
-                            let module = src.text_of(name).to_string();
-                            let local = module.split('.').next().unwrap_or("").to_string();
-                            (module, local)
-                        }
-                    };
-                    if first.is_empty() {
-                        first = module;
-                    }
-                    if !local.is_empty() {
-                        bindings.push(local);
-                    }
-                }
-                first
-            }
-            _ => {
-                let module = node
-                    .child_by_field_name("module_name")
-                    .map(|n| src.text_of(n).to_string())
-                    .unwrap_or_else(|| "__future__".to_string());
-                let mut cursor = node.walk();
-                for name in node.children_by_field_name("name", &mut cursor) {
-                    let local = match name.kind() {
-                        "aliased_import" => name.child_by_field_name("alias"),
-                        _ => Some(name),
-                    };
-                    if let Some(local) = local {
-                        let text = src.text_of(local);
-                        bindings.push(text.rsplit('.').next().unwrap_or(text).to_string());
-                    }
-                }
-                module
-            }
-        };
-        vec![ImportSpec {
-            module,
-            bindings,
-            text: None,
-            bytes: None,
-        }]
-    }
 }
 
 /// `_x` and `__x` are private by convention (`__init__` and other dunders are not).
@@ -261,9 +205,6 @@ impl Syntax for Python {
                 .definition(node, node, place, src)
                 .map_or(Item::Skip, Def::item),
             _ if place == Place::Nested => Item::Skip,
-            "import_statement" | "import_from_statement" | "future_import_statement" => {
-                Item::Import(self.imports(node, src))
-            }
             "expression_statement" => match self.assignment(node, place, src) {
                 Some(def) => def.item(),
                 None => Item::Statement(SymbolKind::Expression),
@@ -279,9 +220,59 @@ impl Syntax for Python {
         }
     }
 
+    fn imports(&self, node: Node, src: &str) -> Option<Vec<ImportSpec>> {
+        let field = |n: Node, f: &str| n.child_by_field_name(f).map(|x| src.text_of(x));
+        let spec = match node.kind() {
+            // `import a.b` binds `a`; `import a.b as c` binds `c` to `a.b`.
+            "import_statement" => {
+                let mut spec = ImportSpec::default();
+                for name in named_children(node) {
+                    let (module, binding) = match name.kind() {
+                        "aliased_import" => {
+                            let module = field(name, "name").unwrap_or("");
+                            let alias = field(name, "alias").unwrap_or("");
+                            (module, Binding::new(alias, module, Imported::Module))
+                        }
+                        _ => {
+                            let module = src.text_of(name);
+                            let top = module.split('.').next().unwrap_or(module);
+                            (module, Binding::new(top, top, Imported::Module))
+                        }
+                    };
+                    spec.depend(module);
+                    spec.bindings.push(binding);
+                }
+                spec
+            }
+            // `from m import a, b as c`.
+            "import_from_statement" => {
+                let module = field(node, "module_name").unwrap_or("");
+                let mut cursor = node.walk();
+                let bindings = node
+                    .children_by_field_name("name", &mut cursor)
+                    .filter_map(|name| {
+                        let (imported, local) = match name.kind() {
+                            "aliased_import" => (field(name, "name")?, field(name, "alias")?),
+                            _ => (src.text_of(name), src.text_of(name)),
+                        };
+                        Some(Binding::new(
+                            local,
+                            module,
+                            Imported::Named(imported.into()),
+                        ))
+                    })
+                    .collect();
+                ImportSpec::of(module, bindings)
+            }
+            "future_import_statement" => ImportSpec::of("__future__", Vec::new()),
+            _ => return None,
+        };
+        Some(vec![spec])
+    }
+
     fn doc(&self, def: &Def, src: &str) -> Option<String> {
         let body = def.body?;
-        let first = super::named_children(body)
+        let first = named_children(body)
             .into_iter()
             .find(|c| c.kind() != "comment")?;
         if !is_docstring(first) {
@@ -301,8 +292,8 @@ mod graph {
     use super::{Python, target_names};
     use crate::parse::lang::SourceText;
     use crate::parse::lang::named_children;
-    use crate::parse::lang::refs::{Access, Local, RefSyntax, bind, type_name, uses};
-    use crate::parse::refs::{DeclaredType, FileRefs, Imported, RefKind};
+    use crate::parse::lang::refs::{Access, Local, RefSyntax, type_name};
+    use crate::parse::refs::{DeclaredType, RefKind};
 
     /// Whether a function definition is a method: its (decorated) definition sits in a
     /// class body.
@@ -343,66 +334,6 @@ mod graph {
     }
 
     impl RefSyntax for Python {
-        fn imports(&self, node: Node, src: &str, out: &mut FileRefs) -> bool {
-            let offset = node.start_byte();
-            match node.kind() {
-                "import_statement" => {
-                    for name in named_children(node) {
-                        match name.kind() {
-                            "aliased_import" => {
-                                let module = name
-                                    .child_by_field_name("name")
-                                    .map(|n| src.text_of(n))
-                                    .unwrap_or("");
-                                let alias = name
-                                    .child_by_field_name("alias")
-                                    .map(|n| src.text_of(n))
-                                    .unwrap_or("");
-                                bind(out, alias, module, Imported::Module, offset);
-                                uses(out, module, offset);
-                            }
-                            _ => {
-                                let module = src.text_of(name);
-                                let top = module.split('.').next().unwrap_or(module);
-                                bind(out, top, top, Imported::Module, offset);
-                                uses(out, module, offset);
-                            }
-                        }
-                    }
-                    true
-                }
-                "import_from_statement" => {
-                    let module = node
-                        .child_by_field_name("module_name")
-                        .map(|n| src.text_of(n))
-                        .unwrap_or("");
-                    let mut cursor = node.walk();
-                    for name in node.children_by_field_name("name", &mut cursor) {
-                        let (imported, local) = match name.kind() {
-                            "aliased_import" => (
-                                name.child_by_field_name("name").map(|n| src.text_of(n)),
-                                name.child_by_field_name("alias").map(|n| src.text_of(n)),
-                            ),
-                            _ => (Some(src.text_of(name)), Some(src.text_of(name))),
-                        };
-                        if let (Some(imported), Some(local)) = (imported, local) {
-                            bind(
-                                out,
-                                local,
-                                module,
-                                Imported::Named(imported.to_string()),
-                                offset,
-                            );
-                        }
-                    }
-                    uses(out, module, offset);
-                    true
-                }
-                "future_import_statement" => true,
-                _ => false,
-            }
-        }
-
         fn scope(&self, node: Node, src: &str) -> Option<Vec<Local>> {
             let params = match node.kind() {
                 "function_definition" | "lambda" => node.child_by_field_name("parameters"),
@@ -459,12 +390,7 @@ mod graph {
                     }
                 }
                 "function_definition" | "class_definition" => {
-                    if let Some(n) = node.child_by_field_name("name") {
-                        out.push(Local {
-                            decl: Some(n.start_byte()),
-                            ..Local::plain(src.text_of(n))
-                        });
-                    }
+                    out.extend(Local::declared(node, src));
                     return;
                 }
                 _ => return,
@@ -480,12 +406,7 @@ mod graph {
 
         fn access<'t>(&self, node: Node<'t>, src: &str) -> Option<Access<'t>> {
             (node.kind() == "attribute").then_some(())?;
-            Some(Access {
-                object: node.child_by_field_name("object")?,
-                member: src
-                    .text_of(node.child_by_field_name("attribute")?)
-                    .to_string(),
-            })
+            Access::fields(node, "object", "attribute", src)
         }
 
         fn is_this(&self, node: Node, src: &str) -> bool {

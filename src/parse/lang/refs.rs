@@ -8,10 +8,9 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
-use super::{SourceText, Syntax};
+use super::{ImportSpec, SourceText, Syntax};
 use crate::parse::refs::{
-    DeclaredType, FileRefs, ImportBinding, Imported, ModuleUse, RefBase, RefKind, RefTarget,
-    Reference,
+    DeclaredType, FileRefs, ImportBinding, ModuleUse, RefBase, RefKind, RefTarget,
 };
 
 /// A name bound inside a function scope.
@@ -46,6 +45,16 @@ impl Local {
             ..Self::plain(name)
         }
     }
+
+    /// The name of a nested declaration (function, class) of the scope: the `name`
+    /// field of `declaration`.
+    pub fn declared(declaration: Node, src: &str) -> Option<Self> {
+        let name = declaration.child_by_field_name("name")?;
+        Some(Self {
+            decl: Some(name.start_byte()),
+            ..Self::plain(src.text_of(name))
+        })
+    }
 }
 
 /// A member access: `object.member`.
@@ -56,11 +65,19 @@ pub(crate) struct Access<'t> {
     pub member: String,
 }
 
+impl<'t> Access<'t> {
+    /// The access whose receiver is `node`'s field `object` and whose member is its field
+    /// `member`.
+    pub fn fields(node: Node<'t>, object: &str, member: &str, src: &str) -> Option<Self> {
+        Some(Self {
+            object: node.child_by_field_name(object)?,
+            member: src.text_of(node.child_by_field_name(member)?).to_string(),
+        })
+    }
+}
+
 /// What the graph walk needs to know of one language's tree.
 pub(crate) trait RefSyntax {
-    /// When `node` is an import statement: its bindings and modules, added to `out`.
-    fn imports(&self, node: Node, src: &str, out: &mut FileRefs) -> bool;
-
     /// When `node` opens a function scope: the names its parameters bind.
     fn scope(&self, node: Node, src: &str) -> Option<Vec<Local>>;
 
@@ -117,31 +134,25 @@ pub(crate) fn type_name(text: &str) -> Option<String> {
     (!t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_')).then(|| t.to_string())
 }
 
-/// Adds an import binding (and its module use).
-pub(crate) fn bind(
-    out: &mut FileRefs,
-    local: &str,
-    module: &str,
-    imported: Imported,
-    offset: usize,
-) {
-    if !local.is_empty() {
-        out.imports.push(ImportBinding {
-            local: local.to_string(),
-            module: module.to_string(),
-            imported,
-            offset,
-        });
-    }
-}
-
-/// Records that the file depends on `module`.
-pub(crate) fn uses(out: &mut FileRefs, module: &str, offset: usize) {
-    if !module.is_empty() && !out.modules.iter().any(|m| m.module == module) {
-        out.modules.push(ModuleUse {
-            module: module.to_string(),
-            offset,
-        });
+/// Adds an import statement's bindings and module uses.
+fn record_imports(out: &mut FileRefs, specs: Vec<ImportSpec>, statement: usize) {
+    for spec in specs {
+        let offset = spec.bytes.map_or(statement, |b| b.start);
+        for b in spec.bindings {
+            if !b.local.is_empty() {
+                out.imports.push(ImportBinding {
+                    local: b.local,
+                    module: b.module,
+                    imported: b.imported,
+                    offset,
+                });
+            }
+        }
+        for module in spec.modules {
+            if !module.is_empty() && !out.modules.iter().any(|m| m.module == module) {
+                out.modules.push(ModuleUse { module, offset });
+            }
+        }
     }
 }
 
@@ -151,6 +162,8 @@ struct Scope {
 }
 
 struct Walk<'a> {
+    /// For import statements.
+    imports: &'a dyn Syntax,
     syntax: &'a dyn RefSyntax,
     src: &'a str,
     scopes: Vec<Scope>,
@@ -172,25 +185,12 @@ impl Walk<'_> {
             locals.insert(p.name.clone(), p);
         }
         let mut found = Vec::new();
-        let mut cursor = node.walk();
-        if cursor.goto_first_child() {
-            'walk: loop {
-                let n = cursor.node();
-                self.syntax.binds(n, self.src, &mut found);
-                let nested = self.syntax.scope(n, self.src).is_some();
-                if !nested && cursor.goto_first_child() {
-                    continue;
-                }
-                loop {
-                    if cursor.goto_next_sibling() {
-                        break;
-                    }
-                    if !cursor.goto_parent() || cursor.node() == node {
-                        break 'walk;
-                    }
-                }
-            }
-        }
+        let (syntax, src) = (self.syntax, self.src);
+        crate::parse::tree::preorder(node, |n| {
+            syntax.binds(n, src, &mut found);
+            // Names bound inside a nested scope are that scope's.
+            syntax.scope(n, src).is_none()
+        });
         for l in found {
             // A parameter's declared type wins over an untyped rebinding.
             let entry = locals.entry(l.name.clone()).or_insert_with(|| l.clone());
@@ -208,12 +208,9 @@ impl Walk<'_> {
     }
 
     fn push(&mut self, node: Node, kind: RefKind, target: RefTarget) {
-        self.out.references.push(Reference {
-            offset: node.start_byte(),
-            line: node.start_position().row as u32 + 1,
-            kind,
-            target,
-        });
+        self.out
+            .references
+            .push(crate::parse::tree::reference(node, kind, target));
     }
 
     /// The target a name names here, or `None` for a plain local.
@@ -305,7 +302,8 @@ impl Walk<'_> {
         {
             self.scopes.pop();
         }
-        if self.syntax.imports(node, self.src, &mut self.out) {
+        if let Some(specs) = self.imports.imports(node, self.src) {
+            record_imports(&mut self.out, specs, node.start_byte());
             return false;
         }
         self.syntax.declared(node, self.src, &mut self.out.declared);
@@ -368,28 +366,16 @@ impl Walk<'_> {
 /// The name facts of one file.
 pub(crate) fn extract(syntax: &dyn Syntax, root: Node, src: &str) -> FileRefs {
     let mut walk = Walk {
+        imports: syntax,
         syntax: syntax.refs(),
         src,
         scopes: Vec::new(),
         consumed: HashSet::new(),
         out: FileRefs::default(),
     };
-    let mut cursor = root.walk();
-    loop {
-        let node = cursor.node();
-        let descend = !node.is_named() || walk.visit(node);
-        if descend && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                let mut out = walk.out;
-                out.references.sort_by_key(|r| r.offset);
-                return out;
-            }
-        }
-    }
+    walk.visit(root);
+    crate::parse::tree::preorder(root, |node| !node.is_named() || walk.visit(node));
+    let mut out = walk.out;
+    out.references.sort_by_key(|r| r.offset);
+    out
 }

@@ -6,17 +6,14 @@
 use tree_sitter::Node;
 
 use super::{
-    Children, Def, ImportSpec, Item, Place, SourceText, Syntax, block_comment_text, comments_above,
-    line_comments_text, named_children,
+    Binding, Children, Def, ImportSpec, Item, Place, SourceText, Syntax, block_comment_text,
+    comments_above, is_c_comment as is_comment_kind, line_comments_text, named_children,
 };
+use crate::parse::refs::Imported;
 use crate::parse::{Modifier, SymbolKind};
 
 /// Rust's [`Syntax`].
 pub(crate) struct Rust;
-
-fn is_comment_kind(kind: &str) -> bool {
-    matches!(kind, "line_comment" | "block_comment")
-}
 
 /// Whether a comment node is an outer doc comment (`///`, `/** */`).
 fn is_outer_doc(text: &str) -> bool {
@@ -222,43 +219,6 @@ impl Rust {
         }
         false
     }
-
-    fn imports(&self, node: Node, src: &str) -> Vec<ImportSpec> {
-        let mut paths = Vec::new();
-        if node.kind() == "extern_crate_declaration" {
-            let name = node
-                .child_by_field_name("name")
-                .map(|n| src.text_of(n).to_string())
-                .unwrap_or_default();
-            let alias = node
-                .child_by_field_name("alias")
-                .map(|n| src.text_of(n).to_string())
-                .unwrap_or_else(|| name.clone());
-            return vec![ImportSpec {
-                module: name,
-                bindings: vec![alias],
-                text: None,
-                bytes: None,
-            }];
-        }
-        if let Some(argument) = node.child_by_field_name("argument") {
-            use_paths(argument, src, "", &mut paths);
-        }
-        let module = paths
-            .first()
-            .map(|(m, n, _)| if m.is_empty() { n.clone() } else { m.clone() })
-            .unwrap_or_default();
-        vec![ImportSpec {
-            module,
-            bindings: paths
-                .into_iter()
-                .map(|(_, _, local)| local)
-                .filter(|l| !l.is_empty() && l != "_")
-                .collect(),
-            text: None,
-            bytes: None,
-        }]
-    }
 }
 
 impl Syntax for Rust {
@@ -275,9 +235,6 @@ impl Syntax for Rust {
             return def.item();
         }
         match (place, node.kind()) {
-            (Place::Container, "use_declaration" | "extern_crate_declaration") => {
-                Item::Import(self.imports(node, src))
-            }
             // Attributes are part of the item they precede; others stay statements.
             (Place::Container, "attribute_item") if self.precedes_item(node, src) => Item::Skip,
             (Place::Container, "expression_statement" | "macro_invocation") => {
@@ -286,6 +243,44 @@ impl Syntax for Rust {
             (Place::Container, _) => Item::Statement(SymbolKind::Statement),
             _ => Item::Skip,
         }
+    }
+
+    fn imports(&self, node: Node, src: &str) -> Option<Vec<ImportSpec>> {
+        let field = |f: &str| node.child_by_field_name(f).map(|n| src.text_of(n));
+        let mut spec = ImportSpec::default();
+        match node.kind() {
+            "extern_crate_declaration" => {
+                let name = field("name").unwrap_or("");
+                let local = field("alias").unwrap_or(name);
+                spec.depend(name);
+                spec.bindings
+                    .push(Binding::new(local, name, Imported::Module));
+            }
+            "use_declaration" => {
+                let mut paths = Vec::new();
+                if let Some(argument) = node.child_by_field_name("argument") {
+                    use_paths(argument, src, "", &mut paths);
+                }
+                for (module, name, local) in paths {
+                    if name == "*" {
+                        spec.depend(&module);
+                        continue;
+                    }
+                    // `use serde;` names a crate; `use a::b::C` item `C` of module `a::b`.
+                    let (module, imported) = if module.is_empty() {
+                        (name, Imported::Module)
+                    } else {
+                        (module, Imported::Named(name))
+                    };
+                    spec.depend(&module);
+                    if !matches!(local.as_str(), "" | "_") {
+                        spec.bindings.push(Binding::new(local, module, imported));
+                    }
+                }
+            }
+            _ => return None,
+        }
+        Some(vec![spec])
     }
 
     fn doc(&self, def: &Def, src: &str) -> Option<String> {
@@ -315,10 +310,10 @@ impl Syntax for Rust {
 mod graph {
     use tree_sitter::Node;
 
-    use super::{Rust, use_paths};
-    use crate::parse::lang::refs::{Access, Local, RefSyntax, bind, type_name, uses};
+    use super::Rust;
+    use crate::parse::lang::refs::{Access, Local, RefSyntax, type_name};
     use crate::parse::lang::{SourceText, named_children};
-    use crate::parse::refs::{DeclaredType, FileRefs, Imported, RefKind};
+    use crate::parse::refs::{DeclaredType, RefKind};
 
     /// The identifiers a pattern binds.
     fn pattern_names(node: Node, src: &str, out: &mut Vec<String>) {
@@ -347,42 +342,6 @@ mod graph {
     }
 
     impl RefSyntax for Rust {
-        fn imports(&self, node: Node, src: &str, out: &mut FileRefs) -> bool {
-            let offset = node.start_byte();
-            match node.kind() {
-                "use_declaration" => {
-                    let mut paths = Vec::new();
-                    if let Some(argument) = node.child_by_field_name("argument") {
-                        use_paths(argument, src, "", &mut paths);
-                    }
-                    for (module, name, local) in paths {
-                        if name == "*" {
-                            uses(out, &module, offset);
-                            continue;
-                        }
-                        if module.is_empty() {
-                            // `use serde;`: a crate.
-                            bind(out, &local, &name, Imported::Module, offset);
-                            uses(out, &name, offset);
-                        } else {
-                            bind(out, &local, &module, Imported::Named(name), offset);
-                            uses(out, &module, offset);
-                        }
-                    }
-                    true
-                }
-                "extern_crate_declaration" => {
-                    for spec in self.imports(node, src) {
-                        for local in &spec.bindings {
-                            bind(out, local, &spec.module, Imported::Module, offset);
-                        }
-                    }
-                    true
-                }
-                _ => false,
-            }
-        }
-
         fn scope(&self, node: Node, src: &str) -> Option<Vec<Local>> {
             let params = match node.kind() {
                 "function_item" | "closure_expression" => node.child_by_field_name("parameters"),
@@ -450,12 +409,7 @@ mod graph {
                     }
                 }
                 "function_item" | "struct_item" | "enum_item" => {
-                    if let Some(n) = node.child_by_field_name("name") {
-                        out.push(Local {
-                            decl: Some(n.start_byte()),
-                            ..Local::plain(src.text_of(n))
-                        });
-                    }
+                    out.extend(Local::declared(node, src));
                     return;
                 }
                 _ => return,
@@ -477,10 +431,7 @@ mod graph {
                 "scoped_identifier" | "scoped_type_identifier" => ("path", "name"),
                 _ => return None,
             };
-            Some(Access {
-                object: node.child_by_field_name(object)?,
-                member: src.text_of(node.child_by_field_name(member)?).to_string(),
-            })
+            Access::fields(node, object, member, src)
         }
 
         fn is_this(&self, node: Node, src: &str) -> bool {

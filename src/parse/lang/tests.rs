@@ -131,10 +131,7 @@ fn rust_items_attributes_docs_and_typed_receivers() {
         .iter()
         .map(|b| (b.local.as_str(), b.module.as_str()))
         .collect();
-    assert_eq!(
-        bindings,
-        [("Meta", "crate::db"), ("E", "crate::db::meta")]
-    );
+    assert_eq!(bindings, [("Meta", "crate::db"), ("E", "crate::db::meta")]);
     let refs = &parsed.refs.references;
     assert!(refs.iter().any(|r| r.target
         == RefTarget::Member {

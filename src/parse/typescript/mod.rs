@@ -10,6 +10,7 @@
 
 use tree_sitter::Node;
 
+use super::tree::{end_line_of, has_child_kind, line_of, span};
 use super::{
     ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, LineRange, Modifier,
     ParseError, ParsedFile, ParsedSymbol, SymbolKind,
@@ -20,8 +21,6 @@ mod refs;
 
 /// Symbols nested deeper than this are left inside their ancestor's chunk.
 pub const MAX_SYMBOL_DEPTH: u32 = 32;
-/// At most this many diagnostics are kept per file.
-const MAX_DIAGNOSTICS: usize = 50;
 /// Longest statement label (`app.use(cors())`), in characters.
 const LABEL_CHARS: usize = 60;
 /// Longest signature kept for value declarations, in characters.
@@ -220,25 +219,6 @@ fn unwrap_expression(mut node: Node) -> Node {
     }
 }
 
-fn line_of(node: Node) -> u32 {
-    node.start_position().row as u32 + 1
-}
-
-fn end_line_of(node: Node) -> u32 {
-    let end = node.end_position();
-    let start = node.start_position();
-    if end.column == 0 && end.row > start.row {
-        end.row as u32
-    } else {
-        end.row as u32 + 1
-    }
-}
-
-fn any_child_token(node: Node, token: &str) -> bool {
-    let mut cursor = node.walk();
-    node.children(&mut cursor).any(|c| c.kind() == token)
-}
-
 impl<'s> Extractor<'s> {
     fn new(src: &'s str, language: Language, grammar: &tree_sitter::Language) -> Self {
         Self {
@@ -262,48 +242,16 @@ impl<'s> Extractor<'s> {
 
     /// One iterative pass over the whole tree: identifiers, comments, diagnostics.
     fn scan(&mut self, root: Node) {
-        let mut cursor = root.walk();
-        loop {
-            let node = cursor.node();
-            let mut descend = true;
-            if KindTable::is(&self.kinds.identifier, node) {
-                self.identifiers.push(IdentRef {
-                    offset: node.start_byte(),
-                    name: self.text(node).to_string(),
-                });
-            } else if KindTable::is(&self.kinds.comment, node) {
-                self.comments.push(ByteRange {
-                    start: node.start_byte(),
-                    end: node.end_byte(),
-                });
-                descend = false;
-            }
-            if (node.is_error() || node.is_missing()) && self.diagnostics.len() < MAX_DIAGNOSTICS {
-                let pos = node.start_position();
-                let message = if node.is_missing() {
-                    format!("missing `{}`", node.kind())
-                } else {
-                    let snippet = collapse_truncate(self.text(node), 30);
-                    format!("syntax error near `{snippet}`")
-                };
-                self.diagnostics.push(Diagnostic {
-                    line: pos.row as u32 + 1,
-                    column: pos.column as u32 + 1,
-                    message,
-                });
-            }
-            if descend && cursor.goto_first_child() {
-                continue;
-            }
-            loop {
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    return;
-                }
-            }
-        }
+        let kinds = &self.kinds;
+        let found = super::tree::scan(
+            root,
+            self.src,
+            |n| KindTable::is(&kinds.identifier, n),
+            |n| KindTable::is(&kinds.comment, n),
+        );
+        self.identifiers = found.identifiers;
+        self.comments = found.comments;
+        self.diagnostics = found.diagnostics;
     }
 
     // ----- container scopes (root, namespace bodies) ---------------------------------
@@ -380,7 +328,7 @@ impl<'s> Extractor<'s> {
     fn import_statement(&mut self, node: Node, ctx: &Ctx) -> ParsedSymbol {
         let mut module = String::new();
         let mut bindings = Vec::new();
-        let type_only = any_child_token(node, "type");
+        let type_only = has_child_kind(node, "type");
         if node.kind() == "import_alias" {
             // import A = N.M
             let mut cursor = node.walk();
@@ -472,7 +420,7 @@ impl<'s> Extractor<'s> {
     }
 
     fn export_statement(&mut self, node: Node, ctx: &Ctx) -> ParsedSymbol {
-        let is_default = any_child_token(node, "default");
+        let is_default = has_child_kind(node, "default");
         let mut mods = vec![Modifier::Exported];
         if is_default {
             mods.push(Modifier::Default);
@@ -502,7 +450,7 @@ impl<'s> Extractor<'s> {
                 return self.finish(draft, ctx);
             }
         }
-        let name = if any_child_token(node, "=") {
+        let name = if has_child_kind(node, "=") {
             "export =".to_string()
         } else {
             self.label(node)
@@ -666,7 +614,7 @@ impl<'s> Extractor<'s> {
                 }
             }
             "enum_declaration" => {
-                if any_child_token(decl, "const") {
+                if has_child_kind(decl, "const") {
                     mods.push(Modifier::Const);
                 }
                 let name = self.field_text(decl, "name")?.to_string();
@@ -751,10 +699,10 @@ impl<'s> Extractor<'s> {
         name: String,
         mut mods: Vec<Modifier>,
     ) -> Draft<'t> {
-        if any_child_token(decl, "async") {
+        if has_child_kind(decl, "async") {
             mods.push(Modifier::Async);
         }
-        if decl.kind().starts_with("generator") || any_child_token(decl, "*") {
+        if decl.kind().starts_with("generator") || has_child_kind(decl, "*") {
             mods.push(Modifier::Generator);
         }
         let body = decl
@@ -919,10 +867,10 @@ impl<'s> Extractor<'s> {
         let mut mods = mods.to_vec();
         let kind = value.kind();
         if is_function_like(kind) {
-            if any_child_token(value, "async") {
+            if has_child_kind(value, "async") {
                 mods.push(Modifier::Async);
             }
-            if kind == "generator_function" || any_child_token(value, "*") {
+            if kind == "generator_function" || has_child_kind(value, "*") {
                 mods.push(Modifier::Generator);
             }
             let body = value
@@ -1202,10 +1150,7 @@ impl<'s> Extractor<'s> {
                 start: first.start_byte(),
                 end: draft.outer.end_byte(),
             },
-            body: draft.body.map(|b| ByteRange {
-                start: b.start_byte(),
-                end: b.end_byte(),
-            }),
+            body: draft.body.map(span),
             signature: draft.signature,
             native_kind: None,
             overloads: Vec::new(),

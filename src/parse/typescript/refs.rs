@@ -10,7 +10,7 @@ use tree_sitter::Node;
 
 use crate::parse::refs::{
     CallbackType, DeclaredType, Export, FileRefs, ImportBinding, Imported, ModuleUse, RefBase,
-    RefKind, RefTarget, Reference,
+    RefKind, RefTarget,
 };
 use crate::text::truncate_chars;
 
@@ -561,12 +561,9 @@ impl<'s> Walker<'s> {
     // ----- references ---------------------------------------------------------------
 
     fn push(&mut self, node: Node, kind: RefKind, target: RefTarget) {
-        self.out.references.push(Reference {
-            offset: node.start_byte(),
-            line: node.start_position().row as u32 + 1,
-            kind,
-            target,
-        });
+        self.out
+            .references
+            .push(crate::parse::tree::reference(node, kind, target));
     }
 
     /// The target a free-standing name stands for, `None` for parameters and locals.

@@ -1,0 +1,133 @@
+//! Helpers over tree-sitter trees that every parser uses: positions and spans, one
+//! iterative pre-order walk, and the pass that collects identifiers, comments and
+//! syntax diagnostics. Iterative throughout, so hostile nesting cannot overflow the stack.
+
+use tree_sitter::Node;
+
+use super::refs::{RefKind, RefTarget, Reference};
+use super::{ByteRange, Diagnostic, IdentRef};
+use crate::text::collapse_truncate;
+
+/// At most this many diagnostics are kept per file.
+const MAX_DIAGNOSTICS: usize = 50;
+
+/// 1-indexed first line of `node`.
+pub(crate) fn line_of(node: Node) -> u32 {
+    node.start_position().row as u32 + 1
+}
+
+/// 1-indexed last line of `node` (a node ending at column 0 ends on the line before).
+pub(crate) fn end_line_of(node: Node) -> u32 {
+    let end = node.end_position();
+    let start = node.start_position();
+    if end.column == 0 && end.row > start.row {
+        end.row as u32
+    } else {
+        end.row as u32 + 1
+    }
+}
+
+/// The byte span of `node`.
+pub(crate) fn span(node: Node) -> ByteRange {
+    ByteRange {
+        start: node.start_byte(),
+        end: node.end_byte(),
+    }
+}
+
+/// Whether `node` has a child (named or not) of `kind`.
+pub(crate) fn has_child_kind(node: Node, kind: &str) -> bool {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).any(|c| c.kind() == kind)
+}
+
+/// The named children of `node`.
+pub(crate) fn named_children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+/// Visits the descendants of `root` (not `root` itself) in pre-order; a node's subtree
+/// is entered only when `visit` returns `true` for it.
+pub(crate) fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
+    let mut cursor = root.walk();
+    if !cursor.goto_first_child() {
+        return;
+    }
+    loop {
+        if visit(cursor.node()) && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() || cursor.node() == root {
+                return;
+            }
+        }
+    }
+}
+
+/// A reference occurrence at `node`.
+pub(crate) fn reference(node: Node, kind: RefKind, target: RefTarget) -> Reference {
+    Reference {
+        offset: node.start_byte(),
+        line: line_of(node),
+        kind,
+        target,
+    }
+}
+
+/// What [`scan`] collects.
+#[derive(Debug, Default)]
+pub(crate) struct Scan {
+    /// Identifier occurrences, by offset.
+    pub identifiers: Vec<IdentRef>,
+    /// Comment spans, by offset (comment subtrees are not entered).
+    pub comments: Vec<ByteRange>,
+    /// Error and missing nodes, at most [`MAX_DIAGNOSTICS`].
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One pass over the whole tree: the identifiers and comments the predicates pick, and
+/// a diagnostic for each error or missing node.
+pub(crate) fn scan(
+    root: Node,
+    src: &str,
+    is_identifier: impl Fn(Node) -> bool,
+    is_comment: impl Fn(Node) -> bool,
+) -> Scan {
+    let text = |node: Node| src.get(node.byte_range()).unwrap_or("");
+    let mut out = Scan::default();
+    let mut visit = |node: Node| {
+        let mut descend = true;
+        if is_identifier(node) {
+            out.identifiers.push(IdentRef {
+                offset: node.start_byte(),
+                name: text(node).to_string(),
+            });
+        } else if is_comment(node) {
+            out.comments.push(span(node));
+            descend = false;
+        }
+        if (node.is_error() || node.is_missing()) && out.diagnostics.len() < MAX_DIAGNOSTICS {
+            let pos = node.start_position();
+            let message = if node.is_missing() {
+                format!("missing `{}`", node.kind())
+            } else {
+                format!("syntax error near `{}`", collapse_truncate(text(node), 30))
+            };
+            out.diagnostics.push(Diagnostic {
+                line: pos.row as u32 + 1,
+                column: pos.column as u32 + 1,
+                message,
+            });
+        }
+        descend
+    };
+    if visit(root) {
+        preorder(root, visit);
+    }
+    out
+}
