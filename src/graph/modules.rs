@@ -4,7 +4,7 @@
 //! the tree, `extends` followed), and workspace packages by their `package.json` name.
 //! Pure: configuration files come in as text.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 
 use serde_json::Value;
 
@@ -36,8 +36,8 @@ struct Package {
 #[derive(Debug, Clone, Default)]
 pub struct ModuleResolver {
     files: HashSet<String>,
-    /// The same paths in order, for directory listings (Go and Java packages).
-    sorted: BTreeSet<String>,
+    /// The same paths indexed for the other languages' resolution.
+    paths: super::packages::Paths,
     configs: Vec<TsConfig>,
     packages: Vec<Package>,
 }
@@ -137,7 +137,7 @@ impl ModuleResolver {
     ) -> ModuleResolver {
         let files: HashSet<String> = files.into_iter().collect();
         let mut resolver = ModuleResolver {
-            sorted: files.iter().cloned().collect(),
+            paths: super::packages::Paths::new(&files),
             files,
             ..ModuleResolver::default()
         };
@@ -183,14 +183,14 @@ impl ModuleResolver {
         dir: &'a str,
         ext: &'a str,
     ) -> impl Iterator<Item = &'a String> + 'a {
-        super::packages::package_files(&self.sorted, dir, ext)
+        super::packages::package_files(&self.paths, dir, ext)
     }
 
     /// The file `spec`, imported from the file `from`, names; `None` for external
     /// packages, globals and anything that does not resolve to an indexed file. A Go
     /// import names a package directory, returned with a trailing `/`.
     pub fn resolve(&self, from: &str, spec: &str) -> Option<String> {
-        if let Some(resolved) = super::packages::resolve(&self.sorted, from, spec) {
+        if let Some(resolved) = super::packages::resolve(&self.paths, from, spec) {
             return resolved;
         }
         if spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == ".." {

@@ -12,7 +12,7 @@
 //! - Go: an import path → the deepest repository directory its trailing elements name
 //!   (`github.com/acme/app/store` → `store/` or `app/store/`), so no `go.mod` is needed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use super::modules::dir_of;
 use crate::parse::Language;
@@ -22,10 +22,51 @@ fn language(path: &str) -> Option<Language> {
     Language::from_path(std::path::Path::new(path))
 }
 
+/// The indexed paths, in order (for directory listings) and by file name (for suffix
+/// lookups, which would otherwise scan every path for every import).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Paths {
+    sorted: BTreeSet<String>,
+    by_name: HashMap<String, Vec<String>>,
+}
+
+impl Paths {
+    /// The index of `files`.
+    pub(super) fn new<'a>(files: impl IntoIterator<Item = &'a String>) -> Self {
+        let mut paths = Self::default();
+        for f in files {
+            let name = f.rsplit('/').next().unwrap_or(f);
+            paths
+                .by_name
+                .entry(name.to_string())
+                .or_default()
+                .push(f.clone());
+            paths.sorted.insert(f.clone());
+        }
+        paths
+    }
+
+    fn contains(&self, path: &str) -> bool {
+        self.sorted.contains(path)
+    }
+
+    /// The path that is `suffix` or ends with `/suffix`; the shortest when several do.
+    fn by_suffix(&self, suffix: &str) -> Option<String> {
+        let name = suffix.rsplit('/').next().unwrap_or(suffix);
+        let slash = format!("/{suffix}");
+        self.by_name
+            .get(name)?
+            .iter()
+            .filter(|f| *f == suffix || f.ends_with(&slash))
+            .min_by_key(|f| (f.len(), (*f).clone()))
+            .cloned()
+    }
+}
+
 /// The file or package directory (`dir/`, with a trailing slash) `spec` names from
 /// `from`, or `None` when it is outside the repository (or `from` is not one of these
 /// languages: `Some(None)` means "not mine").
-pub(super) fn resolve(files: &BTreeSet<String>, from: &str, spec: &str) -> Option<Option<String>> {
+pub(super) fn resolve(files: &Paths, from: &str, spec: &str) -> Option<Option<String>> {
     Some(match language(from)? {
         Language::Python => python(files, from, spec),
         Language::Java => java(files, spec),
@@ -37,7 +78,7 @@ pub(super) fn resolve(files: &BTreeSet<String>, from: &str, spec: &str) -> Optio
 
 /// The files of a repository directory (not below it) with `from`'s extension.
 pub(super) fn package_files<'a>(
-    files: &'a BTreeSet<String>,
+    files: &'a Paths,
     dir: &'a str,
     ext: &'a str,
 ) -> impl Iterator<Item = &'a String> + 'a {
@@ -49,27 +90,18 @@ pub(super) fn package_files<'a>(
     let len = prefix.len();
     let within = prefix.clone();
     files
+        .sorted
         .range(prefix..)
         .take_while(move |f| f.starts_with(&within))
         .filter(move |f| !f[len..].contains('/') && f.ends_with(ext))
 }
 
 /// The first of `candidates` that is an indexed file.
-fn first(files: &BTreeSet<String>, candidates: &[String]) -> Option<String> {
-    candidates.iter().find(|c| files.contains(*c)).cloned()
+fn first(files: &Paths, candidates: &[String]) -> Option<String> {
+    candidates.iter().find(|c| files.contains(c)).cloned()
 }
 
-/// Files whose path is `suffix` or ends with `/suffix`, shortest path first.
-fn by_suffix(files: &BTreeSet<String>, suffix: &str) -> Option<String> {
-    let slash = format!("/{suffix}");
-    files
-        .iter()
-        .filter(|f| *f == suffix || f.ends_with(&slash))
-        .min_by_key(|f| (f.len(), (*f).clone()))
-        .cloned()
-}
-
-fn python(files: &BTreeSet<String>, from: &str, spec: &str) -> Option<String> {
+fn python(files: &Paths, from: &str, spec: &str) -> Option<String> {
     let dots = spec.chars().take_while(|c| *c == '.').count();
     let rest = spec[dots..].replace('.', "/");
     let module = |base: &str| -> Vec<String> {
@@ -97,18 +129,19 @@ fn python(files: &BTreeSet<String>, from: &str, spec: &str) -> Option<String> {
     }
     first(files, &module("")).or_else(|| {
         ["py", "pyi"].iter().find_map(|ext| {
-            by_suffix(files, &format!("{rest}.{ext}"))
-                .or_else(|| by_suffix(files, &format!("{rest}/__init__.{ext}")))
+            files
+                .by_suffix(&format!("{rest}.{ext}"))
+                .or_else(|| files.by_suffix(&format!("{rest}/__init__.{ext}")))
         })
     })
 }
 
-fn java(files: &BTreeSet<String>, spec: &str) -> Option<String> {
+fn java(files: &Paths, spec: &str) -> Option<String> {
     let path = spec.replace('.', "/");
-    by_suffix(files, &format!("{path}.java")).or_else(|| {
+    files.by_suffix(&format!("{path}.java")).or_else(|| {
         // `a.b.Outer.Inner`: the outer class's file.
         let (outer, _) = path.rsplit_once('/')?;
-        by_suffix(files, &format!("{outer}.java"))
+        files.by_suffix(&format!("{outer}.java"))
     })
 }
 
@@ -128,7 +161,7 @@ fn rust_module(from: &str) -> (String, Vec<String>) {
     (root.to_string(), parts)
 }
 
-fn rust(files: &BTreeSet<String>, from: &str, spec: &str) -> Option<String> {
+fn rust(files: &Paths, from: &str, spec: &str) -> Option<String> {
     let (root, mut module) = rust_module(from);
     let mut segments = spec.split("::").peekable();
     match segments.peek().copied() {
@@ -169,7 +202,7 @@ fn rust(files: &BTreeSet<String>, from: &str, spec: &str) -> Option<String> {
     first(files, &[format!("{base}lib.rs"), format!("{base}main.rs")])
 }
 
-fn go(files: &BTreeSet<String>, spec: &str) -> Option<String> {
+fn go(files: &Paths, spec: &str) -> Option<String> {
     let parts: Vec<&str> = spec.split('/').collect();
     // The longest trailing run of the import path that is a directory with Go files.
     for start in 0..parts.len() {
@@ -185,8 +218,9 @@ fn go(files: &BTreeSet<String>, spec: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn files(paths: &[&str]) -> BTreeSet<String> {
-        paths.iter().map(|p| p.to_string()).collect()
+    fn files(paths: &[&str]) -> Paths {
+        let owned: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+        Paths::new(&owned)
     }
 
     #[test]

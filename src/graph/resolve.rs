@@ -11,6 +11,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use super::facts::{Base, FileFacts, Target};
 use super::modules::ModuleResolver;
@@ -128,7 +129,13 @@ pub struct Resolver {
     modules: ModuleResolver,
     files: HashMap<String, Indexed>,
     missing: RefCell<BTreeSet<String>>,
+    /// Root names of Go and Java packages, built on first use and dropped when a file is
+    /// added: (directory, extension) → name → declaring files in path order.
+    packages: RefCell<HashMap<(String, &'static str), Arc<PackageNames>>>,
 }
+
+/// The root declarations of one package by name: the files declaring each, in path order.
+type PackageNames = HashMap<String, Vec<String>>;
 
 /// Picks the declaration a name means among same-named ones (declaration merging):
 /// classes and functions before interfaces, namespaces and the rest.
@@ -172,6 +179,7 @@ impl Resolver {
     /// Adds (or replaces) a file.
     pub fn add(&mut self, view: FileView) {
         self.missing.borrow_mut().remove(&view.path);
+        self.packages.get_mut().clear();
         self.files.insert(view.path.clone(), Indexed::new(view));
     }
 
@@ -644,6 +652,56 @@ impl Resolver {
         None
     }
 
+    /// The root names of the package of `ext` files in `dir` (files not held yet are
+    /// reported missing and left out until they are added).
+    fn package_names(&self, dir: &str, ext: &'static str) -> Arc<PackageNames> {
+        let key = (dir.to_string(), ext);
+        if let Some(names) = self.packages.borrow().get(&key) {
+            return names.clone();
+        }
+        let mut names = PackageNames::new();
+        let paths: Vec<String> = self.modules.package_files(dir, ext).cloned().collect();
+        for path in paths {
+            let Some(file) = self.file(&path) else {
+                continue;
+            };
+            for (parent, name) in file.scoped.keys() {
+                if parent.is_empty() {
+                    names.entry(name.clone()).or_default().push(path.clone());
+                }
+            }
+        }
+        let names = Arc::new(names);
+        self.packages.borrow_mut().insert(key, names.clone());
+        names
+    }
+
+    /// The first of the package's files (other than `except`) declaring root `name`,
+    /// with the declaration `keep` accepts.
+    fn in_package(
+        &self,
+        dir: &str,
+        ext: &'static str,
+        name: &str,
+        except: Option<&str>,
+        keep: impl Fn(&SymbolNode) -> bool,
+    ) -> Option<Resolved> {
+        let names = self.package_names(dir, ext);
+        names.get(name)?.iter().find_map(|p| {
+            if Some(p.as_str()) == except {
+                return None;
+            }
+            let file = self.files.get(p)?;
+            let found: Vec<usize> = file
+                .scoped("", name)
+                .iter()
+                .copied()
+                .filter(|&i| keep(file.symbol(i)))
+                .collect();
+            primary(file, &found).map(|i| Resolved::Symbol(p.clone(), i))
+        })
+    }
+
     /// A root declaration `name` of another file of `path`'s package: Go and Java see
     /// their package's names without importing them.
     fn package_scope(&self, path: &str, name: &str, hops: usize) -> Option<Resolved> {
@@ -651,32 +709,12 @@ impl Resolver {
         if hops > MAX_HOPS {
             return None;
         }
-        let dir = super::dir_of(path);
-        let siblings: Vec<String> = self
-            .modules
-            .package_files(dir, ext)
-            .filter(|p| *p != path)
-            .cloned()
-            .collect();
-        siblings.into_iter().find_map(|p| {
-            let file = self.file(&p)?;
-            primary(file, file.scoped("", name)).map(|i| Resolved::Symbol(p.clone(), i))
-        })
+        self.in_package(super::dir_of(path), ext, name, Some(path), |_| true)
     }
 
     /// Exported root declaration `name` of the Go package in `dir`.
     fn package_export(&self, dir: &str, name: &str) -> Option<Resolved> {
-        let files: Vec<String> = self.modules.package_files(dir, ".go").cloned().collect();
-        files.into_iter().find_map(|p| {
-            let file = self.file(&p)?;
-            let exported: Vec<usize> = file
-                .scoped("", name)
-                .iter()
-                .copied()
-                .filter(|&i| file.symbol(i).exported)
-                .collect();
-            primary(file, &exported).map(|i| Resolved::Symbol(p.clone(), i))
-        })
+        self.in_package(dir, ".go", name, None, |s| s.exported)
     }
 
     /// The declarations a class or interface extends.
