@@ -237,9 +237,11 @@ pub fn plan(
                     plan.removed.push(old);
                 }
                 let Some(rel) = new_path else { continue };
-                let Some(language) = Language::from_path(Path::new(&rel)) else {
+                // By extension here; a file without one by its shebang once read.
+                let by_extension = Language::from_path(Path::new(&rel));
+                if by_extension.is_none() && Path::new(&rel).extension().is_some() {
                     continue;
-                };
+                }
                 if rel.split('/').any(|part| SKIPPED_DIRS.contains(&part)) {
                     continue;
                 }
@@ -248,6 +250,11 @@ pub fn plan(
                     continue; // submodule commits and the like
                 };
                 let Some(blob) = object.as_blob() else {
+                    continue;
+                };
+                let Some(language) =
+                    by_extension.or_else(|| Language::detect(Path::new(&rel), blob.content()))
+                else {
                     continue;
                 };
                 let file = ScannedFile {

@@ -226,7 +226,7 @@ pub fn scan_tree(root: &Path, filter: &FileFilter) -> Result<Scan, IndexError> {
             }
             continue;
         }
-        let Some(language) = Language::from_path(path) else {
+        let Some(language) = language_of(path) else {
             continue;
         };
         let Ok(meta) = entry.metadata() else {
@@ -367,6 +367,22 @@ pub fn read_scanned(
 pub type TextFiles = Vec<(String, String)>;
 
 /// Names of the configuration files module resolution reads ([`crate::graph::ModuleResolver`]).
+/// The language of a file on disk: by extension, or for a file without one by the
+/// shebang on its first line (only those files' first bytes are read).
+pub(crate) fn language_of(path: &Path) -> Option<Language> {
+    if let Some(language) = Language::from_path(path) {
+        return Some(language);
+    }
+    if path.extension().is_some() {
+        return None;
+    }
+    let mut head = [0u8; 128];
+    let read = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .ok()?;
+    Language::detect(path, &head[..read])
+}
+
 pub const CONFIG_FILES: &[&str] = &["tsconfig.json", "jsconfig.json", "package.json"];
 
 /// Sources and module-resolution configuration files under `root` (dependency and build
@@ -378,7 +394,7 @@ pub fn read_sources(root: &Path) -> std::io::Result<(TextFiles, TextFiles)> {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy();
         let is_config = CONFIG_FILES.contains(&name.as_ref());
-        if !is_config && crate::parse::Language::from_path(path).is_none() {
+        if !is_config && language_of(path).is_none() {
             continue;
         }
         let Ok(text) = std::fs::read_to_string(path) else {
@@ -421,11 +437,15 @@ mod tests {
         write(root, "src/secret.ts", "x");
         write(root, "lib/jquery.min.js", "x");
         write(root, "README.md", "x");
+        write(root, "bin/tool", "#!/usr/bin/env python3\nprint(1)\n");
+        write(root, "bin/run", "#!/bin/sh\necho\n");
         write(root, ".gitignore", "src/gen/\n");
         write(root, ".sextantignore", "secret.ts\n");
         let filter = FileFilter::new(&RepoSettings::default()).unwrap();
         let scan = scan_tree(root, &filter).unwrap();
-        assert_eq!(rels(&scan), ["src/a.ts", "src/b.tsx"]);
+        // An extensionless script is indexed by its shebang; a shell script is not.
+        assert_eq!(rels(&scan), ["bin/tool", "src/a.ts", "src/b.tsx"]);
+        assert_eq!(scan.files[0].language, Language::Python);
         assert_eq!(scan.skipped.len(), 1);
         assert_eq!(scan.skipped[0].0.rel, "lib/jquery.min.js");
         assert!(scan.skipped[0].1.contains("minified"));

@@ -12,7 +12,6 @@ use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
 
 use super::scan::SKIPPED_DIRS;
 use super::{IndexError, JobRunner};
-use crate::parse::Language;
 use crate::store::{RepoSource, Repository};
 
 /// A running watch; dropping it stops watching.
@@ -23,7 +22,7 @@ pub struct Watch {
 /// Whether a changed path can matter to the index.
 fn relevant(root: &Path, path: &Path) -> bool {
     let rel = path.strip_prefix(root).unwrap_or(path);
-    Language::from_path(path).is_some()
+    super::scan::language_of(path).is_some()
         && !rel
             .components()
             .any(|c| SKIPPED_DIRS.iter().any(|d| c.as_os_str() == *d))

@@ -219,6 +219,27 @@ async fn commits_are_synced_by_tree_diff() {
         repo.indexed_commit.as_deref(),
         Some(w.head("main").as_str())
     );
+
+    // A script without an extension comes in by its shebang; a shell script does not.
+    commit(
+        &w.upstream,
+        &[
+            (
+                "bin/tool",
+                Some("#!/usr/bin/env python3\ndef main():\n    return 1\n"),
+            ),
+            ("bin/run", Some("#!/bin/sh\necho hi\n")),
+        ],
+        "scripts",
+        "main",
+    );
+    let report = w.sync(&repo).await;
+    assert_eq!(report.indexed, 1, "bin/tool only");
+    let repo = w.reload(&repo).await;
+    assert_eq!(
+        w.paths(&repo).await,
+        ["bin/tool", "src/a.ts", "src/d.ts", "src/e.ts"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
