@@ -3,10 +3,6 @@
 use crate::parse::{ByteRange, ParsedSymbol};
 use crate::text::dedent_tail;
 
-/// What a collapsed body is replaced with in braced languages (Python writes `…`: see
-/// [`crate::parse::Language::collapsed_body`]).
-pub const COLLAPSED_BODY: &str = "{ … }";
-
 /// The bodies to collapse when rendering `symbol`: for each child, its body when it is
 /// body-bearing, otherwise (recursively) those of its own children. Sorted by offset,
 /// never overlapping.

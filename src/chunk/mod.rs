@@ -1,8 +1,8 @@
 //! Stage 2 of the pipeline: a [`ParsedFile`] → [`CodeChunk`]s.
 //!
 //! Every symbol and every root statement becomes one chunk whose content is its source
-//! with the bodies of body-bearing descendants collapsed to `{ … }` (the blueprint's
-//! "content with children collapsed"). Each chunk also gets the exact `fullSource` of its
+//! with the bodies of body-bearing descendants collapsed to `{ … }` (`…` in Python: the
+//! blueprint's "content with children collapsed"). Each chunk also gets the exact `fullSource` of its
 //! line range, the imports it uses, a deterministic id, its breadcrumb, the embedding
 //! text (metadata preamble + collapsed code) and a lexical search text with identifiers
 //! split. Pure: no I/O, language-neutral (it reads only the parser's data model).
@@ -21,7 +21,6 @@ use crate::text::{
     CHARS_PER_TOKEN, collapse_whitespace, estimate_tokens, search_text, truncate_chars,
 };
 
-pub use content::COLLAPSED_BODY;
 pub use outline::{leading_comment, outline_chunk};
 
 /// Chunker settings.

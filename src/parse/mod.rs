@@ -149,12 +149,6 @@ impl Language {
         }
     }
 
-    /// Whether the language is one of the TypeScript/JavaScript family (module
-    /// resolution, JSX, CommonJS).
-    pub fn is_ecmascript(self) -> bool {
-        matches!(self, Self::TypeScript | Self::Tsx | Self::JavaScript)
-    }
-
     /// Whether the grammar accepts JSX.
     pub fn has_jsx(self) -> bool {
         matches!(self, Self::Tsx | Self::JavaScript)
@@ -173,11 +167,9 @@ pub trait LanguageParser: Send + Sync {
 
 /// The parser for `language`.
 pub fn parser_for(language: Language) -> Box<dyn LanguageParser> {
-    match language {
-        Language::TypeScript | Language::Tsx | Language::JavaScript => {
-            Box::new(typescript::TsParser::new(language))
-        }
-        other => Box::new(lang::TreeParser::new(other)),
+    match lang::TreeParser::new(language) {
+        Some(parser) => Box::new(parser),
+        None => Box::new(typescript::TsParser::new(language)),
     }
 }
 

@@ -35,26 +35,24 @@ const VALUE_SIGNATURE_CHARS: usize = 160;
 const SIGNATURE_CHARS: usize = 400;
 
 /// The parser for Python, Go, Rust or Java.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct TreeParser {
     language: Language,
+    syntax: &'static dyn Syntax,
 }
 
 impl TreeParser {
-    /// A parser for `language` (one of Python, Go, Rust, Java; others parse as Python
-    /// would, so callers go through [`super::parser_for`]).
-    pub fn new(language: Language) -> Self {
-        Self { language }
-    }
-}
-
-/// The [`Syntax`] of `language`.
-fn syntax_for(language: Language) -> &'static dyn Syntax {
-    match language {
-        Language::Go => &go::Go,
-        Language::Rust => &rust::Rust,
-        Language::Java => &java::Java,
-        _ => &python::Python,
+    /// A parser for `language`; `None` for the TypeScript family, which has its own
+    /// ([`super::typescript`]).
+    pub fn new(language: Language) -> Option<Self> {
+        let syntax: &'static dyn Syntax = match language {
+            Language::Python => &python::Python,
+            Language::Go => &go::Go,
+            Language::Rust => &rust::Rust,
+            Language::Java => &java::Java,
+            Language::TypeScript | Language::Tsx | Language::JavaScript => return None,
+        };
+        Some(Self { language, syntax })
     }
 }
 
@@ -64,7 +62,7 @@ impl LanguageParser for TreeParser {
     }
 
     fn parse(&self, source: &str) -> Result<ParsedFile, ParseError> {
-        let syntax = syntax_for(self.language);
+        let syntax = self.syntax;
         let tree = super::parse_tree(self.language, source)?;
         let root = tree.root_node();
         let mut ex = Extractor {

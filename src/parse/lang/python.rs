@@ -125,9 +125,8 @@ impl Python {
         };
         def.outer = outer;
         def.exported = exported;
-        if place == Place::Members
-            && let Some(Modifier::Private) = name_visibility(&def.name)
-        {
+        // `_x` and `__x` are private by convention (`__init__` and other dunders are not).
+        if place == Place::Members && def.name.starts_with('_') && !def.name.ends_with("__") {
             def.modifiers.push(Modifier::Private);
         }
         if outer.kind() == "decorated_definition" {
@@ -175,11 +174,6 @@ impl Python {
         }
         Some(def)
     }
-}
-
-/// `_x` and `__x` are private by convention (`__init__` and other dunders are not).
-fn name_visibility(name: &str) -> Option<Modifier> {
-    (name.starts_with('_') && !name.ends_with("__")).then_some(Modifier::Private)
 }
 
 impl Syntax for Python {
