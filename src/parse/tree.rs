@@ -69,6 +69,24 @@ pub(crate) fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bo
     }
 }
 
+/// A lookup table by node kind id: `true` for the named kinds called `names` (comparing
+/// kind names on a hot walk costs a `strlen` and a UTF-8 check per node).
+pub(crate) fn kind_table(language: &tree_sitter::Language, names: &[&str]) -> Vec<bool> {
+    (0..language.node_kind_count() as u16)
+        .map(|id| {
+            language.node_kind_is_named(id)
+                && language
+                    .node_kind_for_id(id)
+                    .is_some_and(|k| names.contains(&k))
+        })
+        .collect()
+}
+
+/// Whether `node`'s kind is marked in `table` (made by [`kind_table`]).
+pub(crate) fn in_table(table: &[bool], node: Node) -> bool {
+    table.get(node.kind_id() as usize).copied().unwrap_or(false)
+}
+
 /// A reference occurrence at `node`.
 pub(crate) fn reference(node: Node, kind: RefKind, target: RefTarget) -> Reference {
     Reference {

@@ -415,11 +415,11 @@ impl<'s> Extractor<'s> {
     /// One iterative pass over the whole tree: identifiers, comments, diagnostics.
     fn scan(&mut self, root: Node) {
         let (syntax, src) = (self.syntax, self.src);
-        let kinds = syntax.identifier_kinds();
+        let identifiers = super::tree::kind_table(&root.language(), syntax.identifier_kinds());
         let found = super::tree::scan(
             root,
             src,
-            |n| n.is_named() && kinds.contains(&n.kind()),
+            |n| super::tree::in_table(&identifiers, n),
             |n| n.is_named() && syntax.is_comment(n, src),
         );
         self.identifiers = found.identifiers;

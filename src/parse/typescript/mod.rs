@@ -129,17 +129,7 @@ struct KindTable {
 
 impl KindTable {
     fn new(language: &tree_sitter::Language) -> Self {
-        let count = language.node_kind_count();
-        let table = |names: &[&str]| -> Vec<bool> {
-            (0..count as u16)
-                .map(|id| {
-                    language.node_kind_is_named(id)
-                        && language
-                            .node_kind_for_id(id)
-                            .is_some_and(|k| names.contains(&k))
-                })
-                .collect()
-        };
+        let table = |names: &[&str]| super::tree::kind_table(language, names);
         Self {
             identifier: table(&[
                 "identifier",
@@ -170,7 +160,7 @@ impl KindTable {
     }
 
     fn is(table: &[bool], node: Node) -> bool {
-        table.get(node.kind_id() as usize).copied().unwrap_or(false)
+        super::tree::in_table(table, node)
     }
 }
 
