@@ -69,6 +69,33 @@ pub(crate) fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bo
     }
 }
 
+/// Where a symbol is being created: its depth and its parent's name.
+#[derive(Debug, Clone)]
+pub(crate) struct Ctx {
+    /// Nesting depth, 0 at the file root.
+    pub depth: u32,
+    /// The enclosing symbol's name.
+    pub parent: Option<String>,
+}
+
+impl Ctx {
+    /// The file root.
+    pub fn root() -> Self {
+        Self {
+            depth: 0,
+            parent: None,
+        }
+    }
+
+    /// Inside the symbol `name`.
+    pub fn child(&self, name: &str) -> Self {
+        Self {
+            depth: self.depth + 1,
+            parent: Some(name.to_string()),
+        }
+    }
+}
+
 /// A lookup table by node kind id: `true` for the named kinds called `names` (comparing
 /// kind names on a hot walk costs a `strlen` and a UTF-8 check per node).
 pub(crate) fn kind_table(language: &tree_sitter::Language, names: &[&str]) -> Vec<bool> {

@@ -410,6 +410,23 @@ mod graph {
             }
         }
 
+        fn declarations(&self) -> &'static [(&'static str, &'static str)] {
+            &[
+                ("function_declaration", "name"),
+                ("method_declaration", "name"),
+                ("type_spec", "name"),
+                ("type_alias", "name"),
+                ("const_spec", "name"),
+                ("var_spec", "name"),
+                ("parameter_declaration", "name"),
+                ("variadic_parameter_declaration", "name"),
+                ("type_parameter_declaration", "name"),
+                ("labeled_statement", "name"),
+                ("import_spec", "name"),
+                ("package_clause", "*"),
+            ]
+        }
+
         fn callee<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
             (node.kind() == "call_expression")
                 .then(|| node.child_by_field_name("function"))
@@ -431,38 +448,6 @@ mod graph {
 
         fn is_name(&self, node: Node) -> bool {
             matches!(node.kind(), "identifier" | "package_identifier")
-        }
-
-        fn is_type_name(&self, node: Node) -> bool {
-            node.kind() == "type_identifier"
-        }
-
-        fn is_declaration(&self, node: Node) -> bool {
-            let Some(parent) = node.parent() else {
-                return false;
-            };
-            match parent.kind() {
-                "function_declaration"
-                | "method_declaration"
-                | "type_spec"
-                | "type_alias"
-                | "const_spec"
-                | "var_spec"
-                | "parameter_declaration"
-                | "variadic_parameter_declaration"
-                | "type_parameter_declaration"
-                | "labeled_statement"
-                | "import_spec"
-                | "package_clause" => {
-                    parent.child_by_field_name("name") == Some(node)
-                        || parent.kind() == "package_clause"
-                }
-                "expression_list" => parent.parent().is_some_and(|g| {
-                    matches!(g.kind(), "short_var_declaration" | "range_clause")
-                        && g.child_by_field_name("left") == Some(parent)
-                }),
-                _ => false,
-            }
         }
 
         fn declared(&self, node: Node, src: &str, out: &mut Vec<DeclaredType>) {

@@ -256,6 +256,34 @@ mod graph {
             }
         }
 
+        fn declarations(&self) -> &'static [(&'static str, &'static str)] {
+            &[
+                ("class_declaration", "name"),
+                ("interface_declaration", "name"),
+                ("enum_declaration", "name"),
+                ("record_declaration", "name"),
+                ("annotation_type_declaration", "name"),
+                ("method_declaration", "name"),
+                ("constructor_declaration", "name"),
+                ("compact_constructor_declaration", "name"),
+                ("variable_declarator", "name"),
+                ("formal_parameter", "name"),
+                ("enum_constant", "name"),
+                ("catch_formal_parameter", "name"),
+                ("enhanced_for_statement", "name"),
+                ("annotation_type_element_declaration", "name"),
+                ("resource", "name"),
+                ("type_parameter", "*"),
+                ("lambda_expression", "*"),
+                ("inferred_parameters", "*"),
+                ("package_declaration", "*"),
+                ("scoped_identifier", "*"),
+                ("marker_annotation", "*"),
+                ("annotation", "*"),
+                ("element_value_pair", "*"),
+            ]
+        }
+
         fn callee<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
             match node.kind() {
                 "method_invocation" if node.child_by_field_name("object").is_some() => Some(node),
@@ -286,49 +314,6 @@ mod graph {
 
         fn is_super(&self, node: Node, _src: &str) -> bool {
             node.kind() == "super"
-        }
-
-        fn is_name(&self, node: Node) -> bool {
-            node.kind() == "identifier"
-        }
-
-        fn is_type_name(&self, node: Node) -> bool {
-            node.kind() == "type_identifier"
-        }
-
-        fn is_declaration(&self, node: Node) -> bool {
-            let Some(parent) = node.parent() else {
-                return false;
-            };
-            match parent.kind() {
-                "class_declaration"
-                | "interface_declaration"
-                | "enum_declaration"
-                | "record_declaration"
-                | "annotation_type_declaration"
-                | "method_declaration"
-                | "constructor_declaration"
-                | "compact_constructor_declaration"
-                | "variable_declarator"
-                | "formal_parameter"
-                | "enum_constant"
-                | "catch_formal_parameter"
-                | "enhanced_for_statement"
-                | "type_parameter"
-                | "annotation_type_element_declaration"
-                | "resource" => {
-                    parent.child_by_field_name("name") == Some(node)
-                        || parent.kind() == "type_parameter"
-                }
-                "lambda_expression"
-                | "inferred_parameters"
-                | "package_declaration"
-                | "scoped_identifier"
-                | "marker_annotation"
-                | "annotation"
-                | "element_value_pair" => true,
-                _ => false,
-            }
         }
 
         fn heritage<'t>(&self, node: Node<'t>, _src: &str) -> Vec<(Node<'t>, RefKind)> {

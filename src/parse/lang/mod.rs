@@ -17,6 +17,8 @@ mod rust;
 
 use tree_sitter::Node;
 
+use super::tree::Ctx;
+
 pub(crate) use super::tree::{end_line_of, has_child_kind, line_of, named_children, span};
 use super::{
     ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, LineRange, Modifier,
@@ -298,29 +300,6 @@ pub(crate) trait Syntax: Sync {
 
     /// The walk that finds references, imports and exports for the symbol graph.
     fn refs(&self) -> &dyn refs::RefSyntax;
-}
-
-/// Where a symbol is being created: its depth and its parent's name.
-#[derive(Debug, Clone)]
-struct Ctx {
-    depth: u32,
-    parent: Option<String>,
-}
-
-impl Ctx {
-    fn root() -> Self {
-        Self {
-            depth: 0,
-            parent: None,
-        }
-    }
-
-    fn child(&self, name: &str) -> Self {
-        Self {
-            depth: self.depth + 1,
-            parent: Some(name.to_string()),
-        }
-    }
 }
 
 struct Extractor<'s> {

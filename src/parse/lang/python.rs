@@ -392,6 +392,27 @@ mod graph {
             out.extend(names.into_iter().map(Local::plain));
         }
 
+        fn declarations(&self) -> &'static [(&'static str, &'static str)] {
+            &[
+                ("function_definition", "name"),
+                ("class_definition", "name"),
+                ("keyword_argument", "name"),
+                ("default_parameter", "name"),
+                ("typed_default_parameter", "name"),
+                ("assignment", "left"),
+                ("augmented_assignment", "left"),
+                ("for_statement", "left"),
+                ("parameters", "*"),
+                ("lambda_parameters", "*"),
+                ("typed_parameter", "*"),
+                ("global_statement", "*"),
+                ("nonlocal_statement", "*"),
+                ("pattern_list", "*"),
+                ("aliased_import", "*"),
+                ("dotted_name", "*"),
+            ]
+        }
+
         fn callee<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
             (node.kind() == "call")
                 .then(|| node.child_by_field_name("function"))
@@ -413,24 +434,6 @@ mod graph {
 
         fn is_type_name(&self, node: Node) -> bool {
             node.kind() == "identifier" && node.parent().is_some_and(|p| p.kind() == "type")
-        }
-
-        fn is_declaration(&self, node: Node) -> bool {
-            let Some(parent) = node.parent() else {
-                return false;
-            };
-            let is_field = |field: &str| parent.child_by_field_name(field) == Some(node);
-            match parent.kind() {
-                "function_definition"
-                | "class_definition"
-                | "keyword_argument"
-                | "default_parameter"
-                | "typed_default_parameter" => is_field("name"),
-                "assignment" | "augmented_assignment" | "for_statement" => is_field("left"),
-                "parameters" | "lambda_parameters" | "typed_parameter" | "global_statement"
-                | "nonlocal_statement" | "pattern_list" | "aliased_import" | "dotted_name" => true,
-                _ => false,
-            }
         }
 
         fn heritage<'t>(&self, node: Node<'t>, _src: &str) -> Vec<(Node<'t>, RefKind)> {

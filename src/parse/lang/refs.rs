@@ -100,14 +100,19 @@ pub(crate) trait RefSyntax {
     }
 
     /// Whether `node` is a name in value position.
-    fn is_name(&self, node: Node) -> bool;
+    fn is_name(&self, node: Node) -> bool {
+        node.kind() == "identifier"
+    }
 
     /// Whether `node` is the name of a type.
-    fn is_type_name(&self, node: Node) -> bool;
+    fn is_type_name(&self, node: Node) -> bool {
+        node.kind() == "type_identifier"
+    }
 
-    /// Whether the name `node` is declared here rather than used (a definition's name,
-    /// a parameter, a keyword argument's name, a field in a literal).
-    fn is_declaration(&self, node: Node) -> bool;
+    /// Where a name is declared rather than used: `(parent kind, field)` pairs, the
+    /// field `*` for any child (a definition's name, a parameter, a keyword argument's
+    /// name).
+    fn declarations(&self) -> &'static [(&'static str, &'static str)];
 
     /// For a class-like node: the types it extends and implements.
     fn heritage<'t>(&self, _node: Node<'t>, _src: &str) -> Vec<(Node<'t>, RefKind)> {
@@ -339,7 +344,7 @@ impl Walk<'_> {
             }
             return true;
         }
-        if self.syntax.is_declaration(node) {
+        if self.is_declaration(node) {
             return true;
         }
         let kind = if self.syntax.is_type_name(node) {
@@ -354,6 +359,17 @@ impl Walk<'_> {
             self.push(node, kind, target);
         }
         true
+    }
+
+    /// Whether the name `node` is declared here (see [`RefSyntax::declarations`]).
+    fn is_declaration(&self, node: Node) -> bool {
+        let Some(parent) = node.parent() else {
+            return false;
+        };
+        let kind = parent.kind();
+        self.syntax.declarations().iter().any(|(k, field)| {
+            *k == kind && (*field == "*" || parent.child_by_field_name(field) == Some(node))
+        })
     }
 
     fn is_reference_node(&self, node: Node) -> bool {

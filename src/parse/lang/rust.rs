@@ -417,6 +417,34 @@ mod graph {
             out.extend(names.into_iter().map(|n| Local::typed(n, ty.clone())));
         }
 
+        fn declarations(&self) -> &'static [(&'static str, &'static str)] {
+            &[
+                ("function_item", "name"),
+                ("function_signature_item", "name"),
+                ("struct_item", "name"),
+                ("enum_item", "name"),
+                ("union_item", "name"),
+                ("trait_item", "name"),
+                ("type_item", "name"),
+                ("const_item", "name"),
+                ("static_item", "name"),
+                ("mod_item", "name"),
+                ("macro_definition", "name"),
+                ("enum_variant", "name"),
+                ("associated_type", "name"),
+                ("type_parameter", "name"),
+                ("constrained_type_parameter", "name"),
+                ("extern_crate_declaration", "name"),
+                ("parameter", "pattern"),
+                ("let_declaration", "pattern"),
+                ("closure_parameters", "*"),
+                ("tuple_pattern", "*"),
+                ("shorthand_field_initializer", "*"),
+                ("lifetime", "*"),
+                ("use_as_clause", "*"),
+            ]
+        }
+
         fn callee<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
             match node.kind() {
                 "call_expression" => node.child_by_field_name("function"),
@@ -436,47 +464,6 @@ mod graph {
 
         fn is_this(&self, node: Node, src: &str) -> bool {
             node.kind() == "self" || src.text_of(node) == "Self"
-        }
-
-        fn is_name(&self, node: Node) -> bool {
-            node.kind() == "identifier"
-        }
-
-        fn is_type_name(&self, node: Node) -> bool {
-            node.kind() == "type_identifier"
-        }
-
-        fn is_declaration(&self, node: Node) -> bool {
-            let Some(parent) = node.parent() else {
-                return false;
-            };
-            match parent.kind() {
-                "function_item"
-                | "function_signature_item"
-                | "struct_item"
-                | "enum_item"
-                | "union_item"
-                | "trait_item"
-                | "type_item"
-                | "const_item"
-                | "static_item"
-                | "mod_item"
-                | "macro_definition"
-                | "enum_variant"
-                | "associated_type"
-                | "type_parameter"
-                | "constrained_type_parameter"
-                | "extern_crate_declaration" => parent.child_by_field_name("name") == Some(node),
-                "parameter" | "let_declaration" => {
-                    parent.child_by_field_name("pattern") == Some(node)
-                }
-                "closure_parameters"
-                | "tuple_pattern"
-                | "shorthand_field_initializer"
-                | "lifetime"
-                | "use_as_clause" => true,
-                _ => false,
-            }
         }
 
         fn heritage<'t>(&self, node: Node<'t>, _src: &str) -> Vec<(Node<'t>, RefKind)> {

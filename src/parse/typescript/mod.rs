@@ -10,6 +10,8 @@
 
 use tree_sitter::Node;
 
+use super::tree::Ctx;
+
 use super::tree::{end_line_of, has_child_kind, line_of, span};
 use super::{
     ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, LineRange, Modifier,
@@ -64,29 +66,6 @@ impl LanguageParser for TsParser {
             line_count,
             refs,
         })
-    }
-}
-
-/// Where a symbol is being created: its depth and its parent's name.
-#[derive(Debug, Clone)]
-struct Ctx {
-    depth: u32,
-    parent: Option<String>,
-}
-
-impl Ctx {
-    fn root() -> Self {
-        Self {
-            depth: 0,
-            parent: None,
-        }
-    }
-
-    fn child(&self, name: &str) -> Self {
-        Self {
-            depth: self.depth + 1,
-            parent: Some(name.to_string()),
-        }
     }
 }
 
