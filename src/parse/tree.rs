@@ -10,6 +10,14 @@ use crate::text::collapse_truncate;
 
 /// At most this many diagnostics are kept per file.
 const MAX_DIAGNOSTICS: usize = 50;
+/// Symbols nested deeper than this are left inside their ancestor's chunk.
+pub(crate) const MAX_SYMBOL_DEPTH: u32 = 32;
+/// Longest statement label (`app.use(cors())`, `if x:`), in characters.
+pub(crate) const LABEL_CHARS: usize = 60;
+/// Longest signature kept for declarations without a body, in characters.
+pub(crate) const VALUE_SIGNATURE_CHARS: usize = 160;
+/// Longest signature kept for function-like declarations, in characters.
+pub(crate) const SIGNATURE_CHARS: usize = 400;
 
 /// 1-indexed first line of `node`.
 pub(crate) fn line_of(node: Node) -> u32 {

@@ -104,14 +104,6 @@ impl Java {
 }
 
 impl Syntax for Java {
-    fn identifier_kinds(&self) -> &'static [&'static str] {
-        &["identifier", "type_identifier"]
-    }
-
-    fn is_comment(&self, node: Node, _src: &str) -> bool {
-        is_comment_kind(node.kind())
-    }
-
     fn item<'t>(&self, node: Node<'t>, place: Place, src: &str) -> Item<'t> {
         if let Some(def) = self.definition(node, place, src) {
             return def.item();

@@ -17,7 +17,7 @@ mod rust;
 
 use tree_sitter::Node;
 
-use super::tree::Ctx;
+use super::tree::{Ctx, LABEL_CHARS, MAX_SYMBOL_DEPTH, SIGNATURE_CHARS, VALUE_SIGNATURE_CHARS};
 
 pub(crate) use super::tree::{end_line_of, has_child_kind, line_of, named_children, span};
 use super::{
@@ -26,15 +26,6 @@ use super::{
 };
 use crate::parse::refs::Imported;
 use crate::text::{collapse_truncate, collapse_whitespace, truncate_chars};
-
-/// Symbols nested deeper than this are left inside their ancestor's chunk.
-pub const MAX_SYMBOL_DEPTH: u32 = 32;
-/// Longest statement label, in characters.
-const LABEL_CHARS: usize = 60;
-/// Longest signature kept for declarations without a body, in characters.
-const VALUE_SIGNATURE_CHARS: usize = 160;
-/// Longest signature kept for declarations with a body, in characters.
-const SIGNATURE_CHARS: usize = 400;
 
 /// The parser for Python, Go, Rust or Java.
 #[derive(Clone, Copy)]
@@ -276,11 +267,15 @@ impl SourceText for str {
 /// What one language's tree looks like.
 pub(crate) trait Syntax: Sync {
     /// Node kinds that are names in reference position (collected as [`IdentRef`]s).
-    fn identifier_kinds(&self) -> &'static [&'static str];
+    fn identifier_kinds(&self) -> &'static [&'static str] {
+        &["identifier", "type_identifier"]
+    }
 
     /// Whether `node` is a comment (Python docstrings count: they document, they are not
-    /// code to chunk).
-    fn is_comment(&self, node: Node, src: &str) -> bool;
+    /// code to chunk). By default `//` and `/* */` comments as Rust and Java name them.
+    fn is_comment(&self, node: Node, _src: &str) -> bool {
+        is_c_comment(node.kind())
+    }
 
     /// What `node` is at `place` (import statements are [`Syntax::imports`]'s).
     fn item<'t>(&self, node: Node<'t>, place: Place, src: &str) -> Item<'t>;

@@ -222,14 +222,6 @@ impl Rust {
 }
 
 impl Syntax for Rust {
-    fn identifier_kinds(&self) -> &'static [&'static str] {
-        &["identifier", "type_identifier"]
-    }
-
-    fn is_comment(&self, node: Node, _src: &str) -> bool {
-        is_comment_kind(node.kind())
-    }
-
     fn item<'t>(&self, node: Node<'t>, place: Place, src: &str) -> Item<'t> {
         if let Some(def) = self.definition(node, place, src) {
             return def.item();

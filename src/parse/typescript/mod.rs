@@ -10,7 +10,7 @@
 
 use tree_sitter::Node;
 
-use super::tree::Ctx;
+use super::tree::{Ctx, LABEL_CHARS, MAX_SYMBOL_DEPTH, SIGNATURE_CHARS, VALUE_SIGNATURE_CHARS};
 
 use super::tree::{end_line_of, has_child_kind, line_of, span};
 use super::{
@@ -20,15 +20,6 @@ use super::{
 use crate::text::{collapse_truncate, collapse_whitespace, truncate_chars};
 
 mod refs;
-
-/// Symbols nested deeper than this are left inside their ancestor's chunk.
-pub const MAX_SYMBOL_DEPTH: u32 = 32;
-/// Longest statement label (`app.use(cors())`), in characters.
-const LABEL_CHARS: usize = 60;
-/// Longest signature kept for value declarations, in characters.
-const VALUE_SIGNATURE_CHARS: usize = 160;
-/// Longest signature kept for function-like declarations, in characters.
-const SIGNATURE_CHARS: usize = 400;
 
 /// tree-sitter parser for one of the TS/JS languages.
 #[derive(Debug, Clone, Copy)]
