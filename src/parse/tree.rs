@@ -5,7 +5,7 @@
 use tree_sitter::Node;
 
 use super::refs::{RefKind, RefTarget, Reference};
-use super::{ByteRange, Diagnostic, IdentRef};
+use super::{ByteRange, Diagnostic, IdentRef, LineRange, Modifier, ParsedSymbol, SymbolKind};
 use crate::text::collapse_truncate;
 
 /// At most this many diagnostics are kept per file.
@@ -102,6 +102,47 @@ impl Ctx {
             parent: Some(name.to_string()),
         }
     }
+}
+
+/// A symbol of `kind` named `name` at `ctx`, spanning from the start of `first` to the
+/// end of `outer`; everything else empty, for the caller to fill in.
+pub(crate) fn symbol_at(
+    kind: SymbolKind,
+    name: String,
+    first: Node,
+    outer: Node,
+    ctx: &Ctx,
+) -> ParsedSymbol {
+    ParsedSymbol {
+        name,
+        kind,
+        depth: ctx.depth,
+        parent_name: ctx.parent.clone(),
+        range: LineRange {
+            start: line_of(first),
+            end: end_line_of(outer),
+        },
+        bytes: ByteRange {
+            start: first.start_byte(),
+            end: outer.end_byte(),
+        },
+        body: None,
+        signature: String::new(),
+        native_kind: None,
+        overloads: Vec::new(),
+        modifiers: Vec::new(),
+        jsdoc: None,
+        exported: false,
+        bindings: Vec::new(),
+        children: Vec::new(),
+    }
+}
+
+/// `modifiers` in their fixed order, each once.
+pub(crate) fn sorted(mut modifiers: Vec<Modifier>) -> Vec<Modifier> {
+    modifiers.sort();
+    modifiers.dedup();
+    modifiers
 }
 
 /// A lookup table by node kind id: `true` for the named kinds called `names` (comparing

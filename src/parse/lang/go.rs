@@ -80,10 +80,7 @@ impl Go {
     }
 
     fn type_spec<'t>(&self, spec: Node<'t>, src: &str) -> Def<'t> {
-        let name = spec
-            .child_by_field_name("name")
-            .map(|n| src.text_of(n).to_string())
-            .unwrap_or_default();
+        let name = src.name_of(spec);
         let exported = is_exported(&name);
         let ty = spec.child_by_field_name("type");
         let mut def = match ty.map(|t| t.kind()) {
@@ -108,10 +105,7 @@ impl Go {
             .and_then(|k| k.strip_suffix("_type"))
             .filter(|k| matches!(*k, "struct" | "interface"))
         {
-            let params = spec
-                .child_by_field_name("type_parameters")
-                .map(|p| src.text_of(p))
-                .unwrap_or("");
+            let params = src.field_of(spec, "type_parameters").unwrap_or("");
             def.signature = Some(format!("type {}{params} {keyword}", def.name));
         }
         def.exported(exported)
@@ -160,14 +154,9 @@ impl Syntax for Go {
     }
 
     fn item<'t>(&self, node: Node<'t>, place: Place, src: &str) -> Item<'t> {
-        let name_of = |n: Node| {
-            n.child_by_field_name("name")
-                .map(|x| src.text_of(x).to_string())
-                .unwrap_or_default()
-        };
         match (place, node.kind()) {
             (_, "function_declaration") => {
-                let name = name_of(node);
+                let name = src.name_of(node);
                 let body = node.child_by_field_name("body");
                 Def::new(SymbolKind::Function, name.clone(), node)
                     .body(body, Children::None)
@@ -175,7 +164,7 @@ impl Syntax for Go {
                     .item()
             }
             (Place::Container, "method_declaration") => {
-                let method = name_of(node);
+                let method = src.name_of(node);
                 let name = match receiver_type(node, src) {
                     Some(receiver) => format!("{receiver}.{method}"),
                     None => method.clone(),
@@ -225,7 +214,7 @@ impl Syntax for Go {
                 def.item()
             }
             (Place::Members, "method_elem") => {
-                let name = name_of(node);
+                let name = src.name_of(node);
                 Def::new(SymbolKind::Method, name.clone(), node)
                     .exported(is_exported(&name))
                     .item()
@@ -261,7 +250,7 @@ impl Syntax for Go {
                 .text_of(spec.child_by_field_name("path")?)
                 .trim_matches(['"', '`']);
             // `_` and `.` imports bind no name of their own.
-            let local = match spec.child_by_field_name("name").map(|n| src.text_of(n)) {
+            let local = match src.field_of(spec, "name") {
                 Some("_" | ".") => None,
                 Some(alias) => Some(alias),
                 None => Some(package_name(module)),

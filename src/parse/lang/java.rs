@@ -46,11 +46,7 @@ impl Java {
     }
 
     fn definition<'t>(&self, node: Node<'t>, place: Place, src: &str) -> Option<Def<'t>> {
-        let name = || {
-            node.child_by_field_name("name")
-                .map(|n| src.text_of(n).to_string())
-                .unwrap_or_default()
-        };
+        let name = || src.name_of(node);
         let body = node.child_by_field_name("body");
         let members = |kind: SymbolKind| {
             Def::new(kind, name(), node).body(body, body.map_or(Children::None, Children::Members))
@@ -226,9 +222,8 @@ mod graph {
         fn binds(&self, node: Node, src: &str, out: &mut Vec<Local>) {
             match node.kind() {
                 "local_variable_declaration" => {
-                    let ty = node
-                        .child_by_field_name("type")
-                        .map(|t| src.text_of(t))
+                    let ty = src
+                        .field_of(node, "type")
                         .filter(|t| *t != "var")
                         .and_then(type_name);
                     for n in declarator_names(node) {

@@ -17,12 +17,14 @@ mod rust;
 
 use tree_sitter::Node;
 
-use super::tree::{Ctx, LABEL_CHARS, MAX_SYMBOL_DEPTH, SIGNATURE_CHARS, VALUE_SIGNATURE_CHARS};
+use super::tree::{
+    Ctx, LABEL_CHARS, MAX_SYMBOL_DEPTH, SIGNATURE_CHARS, VALUE_SIGNATURE_CHARS, sorted, symbol_at,
+};
 
-pub(crate) use super::tree::{end_line_of, has_child_kind, line_of, named_children, span};
+pub(crate) use super::tree::{has_child_kind, named_children, span};
 use super::{
-    ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, LineRange, Modifier,
-    ParseError, ParsedFile, ParsedSymbol, SymbolKind,
+    ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, Modifier, ParseError,
+    ParsedFile, ParsedSymbol, SymbolKind,
 };
 use crate::parse::refs::Imported;
 use crate::text::{collapse_truncate, collapse_whitespace, truncate_chars};
@@ -256,6 +258,16 @@ impl<'t> Def<'t> {
 pub(crate) trait SourceText {
     /// The text of `node`.
     fn text_of(&self, node: Node) -> &str;
+
+    /// The text of `node`'s field `field`, when it has one.
+    fn field_of(&self, node: Node, field: &str) -> Option<&str> {
+        node.child_by_field_name(field).map(|n| self.text_of(n))
+    }
+
+    /// The text of `node`'s `name` field, empty when it has none.
+    fn name_of(&self, node: Node) -> String {
+        self.field_of(node, "name").unwrap_or_default().to_string()
+    }
 }
 
 impl SourceText for str {
@@ -543,23 +555,7 @@ impl<'s> Extractor<'s> {
     fn item_symbol(&self, node: Node, kind: SymbolKind, name: String, ctx: &Ctx) -> ParsedSymbol {
         ParsedSymbol {
             signature: truncate_chars(&collapse_whitespace(self.text(node)), LABEL_CHARS),
-            name,
-            kind,
-            depth: ctx.depth,
-            parent_name: ctx.parent.clone(),
-            range: LineRange {
-                start: line_of(node),
-                end: end_line_of(node),
-            },
-            bytes: span(node),
-            body: None,
-            native_kind: None,
-            overloads: Vec::new(),
-            modifiers: Vec::new(),
-            jsdoc: None,
-            exported: false,
-            bindings: Vec::new(),
-            children: Vec::new(),
+            ..symbol_at(kind, name, node, node, ctx)
         }
     }
 
@@ -600,31 +596,16 @@ impl<'s> Extractor<'s> {
                 Children::Container(node) => self.container(node, &child_ctx),
             }
         };
-        let mut modifiers = def.modifiers;
-        modifiers.sort();
-        modifiers.dedup();
         ParsedSymbol {
-            name: def.name,
-            kind: def.kind,
-            depth: ctx.depth,
-            parent_name: ctx.parent.clone(),
-            range: LineRange {
-                start: line_of(first),
-                end: end_line_of(def.outer),
-            },
-            bytes: ByteRange {
-                start: first.start_byte(),
-                end: def.outer.end_byte(),
-            },
             body: def.body.map(span),
             signature,
             native_kind: def.native.map(str::to_string),
-            overloads: Vec::new(),
-            modifiers,
+            modifiers: sorted(def.modifiers),
             jsdoc,
             exported: def.exported,
             bindings: def.bindings,
             children,
+            ..symbol_at(def.kind, def.name, first, def.outer, ctx)
         }
     }
 }

@@ -215,7 +215,6 @@ impl Syntax for Python {
     }
 
     fn imports(&self, node: Node, src: &str) -> Option<Vec<ImportSpec>> {
-        let field = |n: Node, f: &str| n.child_by_field_name(f).map(|x| src.text_of(x));
         let spec = match node.kind() {
             // `import a.b` binds `a`; `import a.b as c` binds `c` to `a.b`.
             "import_statement" => {
@@ -223,8 +222,8 @@ impl Syntax for Python {
                 for name in named_children(node) {
                     let (module, binding) = match name.kind() {
                         "aliased_import" => {
-                            let module = field(name, "name").unwrap_or("");
-                            let alias = field(name, "alias").unwrap_or("");
+                            let module = src.field_of(name, "name").unwrap_or("");
+                            let alias = src.field_of(name, "alias").unwrap_or("");
                             (module, Binding::new(alias, module, Imported::Module))
                         }
                         _ => {
@@ -240,13 +239,15 @@ impl Syntax for Python {
             }
             // `from m import a, b as c`.
             "import_from_statement" => {
-                let module = field(node, "module_name").unwrap_or("");
+                let module = src.field_of(node, "module_name").unwrap_or("");
                 let mut cursor = node.walk();
                 let bindings = node
                     .children_by_field_name("name", &mut cursor)
                     .filter_map(|name| {
                         let (imported, local) = match name.kind() {
-                            "aliased_import" => (field(name, "name")?, field(name, "alias")?),
+                            "aliased_import" => {
+                                (src.field_of(name, "name")?, src.field_of(name, "alias")?)
+                            }
                             _ => (src.text_of(name), src.text_of(name)),
                         };
                         Some(Binding::new(

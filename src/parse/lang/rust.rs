@@ -40,10 +40,7 @@ pub(crate) fn use_paths(
     };
     match node.kind() {
         "scoped_use_list" => {
-            let path = node
-                .child_by_field_name("path")
-                .map(|p| src.text_of(p))
-                .unwrap_or("");
+            let path = src.field_of(node, "path").unwrap_or("");
             let prefix = join(prefix, path);
             if let Some(list) = node.child_by_field_name("list") {
                 use_paths(list, src, &prefix, out);
@@ -55,13 +52,10 @@ pub(crate) fn use_paths(
             }
         }
         "use_as_clause" => {
-            let path = node
-                .child_by_field_name("path")
-                .map(|p| src.text_of(p))
-                .unwrap_or("");
-            let alias = node
-                .child_by_field_name("alias")
-                .map(|p| src.text_of(p).to_string())
+            let path = src.field_of(node, "path").unwrap_or("");
+            let alias = src
+                .field_of(node, "alias")
+                .map(str::to_string)
                 .unwrap_or_default();
             let full = join(prefix, path);
             let (module, name) = split_path(&full);
@@ -136,11 +130,7 @@ impl Rust {
     }
 
     fn definition<'t>(&self, node: Node<'t>, place: Place, src: &str) -> Option<Def<'t>> {
-        let name = || {
-            node.child_by_field_name("name")
-                .map(|n| src.text_of(n).to_string())
-                .unwrap_or_default()
-        };
+        let name = || src.name_of(node);
         let body = node.child_by_field_name("body");
         let def = match node.kind() {
             "function_item" => {
@@ -238,12 +228,11 @@ impl Syntax for Rust {
     }
 
     fn imports(&self, node: Node, src: &str) -> Option<Vec<ImportSpec>> {
-        let field = |f: &str| node.child_by_field_name(f).map(|n| src.text_of(n));
         let mut spec = ImportSpec::default();
         match node.kind() {
             "extern_crate_declaration" => {
-                let name = field("name").unwrap_or("");
-                let local = field("alias").unwrap_or(name);
+                let name = src.field_of(node, "name").unwrap_or("");
+                let local = src.field_of(node, "alias").unwrap_or(name);
                 spec.depend(name);
                 spec.bindings
                     .push(Binding::new(local, name, Imported::Module));

@@ -10,12 +10,14 @@
 
 use tree_sitter::Node;
 
-use super::tree::{Ctx, LABEL_CHARS, MAX_SYMBOL_DEPTH, SIGNATURE_CHARS, VALUE_SIGNATURE_CHARS};
+use super::tree::{
+    Ctx, LABEL_CHARS, MAX_SYMBOL_DEPTH, SIGNATURE_CHARS, VALUE_SIGNATURE_CHARS, sorted, symbol_at,
+};
 
-use super::tree::{end_line_of, has_child_kind, line_of, span};
+use super::tree::{has_child_kind, span};
 use super::{
-    ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, LineRange, Modifier,
-    ParseError, ParsedFile, ParsedSymbol, SymbolKind,
+    ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, Modifier, ParseError,
+    ParsedFile, ParsedSymbol, SymbolKind,
 };
 use crate::text::{collapse_truncate, collapse_whitespace, truncate_chars};
 
@@ -1093,32 +1095,16 @@ impl<'s> Extractor<'s> {
                 Children::InterfaceMembers(node) => self.interface_members(node, &child_ctx),
             }
         };
-        let mut modifiers = draft.modifiers;
-        modifiers.sort();
-        modifiers.dedup();
-        let exported = modifiers.contains(&Modifier::Exported);
+        let modifiers = sorted(draft.modifiers);
         ParsedSymbol {
-            name: draft.name,
-            kind: draft.kind,
-            depth: ctx.depth,
-            parent_name: ctx.parent.clone(),
-            range: LineRange {
-                start: line_of(first),
-                end: end_line_of(draft.outer),
-            },
-            bytes: ByteRange {
-                start: first.start_byte(),
-                end: draft.outer.end_byte(),
-            },
             body: draft.body.map(span),
             signature: draft.signature,
-            native_kind: None,
-            overloads: Vec::new(),
+            exported: modifiers.contains(&Modifier::Exported),
             modifiers,
             jsdoc,
-            exported,
             bindings: draft.bindings,
             children,
+            ..symbol_at(draft.kind, draft.name, first, draft.outer, ctx)
         }
     }
 
