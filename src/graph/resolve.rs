@@ -15,9 +15,14 @@ use std::sync::Arc;
 
 use super::facts::{Base, FileFacts, Target};
 use super::modules::ModuleResolver;
-use crate::parse::SymbolKind;
 use crate::parse::refs::{Export, ImportBinding, Imported, RefKind};
+use crate::parse::{Language, SymbolKind};
 use crate::store::{EdgeKind, EdgeRecord};
+
+/// The language of a repository path, for the rules that differ by language.
+fn language(path: &str) -> Option<Language> {
+    Language::from_path(std::path::Path::new(path))
+}
 
 /// How deep re-export chains and inheritance chains are followed.
 const MAX_HOPS: usize = 16;
@@ -354,7 +359,7 @@ impl Resolver {
             }
             // Java sees the members of enclosing classes (and their supertypes) by name.
             if container_is_class
-                && file.view.path.ends_with(".java")
+                && language(&file.view.path) == Some(Language::Java)
                 && let Some(&class) = scope.as_ref().and_then(|id| file.by_id.get(id))
                 && let Some(found) = self.find_member(&file.view.path, class, name, hops)
             {
@@ -398,7 +403,7 @@ impl Resolver {
         let Imported::Named(name) = &binding.imported else {
             return None;
         };
-        if !(path.ends_with(".py") || path.ends_with(".pyi")) {
+        if language(path) != Some(Language::Python) {
             return None;
         }
         let spec = &binding.module;
@@ -533,7 +538,7 @@ impl Resolver {
                 }
             }
             // `pkg.Type` (a Go parameter of an imported type): the package's type.
-            Base::Typed(name) if name.contains('.') && self.name(file, from, name, 0).is_none() => {
+            Base::Typed(name) if name.contains('.') => {
                 let (package, ty) = name.rsplit_once('.')?;
                 match self.member_of(file, from, &Base::Name(package.to_string()), ty)? {
                     Resolved::Symbol(p, i) => self.find_member(&p, i, member, 1),
@@ -642,7 +647,7 @@ impl Resolver {
             }
         }
         // Go declares methods beside their type, as `Type.Method`, anywhere in its package.
-        if path.ends_with(".go") && symbol.parent.is_none() {
+        if language(path) == Some(Language::Go) && symbol.parent.is_none() {
             let qualified = format!("{}.{member}", symbol.name);
             return self.package_scope(path, &qualified, hops).or_else(|| {
                 primary(file, file.scoped("", &qualified))
@@ -705,7 +710,11 @@ impl Resolver {
     /// A root declaration `name` of another file of `path`'s package: Go and Java see
     /// their package's names without importing them.
     fn package_scope(&self, path: &str, name: &str, hops: usize) -> Option<Resolved> {
-        let ext = [".go", ".java"].into_iter().find(|e| path.ends_with(e))?;
+        let ext = match language(path)? {
+            Language::Go => ".go",
+            Language::Java => ".java",
+            _ => return None,
+        };
         if hops > MAX_HOPS {
             return None;
         }

@@ -36,7 +36,8 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// Copies the progress of `repo_id`'s sync into job `job_id`'s row (at most every
 /// [`PROGRESS_EVERY`], and at each new phase), so that `GET /jobs/{id}` and `sextant jobs`
 /// show how far a long sync (a cold embedding stage) has come. Best effort: a write that
-/// fails is skipped. Runs until aborted or the channel closes.
+/// fails is tried again a turn later (unless newer progress replaces it). Runs until
+/// aborted or the channel closes.
 async fn record_progress(
     meta: Arc<dyn crate::store::MetaStore>,
     job_id: String,
@@ -93,6 +94,9 @@ async fn record_progress(
             .await
         {
             tracing::debug!(job = %job_id, error = %e, "cannot record the job's progress");
+            // Tried again at its next turn rather than lost: the sync may send nothing
+            // more for a long while (a slow embedding slice).
+            unwritten.get_or_insert(event);
         }
     }
 }

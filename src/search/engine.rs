@@ -333,14 +333,19 @@ impl Searcher {
         path: &SymbolPath,
         options: &SearchOptions,
     ) -> Result<Vec<SearchHit>, SearchError> {
-        let found = self
-            .meta
-            .symbols_named(&path.name, &options.filter.repos)
-            .await?;
         let mut by_repo: HashMap<String, Vec<String>> = HashMap::new();
-        for (repo, file, symbol) in found {
-            if path.matches(&file, &symbol.breadcrumb) {
-                by_repo.entry(repo).or_default().push(symbol.chunk_id);
+        for reading in path.readings() {
+            let found = self
+                .meta
+                .symbols_named(&reading.name, &options.filter.repos)
+                .await?;
+            for (repo, file, symbol) in found {
+                if reading.matches(&file, &symbol.breadcrumb) {
+                    let ids = by_repo.entry(repo).or_default();
+                    if !ids.contains(&symbol.chunk_id) {
+                        ids.push(symbol.chunk_id);
+                    }
+                }
             }
         }
         let mut rows = self.rows_in_scope(by_repo, options).await?;

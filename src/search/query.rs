@@ -77,6 +77,37 @@ pub fn classify(query: &str) -> Query {
 }
 
 impl SymbolPath {
+    /// The ways to read this path: as written, then, when the name is qualified the way
+    /// a language writes it (`Store::credit`, `Invoice.total`, `com.acme.Billing.charge`),
+    /// with its qualifiers as parents (all of them, then the nearest only). A name that is
+    /// itself dotted (Go's `Store.Add`, CommonJS `app.use`) still matches as written.
+    pub fn readings(&self) -> Vec<SymbolPath> {
+        let mut out = vec![self.clone()];
+        let separator = if self.name.contains("::") { "::" } else { "." };
+        let mut parts: Vec<&str> = self.name.split(separator).collect();
+        let Some(name) = parts.pop().filter(|n| !n.is_empty()) else {
+            return out;
+        };
+        if parts.is_empty() || parts.iter().any(|p| p.is_empty()) {
+            return out;
+        }
+        let reading = |qualifiers: &[&str]| SymbolPath {
+            file: self.file.clone(),
+            parents: self
+                .parents
+                .iter()
+                .cloned()
+                .chain(qualifiers.iter().map(|q| q.to_string()))
+                .collect(),
+            name: name.to_string(),
+        };
+        out.push(reading(&parts));
+        if parts.len() > 1 {
+            out.push(reading(&parts[parts.len() - 1..]));
+        }
+        out
+    }
+
     /// Whether a symbol with this `breadcrumb` (`A > B > name`) in file `path` matches:
     /// the name is equal, the parents are the breadcrumb's nearest ancestors (in order),
     /// and the file, when given, is `path` or a suffix of it at a `/` boundary.
@@ -138,6 +169,42 @@ mod tests {
         assert_eq!(parse_symbol_query("symbols are great"), None);
         assert_eq!(parse_symbol_query("where is the symbol table"), None);
         assert!(matches!(classify("how does auth work"), Query::Text(_)));
+    }
+
+    #[test]
+    fn qualified_names_are_read_with_their_qualifiers_as_parents() {
+        let rust = parse_symbol_query("symbol = MemoryStore::credit").unwrap();
+        assert!(
+            rust.readings()
+                .iter()
+                .any(|r| r.matches("core/src/store/mod.rs", "MemoryStore > credit"))
+        );
+        let python = parse_symbol_query("symbol = models.py > Invoice.total").unwrap();
+        let readings = python.readings();
+        assert_eq!(readings[1], path(Some("models.py"), &["Invoice"], "total"));
+        assert!(
+            readings
+                .iter()
+                .any(|r| r.matches("app/models.py", "Invoice > total"))
+        );
+        // Fully qualified Java: the nearest qualifier is enough.
+        let java = parse_symbol_query("symbol = com.acme.Billing.chargeNew").unwrap();
+        assert!(
+            java.readings()
+                .iter()
+                .any(|r| r.matches("B.java", "Billing > chargeNew"))
+        );
+        // A dotted name matches as written; plain names have one reading.
+        let go = parse_symbol_query("symbol = Store.Add").unwrap();
+        assert!(go.readings()[0].matches("store.go", "Store.Add"));
+        assert_eq!(
+            parse_symbol_query("symbol = a").unwrap().readings().len(),
+            1
+        );
+        assert_eq!(
+            parse_symbol_query("symbol = a.").unwrap().readings().len(),
+            1
+        );
     }
 
     #[test]

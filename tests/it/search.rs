@@ -738,3 +738,79 @@ async fn sentences_are_ordered_with_their_own_lexical_weight_and_gated_with_the_
         crumbs(&r.results)
     );
 }
+
+#[tokio::test]
+async fn a_polyglot_repository_answers_in_each_language_and_across_them() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/graph/polyglot");
+    let (files, _) = sextant::index::read_sources(&dir).expect("readable fixture");
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let w = world_of(&files).await;
+    let s = w.searcher(None);
+    let o = SearchOptions::default();
+    let lookup = |q: &'static str| {
+        let s = &s;
+        let o = &o;
+        async move { crumbs(&s.search(q, o).await.unwrap().results) }
+    };
+    // Symbol lookups, with the separators each language writes.
+    assert_eq!(
+        lookup("symbol = Invoice.total").await,
+        ["api/app/models.py > Invoice > total"]
+    );
+    assert_eq!(
+        lookup("symbol = Store.Add").await,
+        ["backend/store/store.go > Store.Add"]
+    );
+    assert_eq!(
+        lookup("symbol = MemoryStore::credit").await,
+        ["core/src/store/mod.rs > MemoryStore > credit"]
+    );
+    assert_eq!(
+        lookup("symbol = com.acme.billing.Billing.chargeNew").await,
+        ["server/src/main/java/com/acme/billing/Billing.java > Billing > chargeNew"]
+    );
+
+    // A question answered in its language, with the docstring's words.
+    let remind = s
+        .search("mail a reminder for an unpaid invoice", &open())
+        .await
+        .unwrap();
+    assert_eq!(
+        crumbs(&remind.results).first().map(String::as_str),
+        Some("api/app/services/billing.py > remind"),
+        "{:?}",
+        crumbs(&remind.results)
+    );
+    // Its graph crosses files within Python.
+    let meta = remind
+        .metadata
+        .iter()
+        .find(|m| m.name == "remind")
+        .expect("metadata of remind");
+    let calls: Vec<&str> = meta.calls.iter().map(|r| r.name.as_str()).collect();
+    assert!(
+        calls.contains(&"send") && calls.contains(&"Invoice.total"),
+        "{calls:?}"
+    );
+
+    // Across languages: balances live in Rust and Java; the language filter keeps one.
+    let any = s.search("balance of an account", &open()).await.unwrap();
+    let languages: std::collections::BTreeSet<&str> = any
+        .results
+        .iter()
+        .chain(&any.candidates)
+        .map(|h| h.chunk.language.id())
+        .collect();
+    assert!(
+        languages.contains("rust") && languages.contains("java"),
+        "{languages:?}"
+    );
+    let mut only_java = open();
+    only_java.filter.languages = vec!["java".into()];
+    let java = s.search("balance of an account", &only_java).await.unwrap();
+    assert!(!java.results.is_empty());
+    assert!(java.results.iter().all(|h| h.path.ends_with(".java")));
+}
