@@ -19,6 +19,9 @@ pub struct Config {
     pub parse: ParseLimits,
     /// Chunker settings.
     pub chunk: ChunkOptions,
+    /// Files a sync writes per commit (default 256). Fewer bound the memory a batch of
+    /// large files holds and the work a crash throws away; more commit less often.
+    pub batch_files: usize,
     /// Metadata database: a `postgres://` URL, a `sqlite:` URL or a file path. `None`
     /// means the embedded default, `<data_dir>/sextant.db` (`DATABASE_URL` sets it).
     pub database_url: Option<String>,
@@ -63,6 +66,7 @@ impl Default for Config {
             data_dir: PathBuf::from(".sextant"),
             parse: ParseLimits::default(),
             chunk: ChunkOptions::default(),
+            batch_files: crate::index::IndexOptions::default().batch_files,
             database_url: None,
             lance_uri: None,
             allowed_roots: Vec::new(),

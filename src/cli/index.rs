@@ -300,6 +300,7 @@ pub(super) async fn indexer_over(
         IndexOptions {
             parse: config.parse.clone(),
             chunk: config.chunk.clone(),
+            batch_files: config.batch_files,
             allowed_roots: config.allowed_roots.clone(),
             checkout_dir: config.data_dir.join("repos"),
             git: config.git.clone(),

@@ -88,6 +88,10 @@ pub struct GlobalArgs {
     /// Largest file the parser accepts, in bytes.
     #[arg(long, global = true, env = "SEXTANT_MAX_FILE_BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_file_bytes: usize,
+    /// Files a sync writes per commit: fewer bound memory and the work a crash loses,
+    /// more commit less often.
+    #[arg(long, global = true, env = "SEXTANT_BATCH_FILES", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub batch_files: u32,
     /// Embedding provider.
     #[arg(long, global = true, env = "SEXTANT_EMBED_PROVIDER", value_enum, default_value_t = EmbedProvider::Local)]
     pub embed_provider: EmbedProvider,
@@ -186,6 +190,7 @@ impl GlobalArgs {
             ..Config::default()
         };
         config.parse.max_file_bytes = self.max_file_bytes;
+        config.batch_files = self.batch_files as usize;
         config.database_url = self.database_url.clone();
         config.lance_uri = self.lance_uri.clone();
         config.embed.provider = self.embed_provider;
@@ -215,7 +220,7 @@ impl GlobalArgs {
 pub enum Command {
     /// Print the chunks of one file (breadcrumb, kind, lines, tokens), or all fields as JSON.
     Chunks {
-        /// A .ts .tsx .js .jsx .mts .mjs .cts .cjs file.
+        /// A source file in one of the supported languages.
         path: PathBuf,
         /// Print every chunk field as JSON.
         #[arg(long)]

@@ -105,12 +105,14 @@ async fn a_killed_sync_converges_to_a_clean_build() {
     };
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().join("ws");
-    workspace(&root, 20);
+    workspace(&root, 6);
     let crashed = tmp.path().join("crashed");
     let clean = tmp.path().join("clean");
 
     // Start, wait until the first batch is committed, then SIGKILL.
+    // Small commits: the kill lands between two of many, whatever the machine's speed.
     let mut child = sextant(&crashed, &model, &root)
+        .args(["--batch-files", "8"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
