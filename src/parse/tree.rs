@@ -225,3 +225,43 @@ pub(crate) fn scan(
     }
     out
 }
+
+/// Folds overload signatures into the declaration that follows them: a run of same-name,
+/// same-kind function-like symbols where every earlier one has no body becomes one symbol
+/// whose range starts at the first overload.
+pub(crate) fn merge_overloads(symbols: Vec<ParsedSymbol>) -> Vec<ParsedSymbol> {
+    let mut out: Vec<ParsedSymbol> = Vec::with_capacity(symbols.len());
+    for mut sym in symbols {
+        let mergeable = matches!(
+            sym.kind,
+            SymbolKind::Function
+                | SymbolKind::Method
+                | SymbolKind::Constructor
+                | SymbolKind::Component
+        ) && !sym.modifiers.contains(&Modifier::Getter)
+            && !sym.modifiers.contains(&Modifier::Setter);
+        if mergeable
+            && let Some(prev) = out.last_mut()
+            && prev.name == sym.name
+            && prev.kind == sym.kind
+            && prev.body.is_none()
+            && prev.children.is_empty()
+            && !prev.modifiers.contains(&Modifier::Abstract)
+        {
+            let prev = out.pop().expect("checked above");
+            let mut overloads = prev.overloads;
+            overloads.push(prev.signature);
+            overloads.append(&mut sym.overloads);
+            sym.overloads = overloads;
+            sym.range.start = prev.range.start;
+            sym.bytes.start = prev.bytes.start;
+            sym.jsdoc = prev.jsdoc.or(sym.jsdoc);
+            sym.modifiers.extend(prev.modifiers);
+            sym.modifiers.sort();
+            sym.modifiers.dedup();
+            sym.exported |= prev.exported;
+        }
+        out.push(sym);
+    }
+    out
+}

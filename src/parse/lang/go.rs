@@ -111,21 +111,76 @@ impl Go {
         def.exported(exported)
     }
 
+    /// `const X = …` / `var x T`: one spec is one symbol; a parenthesised group of
+    /// several is a container of them, like a `type ( … )` group, so each name is found.
     fn value_declaration<'t>(&self, node: Node<'t>, src: &str) -> Option<Def<'t>> {
-        let kind = if node.kind() == "const_declaration" {
-            SymbolKind::Const
+        let keyword = if node.kind() == "const_declaration" {
+            "const"
         } else {
-            SymbolKind::Variable
+            "var"
         };
+        let specs = value_specs(node);
         let mut names = Vec::new();
         spec_names(node, src, &mut names);
+        match specs.as_slice() {
+            [spec] => {
+                let mut def = self.value_spec(*spec, src)?;
+                def.outer = node;
+                def.decl = node;
+                Some(def)
+            }
+            _ => {
+                let mut def = Def::new(value_kind(node), names.join(", "), node)
+                    .native(if keyword == "const" {
+                        "const group"
+                    } else {
+                        "var group"
+                    })
+                    .exported(names.iter().any(|n| is_exported(n)));
+                def.children = Children::Members(node);
+                def.signature = Some(format!("{keyword} ( {} )", names.join("; ")));
+                Some(def)
+            }
+        }
+    }
+
+    /// One `const`/`var` spec (`A, B = 1, 2` binds both names).
+    fn value_spec<'t>(&self, spec: Node<'t>, src: &str) -> Option<Def<'t>> {
+        let mut cursor = spec.walk();
+        let names: Vec<String> = spec
+            .children_by_field_name("name", &mut cursor)
+            .map(|n| src.text_of(n).to_string())
+            .collect();
         let name = names.first()?.clone();
-        let mut def = Def::new(kind, name, node).exported(names.iter().any(|n| is_exported(n)));
+        let mut def =
+            Def::new(value_kind(spec), name, spec).exported(names.iter().any(|n| is_exported(n)));
         if names.len() > 1 {
             def.bindings = names;
         }
         Some(def)
     }
+}
+
+/// Const or variable, by the declaration or spec kind.
+fn value_kind(node: Node) -> SymbolKind {
+    if node.kind().starts_with("const") {
+        SymbolKind::Const
+    } else {
+        SymbolKind::Variable
+    }
+}
+
+/// The specs of a `const`/`var` declaration, in order (through a `var ( … )` list).
+fn value_specs(node: Node) -> Vec<Node> {
+    let mut out = Vec::new();
+    for child in named_children(node) {
+        match child.kind() {
+            "const_spec" | "var_spec" => out.push(child),
+            "var_spec_list" | "const_spec_list" => out.extend(value_specs(child)),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The name a Go import path binds by default: its last element, without a major
@@ -188,6 +243,10 @@ impl Syntax for Go {
             }
             (Place::Container, "type_declaration") => self.type_declaration(node, src),
             (Place::Members, "type_spec" | "type_alias") => self.type_spec(node, src).item(),
+            (Place::Members, "const_spec" | "var_spec") => {
+                self.value_spec(node, src).map_or(Item::Skip, Def::item)
+            }
+            (Place::Members, "var_spec_list" | "const_spec_list") => Item::Within(node),
             (Place::Container, "const_declaration" | "var_declaration") => self
                 .value_declaration(node, src)
                 .map_or(Item::Statement(SymbolKind::Statement), Def::item),

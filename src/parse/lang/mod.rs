@@ -18,7 +18,8 @@ mod rust;
 use tree_sitter::Node;
 
 use super::tree::{
-    Ctx, LABEL_CHARS, MAX_SYMBOL_DEPTH, SIGNATURE_CHARS, VALUE_SIGNATURE_CHARS, sorted, symbol_at,
+    Ctx, LABEL_CHARS, MAX_SYMBOL_DEPTH, SIGNATURE_CHARS, VALUE_SIGNATURE_CHARS, merge_overloads,
+    sorted, symbol_at,
 };
 
 pub(crate) use super::tree::{has_child_kind, named_children, span};
@@ -202,6 +203,9 @@ pub(crate) struct Def<'t> {
     pub bindings: Vec<String>,
     /// Signature override; by default the text from `decl` to the body.
     pub signature: Option<String>,
+    /// A declaration only (Python's `@overload` stubs): no body of its own, so the
+    /// definition of the same name that follows takes it as an overload.
+    pub stub: bool,
 }
 
 impl<'t> Def<'t> {
@@ -220,6 +224,7 @@ impl<'t> Def<'t> {
             exported: false,
             bindings: Vec::new(),
             signature: None,
+            stub: false,
         }
     }
 
@@ -430,7 +435,7 @@ impl<'s> Extractor<'s> {
             }
             self.place(child, Place::Container, ctx, &mut out);
         }
-        out
+        merge_overloads(out)
     }
 
     /// The symbols `node` makes at `place`, appended to `out`.
@@ -477,7 +482,7 @@ impl<'s> Extractor<'s> {
         for child in named_children(body) {
             self.place(child, Place::Members, ctx, &mut out);
         }
-        out
+        merge_overloads(out)
     }
 
     /// Definitions nested anywhere inside `root` (not `root` itself), without descending
@@ -567,10 +572,16 @@ impl<'s> Extractor<'s> {
         }
         match def.body {
             Some(body) if body.start_byte() > def.decl.start_byte() => {
-                let head = self
-                    .src
-                    .get(def.decl.start_byte()..body.start_byte())
-                    .unwrap_or("");
+                // Up to the body, or to a comment between the head and the body
+                // (`def f(x):  # note`).
+                let mut end = body;
+                while let Some(prev) = end.prev_sibling()
+                    && self.syntax.is_comment(prev, self.src)
+                {
+                    end = prev;
+                }
+                let end = end.start_byte().max(def.decl.start_byte());
+                let head = self.src.get(def.decl.start_byte()..end).unwrap_or("");
                 let head = collapse_truncate(head, SIGNATURE_CHARS);
                 head.trim_end_matches(['{', ':', ' ', '(']).to_string()
             }
@@ -597,7 +608,7 @@ impl<'s> Extractor<'s> {
             }
         };
         ParsedSymbol {
-            body: def.body.map(span),
+            body: if def.stub { None } else { def.body.map(span) },
             signature,
             native_kind: def.native.map(str::to_string),
             modifiers: sorted(def.modifiers),

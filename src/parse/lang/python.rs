@@ -143,6 +143,7 @@ impl Python {
                     "setter" => def.modifiers.push(Modifier::Setter),
                     "abstractmethod" => def.modifiers.push(Modifier::Abstract),
                     "override" => def.modifiers.push(Modifier::Override),
+                    "overload" => def.stub = true,
                     _ => {}
                 }
             }

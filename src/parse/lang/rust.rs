@@ -270,17 +270,19 @@ impl Syntax for Rust {
             |n| is_comment_kind(n.kind()) && is_outer_doc(src.text_of(n)),
             |n| n.kind() == "attribute_item",
         );
-        let last = comments.last()?;
-        if src.text_of(*last).starts_with("/**") {
-            return block_comment_text(src.text_of(*last));
+        if let Some(last) = comments.last() {
+            if src.text_of(*last).starts_with("/**") {
+                return block_comment_text(src.text_of(*last));
+            }
+            return line_comments_text(
+                comments
+                    .iter()
+                    .map(|c| src.text_of(*c))
+                    .filter(|t| t.starts_with("///")),
+                "///",
+            );
         }
-        line_comments_text(
-            comments
-                .iter()
-                .map(|c| src.text_of(*c))
-                .filter(|t| t.starts_with("///")),
-            "///",
-        )
+        doc_attributes(def.outer, src).or_else(|| inner_doc(def.decl, src))
     }
 
     fn refs(&self) -> &dyn super::refs::RefSyntax {
@@ -489,4 +491,54 @@ mod graph {
             }
         }
     }
+}
+
+/// `#[doc = "…"]` attributes directly above an item, joined.
+fn doc_attributes(item: Node, src: &str) -> Option<String> {
+    let mut lines = Vec::new();
+    let mut prev = item.prev_named_sibling();
+    while let Some(p) = prev.filter(|p| p.kind() == "attribute_item") {
+        let text = src.text_of(p);
+        if let Some(value) = text
+            .strip_prefix("#[")
+            .and_then(|t| t.strip_suffix(']'))
+            .and_then(|t| t.trim().strip_prefix("doc"))
+            .and_then(|t| t.trim_start().strip_prefix('='))
+            .map(str::trim)
+            .and_then(|t| t.strip_prefix('"'))
+            .and_then(|t| t.strip_suffix('"'))
+        {
+            lines.push(value.trim().to_string());
+        }
+        prev = p.prev_named_sibling();
+    }
+    lines.reverse();
+    let doc = lines.join("\n");
+    let doc = doc.trim();
+    (!doc.is_empty()).then(|| doc.to_string())
+}
+
+/// A module's inner documentation: the `//!` lines (or a `/*! */` block) that open its
+/// body.
+fn inner_doc(item: Node, src: &str) -> Option<String> {
+    if item.kind() != "mod_item" {
+        return None;
+    }
+    let body = item.child_by_field_name("body")?;
+    let mut lines = Vec::new();
+    for child in named_children(body) {
+        let text = src.text_of(child);
+        if !is_comment_kind(child.kind()) {
+            break;
+        }
+        if let Some(block) = text.strip_prefix("/*!") {
+            return block_comment_text(&format!("/*{block}"));
+        }
+        if text.starts_with("//!") {
+            lines.push(text);
+        } else {
+            break;
+        }
+    }
+    line_comments_text(lines, "//!")
 }
