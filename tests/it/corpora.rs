@@ -5,6 +5,12 @@
 //! Both are fetched with npm into a cache directory (`SEXTANT_CORPUS_CACHE`, default
 //! `~/.cache/sextant/corpora`) on first run. When npm or the registry is unavailable the
 //! test prints a loud SKIPPED banner and passes: it checks real code when it can get it.
+//!
+//! The other languages the same way, each from its own registry: Python from a PyPI
+//! source distribution (`pip download --no-binary`), Rust from a crate cargo has already
+//! unpacked for this build, Go and Java from Debian source packages (`apt-get source`
+//! through a private copy of the machine's own package sources, so nothing system-wide
+//! changes).
 
 use crate::support;
 
@@ -170,4 +176,172 @@ fn global_rules_hold_on_the_rxjs_eval_corpus() {
     };
     let summary = validate_tree(&corpus, "");
     assert_clean("rxjs", &summary, 250);
+}
+
+/// `<cache>/<dir>` holding what `fetch` put there, fetched once: `fetch` fills a
+/// temporary directory beside it, renamed into place when it succeeds.
+fn cached(dir: &str, fetch: impl FnOnce(&Path) -> Result<(), String>) -> Result<PathBuf, String> {
+    let dest = cache_dir().join(dir);
+    if dest.join(".complete").is_file() {
+        return Ok(dest);
+    }
+    std::fs::create_dir_all(cache_dir()).map_err(|e| e.to_string())?;
+    let tmp = tempfile::tempdir_in(cache_dir()).map_err(|e| e.to_string())?;
+    fetch(tmp.path())?;
+    std::fs::write(tmp.path().join(".complete"), "").map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_dir_all(&dest);
+    match std::fs::rename(tmp.keep(), &dest) {
+        Ok(()) => Ok(dest),
+        Err(_) if dest.join(".complete").is_file() => Ok(dest),
+        Err(e) => Err(format!("cannot move the corpus into {}: {e}", dest.display())),
+    }
+}
+
+/// Unpacks every tarball in `dir` into `dir`.
+fn untar_all(dir: &Path) -> Result<(), String> {
+    let tarballs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains(".tar."))
+        .collect();
+    if tarballs.is_empty() {
+        return Err(format!("no tarball was downloaded into {}", dir.display()));
+    }
+    for tarball in tarballs {
+        run(Command::new("tar").arg("-xf").arg(&tarball).arg("-C").arg(dir))?;
+    }
+    Ok(())
+}
+
+/// A Debian source package's upstream tree, fetched with `apt-get source --download-only`
+/// against a private copy of the machine's package sources (as `deb-src`), so neither
+/// the system's lists nor its configuration change.
+fn debian_source(package: &str) -> Result<PathBuf, String> {
+    cached(&format!("debian-src-{package}"), |tmp| {
+        let sources = Path::new("/etc/apt/sources.list.d/debian.sources");
+        let text = std::fs::read_to_string(sources)
+            .map_err(|e| format!("{} unreadable ({e}): not a Debian machine", sources.display()))?;
+        let state = tmp.join(".apt");
+        for sub in ["sources", "lists/partial", "cache/archives/partial"] {
+            std::fs::create_dir_all(state.join(sub)).map_err(|e| e.to_string())?;
+        }
+        let src_text = text.replace("Types: deb\n", "Types: deb-src\n");
+        std::fs::write(state.join("sources/src.sources"), src_text).map_err(|e| e.to_string())?;
+        let options = [
+            format!("Dir::Etc::SourceParts={}", state.join("sources").display()),
+            "Dir::Etc::SourceList=/dev/null".to_string(),
+            format!("Dir::State::Lists={}", state.join("lists").display()),
+            format!("Dir::Cache={}", state.join("cache").display()),
+        ];
+        let apt = |args: &[&str]| {
+            let mut cmd = Command::new("apt-get");
+            for o in &options {
+                cmd.arg("-o").arg(o);
+            }
+            cmd.args(["-o", "Acquire::Retries=1", "-qq"]).args(args).current_dir(tmp);
+            run(&mut cmd)
+        };
+        apt(&["update"])?;
+        apt(&["source", "--download-only", package])?;
+        let _ = std::fs::remove_dir_all(&state);
+        // The upstream tarball only (Debian's packaging is not the project's code).
+        for entry in std::fs::read_dir(tmp).map_err(|e| e.to_string())?.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if !name.contains(".orig.tar.") {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        untar_all(tmp)
+    })
+}
+
+/// A PyPI source distribution, fetched with `pip download --no-binary :all:`.
+fn pypi_sdist(requirement: &str) -> Result<PathBuf, String> {
+    cached(&format!("pypi-{}", requirement.replace("==", "-")), |tmp| {
+        run(Command::new("python3")
+            .args(["-m", "pip", "download", "--no-binary", ":all:", "--no-deps"])
+            .args(["--disable-pip-version-check", "--retries", "1", "--timeout", "20"])
+            .arg("-d")
+            .arg(tmp)
+            .arg(requirement))?;
+        untar_all(tmp)
+    })
+}
+
+/// A crate's sources as cargo unpacked them for this build (`$CARGO_HOME/registry/src`).
+fn unpacked_crate(prefix: &str) -> Result<PathBuf, String> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .ok_or("neither CARGO_HOME nor HOME is set")?;
+    let registry = home.join("registry/src");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&registry)
+        .map_err(|e| format!("{}: {e}", registry.display()))?
+        .flatten()
+        .flat_map(|index| std::fs::read_dir(index.path()).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix(prefix))
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .collect();
+    found.sort();
+    found
+        .pop()
+        .ok_or_else(|| format!("no {prefix}* crate under {}", registry.display()))
+}
+
+/// The one directory a tarball unpacked into, below `root`.
+fn only_dir(root: &Path) -> PathBuf {
+    std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| root.to_path_buf())
+}
+
+#[test]
+fn global_rules_hold_on_a_python_source_distribution() {
+    let corpus = match pypi_sdist("attrs==24.2.0") {
+        Ok(p) => only_dir(&p),
+        Err(why) => return skip("Python corpus (attrs 24.2.0 from PyPI)", &why),
+    };
+    let summary = validate_tree(&corpus, "");
+    assert_clean("attrs 24.2.0", &summary, 40);
+}
+
+#[test]
+fn global_rules_hold_on_a_crate_cargo_unpacked() {
+    // regex-syntax: a dependency of this build (through regex), so cargo has its source.
+    let corpus = match unpacked_crate("regex-syntax-") {
+        Ok(p) => p,
+        Err(why) => return skip("Rust corpus (regex-syntax from cargo's registry)", &why),
+    };
+    let summary = validate_tree(&corpus, "src");
+    assert_clean("regex-syntax", &summary, 25);
+}
+
+#[test]
+fn global_rules_hold_on_a_debian_go_source_package() {
+    let corpus = match debian_source("golang-toml") {
+        Ok(p) => only_dir(&p),
+        Err(why) => return skip("Go corpus (Debian source golang-toml: BurntSushi/toml)", &why),
+    };
+    let summary = validate_tree(&corpus, "");
+    assert_clean("BurntSushi/toml", &summary, 25);
+}
+
+#[test]
+fn global_rules_hold_on_a_debian_java_source_package() {
+    let corpus = match debian_source("junit4") {
+        Ok(p) => only_dir(&p),
+        Err(why) => return skip("Java corpus (Debian source junit4)", &why),
+    };
+    let summary = validate_tree(&corpus, "src/main");
+    assert_clean("junit4", &summary, 200);
 }
