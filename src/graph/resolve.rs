@@ -455,10 +455,19 @@ impl Resolver {
                 .map(|(i, _)| i)
                 .collect()
         } else {
+            // An import names a private item only where the language lets it: Python's
+            // `from m import _helper` and Rust's `use super::helper` are legal (the
+            // underscore is a convention; Rust children see their parents' items), and
+            // Java's package-private members are seen within the package. TypeScript's and
+            // Go's exports are enforced.
+            let sees_private = matches!(
+                language(path),
+                Some(Language::Python | Language::Rust | Language::Java)
+            );
             file.scoped("", name)
                 .iter()
                 .copied()
-                .filter(|&i| file.symbol(i).exported)
+                .filter(|&i| sees_private || file.symbol(i).exported)
                 .collect()
         };
         if let Some(i) = primary(file, &declared) {
