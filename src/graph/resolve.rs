@@ -378,11 +378,15 @@ impl Resolver {
         let Some(&import) = file.imports.get(name) else {
             return self.package_scope(&file.view.path, name, hops);
         };
+        self.imported(file, import, name, hops)
+    }
+
+    /// What import binding `import` of `file`, bound locally as `name`, refers to.
+    fn imported(&self, file: &Indexed, import: usize, name: &str, hops: usize) -> Option<Resolved> {
         let binding = &file.view.facts.imports[import];
-        match self.module(&file.view.path, &binding.module) {
-            Err(_) if let Some(sub) = self.python_submodule(&file.view.path, binding) => {
-                Some(Resolved::Module(sub))
-            }
+        let path = &file.view.path;
+        match self.module(path, &binding.module) {
+            Err(_) if let Some(sub) = self.submodule(path, binding) => Some(Resolved::Module(sub)),
             Err(spec) => Some(Resolved::External(match &binding.imported {
                 Imported::Named(n) if n != name => format!("{spec}.{n}"),
                 _ => name.to_string(),
@@ -390,29 +394,43 @@ impl Resolver {
             Ok(target) => match &binding.imported {
                 Imported::Module => Some(Resolved::Module(target)),
                 Imported::Default => self.export(&target, "default", hops + 1),
-                Imported::Named(n) => self.export(&target, n, hops + 1).or_else(|| {
-                    self.python_submodule(&file.view.path, binding)
-                        .map(Resolved::Module)
-                }),
+                // Rust: `use crate::unicode` names the module file, not the `mod
+                // unicode;` line that declares it.
+                Imported::Named(_) if language(path) == Some(Language::Rust) => self
+                    .submodule(path, binding)
+                    .map(Resolved::Module)
+                    .or_else(|| self.named_export(&target, binding, hops)),
+                Imported::Named(_) => self
+                    .named_export(&target, binding, hops)
+                    .or_else(|| self.submodule(path, binding).map(Resolved::Module)),
             },
         }
     }
 
-    /// The submodule a Python `from pkg import name` binds, when `name` is one.
-    fn python_submodule(&self, path: &str, binding: &ImportBinding) -> Option<String> {
+    fn named_export(&self, target: &str, binding: &ImportBinding, hops: usize) -> Option<Resolved> {
+        match &binding.imported {
+            Imported::Named(n) => self.export(target, n, hops + 1),
+            _ => None,
+        }
+    }
+
+    /// The submodule an import binds when the imported name is one: Python's `from pkg
+    /// import name` (`pkg/name.py`), Rust's `use crate::name` (`src/name.rs`).
+    fn submodule(&self, path: &str, binding: &ImportBinding) -> Option<String> {
         let Imported::Named(name) = &binding.imported else {
             return None;
         };
-        if language(path) != Some(Language::Python) {
-            return None;
-        }
         let spec = &binding.module;
-        let sub = if spec.ends_with('.') {
-            format!("{spec}{name}")
-        } else {
-            format!("{spec}.{name}")
+        let sub = match language(path)? {
+            Language::Python if spec.ends_with('.') => format!("{spec}{name}"),
+            Language::Python => format!("{spec}.{name}"),
+            Language::Rust => format!("{spec}::{name}"),
+            _ => return None,
         };
-        self.modules.resolve(path, &sub)
+        let found = self.modules.resolve(path, &sub)?;
+        // Rust paths resolve to their longest module prefix: `a::item` is found as `a`'s
+        // file, which names an item, not a submodule.
+        (self.modules.resolve(path, spec).as_ref() != Some(&found)).then_some(found)
     }
 
     /// Resolves export `name` of the file at `path`.
@@ -476,6 +494,13 @@ impl Resolver {
         if name == "default" {
             return None;
         }
+        // A Python module's imported names are its attributes (`pkg/__init__.py` importing
+        // `name`), and Rust's `pub use self::v::visit` re-exports.
+        if matches!(language(path), Some(Language::Python | Language::Rust))
+            && let Some(&import) = file.imports.get(name)
+        {
+            return self.imported(file, import, name, hops + 1);
+        }
         for export in &file.view.facts.exports {
             if let Export::Star { module } = export
                 && let Ok(target) = self.module(path, module)
@@ -492,15 +517,7 @@ impl Resolver {
         if let Some(i) = primary(file, file.scoped("", name)) {
             return Some(Resolved::Symbol(file.view.path.clone(), i));
         }
-        let binding = &file.view.facts.imports[*file.imports.get(name)?];
-        match self.module(&file.view.path, &binding.module) {
-            Err(spec) => Some(Resolved::External(spec)),
-            Ok(target) => match &binding.imported {
-                Imported::Module => Some(Resolved::Module(target)),
-                Imported::Default => self.export(&target, "default", hops + 1),
-                Imported::Named(n) => self.export(&target, n, hops + 1),
-            },
-        }
+        self.imported(file, *file.imports.get(name)?, name, hops)
     }
 
     /// The nearest class-like symbol enclosing chunk `from` (itself included).
