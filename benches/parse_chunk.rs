@@ -1,10 +1,12 @@
-//! Parse + chunk throughput on the large real file (`typescript.js`, 9.1 MB, from the
-//! `typescript` 5.9.3 npm package that the corpora test caches), with tree-sitter's own
-//! parse time alongside as the floor.
+//! Parse + chunk throughput per language, with tree-sitter's own parse time alongside as
+//! the floor. TypeScript: the large real file `typescript.js` (9.1 MB, from the
+//! `typescript` 5.9.3 npm package). Python, Go, Rust and Java: the largest file of the
+//! real corpus the corpora test fetches for each (attrs 24.2.0, BurntSushi/toml, the
+//! regex-syntax crate cargo unpacked, junit4).
 //!
-//! `cargo bench --bench parse_chunk`. The input is `SEXTANT_BENCH_FILE` if set, else the
-//! cached `typescript.js`, else `fixtures/parser/large-class.ts` (run the corpora test once
-//! to fetch the real file: `cargo test --test corpora`).
+//! `cargo bench --bench parse_chunk`. The input is `SEXTANT_BENCH_FILE` alone if set;
+//! otherwise each language's real file when cached, else its large fixture (run the
+//! corpora test once to fetch the real files: `cargo test --test it -- corpora`).
 
 use std::path::{Path, PathBuf};
 
@@ -12,36 +14,97 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sextant::chunk::{ChunkOptions, chunk_file};
 use sextant::parse::{Language, ParseLimits, parse_bytes};
 
-fn input() -> PathBuf {
-    if let Some(path) = std::env::var_os("SEXTANT_BENCH_FILE") {
-        return PathBuf::from(path);
-    }
-    let cache = std::env::var_os("SEXTANT_CORPUS_CACHE")
+fn cache() -> PathBuf {
+    std::env::var_os("SEXTANT_CORPUS_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
                 .join(".cache/sextant/corpora")
-        });
-    let real = cache.join("typescript-5.9.3/package/lib/typescript.js");
-    if real.is_file() {
-        return real;
+        })
+}
+
+/// The largest file with extension `ext` under `dir`.
+fn largest(dir: &Path, ext: &str) -> Option<PathBuf> {
+    sextant::cli::source_files(dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+}
+
+/// The regex-syntax crate cargo unpacked, if any.
+fn regex_syntax() -> Option<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    std::fs::read_dir(home.join("registry/src"))
+        .ok()?
+        .flatten()
+        .flat_map(|index| {
+            std::fs::read_dir(index.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("regex-syntax-"))
+        })
+        .max()
+}
+
+fn inputs() -> Vec<PathBuf> {
+    if let Some(path) = std::env::var_os("SEXTANT_BENCH_FILE") {
+        return vec![PathBuf::from(path)];
     }
-    eprintln!(
-        "bench: {} not cached; falling back to the large-class fixture",
-        real.display()
-    );
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/parser/large-class.ts")
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/parser");
+    let cache = cache();
+    let typescript = cache.join("typescript-5.9.3/package/lib/typescript.js");
+    let candidates = [
+        (typescript.is_file().then_some(typescript), "large-class.ts"),
+        (
+            largest(&cache.join("pypi-attrs-24.2.0"), "py"),
+            "python/large_module.py",
+        ),
+        (
+            largest(&cache.join("debian-src-golang-toml"), "go"),
+            "go/large_file.go",
+        ),
+        (
+            regex_syntax().and_then(|d| largest(&d, "rs")),
+            "rust/large_file.rs",
+        ),
+        (
+            largest(&cache.join("debian-src-junit4"), "java"),
+            "java/LargeFile.java",
+        ),
+    ];
+    candidates
+        .into_iter()
+        .map(|(real, fixture)| {
+            real.unwrap_or_else(|| {
+                eprintln!("bench: no cached real file; using the fixture {fixture}");
+                fixtures.join(fixture)
+            })
+        })
+        .collect()
 }
 
 fn bench(c: &mut Criterion) {
-    let path = input();
-    let source = std::fs::read_to_string(&path).expect("bench input is readable UTF-8");
-    let language = Language::from_path(&path).expect("bench input has a supported extension");
+    for path in inputs() {
+        bench_file(c, &path);
+    }
+}
+
+fn bench_file(c: &mut Criterion, path: &Path) {
+    let source = std::fs::read_to_string(path).expect("bench input is readable UTF-8");
+    let language = Language::from_path(path).expect("bench input has a supported extension");
     let limits = ParseLimits {
         max_file_bytes: usize::MAX,
     };
     let mut group = c.benchmark_group(format!(
-        "{} ({:.1} MB)",
+        "{language:?}: {} ({:.2} MB)",
         path.file_name().unwrap_or_default().to_string_lossy(),
         source.len() as f64 / 1e6
     ));
@@ -55,12 +118,12 @@ fn bench(c: &mut Criterion) {
         b.iter(|| parser.parse(&source, None).expect("parses"))
     });
     group.bench_function("parse (symbols)", |b| {
-        b.iter(|| parse_bytes(&path, source.as_bytes(), &limits).expect("parses"))
+        b.iter(|| parse_bytes(path, source.as_bytes(), &limits).expect("parses"))
     });
     let mut chunks = 0;
     group.bench_function("parse + chunk", |b| {
         b.iter(|| {
-            let parsed = parse_bytes(&path, source.as_bytes(), &limits).expect("parses");
+            let parsed = parse_bytes(path, source.as_bytes(), &limits).expect("parses");
             let out = chunk_file("bench", &source, &parsed, &ChunkOptions::default());
             chunks = out.len();
             out
