@@ -7,14 +7,22 @@
 //! the SHA-256 of their chunk id; each with its source, its resolved calls (name and
 //! file) and the calls it left uncertain.
 
-use sha2::{Digest, Sha256};
 use sextant::graph::MemoryGraph;
+use sha2::{Digest, Sha256};
 
 fn is_test_path(path: &str) -> bool {
     let p = format!("/{path}");
-    ["/test/", "/tests/", "/testing/", "/testdata/", "_test.go", "/test_", "Test.java"]
-        .iter()
-        .any(|m| p.contains(m))
+    [
+        "/test/",
+        "/tests/",
+        "/testing/",
+        "/testdata/",
+        "_test.go",
+        "/test_",
+        "Test.java",
+    ]
+    .iter()
+    .any(|m| p.contains(m))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -45,7 +53,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     picked.sort_by(|a, b| a.0.cmp(&b.0));
     for (_, path, chunk) in picked.into_iter().take(n) {
-        let meta = graph.slice.metadata(&chunk.id).ok_or("chunk without metadata")?;
+        let meta = graph
+            .slice
+            .metadata(&chunk.id)
+            .ok_or("chunk without metadata")?;
         println!(
             "=== {path}:{}-{} {}",
             chunk.start_line, chunk.end_line, chunk.breadcrumb

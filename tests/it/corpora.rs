@@ -193,7 +193,10 @@ fn cached(dir: &str, fetch: impl FnOnce(&Path) -> Result<(), String>) -> Result<
     match std::fs::rename(tmp.keep(), &dest) {
         Ok(()) => Ok(dest),
         Err(_) if dest.join(".complete").is_file() => Ok(dest),
-        Err(e) => Err(format!("cannot move the corpus into {}: {e}", dest.display())),
+        Err(e) => Err(format!(
+            "cannot move the corpus into {}: {e}",
+            dest.display()
+        )),
     }
 }
 
@@ -209,7 +212,11 @@ fn untar_all(dir: &Path) -> Result<(), String> {
         return Err(format!("no tarball was downloaded into {}", dir.display()));
     }
     for tarball in tarballs {
-        run(Command::new("tar").arg("-xf").arg(&tarball).arg("-C").arg(dir))?;
+        run(Command::new("tar")
+            .arg("-xf")
+            .arg(&tarball)
+            .arg("-C")
+            .arg(dir))?;
     }
     Ok(())
 }
@@ -220,8 +227,12 @@ fn untar_all(dir: &Path) -> Result<(), String> {
 fn debian_source(package: &str) -> Result<PathBuf, String> {
     cached(&format!("debian-src-{package}"), |tmp| {
         let sources = Path::new("/etc/apt/sources.list.d/debian.sources");
-        let text = std::fs::read_to_string(sources)
-            .map_err(|e| format!("{} unreadable ({e}): not a Debian machine", sources.display()))?;
+        let text = std::fs::read_to_string(sources).map_err(|e| {
+            format!(
+                "{} unreadable ({e}): not a Debian machine",
+                sources.display()
+            )
+        })?;
         let state = tmp.join(".apt");
         for sub in ["sources", "lists/partial", "cache/archives/partial"] {
             std::fs::create_dir_all(state.join(sub)).map_err(|e| e.to_string())?;
@@ -239,7 +250,9 @@ fn debian_source(package: &str) -> Result<PathBuf, String> {
             for o in &options {
                 cmd.arg("-o").arg(o);
             }
-            cmd.args(["-o", "Acquire::Retries=1", "-qq"]).args(args).current_dir(tmp);
+            cmd.args(["-o", "Acquire::Retries=1", "-qq"])
+                .args(args)
+                .current_dir(tmp);
             run(&mut cmd)
         };
         apt(&["update"])?;
@@ -261,7 +274,13 @@ fn pypi_sdist(requirement: &str) -> Result<PathBuf, String> {
     cached(&format!("pypi-{}", requirement.replace("==", "-")), |tmp| {
         run(Command::new("python3")
             .args(["-m", "pip", "download", "--no-binary", ":all:", "--no-deps"])
-            .args(["--disable-pip-version-check", "--retries", "1", "--timeout", "20"])
+            .args([
+                "--disable-pip-version-check",
+                "--retries",
+                "1",
+                "--timeout",
+                "20",
+            ])
             .arg("-d")
             .arg(tmp)
             .arg(requirement))?;
@@ -279,7 +298,12 @@ fn unpacked_crate(prefix: &str) -> Result<PathBuf, String> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(&registry)
         .map_err(|e| format!("{}: {e}", registry.display()))?
         .flatten()
-        .flat_map(|index| std::fs::read_dir(index.path()).into_iter().flatten().flatten())
+        .flat_map(|index| {
+            std::fs::read_dir(index.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
         .map(|e| e.path())
         .filter(|p| {
             p.file_name()
@@ -330,7 +354,12 @@ fn global_rules_hold_on_a_crate_cargo_unpacked() {
 fn global_rules_hold_on_a_debian_go_source_package() {
     let corpus = match debian_source("golang-toml") {
         Ok(p) => only_dir(&p),
-        Err(why) => return skip("Go corpus (Debian source golang-toml: BurntSushi/toml)", &why),
+        Err(why) => {
+            return skip(
+                "Go corpus (Debian source golang-toml: BurntSushi/toml)",
+                &why,
+            );
+        }
     };
     let summary = validate_tree(&corpus, "");
     assert_clean("BurntSushi/toml", &summary, 25);

@@ -303,6 +303,14 @@ mod graph {
             node.kind() == "super"
         }
 
+        fn constructed<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+            match node.kind() {
+                "object_creation_expression" => node.child_by_field_name("type"),
+                "parenthesized_expression" => node.named_child(0).and_then(|n| self.constructed(n)),
+                _ => None,
+            }
+        }
+
         fn heritage<'t>(&self, node: Node<'t>, _src: &str) -> Vec<(Node<'t>, RefKind)> {
             let mut out = Vec::new();
             let types = |n: Node<'t>| -> Vec<Node<'t>> {

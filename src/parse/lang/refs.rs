@@ -99,6 +99,12 @@ pub(crate) trait RefSyntax {
         false
     }
 
+    /// When `node` makes a new value of a named type (Java's `new T(…)`): the type's text,
+    /// so that `new T().m()` is a call of `T.m`.
+    fn constructed<'t>(&self, _node: Node<'t>) -> Option<Node<'t>> {
+        None
+    }
+
     /// Whether `node` is a name in value position.
     fn is_name(&self, node: Node) -> bool {
         node.kind() == "identifier"
@@ -261,6 +267,13 @@ impl Walk<'_> {
             && self.syntax.is_this(inner.object, self.src)
         {
             return RefBase::ThisMember(inner.member);
+        }
+        if let Some(ty) = self
+            .syntax
+            .constructed(object)
+            .and_then(|t| type_name(self.src.text_of(t)))
+        {
+            return RefBase::Typed(ty);
         }
         RefBase::Unknown(crate::text::collapse_truncate(text, 40))
     }

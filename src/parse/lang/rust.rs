@@ -432,6 +432,9 @@ mod graph {
             match node.kind() {
                 "call_expression" => node.child_by_field_name("function"),
                 "macro_invocation" => node.child_by_field_name("macro"),
+                // A macro's arguments are tokens, not expressions (`assert_eq!(parse(x),
+                // …)`): a bare name followed by parentheses there is taken for a call.
+                "identifier" if super::is_call_in_tokens(node) => Some(node),
                 _ => None,
             }
         }
@@ -541,4 +544,16 @@ fn inner_doc(item: Node, src: &str) -> Option<String> {
         }
     }
     line_comments_text(lines, "//!")
+}
+
+/// Whether `name`, a token of a macro's arguments, is a bare name called with
+/// parentheses (`f(…)`, not `a::f(…)` or `x.f(…)`, whose receivers tokens do not give).
+fn is_call_in_tokens(name: Node) -> bool {
+    name.parent().is_some_and(|p| p.kind() == "token_tree")
+        && name.next_sibling().is_some_and(|n| {
+            n.kind() == "token_tree" && n.child(0).is_some_and(|c| c.kind() == "(")
+        })
+        && !name
+            .prev_sibling()
+            .is_some_and(|p| matches!(p.kind(), "::" | "." | "$"))
 }
