@@ -31,28 +31,8 @@ fn largest(dir: &Path, ext: &str) -> Option<PathBuf> {
         .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
 }
 
-/// The regex-syntax crate cargo unpacked, if any.
-fn regex_syntax() -> Option<PathBuf> {
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
-    std::fs::read_dir(home.join("registry/src"))
-        .ok()?
-        .flatten()
-        .flat_map(|index| {
-            std::fs::read_dir(index.path())
-                .into_iter()
-                .flatten()
-                .flatten()
-        })
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("regex-syntax-"))
-        })
-        .max()
-}
+#[path = "../tests/it/support/registry.rs"]
+mod registry;
 
 fn inputs() -> Vec<PathBuf> {
     if let Some(path) = std::env::var_os("SEXTANT_BENCH_FILE") {
@@ -72,7 +52,9 @@ fn inputs() -> Vec<PathBuf> {
             "go/large_file.go",
         ),
         (
-            regex_syntax().and_then(|d| largest(&d, "rs")),
+            registry::unpacked_crate("regex-syntax-")
+                .ok()
+                .and_then(|d| largest(&d, "rs")),
             "rust/large_file.rs",
         ),
         (

@@ -8,6 +8,7 @@ pub mod mock_http;
 pub mod models;
 pub mod postgres;
 pub mod process;
+pub mod registry;
 
 /// Prints a banner for a check that could not run (written to the stderr handle directly:
 /// the harness captures `eprintln!` of passing tests, and a skip must be seen).
