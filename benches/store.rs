@@ -79,6 +79,7 @@ fn row(rng: &mut Rng, repo: usize, file: usize, i: usize) -> ChunkRow {
             relative_path: path,
             language: Language::TypeScript,
             node_kind: kind,
+            native_kind: None,
             name: format!("symbol{i}"),
             parent_name: method.then(|| format!("symbol{}", i + 1)),
             parent_chunk_id: method.then(|| id(i + 1)),

@@ -57,6 +57,10 @@ pub struct CodeChunk {
     pub language: Language,
     /// What the chunk is (`function`, `method`, `class`, `import`, …).
     pub node_kind: SymbolKind,
+    /// The language's own name for the construct when it differs from `nodeKind`'s
+    /// (`trait`, `record`, `annotation`, `const group`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_kind: Option<String>,
     /// Symbol name or statement label.
     pub name: String,
     /// Enclosing symbol's name.
@@ -271,6 +275,7 @@ impl<'a> FileContext<'a> {
             relative_path: self.path.to_string(),
             language: self.parsed.language,
             node_kind: symbol.kind,
+            native_kind: symbol.native_kind.clone(),
             name: symbol.name.clone(),
             parent_name: symbol.parent_name.clone(),
             parent_chunk_id: parent_id.map(str::to_string),

@@ -114,6 +114,7 @@ pub fn outline_chunk(
         relative_path: relative_path.to_string(),
         language: parsed.language,
         node_kind: SymbolKind::File,
+        native_kind: None,
         name: file_name.to_string(),
         parent_name: None,
         parent_chunk_id: None,

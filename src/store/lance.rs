@@ -159,6 +159,9 @@ fn schema(dims: usize) -> SchemaRef {
         // Whether `vector` holds the row's embedding yet: rows are written as soon as
         // their file is parsed (searchable by text at once) and embedded after.
         Field::new("embedded", DataType::Boolean, false),
+        // The language's own name for the construct (last: stores written before it get
+        // the column appended when opened).
+        opt_text("native_kind"),
     ]))
 }
 
@@ -237,6 +240,16 @@ impl LanceStore {
                     DataType::FixedSizeList(_, n) => Some(*n as usize),
                     _ => None,
                 });
+            if existing.field_with_name("native_kind").is_err() {
+                // Tables written before languages' own kind names were kept.
+                table
+                    .add_columns()
+                    .transform(lancedb::table::NewColumnTransform::AllNulls(Arc::new(
+                        Schema::new(vec![Field::new("native_kind", DataType::Utf8, true)]),
+                    )))
+                    .execute()
+                    .await?;
+            }
             if existing.field_with_name("embedded").is_err() {
                 // Tables written before progressive indexing: every row has its vector.
                 table
@@ -414,6 +427,7 @@ impl LanceStore {
             )),
             Arc::new(vectors),
             bools(|r| !r.vector.is_empty()),
+            o(|r| r.chunk.native_kind.as_deref()),
         ];
         Ok(RecordBatch::try_new(self.schema.clone(), columns)?)
     }
@@ -622,10 +636,11 @@ fn rows_of(
             text("relative_path")?,
         );
         let (language, kind, name) = (text("language")?, text("node_kind")?, text("name")?);
-        let (parent_name, parent_id, jsdoc) = (
+        let (parent_name, parent_id, jsdoc, native_kind) = (
             strings(batch, "parent_name")?,
             strings(batch, "parent_chunk_id")?,
             strings(batch, "jsdoc")?,
+            strings(batch, "native_kind")?,
         );
         let (children, imports) = (
             lists(batch, "child_chunk_ids")?,
@@ -692,6 +707,7 @@ fn rows_of(
                 node_kind: SymbolKind::parse(&kind[i]).ok_or_else(|| {
                     StoreError::Invalid(format!("unknown node kind `{}`", kind[i]))
                 })?,
+                native_kind: native_kind[i].clone(),
                 name: name[i].clone(),
                 parent_name: parent_name[i].clone(),
                 parent_chunk_id: parent_id[i].clone(),

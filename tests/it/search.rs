@@ -773,6 +773,14 @@ async fn a_polyglot_repository_answers_in_each_language_and_across_them() {
         ["server/src/main/java/com/acme/billing/Billing.java > Billing > chargeNew"]
     );
 
+    // Each language's own name for a construct travels with its results.
+    let store = s.search("symbol = Store", &o).await.unwrap();
+    let trait_hit = store
+        .results
+        .iter()
+        .find(|h| h.path.ends_with(".rs"))
+        .expect("the Rust trait Store");
+    assert_eq!(trait_hit.chunk.native_kind.as_deref(), Some("trait"));
     // A question answered in its language, with the docstring's words.
     let remind = s
         .search("mail a reminder for an unpaid invoice", &open())

@@ -568,3 +568,61 @@ async fn the_ann_index_waits_for_every_vector() {
     );
     assert!(stats.text_index, "text search covers them meanwhile");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn languages_own_kind_names_are_kept_and_older_stores_gain_the_column() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let chunks = rows("r1", "src/shapes.rs", &fixture("rust/traits_impls.rs"));
+    let native = |chunks: &[ChunkRow]| -> Vec<(String, Option<String>)> {
+        let mut out: Vec<_> = chunks
+            .iter()
+            .map(|r| (r.chunk.breadcrumb.clone(), r.chunk.native_kind.clone()))
+            .collect();
+        out.sort();
+        out
+    };
+    assert!(
+        native(&chunks)
+            .iter()
+            .any(|(b, k)| b == "Shape" && k.as_deref() == Some("trait")),
+        "the parser names a Rust trait a trait: {:?}",
+        native(&chunks)
+    );
+    {
+        let store = open(dir.path()).await;
+        store
+            .replace_file("r1", "src/shapes.rs", chunks.clone())
+            .await
+            .expect("write");
+        let read = store
+            .file_chunks("r1", "src/shapes.rs")
+            .await
+            .expect("read");
+        assert_eq!(native(&read), native(&chunks), "stored and read back");
+    }
+    // A store written before the column existed: drop it, as such a store never had it.
+    {
+        let db = lancedb::connect(&dir.path().join("lance").to_string_lossy())
+            .execute()
+            .await
+            .expect("connect");
+        let table = db.open_table("chunks").execute().await.expect("table");
+        table.drop_columns(&["native_kind"]).await.expect("drop");
+    }
+    let store = open(dir.path()).await;
+    let read = store
+        .file_chunks("r1", "src/shapes.rs")
+        .await
+        .expect("read old rows");
+    assert_eq!(read.len(), chunks.len(), "nothing lost");
+    assert!(read.iter().all(|r| r.chunk.native_kind.is_none()));
+    store
+        .replace_file("r1", "src/shapes.rs", chunks.clone())
+        .await
+        .expect("write after the column was added");
+    let read = store
+        .file_chunks("r1", "src/shapes.rs")
+        .await
+        .expect("read");
+    assert_eq!(native(&read), native(&chunks));
+}
