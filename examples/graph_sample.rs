@@ -3,27 +3,15 @@
 //! (docs/BENCHMARKS.md, "Graph accuracy per language").
 //!
 //! `cargo run --example graph_sample -- DIR EXT [N]`: N (default 12) functions and
-//! methods of at least three lines in `*.EXT` files outside test code, in the order of
+//! methods of at least three lines in `*.EXT` files outside tests and test data
+//! (`roles::PathRole`), in the order of
 //! the SHA-256 of their chunk id; each with its source, its resolved calls (name and
 //! file) and the calls it left uncertain.
 
 use sextant::graph::MemoryGraph;
+use sextant::parse::SymbolKind;
+use sextant::roles::PathRole;
 use sha2::{Digest, Sha256};
-
-fn is_test_path(path: &str) -> bool {
-    let p = format!("/{path}");
-    [
-        "/test/",
-        "/tests/",
-        "/testing/",
-        "/testdata/",
-        "_test.go",
-        "/test_",
-        "Test.java",
-    ]
-    .iter()
-    .any(|m| p.contains(m))
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -32,16 +20,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ext = args.next().ok_or(usage)?;
     let n: usize = args.next().map(|s| s.parse()).transpose()?.unwrap_or(12);
     let (files, configs) = sextant::index::read_sources(std::path::Path::new(&dir))?;
-    let files: Vec<(String, String)> = files;
     let graph = MemoryGraph::build(&files, &configs);
     let mut picked = Vec::new();
     for (path, chunks) in &graph.chunks {
-        if !path.ends_with(&format!(".{ext}")) || is_test_path(path) {
+        let role = PathRole::of(path);
+        if !path.ends_with(&format!(".{ext}")) || matches!(role, PathRole::Test | PathRole::Fixture)
+        {
             continue;
         }
         for chunk in chunks {
-            let kind = format!("{:?}", chunk.node_kind);
-            if !matches!(kind.as_str(), "Function" | "Method" | "Constructor") {
+            if !matches!(
+                chunk.node_kind,
+                SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor
+            ) {
                 continue;
             }
             if chunk.end_line < chunk.start_line + 2 {

@@ -19,7 +19,7 @@ pub struct Config {
     pub parse: ParseLimits,
     /// Chunker settings.
     pub chunk: ChunkOptions,
-    /// Files a sync writes per commit (default 256). Fewer bound the memory a batch of
+    /// Files a sync writes per commit (default [`crate::index::DEFAULT_BATCH_FILES`]). Fewer bound the memory a batch of
     /// large files holds and the work a crash throws away; more commit less often.
     pub batch_files: usize,
     /// Metadata database: a `postgres://` URL, a `sqlite:` URL or a file path. `None`
@@ -66,7 +66,7 @@ impl Default for Config {
             data_dir: PathBuf::from(".sextant"),
             parse: ParseLimits::default(),
             chunk: ChunkOptions::default(),
-            batch_files: crate::index::IndexOptions::default().batch_files,
+            batch_files: crate::index::DEFAULT_BATCH_FILES,
             database_url: None,
             lance_uri: None,
             allowed_roots: Vec::new(),

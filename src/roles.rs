@@ -89,6 +89,7 @@ impl PathRole {
             || [".test.", ".spec.", "_test.", "-test.", ".test-d.", "_spec."]
                 .iter()
                 .any(|m| file.contains(m))
+            || is_test_file_by_convention(path.rsplit('/').next().unwrap_or(path))
         {
             Self::Test
         } else if any_dir(EXAMPLE_DIRS) {
@@ -102,6 +103,15 @@ impl PathRole {
             Self::Source
         }
     }
+}
+
+/// Test files named by their language's convention rather than a marker: Python's
+/// `test_x.py` (pytest, unittest discovery) and Java's `XTest.java` / `XTests.java`
+/// (Maven Surefire). Case matters for Java (`Contest.java` is code).
+fn is_test_file_by_convention(file: &str) -> bool {
+    (file.starts_with("test_") && file.ends_with(".py"))
+        || file.ends_with("Test.java")
+        || file.ends_with("Tests.java")
 }
 
 /// A repository's own path roles (its `pathRoles` setting: role name → globs), checked
@@ -162,6 +172,11 @@ mod tests {
             ("lib/types.d.ts", PathRole::Declaration),
             ("dist/index.min.js", PathRole::Generated),
             ("packages/test-utils/src/index.ts", PathRole::Source),
+            ("pkg/store_test.go", PathRole::Test),
+            ("src/app/test_billing.py", PathRole::Test),
+            ("src/app/contest.py", PathRole::Source),
+            ("src/main/java/a/BillingTest.java", PathRole::Test),
+            ("src/main/java/a/Contest.java", PathRole::Source),
         ];
         for (path, role) in cases {
             assert_eq!(PathRole::of(path), role, "{path}");

@@ -396,21 +396,14 @@ impl Resolver {
                 Imported::Default => self.export(&target, "default", hops + 1),
                 // Rust: `use crate::unicode` names the module file, not the `mod
                 // unicode;` line that declares it.
-                Imported::Named(_) if language(path) == Some(Language::Rust) => self
+                Imported::Named(n) if language(path) == Some(Language::Rust) => self
                     .submodule(path, binding)
                     .map(Resolved::Module)
-                    .or_else(|| self.named_export(&target, binding, hops)),
-                Imported::Named(_) => self
-                    .named_export(&target, binding, hops)
+                    .or_else(|| self.export(&target, n, hops + 1)),
+                Imported::Named(n) => self
+                    .export(&target, n, hops + 1)
                     .or_else(|| self.submodule(path, binding).map(Resolved::Module)),
             },
-        }
-    }
-
-    fn named_export(&self, target: &str, binding: &ImportBinding, hops: usize) -> Option<Resolved> {
-        match &binding.imported {
-            Imported::Named(n) => self.export(target, n, hops + 1),
-            _ => None,
         }
     }
 

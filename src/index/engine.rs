@@ -29,6 +29,9 @@ use crate::store::{
     Repository, SymbolRecord, VectorStore, now_ms,
 };
 
+/// Files a sync writes per commit unless configured (`--batch-files`).
+pub const DEFAULT_BATCH_FILES: usize = 256;
+
 /// Engine settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexOptions {
@@ -78,7 +81,7 @@ impl Default for GitPolicy {
 impl Default for IndexOptions {
     fn default() -> Self {
         Self {
-            batch_files: 256,
+            batch_files: DEFAULT_BATCH_FILES,
             embed_slice: 256,
             maintain_after_files: 32,
             parse: ParseLimits::default(),

@@ -29,7 +29,9 @@ pub mod scan;
 pub mod source;
 pub mod watch;
 
-pub use engine::{GitPolicy, IndexOptions, Indexer, ModelChange, RepoAudit, SyncReport};
+pub use engine::{
+    DEFAULT_BATCH_FILES, GitPolicy, IndexOptions, Indexer, ModelChange, RepoAudit, SyncReport,
+};
 pub use error::IndexError;
 pub use jobs::{JobOutcome, JobRunner};
 pub use progress::{Phase, Progress, ProgressEvent};

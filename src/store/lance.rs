@@ -240,16 +240,17 @@ impl LanceStore {
                     DataType::FixedSizeList(_, n) => Some(*n as usize),
                     _ => None,
                 });
-            if existing.field_with_name("native_kind").is_err() {
-                // Tables written before languages' own kind names were kept.
-                table
-                    .add_columns()
-                    .transform(lancedb::table::NewColumnTransform::AllNulls(Arc::new(
-                        Schema::new(vec![Field::new("native_kind", DataType::Utf8, true)]),
-                    )))
-                    .execute()
-                    .await?;
+            if width != Some(options.dims) {
+                return Err(StoreError::Invalid(format!(
+                    "the chunk store at {} holds {}-dimensional vectors but the configured embedding model makes \
+                     {}-dimensional ones; re-index into a fresh data directory (or delete {}) after changing models",
+                    options.uri,
+                    width.map_or("unknown".to_string(), |w| w.to_string()),
+                    options.dims,
+                    options.uri
+                )));
             }
+            // Columns added since the first release, appended in the schema's order.
             if existing.field_with_name("embedded").is_err() {
                 // Tables written before progressive indexing: every row has its vector.
                 table
@@ -261,15 +262,15 @@ impl LanceStore {
                     .execute()
                     .await?;
             }
-            if width != Some(options.dims) {
-                return Err(StoreError::Invalid(format!(
-                    "the chunk store at {} holds {}-dimensional vectors but the configured embedding model makes \
-                     {}-dimensional ones; re-index into a fresh data directory (or delete {}) after changing models",
-                    options.uri,
-                    width.map_or("unknown".to_string(), |w| w.to_string()),
-                    options.dims,
-                    options.uri
-                )));
+            if existing.field_with_name("native_kind").is_err() {
+                // Tables written before languages' own kind names were kept.
+                table
+                    .add_columns()
+                    .transform(lancedb::table::NewColumnTransform::AllNulls(Arc::new(
+                        Schema::new(vec![Field::new("native_kind", DataType::Utf8, true)]),
+                    )))
+                    .execute()
+                    .await?;
             }
             table
         } else {

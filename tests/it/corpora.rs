@@ -52,32 +52,13 @@ fn run(cmd: &mut Command) -> Result<(), String> {
 
 /// `<cache>/typescript-5.9.3/package`, fetched with `npm pack` when missing.
 fn typescript_package() -> Result<PathBuf, String> {
-    let dest = cache_dir().join("typescript-5.9.3");
-    let package = dest.join("package");
-    if package.join("lib/typescript.js").is_file() {
-        return Ok(package);
-    }
-    std::fs::create_dir_all(cache_dir()).map_err(|e| e.to_string())?;
-    let tmp = tempfile::tempdir_in(cache_dir()).map_err(|e| e.to_string())?;
-    run(Command::new("npm")
-        .args(["pack", TYPESCRIPT, "--loglevel=error", "--pack-destination"])
-        .arg(tmp.path()))?;
-    run(Command::new("tar")
-        .arg("-xzf")
-        .arg(tmp.path().join("typescript-5.9.3.tgz"))
-        .arg("-C")
-        .arg(tmp.path()))?;
-    // Rename into place atomically; a concurrent run may have won the race.
-    match std::fs::rename(tmp.path().join("package"), &package) {
-        Ok(()) => {}
-        Err(_) if package.join("lib/typescript.js").is_file() => {}
-        Err(e) => {
-            std::fs::create_dir_all(&dest).map_err(|e| e.to_string())?;
-            std::fs::rename(tmp.path().join("package"), &package)
-                .map_err(|e2| format!("cannot move package into {}: {e} / {e2}", dest.display()))?;
-        }
-    }
-    Ok(package)
+    let dest = cached("typescript-5.9.3", |tmp| {
+        run(Command::new("npm")
+            .args(["pack", TYPESCRIPT, "--loglevel=error", "--pack-destination"])
+            .arg(tmp))?;
+        untar_all(tmp)
+    })?;
+    Ok(dest.join("package"))
 }
 
 /// `<cache>/eval-corpus/rxjs`, built by the shared `get-corpus.sh` when missing.
@@ -190,15 +171,19 @@ fn cached(dir: &str, fetch: impl FnOnce(&Path) -> Result<(), String>) -> Result<
     let tmp = tempfile::tempdir_in(cache_dir()).map_err(|e| e.to_string())?;
     fetch(tmp.path())?;
     std::fs::write(tmp.path().join(".complete"), "").map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_dir_all(&dest);
-    match std::fs::rename(tmp.keep(), &dest) {
-        Ok(()) => Ok(dest),
-        Err(_) if dest.join(".complete").is_file() => Ok(dest),
-        Err(e) => Err(format!(
-            "cannot move the corpus into {}: {e}",
-            dest.display()
-        )),
+    let fetched = tmp.keep();
+    if std::fs::rename(&fetched, &dest).is_ok() {
+        return Ok(dest);
     }
+    // Another test finished first (keep its copy), or an unfinished copy is in the way.
+    if dest.join(".complete").is_file() {
+        let _ = std::fs::remove_dir_all(&fetched);
+        return Ok(dest);
+    }
+    let _ = std::fs::remove_dir_all(&dest);
+    std::fs::rename(&fetched, &dest)
+        .map(|()| dest.clone())
+        .map_err(|e| format!("cannot move the corpus into {}: {e}", dest.display()))
 }
 
 /// Unpacks every tarball in `dir` into `dir`.
@@ -207,7 +192,10 @@ fn untar_all(dir: &Path) -> Result<(), String> {
         .map_err(|e| e.to_string())?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().contains(".tar."))
+        .filter(|p| {
+            let name = p.to_string_lossy();
+            name.contains(".tar.") || name.ends_with(".tgz")
+        })
         .collect();
     if tarballs.is_empty() {
         return Err(format!("no tarball was downloaded into {}", dir.display()));

@@ -17,11 +17,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 EVAL=$(cd "$HERE/../shared/eval" && pwd)
 export LC_ALL=C
 
-while read -r reserved; do
-  case "$reserved" in ''|'#'*) continue;; esac
-  case "$PKG" in "$reserved"|"$reserved"*) if [ "${reserved%/}" != "$reserved" ] || [ "$PKG" = "$reserved" ]; then
-    echo "devset: $PKG is reserved for evaluation ($EVAL/RESERVED.txt)" >&2; exit 1; fi;; esac
-done < "$EVAL/RESERVED.txt"
+# shellcheck source=../reserved.sh
+. "$HERE/tools/reserved.sh"
+refuse_reserved devset "$PKG"
 
 mkdir -p "$DEST"; DEST=$(cd "$DEST" && pwd)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

@@ -10,7 +10,7 @@
 # Then: sextant eval --corpus DEST --queries DEST/queries-LABEL.jsonl --out R.jsonl
 #       python3 ../shared/eval/score.py --results R.jsonl --queries DEST/queries-LABEL.jsonl
 # Needs python3 with venv (py-tree-sitter and the four grammars come from PyPI into a
-# cache). Refuses labels listed in ../shared/eval/RESERVED.txt.
+# cache). Refuses corpora listed in ../shared/eval/RESERVED.txt (by label or folder name).
 set -euo pipefail
 LANG_NAME=$1; SOURCE=$2; LABEL=$3
 DEST=${4:-$HOME/.cache/sextant/corpora/langset}
@@ -19,12 +19,13 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 EVAL=$(cd "$HERE/../shared/eval" && pwd)
 export LC_ALL=C
 
-while read -r reserved; do
-  case "$reserved" in ''|'#'*) continue;; esac
-  if [ "$LABEL" = "$reserved" ]; then
-    echo "langset: $LABEL is reserved for evaluation ($EVAL/RESERVED.txt)" >&2; exit 1
-  fi
-done < "$EVAL/RESERVED.txt"
+# shellcheck source=../reserved.sh
+. "$HERE/tools/reserved.sh"
+# The label and the source folder's name without its version (`cobra-1.8.0` → `cobra`).
+SOURCE_NAME=$(basename "$SOURCE"); SOURCE_NAME=${SOURCE_NAME%%-[0-9]*}
+refuse_reserved langset "$LABEL"
+refuse_reserved langset "${LABEL%%-[0-9]*}"
+refuse_reserved langset "$SOURCE_NAME"
 
 case "$LANG_NAME" in
   python) EXT='\.py$';; go) EXT='\.go$';; rust) EXT='\.rs$';; java) EXT='\.java$';;
@@ -41,8 +42,11 @@ fi
 mkdir -p "$DEST"; DEST=$(cd "$DEST" && pwd)
 rm -rf "${DEST:?}/$LABEL" "${DEST:?}/$LABEL-stripped"
 mkdir -p "$DEST/$LABEL"
-( cd "$SOURCE" && find . -type f | sed 's|^\./||' | grep -E "$EXT" \
-    | grep -vE '(^|/)(\.git|vendor|target|node_modules|build|dist)/' | sort ) > "$DEST/$LABEL.files"
+( cd "$SOURCE" && find . -type f | sed 's|^\./||' | { grep -E "$EXT" || true; } \
+    | { grep -vE '(^|/)(\.git|vendor|target|node_modules|build|dist)/' || true; } | sort ) > "$DEST/$LABEL.files"
+if [ ! -s "$DEST/$LABEL.files" ]; then
+  echo "langset: no $LANG_NAME files under $SOURCE (is it the corpus's root folder?)" >&2; exit 1
+fi
 ( cd "$SOURCE" && tar -cf - -T "$DEST/$LABEL.files" ) | tar -xf - -C "$DEST/$LABEL" --no-same-owner
 echo "langset: $LABEL: $(wc -l < "$DEST/$LABEL.files") files" >&2
 

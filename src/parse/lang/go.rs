@@ -14,22 +14,12 @@ use crate::parse::refs::Imported;
 /// Go's [`Syntax`].
 pub(crate) struct Go;
 
-/// The names declared by the specs of a `const`/`var` declaration, in order.
-fn spec_names(node: Node, src: &str, out: &mut Vec<String>) {
-    for child in named_children(node) {
-        match child.kind() {
-            "const_spec" | "var_spec" => {
-                let mut cursor = child.walk();
-                out.extend(
-                    child
-                        .children_by_field_name("name", &mut cursor)
-                        .map(|n| src.text_of(n).to_string()),
-                );
-            }
-            "var_spec_list" | "const_spec_list" => spec_names(child, src, out),
-            _ => {}
-        }
-    }
+/// The names one `const`/`var` spec declares (`A, B = 1, 2` declares both).
+fn spec_names(spec: Node, src: &str) -> Vec<String> {
+    let mut cursor = spec.walk();
+    spec.children_by_field_name("name", &mut cursor)
+        .map(|n| src.text_of(n).to_string())
+        .collect()
 }
 
 /// Go exports names that start with an upper-case letter.
@@ -120,8 +110,7 @@ impl Go {
             "var"
         };
         let specs = value_specs(node);
-        let mut names = Vec::new();
-        spec_names(node, src, &mut names);
+        let names: Vec<String> = specs.iter().flat_map(|s| spec_names(*s, src)).collect();
         match specs.as_slice() {
             [spec] => {
                 let mut def = self.value_spec(*spec, src)?;
@@ -146,11 +135,7 @@ impl Go {
 
     /// One `const`/`var` spec (`A, B = 1, 2` binds both names).
     fn value_spec<'t>(&self, spec: Node<'t>, src: &str) -> Option<Def<'t>> {
-        let mut cursor = spec.walk();
-        let names: Vec<String> = spec
-            .children_by_field_name("name", &mut cursor)
-            .map(|n| src.text_of(n).to_string())
-            .collect();
+        let names = spec_names(spec, src);
         let name = names.first()?.clone();
         let mut def =
             Def::new(value_kind(spec), name, spec).exported(names.iter().any(|n| is_exported(n)));

@@ -99,8 +99,8 @@ pub(crate) trait RefSyntax {
         false
     }
 
-    /// When `node` makes a new value of a named type (Java's `new T(…)`): the type's text,
-    /// so that `new T().m()` is a call of `T.m`.
+    /// When `node` makes a new value of a named type (Java's `new T(…)`): the node naming
+    /// the type, so that `new T().m()` is a call of `T.m`.
     fn constructed<'t>(&self, _node: Node<'t>) -> Option<Node<'t>> {
         None
     }

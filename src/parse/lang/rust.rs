@@ -511,14 +511,12 @@ fn doc_attributes(item: Node, src: &str) -> Option<String> {
             .and_then(|t| t.strip_prefix('"'))
             .and_then(|t| t.strip_suffix('"'))
         {
-            lines.push(value.trim().to_string());
+            lines.push(value);
         }
         prev = p.prev_named_sibling();
     }
     lines.reverse();
-    let doc = lines.join("\n");
-    let doc = doc.trim();
-    (!doc.is_empty()).then(|| doc.to_string())
+    line_comments_text(lines, "")
 }
 
 /// A module's inner documentation: the `//!` lines (or a `/*! */` block) that open its
