@@ -1244,7 +1244,20 @@ async fn a_sync_answers_by_text_at_once_and_shows_its_embedding_progress() {
         "rows without vectors are never vector hits"
     );
 
-    // Another request to embed the repository waits for the running stage.
+    // Once the job's own stage has begun (it holds the repository's embedding turn)...
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let row = meta.get_job(&job.id).await.unwrap().unwrap();
+        if row.message.as_deref().is_some_and(|m| m.starts_with("embed")) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job never began embedding: {row:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // ...another request to embed the repository waits for it.
     let second = tokio::spawn({
         let indexer = indexer.clone();
         let repo = repo.clone();
