@@ -1248,7 +1248,11 @@ async fn a_sync_answers_by_text_at_once_and_shows_its_embedding_progress() {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let row = meta.get_job(&job.id).await.unwrap().unwrap();
-        if row.message.as_deref().is_some_and(|m| m.starts_with("embed")) {
+        if row
+            .message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("embed"))
+        {
             break;
         }
         assert!(
