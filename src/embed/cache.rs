@@ -155,6 +155,10 @@ impl Embedder for CachedEmbedder {
         self.inner.limits()
     }
 
+    fn score_spread(&self) -> f32 {
+        self.inner.score_spread()
+    }
+
     async fn lookup(
         &self,
         texts: &[String],

@@ -114,6 +114,15 @@ pub struct ModelManifest {
     /// Put before documents.
     #[serde(default)]
     pub document_prefix: String,
+    /// How widely the model's similarities spread between a good and a poor match,
+    /// relative to bge-small-en-v1.5's (1.0): the ranking priors are written in that
+    /// model's units and are scaled by this ([`crate::embed::Embedder::score_spread`]).
+    #[serde(default = "unit_spread")]
+    pub score_spread: f32,
+}
+
+fn unit_spread() -> f32 {
+    1.0
 }
 
 /// The manifests compiled into the binary.

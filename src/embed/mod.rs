@@ -85,6 +85,13 @@ pub trait Embedder: Send + Sync {
     fn dims(&self) -> usize;
     /// Batch limits: texts and (estimated) tokens per call, tokens per text.
     fn limits(&self) -> BatchLimits;
+    /// How widely this model's similarities spread between a good and a poor match,
+    /// relative to bge-small-en-v1.5's: the search's ranking priors (fixed amounts added
+    /// to or taken from a blended score) are written in that model's units and scaled by
+    /// this, so that a penalty moves a result as far under any model. 1.0 unless measured.
+    fn score_spread(&self) -> f32 {
+        1.0
+    }
     /// Embeds one batch, returning one vector per text in order.
     async fn embed(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError>;
     /// The vectors known without running the model (a cache's hits), `None` elsewhere.

@@ -249,6 +249,10 @@ impl Embedder for OnnxEmbedder {
         self.inner.manifest.dims
     }
 
+    fn score_spread(&self) -> f32 {
+        self.inner.manifest.score_spread
+    }
+
     fn limits(&self) -> BatchLimits {
         let max = self.inner.loaded.max_tokens;
         BatchLimits {

@@ -706,7 +706,7 @@ impl Searcher {
                 &mut candidates,
                 &intent,
                 &lexical_query,
-                &options.priors,
+                &options.priors.scaled(self.embedder.score_spread()),
                 &roles,
             );
             timings.priors_ms = ms(t);

@@ -88,28 +88,44 @@ impl Default for Priors {
 }
 
 impl Priors {
+    /// Every weight with its JSON name.
+    fn weights_mut(&mut self) -> [(&'static str, &mut f32); 10] {
+        [
+            ("testPenalty", &mut self.test_penalty),
+            ("fixturePenalty", &mut self.fixture_penalty),
+            ("examplePenalty", &mut self.example_penalty),
+            ("declarationPenalty", &mut self.declaration_penalty),
+            ("generatedPenalty", &mut self.generated_penalty),
+            ("signaturePenalty", &mut self.signature_penalty),
+            ("pathWords", &mut self.path_words),
+            ("definition", &mut self.definition),
+            ("coherence", &mut self.coherence),
+            ("repeat", &mut self.repeat),
+        ]
+    }
+
     /// Checks that every weight lies in 0..=1.
     pub fn validate(&self) -> Result<(), String> {
-        let weights = [
-            ("testPenalty", self.test_penalty),
-            ("fixturePenalty", self.fixture_penalty),
-            ("examplePenalty", self.example_penalty),
-            ("declarationPenalty", self.declaration_penalty),
-            ("generatedPenalty", self.generated_penalty),
-            ("signaturePenalty", self.signature_penalty),
-            ("pathWords", self.path_words),
-            ("definition", self.definition),
-            ("coherence", self.coherence),
-            ("repeat", self.repeat),
-        ];
-        for (name, w) in weights {
-            if !(0.0..=1.0).contains(&w) {
+        let mut copy = *self;
+        for (name, w) in copy.weights_mut() {
+            if !(0.0..=1.0).contains(w) {
                 return Err(format!(
                     "priors.{name} must be between 0.0 and 1.0, got {w}"
                 ));
             }
         }
         Ok(())
+    }
+
+    /// Every weight times `spread`: the weights are written in bge-small-en-v1.5's score
+    /// units, and a model whose similarities spread wider needs them as much wider to
+    /// move a result as far ([`crate::embed::Embedder::score_spread`]).
+    pub fn scaled(&self, spread: f32) -> Priors {
+        let mut out = *self;
+        for (_, w) in out.weights_mut() {
+            *w *= spread;
+        }
+        out
     }
 }
 
@@ -522,6 +538,25 @@ mod tests {
             signature_only: false,
             score: 0.8,
         }
+    }
+
+    #[test]
+    fn priors_scale_with_the_models_score_spread() {
+        let base = Priors::default();
+        let wide = base.scaled(1.5);
+        assert!((wide.test_penalty - base.test_penalty * 1.5).abs() < 1e-6);
+        assert!((wide.coherence - base.coherence * 1.5).abs() < 1e-6);
+        assert!(wide.enabled);
+        assert_eq!(base.scaled(1.0), base);
+        assert!(
+            Priors {
+                repeat: 1.5,
+                ..base
+            }
+            .validate()
+            .unwrap_err()
+            .contains("repeat")
+        );
     }
 
     #[test]

@@ -557,6 +557,32 @@ const POOL: &[(&str, &str)] = &[
     ),
 ];
 
+/// [`BagOfWords`], declaring similarities that spread twice as wide as bge-small's.
+struct Wide;
+
+#[async_trait]
+impl sextant::embed::Embedder for Wide {
+    fn model_id(&self) -> &str {
+        BagOfWords.model_id()
+    }
+    fn dims(&self) -> usize {
+        BagOfWords.dims()
+    }
+    fn limits(&self) -> sextant::embed::BatchLimits {
+        BagOfWords.limits()
+    }
+    fn score_spread(&self) -> f32 {
+        2.0
+    }
+    async fn embed(
+        &self,
+        texts: &[String],
+        kind: sextant::embed::InputKind,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        BagOfWords.embed(texts, kind).await
+    }
+}
+
 #[tokio::test]
 async fn a_bare_identifier_is_answered_by_its_definition_and_tests_yield_to_source() {
     let w = world_of(POOL).await;
@@ -587,8 +613,23 @@ async fn a_bare_identifier_is_answered_by_its_definition_and_tests_yield_to_sour
             test.scores.prior.unwrap()
         }
     };
-    assert!(test_prior("run a job on the worker pool").await < 0.0);
+    let narrow = test_prior("run a job on the worker pool").await;
+    assert!(narrow < 0.0);
     assert!(test_prior("unit tests for the worker pool").await >= 0.0);
+
+    // The priors are in bge-small's units: under a model whose similarities spread twice
+    // as wide, the same test moves twice as far.
+    let wide = Searcher::new(w.meta.clone(), w.vectors.clone(), Arc::new(Wide), None)
+        .search("run a job on the worker pool", &open())
+        .await
+        .unwrap();
+    let wide = wide
+        .candidates
+        .iter()
+        .find(|h| h.path.contains("__tests__"))
+        .and_then(|h| h.scores.prior)
+        .expect("the test is a candidate");
+    assert!((wide - 2.0 * narrow).abs() < 1e-4, "{wide} vs {narrow}");
 
     // The repository can say its tests are code: then they lose nothing.
     let mut settings = RepoSettings::default();
