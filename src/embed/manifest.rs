@@ -177,10 +177,23 @@ impl ModelManifest {
     pub fn read(dir: &Path) -> Result<Self, EmbedError> {
         let path = dir.join(MANIFEST_FILE);
         let bytes = std::fs::read(&path).map_err(|e| EmbedError::io(&path, e))?;
-        serde_json::from_slice(&bytes).map_err(|e| EmbedError::Model {
+        let manifest: Self = serde_json::from_slice(&bytes).map_err(|e| EmbedError::Model {
             dir: dir.to_path_buf(),
             reason: format!("{}: {e}", path.display()),
-        })
+        })?;
+        // Priors are multiplied by it: zero would switch them off, a negative value
+        // would turn every penalty into a bonus.
+        if !(manifest.score_spread.is_finite() && manifest.score_spread > 0.0) {
+            return Err(EmbedError::Model {
+                dir: dir.to_path_buf(),
+                reason: format!(
+                    "{}: score_spread must be a positive number (1.0 when not measured),                      got {}",
+                    path.display(),
+                    manifest.score_spread
+                ),
+            });
+        }
+        Ok(manifest)
     }
 
     /// Where this model lives inside a data directory.
@@ -228,11 +241,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_folder_manifest_without_a_positive_score_spread_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = find(DEFAULT_EMBEDDING).unwrap();
+        let write = |m: &ModelManifest| {
+            std::fs::write(
+                dir.path().join(MANIFEST_FILE),
+                serde_json::to_vec(m).unwrap(),
+            )
+            .unwrap()
+        };
+        write(&m);
+        assert_eq!(ModelManifest::read(dir.path()).unwrap(), m);
+        m.score_spread = 0.0;
+        write(&m);
+        let err = ModelManifest::read(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("score_spread must be a positive number"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn builtin_manifests_parse_and_are_consistent() {
         let all = builtin();
         assert_eq!(all.len(), BUILTIN.len());
         for m in &all {
             assert!(!m.files.is_empty(), "{}", m.name);
+            assert!(m.score_spread > 0.0, "{}", m.name);
             assert!(
                 m.files.values().all(|h| h.len() == 64),
                 "{}: SHA-256 in hex",

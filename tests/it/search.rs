@@ -583,6 +583,17 @@ impl sextant::embed::Embedder for Wide {
     }
 }
 
+/// The prior `s` gives the [`POOL`] test file's candidate for `question`.
+async fn prior_of_the_test(s: &Searcher, question: &str) -> f32 {
+    let r = s.search(question, &open()).await.unwrap();
+    let test = r
+        .candidates
+        .iter()
+        .find(|h| h.path.contains("__tests__"))
+        .expect("the test is a candidate");
+    test.scores.prior.unwrap()
+}
+
 #[tokio::test]
 async fn a_bare_identifier_is_answered_by_its_definition_and_tests_yield_to_source() {
     let w = world_of(POOL).await;
@@ -601,34 +612,15 @@ async fn a_bare_identifier_is_answered_by_its_definition_and_tests_yield_to_sour
 
     // A sentence that does not ask for tests: test code loses a little; one that does
     // keeps its score.
-    let test_prior = |question: &'static str| {
-        let s = &s;
-        async move {
-            let r = s.search(question, &open()).await.unwrap();
-            let test = r
-                .candidates
-                .iter()
-                .find(|h| h.path.contains("__tests__"))
-                .expect("the test is a candidate");
-            test.scores.prior.unwrap()
-        }
-    };
+    let test_prior = |question: &'static str| prior_of_the_test(&s, question);
     let narrow = test_prior("run a job on the worker pool").await;
     assert!(narrow < 0.0);
     assert!(test_prior("unit tests for the worker pool").await >= 0.0);
 
     // The priors are in bge-small's units: under a model whose similarities spread twice
     // as wide, the same test moves twice as far.
-    let wide = Searcher::new(w.meta.clone(), w.vectors.clone(), Arc::new(Wide), None)
-        .search("run a job on the worker pool", &open())
-        .await
-        .unwrap();
-    let wide = wide
-        .candidates
-        .iter()
-        .find(|h| h.path.contains("__tests__"))
-        .and_then(|h| h.scores.prior)
-        .expect("the test is a candidate");
+    let wide_model = Searcher::new(w.meta.clone(), w.vectors.clone(), Arc::new(Wide), None);
+    let wide = prior_of_the_test(&wide_model, "run a job on the worker pool").await;
     assert!((wide - 2.0 * narrow).abs() < 1e-4, "{wide} vs {narrow}");
 
     // The repository can say its tests are code: then they lose nothing.
