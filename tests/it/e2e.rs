@@ -23,7 +23,9 @@ fn sextant(data: &std::path::Path, model: &std::path::Path) -> Command {
     // rebuild meanwhile does not change what is measured.
     let mut c = Command::new(std::env::var("SEXTANT_E2E_BIN").unwrap_or_else(|_| BIN.into()));
     c.arg("--data-dir").arg(data).arg("--model-dir").arg(model);
-    c.env_remove("SEXTANT_SERVER").env_remove("SEXTANT_TOKEN");
+    c.env_remove("SEXTANT_SERVER")
+        .env_remove("SEXTANT_TOKEN")
+        .env_remove("FAILPOINTS");
     c
 }
 
@@ -83,7 +85,7 @@ async fn call_tool(
 async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
     let model = match minilm() {
         Ok(m) => m,
-        Err(why) => return skip("end-to-end test of the binary", &why),
+        Err(why) => return skip("end-to-end test of the binary", why),
     };
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
@@ -291,7 +293,7 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
 async fn sigterm_stops_the_server_even_with_a_progress_stream_open() {
     let model = match minilm() {
         Ok(m) => m,
-        Err(why) => return skip("stopping the binary", &why),
+        Err(why) => return skip("stopping the binary", why),
     };
     let tmp = tempfile::tempdir().unwrap();
     let mut server = serve(&tmp.path().join("data"), &model);
@@ -326,7 +328,7 @@ async fn sigterm_stops_the_server_even_with_a_progress_stream_open() {
 fn doctor_reports_and_repairs_a_damaged_chunk_store() {
     let model = match minilm() {
         Ok(m) => m,
-        Err(why) => return skip("sextant doctor on a damaged chunk store", &why),
+        Err(why) => return skip("sextant doctor on a damaged chunk store", why),
     };
     let tmp = tempfile::tempdir().unwrap();
     let (data, ws) = (tmp.path().join("data"), tmp.path().join("ws"));
@@ -410,7 +412,7 @@ async fn index_snapshot(http: &reqwest::Client, base: &str, repo: &str) -> Vec<S
 async fn a_server_killed_mid_sync_resumes_and_matches_a_clean_build() {
     let model = match minilm() {
         Ok(m) => m,
-        Err(why) => return skip("kill -9 of the server mid-sync", &why),
+        Err(why) => return skip("kill -9 of the server mid-sync", why),
     };
     let tmp = tempfile::tempdir().unwrap();
     let (data, clean, ws) = (
@@ -435,11 +437,25 @@ async fn a_server_killed_mid_sync_resumes_and_matches_a_clean_build() {
     }
     let http = reqwest::Client::new();
     let register = json!({ "path": ws.to_string_lossy(), "name": "ws" });
-    let server = serve(&data, &model);
+    // The sync holds after its first commit of 8 files (a fail point), so the kill lands
+    // mid-sync whatever the machine's speed.
+    let mut first = sextant(&data, &model);
+    first
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("SEXTANT_BATCH_FILES", "8")
+        .env("FAILPOINTS", "sync-after-batch=return");
+    let server = Served::start(first);
     let base = server.url.clone();
     let job = register_job(&http, &base, &register).await;
-    wait_job(&http, &base, &job, |s| s == "running").await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let held = Instant::now();
+    loop {
+        let repo = json_of(http.get(format!("{base}/api/v1/repositories/ws"))).await;
+        if repo["files"]["indexed"].as_u64().unwrap_or(0) > 0 {
+            break;
+        }
+        assert!(held.elapsed() < Duration::from_secs(300), "no batch committed: {repo}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let state = wait_job(&http, &base, &job, |_| true).await;
     assert_eq!(
         state["state"].as_str().unwrap().to_lowercase(),
@@ -506,7 +522,7 @@ fn generated_repository(root: &std::path::Path, tag: &str, files: usize) {
 async fn mixed_load_gets_no_server_errors() {
     let model = match minilm() {
         Ok(m) => m,
-        Err(why) => return skip("the load run", &why),
+        Err(why) => return skip("the load run", why),
     };
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let clients = var("SEXTANT_LOAD_CLIENTS").map_or(8, |v| v.parse().unwrap());

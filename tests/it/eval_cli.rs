@@ -16,7 +16,7 @@ use support::skip;
 fn eval_indexes_the_corpus_and_writes_score_py_results() {
     let (teacher, model) = match (minilm(), static_model()) {
         (Ok(t), Ok(s)) => (t, s),
-        (Err(why), _) | (_, Err(why)) => return skip("sextant eval with the static model", &why),
+        (Err(why), _) | (_, Err(why)) => return skip("sextant eval with the static model", why),
     };
     let tmp = tempfile::tempdir().unwrap();
     let corpus = tmp.path().join("corpus");

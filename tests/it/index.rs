@@ -880,14 +880,24 @@ async fn hostile_repositories_end_in_a_report() {
 struct Tmpfs(std::path::PathBuf);
 
 impl Tmpfs {
-    fn mount(dir: &std::path::Path, size: &str) -> Option<Self> {
+    /// Mounts a `size` tmpfs on `dir`; without the privilege to, says what is missing.
+    fn mount(dir: &std::path::Path, size: &str) -> Result<Self, support::Unavailable> {
         std::fs::create_dir_all(dir).unwrap();
-        let ok = std::process::Command::new("mount")
+        let out = std::process::Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(dir)
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then(|| Self(dir.to_path_buf()))
+            .output();
+        match out {
+            Ok(out) if out.status.success() => Ok(Self(dir.to_path_buf())),
+            other => Err(support::Unavailable::missing(
+                "the privilege to mount a tmpfs",
+                "run the suite as root, or in a container with CAP_SYS_ADMIN",
+                match other {
+                    Ok(out) => String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                    Err(e) => format!("`mount` could not start: {e}"),
+                },
+            )),
+        }
     }
 }
 
@@ -967,9 +977,9 @@ async fn a_full_disk_fails_the_sync_and_keeps_the_previous_index() {
 
 async fn full_disk_case(free_kb: u64) {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(disk) = Tmpfs::mount(&tmp.path().join("disk"), "16m") else {
-        eprintln!("SKIPPED: mounting a tmpfs needs root (the disk-full fault test)");
-        return;
+    let disk = match Tmpfs::mount(&tmp.path().join("disk"), "16m") {
+        Ok(disk) => disk,
+        Err(why) => return support::skip("the disk-full fault test", why),
     };
     let root = tmp.path().join("ws");
     for (rel, text) in FILES {

@@ -63,7 +63,7 @@ fn best(query: &[f32], docs: &[Vec<f32>]) -> usize {
 async fn minilm_embeds_code_and_queries_meaningfully() {
     let dir = match minilm() {
         Ok(d) => d,
-        Err(why) => return skip("local model (all-MiniLM-L6-v2)", &why),
+        Err(why) => return skip("local model (all-MiniLM-L6-v2)", why),
     };
     let model = BertEmbedder::load(&dir, BertOptions::default()).expect("load");
     assert_eq!(model.dims(), 384);
@@ -95,7 +95,7 @@ async fn minilm_embeds_code_and_queries_meaningfully() {
 async fn bge_small_under_onnx_runtime_embeds_code_and_queries_meaningfully() {
     let (dir, library) = match support::models::onnx_model(BGE) {
         Ok(found) => found,
-        Err(why) => return skip("bge-small-en-v1.5, ONNX Runtime", &why),
+        Err(why) => return skip("bge-small-en-v1.5, ONNX Runtime", why),
     };
     let manifest = sextant::embed::manifest::find(BGE).expect("manifest");
     let model = OnnxEmbedder::load(&dir, &library, manifest, BertOptions::default()).expect("load");
@@ -124,7 +124,7 @@ async fn bge_small_under_onnx_runtime_embeds_code_and_queries_meaningfully() {
 fn a_model_file_with_a_wrong_checksum_is_refused() {
     let (dir, library) = match support::models::onnx_model(BGE) {
         Ok(found) => found,
-        Err(why) => return skip("bge-small-en-v1.5, ONNX Runtime", &why),
+        Err(why) => return skip("bge-small-en-v1.5, ONNX Runtime", why),
     };
     let tmp = tempfile::tempdir().unwrap();
     for file in ["model.onnx", "tokenizer.json", "config.json"] {
@@ -152,7 +152,7 @@ fn a_model_file_with_a_wrong_checksum_is_refused() {
 async fn the_shipped_code_model_installs_from_the_repository_and_ranks_code() {
     let library = match support::models::onnx_runtime() {
         Ok(found) => found,
-        Err(why) => return skip("ONNX Runtime for the shipped code model", &why),
+        Err(why) => return skip("ONNX Runtime for the shipped code model", why),
     };
     let m = manifest::find(manifest::CODE_MODEL).expect("a built-in manifest");
     assert!(matches!(m.source, manifest::ModelSource::Repository(_)));
@@ -183,7 +183,7 @@ async fn the_shipped_code_model_installs_from_the_repository_and_ranks_code() {
 fn the_shipped_code_model_with_a_wrong_checksum_is_refused() {
     let library = match support::models::onnx_runtime() {
         Ok(found) => found,
-        Err(why) => return skip("ONNX Runtime for the shipped code model", &why),
+        Err(why) => return skip("ONNX Runtime for the shipped code model", why),
     };
     let m = manifest::find(manifest::CODE_MODEL).expect("a built-in manifest");
     let manifest::ModelSource::Repository(source) = &m.source else {
@@ -244,9 +244,6 @@ fn a_missing_or_wrong_onnx_runtime_is_a_clear_error() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{stderr}");
-        if stderr.contains("cannot fetch") {
-            return skip("default model (bge-small-en-v1.5)", &stderr);
-        }
         assert!(stderr.contains("cannot load ONNX Runtime"), "{stderr}");
         assert!(
             stderr.contains("sextant model fetch") && stderr.contains("SEXTANT_ORT_DYLIB"),
@@ -260,7 +257,7 @@ fn a_missing_or_wrong_onnx_runtime_is_a_clear_error() {
 async fn identifier_splitting_changes_what_the_model_reads() {
     let dir = match minilm() {
         Ok(d) => d,
-        Err(why) => return skip("local model (all-MiniLM-L6-v2)", &why),
+        Err(why) => return skip("local model (all-MiniLM-L6-v2)", why),
     };
     let split = BertEmbedder::load(&dir, BertOptions::default()).expect("load");
     let raw = BertEmbedder::load(
@@ -294,7 +291,7 @@ async fn identifier_splitting_changes_what_the_model_reads() {
 async fn distilled_static_model_is_fast_and_usable() {
     let dir = match static_model() {
         Ok(d) => d,
-        Err(why) => return skip("static model distillation", &why),
+        Err(why) => return skip("static model distillation", why),
     };
     let model = StaticEmbedder::load(&dir, true).expect("load static");
     assert_eq!(model.dims(), 256);
@@ -323,7 +320,7 @@ async fn distilled_static_model_is_fast_and_usable() {
 async fn persistent_cache_means_no_second_embedding() {
     let dir = match minilm() {
         Ok(d) => d,
-        Err(why) => return skip("local model (all-MiniLM-L6-v2)", &why),
+        Err(why) => return skip("local model (all-MiniLM-L6-v2)", why),
     };
     let model: Arc<dyn Embedder> =
         Arc::new(BertEmbedder::load(&dir, BertOptions::default()).expect("load"));
@@ -369,7 +366,7 @@ async fn serving_with_another_model_re_embeds_the_index() {
         .and(static_model())
         .and(minilm())
     {
-        return skip("local models (bge-small, static, MiniLM)", &why);
+        return skip("local models (bge-small, static, MiniLM)", why);
     }
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");

@@ -380,7 +380,7 @@ fn the_cli_scouts_a_local_index() {
     use std::process::Command;
     let (teacher, model) = match (support::models::minilm(), support::models::static_model()) {
         (Ok(t), Ok(s)) => (t, s),
-        (Err(why), _) | (_, Err(why)) => return support::skip("sextant scout (CLI)", &why),
+        (Err(why), _) | (_, Err(why)) => return support::skip("sextant scout (CLI)", why),
     };
     let tmp = tempfile::tempdir().unwrap();
     let root = fixture();

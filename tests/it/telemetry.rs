@@ -1,7 +1,8 @@
 //! OpenTelemetry traces from the real binary to a real OTLP receiver running in the test:
 //! the span tree of one sync and one search, over OTLP/HTTP (protobuf) and OTLP/gRPC; the
 //! caller's `traceparent` continued and passed on to the embedding server; JSON log lines
-//! carrying trace ids; and a collector that is down costing requests nothing.
+//! carrying trace ids; and a collector that is stalled or down costing requests nothing,
+//! over either protocol.
 
 use crate::support;
 
@@ -441,21 +442,35 @@ async fn spans_of_a_sync_and_a_search_reach_an_otlp_grpc_receiver() {
     traces_of_a_sync_and_a_search("grpc").await;
 }
 
-/// A collector that accepts connections and never answers, with a queue of 8 spans: the
-/// search answers as fast as without tracing, spans beyond the queue are dropped and
-/// counted, the stalled export fails and is counted.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stalled_collector_costs_requests_nothing() {
+/// How the collector fails.
+#[derive(Clone, Copy, Debug)]
+enum Collector {
+    /// Accepts connections, reads nothing, answers nothing.
+    Stalled,
+    /// Nothing listens on its port (connections are refused).
+    Down,
+}
+
+/// A collector that fails as `how`, the exporter speaking `protocol` with a queue of 8
+/// spans and a 2 s export timeout: twenty searches answer as fast as without tracing
+/// (were a request to wait on the exporter, they would take at least 40 s; the bound is
+/// 20 s, far from both), spans beyond the queue are dropped and counted (stalled), the
+/// failed exports are counted, and nothing counts as exported.
+async fn a_failing_collector_costs_requests_nothing(protocol: &str, how: Collector) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let endpoint = format!("http://{}", listener.local_addr().unwrap());
-    // Accepts, reads nothing, answers nothing.
     let held = Arc::new(Mutex::new(Vec::new()));
-    let keep = held.clone();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            keep.lock().unwrap().push(stream);
+    match how {
+        Collector::Stalled => {
+            let keep = held.clone();
+            tokio::spawn(async move {
+                while let Ok((stream, _)) = listener.accept().await {
+                    keep.lock().unwrap().push(stream);
+                }
+            });
         }
-    });
+        Collector::Down => drop(listener),
+    }
     let mock = MockServer::start().await;
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
@@ -470,9 +485,10 @@ async fn a_stalled_collector_costs_requests_nothing() {
         .arg(format!("{}/v1", mock.url))
         .args(["serve", "--bind", "127.0.0.1:0"])
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
         .env("OTEL_BSP_SCHEDULE_DELAY", "50")
         .env("OTEL_BSP_MAX_QUEUE_SIZE", "8")
-        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "1000")
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "2000")
         .env_remove("RUST_LOG");
     let server = Served::start(command);
     let base = server.url.clone();
@@ -489,10 +505,11 @@ async fn a_stalled_collector_costs_requests_nothing() {
         assert_eq!(answer.status().as_u16(), 200);
     }
     let took = started.elapsed();
-    // Twenty searches while every export hangs for a second: were a request to wait on
-    // the exporter, this alone would take 20 s.
-    assert!(took < Duration::from_secs(10), "20 searches took {took:?}");
-    let deadline = Instant::now() + Duration::from_secs(20);
+    assert!(
+        took < Duration::from_secs(20),
+        "{protocol}, {how:?}: 20 searches took {took:?}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let metrics = metrics(&http, &base).await;
         let count = |outcome: &str| -> u64 {
@@ -503,14 +520,41 @@ async fn a_stalled_collector_costs_requests_nothing() {
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or_else(|| panic!("no {outcome} count: {metrics}"))
         };
-        if count("dropped") > 0 && count("failed") > 0 {
-            assert_eq!(count("exported"), 0);
+        let dropped = matches!(how, Collector::Down) || count("dropped") > 0;
+        if dropped && count("failed") > 0 {
+            assert_eq!(count("exported"), 0, "{protocol}, {how:?}");
             break;
         }
         assert!(
             Instant::now() < deadline,
-            "drops and failures never counted: {metrics}"
+            "{protocol}, {how:?}: drops and failures never counted: {metrics}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    if matches!(how, Collector::Stalled) {
+        assert!(
+            !held.lock().unwrap().is_empty(),
+            "the exporter reached the stalled collector"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_http_collector_costs_requests_nothing() {
+    a_failing_collector_costs_requests_nothing("http/protobuf", Collector::Stalled).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_grpc_collector_costs_requests_nothing() {
+    a_failing_collector_costs_requests_nothing("grpc", Collector::Stalled).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_collector_that_is_down_costs_requests_nothing() {
+    a_failing_collector_costs_requests_nothing("http/protobuf", Collector::Down).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_collector_that_is_down_costs_requests_nothing() {
+    a_failing_collector_costs_requests_nothing("grpc", Collector::Down).await;
 }

@@ -14,6 +14,11 @@ Steps (each a subcommand; `all` runs them in order):
            negative from the same file or package, and write
              OUT/pairs.jsonl               {"package","path","breadcrumb","kind","description","code","negative"}
              tools/train/manifest.tsv      package@version, licence, tarball sha256, files, pairs (committed)
+           The manifest's first line names the commit of the chunker that mined the pairs
+           (`# chunker: <commit>`, `+dirty` when src/, examples/ or Cargo.* had changes).
+           A tarball whose SHA-256 differs from the one the existing manifest records is
+           refused, and nothing is written (`--accept-new-tarballs` when the package list
+           changed on purpose).
 
 Usage:
   python3 tools/train/mine.py select --listing npm.tsv --top 600
@@ -246,6 +251,42 @@ def fetch_all(specs: list[str], reserved: list[str], tarballs: Path) -> dict[str
     return {s: p for s, p in zip(wanted, paths) if p is not None}
 
 
+def chunker_commit() -> str:
+    """The commit of the chunker that mines (this checkout's HEAD), `+dirty` when the code
+    that reads packages has uncommitted changes."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    if head.returncode != 0:
+        sys.exit(f"mine: cannot read the chunker's commit (git rev-parse HEAD): {head.stderr.strip()}")
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "src", "examples", "Cargo.toml", "Cargo.lock"],
+        cwd=REPO, capture_output=True, text=True,
+    ).stdout.strip()
+    return head.stdout.strip() + ("+dirty" if dirty else "")
+
+
+def recorded_hashes(manifest: Path) -> dict[str, str]:
+    """package@version -> tarball SHA-256, as an earlier run recorded them (empty when there
+    is no manifest yet)."""
+    if not manifest.exists():
+        return {}
+    hashes = {}
+    for line in manifest.read_text().splitlines():
+        cols = line.split("\t")
+        if line.startswith("#") or cols[0] == "package" or len(cols) < 3 or not cols[2]:
+            continue
+        hashes[cols[0]] = cols[2]
+    return hashes
+
+
+def hash_mismatches(rows: list[tuple], recorded: dict[str, str]) -> list[str]:
+    """The packages whose tarball's SHA-256 differs from the recorded one, described."""
+    return [
+        f"{spec}: {sha} (manifest.tsv has {recorded[spec]})"
+        for spec, _, sha, *_ in rows
+        if spec in recorded and sha and sha != recorded[spec]
+    ]
+
+
 def read_package(job: tuple[str, Path, list[str]]) -> tuple[str, str, str, list[dict], str]:
     """One package: (spec, licence, tarball SHA-256, pairs, why it gave none or "")."""
     spec, tgz, runner = job
@@ -274,8 +315,10 @@ def read_package(job: tuple[str, Path, list[str]]) -> tuple[str, str, str, list[
         return spec, licence, sha, [json.loads(l) for l in r.stdout.splitlines() if l.strip()], ""
 
 
-def mine(packages: Path, out: Path, manifest: Path, seed: int) -> None:
+def mine(packages: Path, out: Path, manifest: Path, seed: int, accept_new_tarballs: bool = False) -> None:
     reserved = read_reserved()
+    recorded = recorded_hashes(manifest)
+    commit = chunker_commit()
     out.mkdir(parents=True, exist_ok=True)
     tarballs = out / "tarballs"
     tarballs.mkdir(exist_ok=True)
@@ -307,8 +350,18 @@ def mine(packages: Path, out: Path, manifest: Path, seed: int) -> None:
             total += len(found)
             rows.append((spec, licence, sha, files, len(found), ""))
             print(f"mine: [{n}/{len(jobs)}] {spec}: {len(found)} pairs (total {total})", file=sys.stderr)
+    changed = hash_mismatches(rows, recorded)
+    if changed and not accept_new_tarballs:
+        (out / "pairs.jsonl.tmp").unlink()
+        sys.exit(
+            "mine: tarballs differ from the SHA-256 that manifest.tsv records (nothing written):\n  "
+            + "\n  ".join(changed)
+            + "\nThe registry served other bytes for a pinned version: find out why before "
+            "training on them, or pass --accept-new-tarballs if the change is intended."
+        )
     (out / "pairs.jsonl.tmp").rename(out / "pairs.jsonl")
     with manifest.open("w") as f:
+        f.write(f"# chunker: {commit}\n")
         f.write("package\tlicence\ttarball_sha256\tfiles_with_pairs\tpairs\tnote\n")
         for row in rows:
             f.write("\t".join(str(c) for c in row) + "\n")
@@ -328,11 +381,13 @@ def main() -> None:
     m.add_argument("--out", type=Path, default=Path.home() / ".cache" / "sextant" / "train")
     m.add_argument("--manifest", type=Path, default=HERE / "manifest.tsv")
     m.add_argument("--seed", type=int, default=13)
+    m.add_argument("--accept-new-tarballs", action="store_true",
+                   help="write even when a tarball's SHA-256 differs from the manifest's")
     a = ap.parse_args()
     if a.cmd == "select":
         select(a.listing, a.top, a.packages)
     else:
-        mine(a.packages, a.out, a.manifest, a.seed)
+        mine(a.packages, a.out, a.manifest, a.seed, a.accept_new_tarballs)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,14 @@ config.json) and its built-in manifest src/embed/manifests/<name>.json with ever
 SHA-256. Also writes RUN/manifest.json, so the run folder can be tried first with
 `sextant --model-dir RUN …` before anything is copied.
 
+Every field Sextant reads is written, `score_spread` included: how much wider the model's
+similarities spread than bge-small-en-v1.5's (the ranking priors are scaled by it, so a
+manifest without it would silently change ranking). It is measured, not derived: index a
+ranking set with both models and compare the spread of their first ten scores
+(tools/rankset/run.sh; docs/BENCHMARKS.md, "Ranking priors in the model's units").
+
 Usage:
-  python3 tools/train/ship.py RUN [--name sextant-code-small-v1-int8] [--dry-run]
+  python3 tools/train/ship.py RUN --score-spread 1.4 [--name sextant-code-small-v1-int8] [--dry-run]
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def manifest(name: str, run: Path) -> dict:
+def manifest(name: str, run: Path, score_spread: float) -> dict:
+    if not (score_spread > 0 and score_spread < 100):
+        raise SystemExit(f"ship: --score-spread {score_spread} must be a positive number (1.0 = bge-small's spread)")
     metrics = json.loads((run / "metrics.json").read_text())
     return {
         "name": name,
@@ -46,6 +54,7 @@ def manifest(name: str, run: Path) -> dict:
         "dims": 384,
         "query_prefix": "Represent this sentence for searching relevant passages: ",
         "document_prefix": "",
+        "score_spread": score_spread,
     }
 
 
@@ -53,9 +62,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run", type=Path)
     ap.add_argument("--name", default="sextant-code-small-v1-int8")
+    ap.add_argument("--score-spread", type=float, required=True,
+                    help="the model's measured score spread relative to bge-small (1.4 for v1)")
     ap.add_argument("--dry-run", action="store_true", help="only write RUN/manifest.json")
     a = ap.parse_args()
-    m = manifest(a.name, a.run)
+    m = manifest(a.name, a.run, a.score_spread)
     total = sum((a.run / f).stat().st_size for f in FILES)
     if total > MAX_BYTES:
         raise SystemExit(f"ship: {total} bytes, over the {MAX_BYTES}-byte budget")

@@ -79,6 +79,36 @@ class ReservedFilter(unittest.TestCase):
         self.assertEqual(dropped, 2)
 
 
+class Provenance(unittest.TestCase):
+    def test_recorded_hashes_are_read_past_the_commit_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            manifest = Path(tmp) / "manifest.tsv"
+            self.assertEqual(mine.recorded_hashes(manifest), {})
+            manifest.write_text(
+                "# chunker: abc123\n"
+                "package\tlicence\ttarball_sha256\tfiles_with_pairs\tpairs\tnote\n"
+                "semver@7.8.6\tISC\taaa\t1\t18\t\n"
+                "odd@1.0.0\tnone\t\t0\t0\tunreadable tarball\n"
+            )
+            self.assertEqual(mine.recorded_hashes(manifest), {"semver@7.8.6": "aaa"})
+
+    def test_a_tarball_with_other_bytes_is_reported(self):
+        rows = [("semver@7.8.6", "ISC", "bbb", 1, 18, ""), ("new@1.0.0", "MIT", "ccc", 1, 2, "")]
+        changed = mine.hash_mismatches(rows, {"semver@7.8.6": "aaa"})
+        self.assertEqual(len(changed), 1)
+        self.assertIn("semver@7.8.6: bbb (manifest.tsv has aaa)", changed[0])
+        self.assertEqual(mine.hash_mismatches(rows, {"semver@7.8.6": "bbb"}), [])
+
+    def test_the_committed_manifest_records_hashes(self):
+        hashes = mine.recorded_hashes(mine.HERE / "manifest.tsv")
+        self.assertGreater(len(hashes), 100)
+        self.assertTrue(all(len(h) == 64 for h in hashes.values()))
+
+    def test_the_chunker_commit_is_a_git_commit(self):
+        commit = mine.chunker_commit()
+        self.assertRegex(commit, r"^[0-9a-f]{40}(\+dirty)?$")
+
+
 class Deduplication(unittest.TestCase):
     def test_same_code_or_near_identical_description_is_kept_once(self):
         pairs = [

@@ -6,20 +6,50 @@ pub mod embedders;
 pub mod load;
 pub mod mock_http;
 pub mod models;
+pub mod need;
 pub mod postgres;
 pub mod process;
 pub mod registry;
 
-/// Prints a banner for a check that could not run (written to the stderr handle directly:
-/// the harness captures `eprintln!` of passing tests, and a skip must be seen).
-pub fn skip(what: &str, why: &str) {
+pub use need::{Registry, Unavailable};
+
+/// Whether the suite runs under CI (`CI` set to anything but empty, `0` or `false`):
+/// then a check that lacks a tool fails instead of skipping.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
+}
+
+/// Reports a check that could not run. A package registry that cannot be reached is the
+/// one reason a check may skip anywhere: it prints a banner (written to the stderr handle
+/// directly: the harness captures `eprintln!` of passing tests, and a skip must be seen)
+/// and appends a line to the file named by `SEXTANT_SKIP_LOG`, which `.ci/run` counts
+/// and prints as its last lines. A missing tool or privilege is a failure under `CI=true`
+/// (the panic names what to install) and a banner elsewhere.
+pub fn skip(check: &str, why: Unavailable) {
     use std::io::Write;
+    if in_ci() && !why.may_skip_in_ci() {
+        panic!(
+            "{check} cannot run: {why}
+Under CI=true a check that lacks a tool fails              instead of skipping (.ci/run installs what the suite needs on Debian)."
+        );
+    }
     let banner = format!(
-        "\n==================== SKIPPED: {what} ====================\n{why}\n\
+        "\n==================== SKIPPED: {check} ====================\n{why}\n\
          This check did NOT run.\n\
          ==========================================================\n"
     );
     let _ = std::io::stderr().write_all(banner.as_bytes());
+    if let Some(log) = std::env::var_os("SEXTANT_SKIP_LOG") {
+        let line = format!("{check}: {}\n", why.to_string().replace('\n', " "));
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = appended {
+            panic!("cannot record the skip of {check} in SEXTANT_SKIP_LOG: {e}");
+        }
+    }
 }
 
 /// Writes `text` to `root/rel`, creating folders.

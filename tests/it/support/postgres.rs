@@ -185,14 +185,23 @@ async fn admin(url: &str, sql: &str) -> Result<(), String> {
 }
 
 impl TestPostgres {
-    /// A fresh database, or `Err` with why none could be had.
-    pub async fn start() -> Result<Self, String> {
+    /// A fresh database, or `Err` when PostgreSQL's server binaries are not installed.
+    /// Any other failure to set one up panics: it is the harness's, never a reason to skip.
+    pub async fn start() -> Result<Self, super::Unavailable> {
         let (cluster, admin_url) = match std::env::var("TEST_DATABASE_URL") {
             Ok(url) if !url.is_empty() => (None, url),
             _ => {
+                if find_bin_dir().is_none() {
+                    return Err(super::Unavailable::missing(
+                        "PostgreSQL's server binaries (initdb, pg_ctl)",
+                        "apt-get install postgresql",
+                        "neither pg_config, /usr/lib/postgresql/*/bin nor PATH has them",
+                    ));
+                }
                 let (cluster, port) = tokio::task::spawn_blocking(Cluster::start)
                     .await
-                    .map_err(|e| e.to_string())??;
+                    .expect("the cluster set-up ran")
+                    .unwrap_or_else(|e| panic!("starting a throwaway PostgreSQL cluster: {e}"));
                 (
                     Some(cluster),
                     format!("postgres://postgres@127.0.0.1:{port}/postgres"),
@@ -200,7 +209,9 @@ impl TestPostgres {
             }
         };
         let database = format!("sextant_test_{}", uuid::Uuid::now_v7().simple());
-        admin(&admin_url, &format!("CREATE DATABASE {database}")).await?;
+        admin(&admin_url, &format!("CREATE DATABASE {database}"))
+            .await
+            .unwrap_or_else(|e| panic!("creating the test database: {e}"));
         Ok(Self {
             url: with_database(&admin_url, &database),
             cluster,
