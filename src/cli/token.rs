@@ -145,6 +145,8 @@ pub fn token(action: TokenCommand, config: &Config) -> Result<(), CliError> {
 
 /// Shortest secret accepted from a file: as strong as a generated one is long enough.
 const MIN_SECRET_CHARS: usize = 32;
+/// Fewest different characters a secret read from a file may have.
+const MIN_DISTINCT_CHARS: usize = 8;
 
 /// The secret in `path` (surrounding whitespace removed), checked for length.
 pub(super) fn read_secret(path: &std::path::Path) -> Result<String, CliError> {
@@ -155,10 +157,20 @@ pub(super) fn read_secret(path: &std::path::Path) -> Result<String, CliError> {
         ))
     })?;
     let secret = text.trim().to_string();
-    if secret.chars().count() < MIN_SECRET_CHARS || secret.contains(char::is_whitespace) {
+    // A long secret of few distinct characters (`aaaa…`, `abab…`) is guessable; random
+    // hex of 32 characters has 16 distinct ones all but always (issue 37, finding 12).
+    let distinct = secret
+        .chars()
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    if secret.chars().count() < MIN_SECRET_CHARS
+        || secret.contains(char::is_whitespace)
+        || distinct < MIN_DISTINCT_CHARS
+    {
         return Err(fail(format!(
             "the token secret in {} must be one word of at least {MIN_SECRET_CHARS} \
-             characters (for instance `openssl rand -hex 32`)",
+             characters, at least {MIN_DISTINCT_CHARS} of them different (for instance \
+             `openssl rand -hex 32`)",
             path.display()
         )));
     }

@@ -81,6 +81,11 @@ pub enum ModelSource {
     Repository(RepositorySource),
 }
 
+/// The smallest `score_spread` a manifest may state.
+pub const MIN_SCORE_SPREAD: f32 = 0.1;
+/// The largest `score_spread` a manifest may state.
+pub const MAX_SCORE_SPREAD: f32 = 10.0;
+
 /// One model's manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelManifest {
@@ -182,12 +187,17 @@ impl ModelManifest {
             reason: format!("{}: {e}", path.display()),
         })?;
         // Priors are multiplied by it: zero would switch them off, a negative value
-        // would turn every penalty into a bonus.
-        if !(manifest.score_spread.is_finite() && manifest.score_spread > 0.0) {
+        // would turn every penalty into a bonus, and a measured spread is near 1 (bge-small
+        // is 1.0 by definition; the fine-tuned model measured 1.4), so a value far from it
+        // is a typo, not a measurement.
+        if !(manifest.score_spread.is_finite()
+            && (MIN_SCORE_SPREAD..=MAX_SCORE_SPREAD).contains(&manifest.score_spread))
+        {
             return Err(EmbedError::Model {
                 dir: dir.to_path_buf(),
                 reason: format!(
-                    "{}: score_spread must be a positive number (1.0 when not measured),                      got {}",
+                    "{}: score_spread must be a number from {MIN_SCORE_SPREAD} to \
+                     {MAX_SCORE_SPREAD} (1.0 when not measured), got {}",
                     path.display(),
                     manifest.score_spread
                 ),
@@ -253,13 +263,15 @@ mod tests {
         };
         write(&m);
         assert_eq!(ModelManifest::read(dir.path()).unwrap(), m);
-        m.score_spread = 0.0;
-        write(&m);
-        let err = ModelManifest::read(dir.path()).unwrap_err().to_string();
-        assert!(
-            err.contains("score_spread must be a positive number"),
-            "{err}"
-        );
+        for spread in [0.0, -1.0, 1e-45, 1e30, 10.5] {
+            m.score_spread = spread;
+            write(&m);
+            let err = ModelManifest::read(dir.path()).unwrap_err().to_string();
+            assert!(
+                err.contains("score_spread must be a number from 0.1 to 10"),
+                "{spread}: {err}"
+            );
+        }
     }
 
     #[test]

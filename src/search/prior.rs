@@ -297,14 +297,24 @@ pub fn closest_name<'a>(wanted: &str, names: &'a [String]) -> Option<&'a str> {
     names
         .iter()
         .filter_map(|name| {
+            // Names far shorter than the question's word can be none of the three: the
+            // edit distance is computed only within `allowed` of its length, so a long
+            // identifier costs a length comparison per name, not a quadratic table.
+            if name.chars().count() + allowed < len {
+                return None;
+            }
             let have = plain(name);
+            let have_len = have.chars().count();
             let rank = if have == want {
                 (0, 0)
             } else if len >= 4 && have.starts_with(&want) {
                 (1, have.len() - want.len())
             } else {
+                if len < 4 || have_len.abs_diff(len) > allowed {
+                    return None;
+                }
                 let d = strsim::damerau_levenshtein(&want, &have);
-                if len < 4 || d > allowed {
+                if d > allowed {
                     return None;
                 }
                 (2, d)
@@ -538,6 +548,20 @@ mod tests {
             signature_only: false,
             score: 0.8,
         }
+    }
+
+    #[test]
+    fn a_huge_identifier_is_compared_by_length_first() {
+        // 24,000 names sharing the first letter, as on a large repository; an 8 KiB
+        // identifier (issue 37, finding 1) is within no edit distance of any of them.
+        let mut names: Vec<String> = (0..24_000).map(|i| format!("handler{i}Value")).collect();
+        names.push("handlerConfig".into());
+        let huge = format!("h{}", "a".repeat(8 * 1024));
+        assert_eq!(closest_name(&huge, &names), None);
+        // The same scan still finds near names either side of a name's length.
+        assert_eq!(closest_name("handlerConfg", &names), Some("handlerConfig"));
+        assert_eq!(closest_name("handler_config", &names), Some("handlerConfig"));
+        assert_eq!(closest_name("handlerConfigs", &names), Some("handlerConfig"));
     }
 
     #[test]

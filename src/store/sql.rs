@@ -659,11 +659,12 @@ impl MetaStore for SqlMetaStore {
         .bind(pattern)
         .fetch_all(&self.pool)
         .await?;
+        let mut seen = std::collections::HashSet::new();
         let mut names = Vec::new();
         for row in &rows {
             let repo: String = row.try_get("repo_id")?;
             let name: String = row.try_get("name")?;
-            if (repos.is_empty() || repos.contains(&repo)) && !names.contains(&name) {
+            if (repos.is_empty() || repos.contains(&repo)) && seen.insert(name.clone()) {
                 names.push(name);
             }
         }

@@ -24,6 +24,10 @@ use opentelemetry_sdk::trace::{
 
 /// Default bound of the export queue (the OpenTelemetry default for `OTEL_BSP_MAX_QUEUE_SIZE`).
 const DEFAULT_QUEUE: usize = 2048;
+/// Largest export queue accepted: the SDK allocates its channel (twice the queue) up
+/// front, so a queue of millions would cost gigabytes before the first span (issue 37,
+/// finding 8); 65,536 spans is 32 times the default.
+const MAX_QUEUE: usize = 65_536;
 
 /// Counts of the span export since the process started.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -124,9 +128,12 @@ impl Settings {
                 .trim()
                 .parse::<usize>()
                 .ok()
-                .filter(|&q| q > 0)
+                .filter(|&q| q > 0 && q <= MAX_QUEUE)
                 .ok_or_else(|| {
-                    format!("OTEL_BSP_MAX_QUEUE_SIZE={q} must be a positive number of spans")
+                    format!(
+                        "OTEL_BSP_MAX_QUEUE_SIZE={q} must be a positive number of spans, at \
+                         most {MAX_QUEUE} (the queue is allocated up front)"
+                    )
                 })?,
         };
         Ok(Some(Self {
@@ -333,6 +340,8 @@ mod tests {
             e(&[endpoint, ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")]).contains("http/protobuf")
         );
         assert!(e(&[endpoint, ("OTEL_BSP_MAX_QUEUE_SIZE", "0")]).contains("positive"));
+        assert!(e(&[endpoint, ("OTEL_BSP_MAX_QUEUE_SIZE", "3000000")]).contains("at most 65536"));
+        assert!(Settings::from_env(env(&[endpoint, ("OTEL_BSP_MAX_QUEUE_SIZE", "65536")])).is_ok());
         assert!(e(&[endpoint, ("OTEL_TRACES_EXPORTER", "zipkin")]).contains("otlp"));
         assert!(e(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "https://a:4318")]).contains("Collector"));
         assert!(e(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318")]).contains("http://"));

@@ -151,9 +151,22 @@ async fn token_files_bootstrap_authentication_and_health_reports_readiness() {
         .unwrap();
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("at least 32"));
+    // Long enough, but one character repeated: guessable, refused.
+    let repeated = tmp.path().join("repeated");
+    std::fs::write(&repeated, format!("{}\n", "k".repeat(40))).unwrap();
+    let refused = with_data()
+        .args(["token", "create", "--scope", "admin", "--from-file"])
+        .arg(&repeated)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("at least 8 of them different"),
+        "{refused:?}"
+    );
 
     let bot = tmp.path().join("bot");
-    std::fs::write(&bot, format!("{}\n", "b".repeat(40))).unwrap();
+    std::fs::write(&bot, "b0t5ecret-9f86d081884c7d659a2feaa0c55ad015\n").unwrap();
     for expected in ["created", "kept the existing"] {
         let made = with_data()
             .args([
@@ -181,7 +194,7 @@ async fn token_files_bootstrap_authentication_and_health_reports_readiness() {
     let listed = with_data().args(["token", "list"]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 1);
 
-    let admin_secret = "a".repeat(64);
+    let admin_secret = "a665a45920422f9d417e4867efdc4fb8a04a1f3fff1fa07e998e86f7f7a27ae3";
     let admin = tmp.path().join("admin");
     std::fs::write(&admin, &admin_secret).unwrap();
     let mut command = with_data();

@@ -33,8 +33,8 @@ def sha256(path: Path) -> str:
 
 
 def manifest(name: str, run: Path, score_spread: float) -> dict:
-    if not (score_spread > 0 and score_spread < 100):
-        raise SystemExit(f"ship: --score-spread {score_spread} must be a positive number (1.0 = bge-small's spread)")
+    if not (0.1 <= score_spread <= 10):
+        raise SystemExit(f"ship: --score-spread {score_spread} must be from 0.1 to 10 (1.0 = bge-small's spread)")
     metrics = json.loads((run / "metrics.json").read_text())
     return {
         "name": name,
