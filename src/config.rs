@@ -9,6 +9,45 @@ use crate::embed::{EmbedConfig, RerankConfig};
 use crate::index::GitPolicy;
 use crate::parse::ParseLimits;
 
+/// A value that must never reach a log or a screen whole (a token, a database URL with
+/// its password): `Debug` prints a placeholder, and the value is read only through
+/// [`Secret::expose`], so a `debug!(?cli)` or a stray `{:?}` cannot leak it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The value itself, for the one place that uses it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Self(s.to_string()))
+    }
+}
+
+/// `url` with the password of its userinfo replaced by `****`, for messages
+/// (`postgres://sextant:****@db:5432/sextant`); anything that is not such a URL unchanged.
+pub fn without_password(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("****"));
+            parsed.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
 /// Sextant's settings. Built from CLI flags and `SEXTANT_*` environment variables in
 /// `main`; later issues add stores, providers and server settings here.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,5 +115,22 @@ impl Default for Config {
             scout_model: crate::embed::ScoutModelConfig::default(),
             scout_rule: crate::scout::ExpandRule::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod secret_tests {
+    use super::*;
+
+    #[test]
+    fn secrets_do_not_print_and_passwords_are_masked() {
+        let s: Secret = "sxt_0123456789".parse().unwrap();
+        assert_eq!(s.expose(), "sxt_0123456789");
+        assert!(!format!("{s:?}").contains("sxt_"));
+        assert_eq!(
+            without_password("postgres://u:pw@db:5432/x"),
+            "postgres://u:****@db:5432/x"
+        );
+        assert_eq!(without_password("/data/sextant.db"), "/data/sextant.db");
     }
 }

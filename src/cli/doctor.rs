@@ -31,7 +31,12 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
     runtime()?.block_on(async {
         let meta = open_meta(config).await?;
         let mut w = out();
-        writeln!(w, "metadata database: ok ({})", config.database_url()).map_err(write_err)?;
+        writeln!(
+            w,
+            "metadata database: ok ({})",
+            crate::config::without_password(&config.database_url())
+        )
+        .map_err(write_err)?;
         let (embedder, cached) = open_embedder(config, meta.clone()).await?;
         let lance = config.lance_uri();
         let mut moved = false;

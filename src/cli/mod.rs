@@ -80,8 +80,8 @@ pub struct GlobalArgs {
     pub data_dir: Option<PathBuf>,
     /// Metadata database (`postgres://…`, `sqlite:…` or a file path); default
     /// `<data-dir>/sextant.db`.
-    #[arg(long, global = true, env = "DATABASE_URL")]
-    pub database_url: Option<String>,
+    #[arg(long, global = true, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<crate::config::Secret>,
     /// LanceDB URI for the chunk store; default `<data-dir>/lance`.
     #[arg(long, global = true, env = "SEXTANT_LANCE_URI")]
     pub lance_uri: Option<String>,
@@ -176,7 +176,7 @@ pub struct GlobalArgs {
     pub server: Option<String>,
     /// API token for --server (`sextant token create` on the server's machine).
     #[arg(long, global = true, env = "SEXTANT_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
+    pub token: Option<crate::config::Secret>,
 }
 
 impl GlobalArgs {
@@ -191,7 +191,7 @@ impl GlobalArgs {
         };
         config.parse.max_file_bytes = self.max_file_bytes;
         config.batch_files = self.batch_files as usize;
-        config.database_url = self.database_url.clone();
+        config.database_url = self.database_url.as_ref().map(|s| s.expose().to_string());
         config.lance_uri = self.lance_uri.clone();
         config.embed.provider = self.embed_provider;
         config.embed.model_dir = self.model_dir.clone();
@@ -311,12 +311,13 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     let config = cli.global.config();
     let data_dir_given = cli.global.data_dir.is_some();
     if let Some(server) = &cli.global.server {
-        let remote = remote::Remote::new(server, cli.global.token.clone())?;
+        let token = cli.global.token.as_ref().map(|t| t.expose().to_string());
+        let remote = remote::Remote::new(server, token.clone())?;
         return match cli.command {
             Command::Search(args) => remote::search(remote, args),
             Command::Scout(args) => scout::scout_remote(remote, args),
             Command::Repo { action } => remote::repo(remote, action),
-            Command::Mcp => serve::mcp_remote(server, cli.global.token.clone()),
+            Command::Mcp => serve::mcp_remote(server, token),
             Command::Index(args) => remote::repo(
                 remote,
                 index::RepoCommand::Add(index::RepoAddArgs {

@@ -292,3 +292,40 @@ fn repo_set_saves_settings_and_explains_bad_path_roles() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// Issue 37, finding 6: the debug log of the parsed command line shows no secret: not
+/// the token (flag or `SEXTANT_TOKEN`), not the database URL's password.
+#[test]
+fn the_debug_log_shows_no_secrets() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (flag, env) in [(true, false), (false, true)] {
+        let mut cmd = sextant();
+        cmd.arg("--data-dir")
+            .arg(tmp.path())
+            .env("RUST_LOG", "debug")
+            .env(
+                "DATABASE_URL",
+                "postgres://sextant:pw-9f86d0818@127.0.0.1:9/x",
+            )
+            .env_remove("SEXTANT_TOKEN");
+        if flag {
+            cmd.args(["--token", "sxt_flagsecret0123456789"]);
+        }
+        if env {
+            cmd.env("SEXTANT_TOKEN", "sxt_envsecret0123456789");
+        }
+        let out = cmd
+            .args(["--server", "http://127.0.0.1:9", "repo", "list"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("starting"),
+            "the debug line is there: {stderr}"
+        );
+        assert!(stderr.contains("redacted"), "{stderr}");
+        for secret in ["sxt_flagsecret", "sxt_envsecret", "pw-9f86d0818"] {
+            assert!(!stderr.contains(secret), "{secret} leaked: {stderr}");
+        }
+    }
+}
