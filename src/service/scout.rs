@@ -40,7 +40,13 @@ impl ScoutRequest {
     /// Checks the request as [`Service::scout`] will (the field named in the error), so
     /// that an adapter can refuse it before it starts streaming.
     pub fn check(&self) -> Result<(), ServiceError> {
-        validate(self.query.clone(), self.tags.clone(), self.budget).map(|_| ())
+        validate(
+            self.query.clone(),
+            self.tags.clone(),
+            self.budget,
+            &self.repositories,
+        )
+        .map(|_| ())
     }
 }
 
@@ -55,7 +61,12 @@ impl Service {
         request: ScoutRequest,
         on_visit: impl FnMut(&VisitedNode, u32) + Send,
     ) -> Result<ScoutResponse, ServiceError> {
-        let query = validate(request.query, request.tags, request.budget)?;
+        let query = validate(
+            request.query,
+            request.tags,
+            request.budget,
+            &request.repositories,
+        )?;
         let scope = self.search_scope(caller, &request.repositories).await?;
         let (seeds, interpretation) = self.seeds(caller, &query.text, &scope).await?;
         if seeds.is_empty() {
@@ -191,7 +202,23 @@ fn validate(
     text: String,
     tags: Vec<String>,
     budget: Option<u32>,
+    repositories: &[String],
 ) -> Result<ScoutQuery, ServiceError> {
+    use crate::store::{MAX_FILTER_ENTRIES, MAX_FILTER_ENTRY_BYTES};
+    // Checked before any name is looked up (a list of 60,000 took 3.7 s a request).
+    if repositories.len() > MAX_FILTER_ENTRIES
+        || repositories
+            .iter()
+            .any(|r| r.len() > MAX_FILTER_ENTRY_BYTES)
+    {
+        return Err(ServiceError::invalid(
+            "repositories",
+            format!(
+                "`repositories` takes at most {MAX_FILTER_ENTRIES} names of at most \
+                 {MAX_FILTER_ENTRY_BYTES} bytes"
+            ),
+        ));
+    }
     if text.trim().is_empty() {
         return Err(ServiceError::invalid(
             "query",
