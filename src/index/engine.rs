@@ -93,6 +93,24 @@ impl Default for IndexOptions {
     }
 }
 
+/// `path` made absolute and its `.` and `..` folded without touching the file system
+/// (for a path that does not exist, so that it can still be judged against the roots).
+fn lexically_absolute(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The setting that records which model the stored vectors come from.
 const MODEL_KEY: &str = "embedding_model";
 /// Set (durably) by a change of model until every repository has a sync queued.
@@ -344,13 +362,22 @@ impl Indexer {
             path: path.to_path_buf(),
             reason,
         };
-        let root = path
-            .canonicalize()
-            .map_err(|e| refused(format!("{e} (the path must be an existing directory)")))?;
+        let root = match path.canonicalize() {
+            Ok(root) => root,
+            Err(e) => {
+                // Outside the roots a missing path gets the answer an existing one gets:
+                // the error must not tell whether something exists there.
+                self.check_allowed(&lexically_absolute(path))
+                    .map_err(refused)?;
+                return Err(refused(format!(
+                    "{e} (the path must be an existing directory)"
+                )));
+            }
+        };
+        self.check_allowed(&root).map_err(refused)?;
         if !root.is_dir() {
             return Err(refused("not a directory".into()));
         }
-        self.check_allowed(&root).map_err(refused)?;
         FileFilter::new(&settings)?;
         let location = root.to_string_lossy().into_owned();
         let name = name.map(str::to_string).unwrap_or_else(|| {
@@ -419,10 +446,12 @@ impl Indexer {
         let policy = &self.options.git;
         let (host, port) = match &location.transport {
             GitTransport::Local(path) => {
-                let path = path
-                    .canonicalize()
-                    .map_err(|e| format!("{e} (not a URL and not an existing path)"))?;
-                return self.check_allowed(&path);
+                let Ok(real) = path.canonicalize() else {
+                    // As for local paths: outside the roots, existence is not told.
+                    self.check_allowed(&lexically_absolute(path))?;
+                    return Err("not a URL and not an existing path".into());
+                };
+                return self.check_allowed(&real);
             }
             GitTransport::Http | GitTransport::Git if !policy.allow_insecure => {
                 return Err(
@@ -489,7 +518,8 @@ impl Indexer {
             .await?)
     }
 
-    /// `Err(reason)` when `path` (canonical) is outside the allowed roots.
+    /// `Err(reason)` when `path` (canonical, or [`lexically_absolute`]) is outside the
+    /// allowed roots.
     fn check_allowed(&self, path: &Path) -> Result<(), String> {
         let roots = &self.options.allowed_roots;
         if roots.is_empty()

@@ -413,6 +413,37 @@ async fn removing_a_repository_leaves_no_orphans_and_paths_are_checked() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("allowed roots"), "{err}");
+    // Issue 37, finding 10: outside the roots, a missing path, a file and an existing
+    // directory get one answer, so an admin cannot probe what exists there; inside, a
+    // missing path is still named as missing.
+    std::fs::write(w.root.join("a-file"), "x").unwrap();
+    let mut outside = Vec::new();
+    for p in [
+        w.root.join("missing"),
+        w.root.join("a-file"),
+        w.root.join("src/../missing/.."),
+    ] {
+        let err = strict
+            .register_path(&p, None, RepoSettings::default())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("outside the allowed roots"),
+            "{}: {err}",
+            p.display()
+        );
+        outside.push(err.replace(&p.display().to_string(), "PATH"));
+    }
+    assert!(outside.iter().all(|e| e == &outside[0]), "{outside:?}");
+    let inside = strict
+        .register_path(&w.root.join("src/missing"), None, RepoSettings::default())
+        .await
+        .unwrap_err();
+    assert!(
+        inside.to_string().contains("existing directory"),
+        "{inside}"
+    );
     strict
         .register_path(&w.root.join("src"), None, RepoSettings::default())
         .await
