@@ -161,6 +161,11 @@ pub fn router(state: Arc<ServerState>, options: &HttpOptions) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             options.request_timeout,
         ))
+        // A streamed Scout answer is a long-lived session like a progress stream.
+        .layer(middleware::from_fn_with_state(
+            state.sessions.clone(),
+            sessions::streamed_sessions,
+        ))
         .merge(streams.layer(middleware::from_fn_with_state(
             state.sessions.clone(),
             sessions::sse_sessions,

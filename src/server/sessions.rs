@@ -3,9 +3,12 @@
 //! Both hold server memory for as long as the client keeps them: a token may have at most
 //! [`SessionLimits::per_token`] of them open at once (beyond, a 429 that says which limit
 //! was hit), and an MCP session with no request for [`SessionLimits::idle`] is closed (its
-//! next request gets rmcp's 404, and the client starts a new one). Sessions of the
-//! loopback user (authentication off) are closed when idle too, but not counted: the
-//! connection cap bounds them.
+//! next request gets rmcp's 404, and the client starts a new one) and stops counting at
+//! once, whether or not a request has swept it yet. An MCP session belongs to the token
+//! that started it: another token's request naming its id gets the 404 an unknown id
+//! gets. Streamed Scout answers (`Accept: text/event-stream`) count like progress
+//! streams. Sessions of the loopback user (authentication off) are closed when idle too,
+//! but not counted: the connection cap bounds them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -122,11 +125,16 @@ impl Sessions {
         caller.token_id.clone()
     }
 
-    /// How many sessions `owner` holds.
-    fn held(open: &Open, owner: &str) -> usize {
+    /// How many sessions `owner` holds (MCP sessions idle past the limit no longer count,
+    /// swept or not).
+    fn held(&self, open: &Open, owner: &str) -> usize {
         open.streams.get(owner).copied().unwrap_or(0)
             + open.starting.get(owner).copied().unwrap_or(0)
-            + open.mcp.values().filter(|s| s.owner == owner).count()
+            + open
+                .mcp
+                .values()
+                .filter(|s| s.owner == owner && s.last_seen.elapsed() <= self.limits.idle)
+                .count()
     }
 
     fn refusal(&self, held: usize) -> ApiError {
@@ -148,7 +156,7 @@ impl Sessions {
             return Ok(None);
         };
         let mut open = self.lock();
-        let held = Self::held(&open, &owner);
+        let held = self.held(&open, &owner);
         if held >= self.limits.per_token {
             return Err(self.refusal(held));
         }
@@ -214,8 +222,29 @@ pub async fn sse_sessions(
     Response::from_parts(parts, axum::body::Body::from_stream(stream))
 }
 
+/// The middleware in front of routes that stream only when asked to (Scout): a request
+/// that accepts `text/event-stream` is counted as [`sse_sessions`] counts a progress
+/// stream; any other passes as it is.
+pub async fn streamed_sessions(
+    State(sessions): State<Arc<Sessions>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let streams = request
+        .headers()
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"));
+    if streams {
+        sse_sessions(State(sessions), request, next).await
+    } else {
+        next.run(request).await
+    }
+}
+
 /// The `/mcp` layer: counts sessions per token, refuses a new one over the limit, closes
-/// idle ones, and keeps each session's last use.
+/// idle ones, keeps each session's last use, and answers a request naming another
+/// token's session as rmcp answers an unknown one.
 pub async fn mcp_sessions(
     State(sessions): State<Arc<Sessions>>,
     request: Request,
@@ -234,14 +263,23 @@ pub async fn mcp_sessions(
     let method = request.method().clone();
     match (&session_id, &owner) {
         (Some(id), _) => {
-            if let Some(s) = sessions.lock().mcp.get_mut(id) {
+            let mut open = sessions.lock();
+            if let Some(s) = open.mcp.get_mut(id) {
+                if Some(&s.owner) != owner.as_ref() {
+                    // Not this caller's: the same answer as a session that does not exist.
+                    return (
+                        axum::http::StatusCode::NOT_FOUND,
+                        "Not Found: Session not found",
+                    )
+                        .into_response();
+                }
                 s.last_seen = Instant::now();
             }
         }
         // A POST without a session starts one (`initialize`).
         (None, Some(owner)) if method == Method::POST => {
             let mut open = sessions.lock();
-            let held = Sessions::held(&open, owner);
+            let held = sessions.held(&open, owner);
             if capped && held >= sessions.limits.per_token {
                 return sessions.refusal(held).into_response();
             }

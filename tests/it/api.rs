@@ -1410,12 +1410,54 @@ async fn sessions_are_capped_per_token_and_idle_mcp_sessions_close() {
         assert!(started.elapsed() < Duration::from_secs(10), "never freed");
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    // MCP sessions share the count.
+    // MCP sessions share the count, and so do streamed Scout answers (issue 37, finding
+    // 11); an answer that does not stream is not a session.
     assert_eq!(mcp_initialize(&base, &watcher).await.0, 429);
+    let scout = |accept: &'static str| {
+        http.post(format!("{base}/api/v1/scout"))
+            .bearer_auth(&watcher)
+            .header("accept", accept)
+            .json(&json!({ "query": "validateToken" }))
+            .send()
+    };
+    assert_eq!(scout("text/event-stream").await.unwrap().status(), 429);
+    assert_ne!(scout("application/json").await.unwrap().status(), 429);
 
     // MCP: two sessions, a third refused; closing one frees its place.
     let (status, s1) = mcp_initialize(&base, &agent).await;
     assert_eq!(status, 200);
+    // A session belongs to the token that started it: another token naming its id gets
+    // the answer an unknown id gets (issue 37, finding 11), and cannot close it.
+    let s1_id = s1.clone().unwrap();
+    let borrowed = |method: reqwest::Method, token: &str| {
+        http.request(method, format!("{base}/mcp"))
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &s1_id)
+            .json(&json!({ "jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {} }))
+            .send()
+    };
+    assert_eq!(
+        borrowed(reqwest::Method::POST, &other)
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+    assert_eq!(
+        borrowed(reqwest::Method::DELETE, &other)
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+    assert_eq!(
+        borrowed(reqwest::Method::POST, &agent)
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     let (_, s2) = mcp_initialize(&base, &agent).await;
     assert_eq!(mcp_initialize(&base, &agent).await.0, 429);
     let closed = http
@@ -1429,6 +1471,27 @@ async fn sessions_are_capped_per_token_and_idle_mcp_sessions_close() {
     assert_eq!(mcp_initialize(&base, &agent).await.0, 200);
     // Idle sessions are closed: the old session is gone, and places are free again.
     tokio::time::sleep(Duration::from_millis(6500)).await;
+    // Idle sessions stop counting before any /mcp request sweeps them: the token's two
+    // places are free for progress streams at once.
+    let streams = (stream(&agent).await.unwrap(), stream(&agent).await.unwrap());
+    assert_eq!(
+        (streams.0.status().as_u16(), streams.1.status().as_u16()),
+        (200, 200)
+    );
+    drop(streams);
+    // Their places free at the streams' next event (a sync's progress; 409 when one is
+    // still queued, whose progress serves as well).
+    let sync = http
+        .post(format!("{base}/api/v1/repositories/ws/sync"))
+        .bearer_auth(&watcher)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        sync.status().is_success() || sync.status() == 409,
+        "{}",
+        sync.status()
+    );
     let stale = http
         .post(format!("{base}/mcp"))
         .bearer_auth(&agent)
@@ -1439,7 +1502,11 @@ async fn sessions_are_capped_per_token_and_idle_mcp_sessions_close() {
         .await
         .unwrap();
     assert_eq!(stale.status(), 404);
-    assert_eq!(mcp_initialize(&base, &agent).await.0, 200);
+    let freed = Instant::now();
+    while mcp_initialize(&base, &agent).await.0 != 200 {
+        assert!(freed.elapsed() < Duration::from_secs(30), "never freed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     assert_eq!(mcp_initialize(&base, &agent).await.0, 200);
     drop((second, others));
 }
