@@ -308,6 +308,13 @@ pub(super) async fn indexer_over(
         },
     )
     .map_err(fail)?;
+    let moved = indexer.move_stored_credentials().await.map_err(fail)?;
+    if moved > 0 {
+        crate::telemetry::notice(&format!(
+            "moved the credentials of {moved} git source(s) out of their stored URL (they are \
+             kept apart and offered only to the fetch)"
+        ));
+    }
     match indexer.adopt_model().await.map_err(fail)? {
         ModelChange::Changed { from } => crate::telemetry::notice(&format!(
             "the index was built with the embedding model `{from}`; `{}` is configured now: \

@@ -518,6 +518,29 @@ impl Indexer {
             .await?)
     }
 
+    /// Moves the credentials that git sources registered before they were kept apart
+    /// still carry in their stored URL (`https://user:token@host/…`) into the
+    /// credentials table, leaving the URL without them, as a registration today does.
+    /// Run at every start; returns how many sources were rewritten.
+    pub async fn move_stored_credentials(&self) -> Result<usize, IndexError> {
+        let mut moved = 0;
+        for repo in self.meta.list_repositories().await? {
+            let RepoSource::Git(url) = &repo.source else {
+                continue;
+            };
+            let Ok(location) = GitLocation::parse(url) else {
+                continue;
+            };
+            if let Some(credentials) = &location.credentials {
+                self.meta
+                    .move_source_credentials(&repo.id, &location.url, credentials)
+                    .await?;
+                moved += 1;
+            }
+        }
+        Ok(moved)
+    }
+
     /// `Err(reason)` when `path` (canonical, or [`lexically_absolute`]) is outside the
     /// allowed roots.
     fn check_allowed(&self, path: &Path) -> Result<(), String> {

@@ -663,6 +663,15 @@ pub trait MetaStore: Send + Sync {
     ) -> Result<(), StoreError>;
     /// The credentials stored for a git source.
     async fn credentials(&self, repo_id: &str) -> Result<Option<Credentials>, StoreError>;
+    /// Replaces a repository's git source with `url` (the same location without its
+    /// credentials) and stores `credentials` for it, in one transaction: for sources
+    /// registered before credentials were kept apart.
+    async fn move_source_credentials(
+        &self,
+        repo_id: &str,
+        url: &str,
+        credentials: &Credentials,
+    ) -> Result<(), StoreError>;
 
     /// A setting of the data directory (`None` when never set).
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError>;

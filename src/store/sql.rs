@@ -1086,6 +1086,40 @@ impl MetaStore for SqlMetaStore {
         Ok(())
     }
 
+    async fn move_source_credentials(
+        &self,
+        repo_id: &str,
+        url: &str,
+        credentials: &Credentials,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query(
+            "UPDATE repositories SET source = $1, updated_at = $2 WHERE id = $3 AND source_kind = 'git'",
+        )
+        .bind(url)
+        .bind(now_ms())
+        .bind(repo_id)
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("git repository {repo_id}")));
+        }
+        sqlx::query("DELETE FROM repo_credentials WHERE repo_id = $1")
+            .bind(repo_id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO repo_credentials (repo_id, username, password) VALUES ($1, $2, $3)",
+        )
+        .bind(repo_id)
+        .bind(&credentials.username)
+        .bind(&credentials.password)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     async fn credentials(&self, repo_id: &str) -> Result<Option<Credentials>, StoreError> {
         Ok(sqlx::query_as::<_, Credentials>(
             "SELECT username, password FROM repo_credentials WHERE repo_id = $1",

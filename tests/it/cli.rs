@@ -329,3 +329,51 @@ fn the_debug_log_shows_no_secrets() {
         }
     }
 }
+
+/// Issue 37, finding 5, through the binary: `sextant serve` on a data directory whose git
+/// source still carries credentials in its stored URL moves them out before it serves,
+/// so the repository list a read token gets shows none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_moves_old_url_credentials_out_before_serving() {
+    use sextant::store::{MetaStore, NewRepository, RepoSettings, RepoSource, SqlMetaStore};
+    let mock = crate::support::mock_http::MockServer::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let meta = SqlMetaStore::open_in(&data).await.unwrap();
+    meta.create_repository(NewRepository {
+        name: "old".into(),
+        source: RepoSource::Git("https://ci-bot:ghp_0ld5ecret@git.example/org/r.git".into()),
+        tracked_ref: None,
+        settings: RepoSettings::default(),
+    })
+    .await
+    .unwrap();
+    meta.close().await;
+    let mut command = sextant();
+    command
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["--embed-provider", "openai", "--embed-model", "m"])
+        .args(["--embed-dims", "8", "--embed-url"])
+        .arg(format!("{}/v1", mock.url))
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env_remove("SEXTANT_ADMIN_TOKEN_FILE");
+    let server = crate::support::process::Served::start(command);
+    let listed = reqwest::get(format!("{}/api/v1/repositories", server.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let lines = server.lines().join("\n");
+    drop(server);
+    assert!(listed.contains("git.example/org/r.git"), "{listed}");
+    assert!(
+        !listed.contains("ghp_0ld5ecret") && !listed.contains("ci-bot"),
+        "{listed}"
+    );
+    assert!(
+        lines.contains("moved the credentials of 1 git source"),
+        "{lines}"
+    );
+}

@@ -574,6 +574,66 @@ async fn credentials_in_git_urls_are_kept_apart_and_never_shown() {
     assert!(meta.credentials(&repo.id).await.unwrap().is_none());
 }
 
+/// Issue 37, finding 5: a git source registered before credentials were kept apart still
+/// carried them in its stored URL, shown to read tokens. Every start moves them out (one
+/// transaction per source); sources without credentials, ssh account names and path
+/// repositories are left as they are; a second run changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_stored_in_old_urls_are_moved_out() {
+    use sextant::store::{NewRepository, RepoSource};
+    let tmp = tempfile::tempdir().unwrap();
+    let (meta, indexer) = indexer_with(tmp.path(), IndexOptions::default()).await;
+    let old = |name: &str, source: RepoSource| NewRepository {
+        name: name.into(),
+        source,
+        tracked_ref: None,
+        settings: RepoSettings::default(),
+    };
+    let leaky = meta
+        .create_repository(old(
+            "leaky",
+            RepoSource::Git("https://ci-bot:ghp_0ld5ecret@git.example/org/r.git".into()),
+        ))
+        .await
+        .unwrap();
+    let clean_urls = [
+        (
+            "plain",
+            RepoSource::Git("https://git.example/org/p.git".into()),
+        ),
+        (
+            "ssh",
+            RepoSource::Git("ssh://git@git.example/org/s.git".into()),
+        ),
+        ("dir", RepoSource::Path(tmp.path().display().to_string())),
+    ];
+    for (name, source) in clean_urls.clone() {
+        meta.create_repository(old(name, source)).await.unwrap();
+    }
+    assert_eq!(indexer.move_stored_credentials().await.unwrap(), 1);
+    let moved = meta.get_repository(&leaky.id).await.unwrap().unwrap();
+    assert_eq!(
+        moved.source,
+        RepoSource::Git("https://git.example/org/r.git".into())
+    );
+    let stored = meta.credentials(&leaky.id).await.unwrap().unwrap();
+    assert_eq!(
+        (stored.username.as_str(), stored.password.as_deref()),
+        ("ci-bot", Some("ghp_0ld5ecret"))
+    );
+    for (name, source) in clean_urls {
+        let repo = meta.get_repository_by_name(name).await.unwrap().unwrap();
+        assert_eq!(repo.source, source, "{name}");
+        assert!(
+            meta.credentials(&repo.id).await.unwrap().is_none(),
+            "{name}"
+        );
+    }
+    let listed = format!("{:?}", meta.list_repositories().await.unwrap());
+    assert!(!listed.contains("ghp_0ld5ecret"), "{listed}");
+    assert_eq!(indexer.move_stored_credentials().await.unwrap(), 0);
+}
+
 /// Regression (finding 5): a git server that accepts and never answers held its job, and
 /// the runner waited for its whole batch before claiming more, so path repositories
 /// queued behind it never ran. Now the others run as slots free, and the stuck job fails
