@@ -451,7 +451,22 @@ impl Indexer {
                     self.check_allowed(&lexically_absolute(path))?;
                     return Err("not a URL and not an existing path".into());
                 };
-                return self.check_allowed(&real);
+                self.check_allowed(&real)?;
+                if self.options.allowed_roots.is_empty() {
+                    return Ok(());
+                }
+                // A `.git` file or an alternates file inside a root must not lead the
+                // fetch to a repository outside it.
+                for dir in super::git::local_repository_dirs(&real)? {
+                    self.check_allowed(&dir).map_err(|why| {
+                        format!(
+                            "the repository's data at {} (named by a .git file or \
+                             objects/info/alternates) is not allowed: {why}",
+                            dir.display()
+                        )
+                    })?;
+                }
+                return Ok(());
             }
             GitTransport::Http | GitTransport::Git if !policy.allow_insecure => {
                 return Err(

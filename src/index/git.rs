@@ -79,6 +79,44 @@ pub struct GitPlan {
     pub unchanged: usize,
 }
 
+/// Every directory libgit2 reads when it opens the local repository at `path` (a
+/// canonical path): its git directory (a `.git` *file*'s `gitdir:` followed), its common
+/// directory (worktrees), and each object store its `objects/info/alternates` names,
+/// alternates of alternates included (git's own depth, 5). Each is canonical, so it can
+/// be judged against the allowed roots: any of them outside would let a file inside a
+/// root make Sextant read a repository outside it.
+pub fn local_repository_dirs(path: &Path) -> Result<Vec<PathBuf>, String> {
+    let repo = Repository::open(path).map_err(|e| {
+        format!(
+            "{} is not a git repository: {}",
+            path.display(),
+            e.message()
+        )
+    })?;
+    let canonical = |p: &Path| {
+        p.canonicalize()
+            .map_err(|e| format!("{} cannot be read: {e}", p.display()))
+    };
+    let mut dirs = vec![canonical(repo.path())?, canonical(repo.commondir())?];
+    let mut stores = vec![(dirs[1].join("objects"), 0)];
+    while let Some((objects, depth)) = stores.pop() {
+        let Ok(text) = std::fs::read_to_string(objects.join("info/alternates")) else {
+            continue;
+        };
+        for line in text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let alternate = canonical(&objects.join(line))?;
+            if depth < 5 {
+                stores.push((alternate.clone(), depth + 1));
+            }
+            dirs.push(alternate);
+        }
+    }
+    Ok(dirs)
+}
+
 /// Opens the mirror at `dir`, cloning `url` into it first when missing, and fetches.
 fn open_and_fetch(url: &str, dir: &Path, access: &FetchAccess) -> Result<Repository, IndexError> {
     let repo = if dir.join("HEAD").is_file() {

@@ -475,6 +475,40 @@ async fn git_sources_respect_the_roots_and_stay_off_private_addresses() {
         );
         assert!(e.contains("allowed roots"), "{source}: {e}");
     }
+    // Issue 37, finding 7: a `.git` file, or an alternates file, inside a root that leads
+    // to a repository outside it is refused, at registration (and before each fetch).
+    let linked = allowed.join("linked");
+    std::fs::create_dir_all(&linked).unwrap();
+    std::fs::write(
+        linked.join(".git"),
+        format!("gitdir: {}\n", outside.join(".git").display()),
+    )
+    .unwrap();
+    let borrowing = allowed.join("borrowing");
+    Repository::init_bare(&borrowing).unwrap();
+    std::fs::write(
+        borrowing.join("objects/info/alternates"),
+        format!("{}\n", outside.join(".git/objects").display()),
+    )
+    .unwrap();
+    for source in [&linked, &borrowing] {
+        let e = refused(
+            indexer
+                .register_git(
+                    &source.to_string_lossy(),
+                    None,
+                    None,
+                    RepoSettings::default(),
+                )
+                .await
+                .unwrap_err(),
+        );
+        assert!(
+            e.contains("objects/info/alternates") && e.contains("allowed roots"),
+            "{}: {e}",
+            source.display()
+        );
+    }
     // Inside the roots, both forms work.
     let inside_path = allowed.join("repo").to_string_lossy().into_owned();
     indexer
