@@ -40,6 +40,8 @@ pub enum ErrorCode {
     Forbidden,
     /// 404: no such route, repository, job or file (or not visible to this token).
     NotFound,
+    /// 408: the request's body did not arrive in time.
+    RequestTimeout,
     /// 409: conflicts with the current state (a name taken, a sync already queued).
     Conflict,
     /// 413: the body is larger than the server accepts.
@@ -68,6 +70,7 @@ impl ErrorCode {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Forbidden => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
+            Self::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Self::Conflict => StatusCode::CONFLICT,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UriTooLong => StatusCode::URI_TOO_LONG,
@@ -127,6 +130,22 @@ impl ApiError {
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         self.code.status()
+    }
+
+    /// 413: a body over [`super::MAX_BODY_BYTES`].
+    pub fn too_large() -> Self {
+        Self::from_body_rejection(StatusCode::PAYLOAD_TOO_LARGE, "")
+    }
+
+    /// 408: the body did not arrive within `deadline`.
+    pub fn slow_body(deadline: std::time::Duration) -> Self {
+        Self::new(
+            ErrorCode::RequestTimeout,
+            format!(
+                "the request body did not arrive within {} s; send it at once",
+                deadline.as_secs()
+            ),
+        )
     }
 
     /// A rejected request body: 413 too large, 415 not JSON, 422 JSON of the wrong

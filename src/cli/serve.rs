@@ -89,6 +89,19 @@ pub struct ServeArgs {
     /// Connections open at once; more are answered 503 and closed.
     #[arg(long, default_value_t = 1024, env = "SEXTANT_MAX_CONNECTIONS")]
     pub max_connections: usize,
+    /// Connections one client address may hold at once (its share of
+    /// --max-connections); more from it are answered 503. Behind a reverse proxy, whose
+    /// address every connection has, set it to --max-connections.
+    #[arg(
+        long,
+        default_value_t = 256,
+        env = "SEXTANT_MAX_CONNECTIONS_PER_CLIENT"
+    )]
+    pub max_connections_per_client: usize,
+    /// Seconds a client has to send a request's whole body (every route, MCP included);
+    /// slower bodies get 408.
+    #[arg(long, default_value_t = 30, env = "SEXTANT_BODY_TIMEOUT")]
+    pub body_timeout: u64,
     /// Seconds a write to a client may wait without progress (a client that stopped
     /// reading); then the connection is closed.
     #[arg(long, default_value_t = 30, env = "SEXTANT_WRITE_TIMEOUT")]
@@ -178,6 +191,7 @@ impl ServeArgs {
             allowed_origins: self.allowed_origins.clone(),
             trust_forwarded: self.trust_forwarded,
             request_timeout: Duration::from_secs(self.request_timeout.max(1)),
+            body_timeout: Duration::from_secs(self.body_timeout.max(1)),
         }
         .validated()
     }
@@ -334,6 +348,7 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
         let limits = ConnectionLimits {
             header_read_timeout: Duration::from_secs(args.header_timeout.max(1)),
             max_connections: args.max_connections.max(1),
+            max_per_client: args.max_connections_per_client.max(1),
             write_timeout: Duration::from_secs(args.write_timeout.max(1)),
         };
         let server = crate::server::serve(listener, app, limits, async move {

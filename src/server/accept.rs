@@ -1,11 +1,15 @@
 //! The accept loop: HTTP/1.1 connections served by hyper with limits `axum::serve` does
 //! not offer. A client must send its request head within [`ConnectionLimits::header_read_timeout`]
 //! (slow-header clients no longer hold a connection for ever), and at most
-//! [`ConnectionLimits::max_connections`] connections are open at once: beyond, a client
-//! gets an immediate `503` with `Retry-After` instead of a hang.
+//! [`ConnectionLimits::max_connections`] connections are open at once, at most
+//! [`ConnectionLimits::max_per_client`] of them from one address: beyond either, a client
+//! gets an immediate `503` with `Retry-After` instead of a hang, and one client cannot
+//! take every place.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::Router;
@@ -23,6 +27,10 @@ pub struct ConnectionLimits {
     pub header_read_timeout: Duration,
     /// Connections open at once; more are answered `503` and closed.
     pub max_connections: usize,
+    /// Connections one client address may hold at once (its share of
+    /// `max_connections`); more from it are answered `503`. Behind a reverse proxy every
+    /// connection comes from the proxy: set it to `max_connections` there.
+    pub max_per_client: usize,
     /// Longest a write to the client may wait without progress (a client that stopped
     /// reading a stream, with its socket buffers full); then the connection is closed and
     /// what it held is freed.
@@ -34,7 +42,50 @@ impl Default for ConnectionLimits {
         Self {
             header_read_timeout: Duration::from_secs(10),
             max_connections: 1024,
+            max_per_client: 256,
             write_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Connections open per client address.
+#[derive(Debug, Default)]
+struct PerClient(Mutex<HashMap<IpAddr, usize>>);
+
+/// One connection's place in its client's share; dropping it gives the place back.
+struct ClientPlace {
+    clients: Arc<PerClient>,
+    ip: IpAddr,
+}
+
+impl PerClient {
+    /// A place for a connection from `ip`, unless it holds `max` already.
+    fn take(self: &Arc<Self>, ip: IpAddr, max: usize) -> Option<ClientPlace> {
+        let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let held = open.entry(ip).or_default();
+        if *held >= max {
+            return None;
+        }
+        *held += 1;
+        Some(ClientPlace {
+            clients: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for ClientPlace {
+    fn drop(&mut self) {
+        let mut open = self
+            .clients
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(held) = open.get_mut(&self.ip) {
+            *held = held.saturating_sub(1);
+            if *held == 0 {
+                open.remove(&self.ip);
+            }
         }
     }
 }
@@ -60,11 +111,13 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let max = limits.max_connections.max(1);
+    let per_client = limits.max_per_client.clamp(1, max);
     let slots = Arc::new(Semaphore::new(max));
+    let clients = Arc::new(PerClient::default());
     let (closing, closed) = watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let (stream, _peer) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(conn) => conn,
                 Err(e) => {
@@ -77,7 +130,12 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
+        let place = clients.take(peer.ip(), per_client);
+        let slot = place
+            .is_some()
+            .then(|| slots.clone().try_acquire_owned().ok())
+            .flatten();
+        let (Some(place), Some(slot)) = (place, slot) else {
             tokio::spawn(async move {
                 let mut stream = stream;
                 let _ = tokio::time::timeout(
@@ -111,6 +169,7 @@ pub async fn serve(
                 }
             }
             drop(slot);
+            drop(place);
         });
     }
     drop(listener);

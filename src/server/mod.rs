@@ -96,6 +96,10 @@ pub struct HttpOptions {
     pub trust_forwarded: bool,
     /// Longest a non-streaming API request may take before a 408.
     pub request_timeout: Duration,
+    /// Longest a client may take to send a request's whole body, on every route (MCP
+    /// included), before a 408: a body trickled a byte at a time no longer holds a
+    /// connection and a worker for as long as the client likes.
+    pub body_timeout: Duration,
 }
 
 impl Default for HttpOptions {
@@ -106,6 +110,7 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             trust_forwarded: false,
             request_timeout: Duration::from_secs(60),
+            body_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -148,6 +153,23 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = doc;
     doc.merge(health);
     doc
+}
+
+/// Reads a request's whole body within `deadline` (and at most [`crate::api::MAX_BODY_BYTES`]
+/// of it) before any route sees the request: one limit for REST and MCP alike. A body
+/// that does not arrive in time gets 408, one that is too large 413; the route then gets
+/// the body from memory.
+async fn body_deadline(State(deadline): State<Duration>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let limit = crate::api::MAX_BODY_BYTES;
+    match tokio::time::timeout(deadline, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+                .await
+        }
+        Ok(Err(_)) => crate::api::ApiError::too_large().into_response(),
+        Err(_) => crate::api::ApiError::slow_body(deadline).into_response(),
+    }
 }
 
 /// The application: every route under `options.base_path`.
@@ -216,7 +238,11 @@ pub fn router(state: Arc<ServerState>, options: &HttpOptions) -> Router {
         .merge(open)
         .merge(protected)
         .fallback(health::not_found)
-        .layer(DefaultBodyLimit::max(crate::api::MAX_BODY_BYTES));
+        .layer(DefaultBodyLimit::max(crate::api::MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(
+            options.body_timeout,
+            body_deadline,
+        ));
     let docs = utoipa_swagger_ui::SwaggerUi::new(format!("{base}/docs")).config(
         utoipa_swagger_ui::Config::from(format!("{base}/openapi.json")),
     );

@@ -1136,6 +1136,104 @@ async fn connections_beyond_the_cap_get_503() {
     assert!(answer.ends_with("hi"), "{answer}");
 }
 
+/// Issue 37, finding 2: one client address may hold only its share of the connection
+/// cap, so ~1,100 slow sockets from one client no longer lock every other client out.
+/// Clients here are loopback addresses of their own (127.0.0.2 is the attacker).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_holds_only_its_share_of_the_connections() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = axum::Router::new().route("/", axum::routing::get(|| async { "hi" }));
+    let addr = serve_with_limits(
+        app,
+        sextant::server::ConnectionLimits {
+            header_read_timeout: Duration::from_secs(30),
+            max_connections: 4,
+            max_per_client: 2,
+            ..Default::default()
+        },
+    )
+    .await;
+    let from = |ip: [u8; 4]| async move {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(std::net::SocketAddr::from((ip, 0))).unwrap();
+        socket.connect(addr).await.unwrap()
+    };
+    let _held = (from([127, 0, 0, 2]).await, from([127, 0, 0, 2]).await);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut third = from([127, 0, 0, 2]).await;
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(5), third.read_to_string(&mut answer))
+        .await
+        .expect("answered at once")
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    // Another client still gets in while the first holds its share.
+    let mut other = from([127, 0, 0, 1]).await;
+    other
+        .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(5), other.read_to_string(&mut answer))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+/// Issue 37, finding 2: a body trickled a byte at a time had no time limit on `/mcp`
+/// (REST had the request timeout). One deadline for the whole body now covers every
+/// route: 408 with what to do, and the connection is free again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickled_body_gets_408_on_every_route() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let started = support::app::start_with(
+        false,
+        sextant::server::HttpOptions {
+            body_timeout: Duration::from_secs(2),
+            ..Default::default()
+        },
+        support::app::Setup::default(),
+    )
+    .await;
+    let addr = started.base.trim_start_matches("http://").to_string();
+    for path in ["/mcp", "/api/v1/search"] {
+        let slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let (mut read, mut write) = slow.into_split();
+        write
+            .write_all(
+                format!(
+                    "POST {path} HTTP/1.1\r\nHost: localhost\r\ncontent-type: application/json\r\n\
+                     accept: application/json, text/event-stream\r\ncontent-length: 400\r\n\r\n{{"
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+        // A byte a second: each arrives well within any per-read timeout; only a deadline
+        // for the whole body ends it.
+        let trickle = tokio::spawn(async move {
+            for _ in 0..30 {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                if write.write_all(b" ").await.is_err() {
+                    break;
+                }
+            }
+        });
+        let t = Instant::now();
+        let mut answer = vec![0u8; 4096];
+        let n = tokio::time::timeout(Duration::from_secs(15), read.read(&mut answer))
+            .await
+            .expect("answered before the trickle ended")
+            .unwrap();
+        trickle.abort();
+        let answer = String::from_utf8_lossy(&answer[..n]);
+        assert!(answer.starts_with("HTTP/1.1 408"), "{path}: {answer}");
+        assert!(answer.contains("request_timeout"), "{path}: {answer}");
+        assert!(t.elapsed() < Duration::from_secs(15), "{path}");
+    }
+}
+
 /// Issue "Hardening" (faults): Postgres stops under a running server. While it is down
 /// `/readyz` answers 503 within seconds, searches and syncs fail fast with a 503 that
 /// says the database does not answer (never a hang, never a crash), and once it is back
