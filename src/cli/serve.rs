@@ -285,9 +285,21 @@ pub fn mcp_remote(server: &str, token: Option<String>) -> Result<(), CliError> {
     })
 }
 
-/// Runs the server until Ctrl-C.
+/// Runs the server until Ctrl-C or SIGTERM.
 pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
-    runtime()?.block_on(async {
+    let runtime = runtime()?;
+    let outcome = runtime.block_on(serve_on(args, config));
+    // A sync stuck in a blocking call (a git fetch from a server that trickles its
+    // answer) must not keep the process alive after a stop: blocking work gets a short
+    // grace, then the process leaves it behind (dropping the runtime would wait for it
+    // for ever). Syncs are crash-safe: an interrupted one resumes at the next start.
+    runtime.shutdown_timeout(BLOCKING_GRACE);
+    outcome
+}
+
+/// The server's life on the runtime: start, serve, stop.
+async fn serve_on(args: ServeArgs, config: &Config) -> Result<(), CliError> {
+    {
         let meta = open_meta(config).await?;
         if let Some(path) = &args.admin_token_file {
             let secret = super::token::read_secret(path)?;
@@ -369,7 +381,7 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
         }
         drop(watches);
         Ok(())
-    })
+    }
 }
 
 /// Options of `sextant health`.
@@ -428,6 +440,8 @@ pub fn health(args: HealthArgs) -> Result<(), CliError> {
 
 /// How long a stopping server waits for open requests and streams.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a stopping server waits for blocking work (parsing, a git fetch) to end.
+const BLOCKING_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM (what systemd, Docker and Kubernetes
 /// send).

@@ -767,3 +767,71 @@ async fn a_silent_git_server_holds_back_no_other_sync() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Issue 37, finding 3 (the stop): a git server that trickles its answer a byte at a
+/// time keeps a fetch inside libgit2 for as long as it likes; SIGTERM used to wait for
+/// that fetch (> 90 s). Now `sextant serve` stops within its grace (5 s) whatever a sync
+/// is blocked on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_the_server_during_a_hung_fetch() {
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+    use tokio::io::AsyncWriteExt;
+    // Accepts, then sends an HTTP answer one byte every two seconds (each read of
+    // libgit2's finishes well inside its 60 s timeout).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                for byte in b"HTTP/1.1 200 OK\r\ncontent-type: application/x-git-upload-pack-advertisement\r\n\r\n".iter().cycle().take(10_000) {
+                    if stream.write_all(&[*byte]).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                }
+            });
+        }
+    });
+    let mock = support::mock_http::MockServer::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sextant"));
+    command
+        .arg("--data-dir")
+        .arg(tmp.path().join("data"))
+        .args(["--embed-provider", "openai", "--embed-model", "m"])
+        .args(["--embed-dims", "8", "--embed-url"])
+        .arg(format!("{}/v1", mock.url))
+        .args(["--allow-insecure-git", "--allow-private-git-hosts"])
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env_remove("SEXTANT_ADMIN_TOKEN_FILE");
+    let mut server = support::process::Served::start(command);
+    let http = reqwest::Client::new();
+    let job = support::process::register_job(
+        &http,
+        &server.url,
+        &serde_json::json!({ "git": format!("http://127.0.0.1:{port}/r.git"), "name": "slow" }),
+    )
+    .await;
+    support::process::wait_job(&http, &server.url, &job, |s| s == "running").await;
+    // Well into the fetch: the answer's first bytes have been read.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let term = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let asked = Instant::now();
+    let status = loop {
+        if let Some(status) = server.try_wait() {
+            break status;
+        }
+        assert!(
+            asked.elapsed() < Duration::from_secs(10),
+            "still running 10 s after SIGTERM: {:?}",
+            server.lines()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(status.success(), "{status:?}: {:?}", server.lines());
+}
