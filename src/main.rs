@@ -11,8 +11,6 @@ fn main() -> anyhow::Result<()> {
             std::time::Duration::from_secs(60),
         )?;
     }
-    // Fail points named by FAILPOINTS (tests only; none are active without it).
-    let _failpoints = fail::FailScenario::setup();
     let cli = sextant::cli::Cli::parse();
     let telemetry = sextant::telemetry::init(cli.global.log_format, "warn")?;
     tracing::debug!(?cli, "starting");

@@ -93,6 +93,23 @@ impl Default for IndexOptions {
     }
 }
 
+/// The fail point after a sync's batch is committed in both stores.
+const SYNC_AFTER_BATCH: &str = "sync-after-batch";
+
+/// Whether the environment variable `SEXTANT_FAILPOINT` names the fail point `name`
+/// (read once per process). The crash tests set `SEXTANT_FAILPOINT=sync-after-batch` to
+/// park a sync, on an await that never ends (no runtime worker is blocked), once its
+/// first batch is committed, so their kill always lands mid-sync. Written here rather
+/// than taken from the `fail` crate: its `rand 0.8` turns on `getrandom 0.2`'s `std`
+/// feature, which rebuilds LanceDB's whole dependency tree.
+fn fail_point(name: &str) -> bool {
+    static NAMED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    NAMED
+        .get_or_init(|| std::env::var("SEXTANT_FAILPOINT").ok())
+        .as_deref()
+        == Some(name)
+}
+
 /// `path` made absolute and its `.` and `..` folded without touching the file system
 /// (for a path that does not exist, so that it can still be judged against the roots).
 fn lexically_absolute(path: &Path) -> PathBuf {
@@ -1195,10 +1212,8 @@ impl Indexer {
                 .await?;
             report.added += added;
             // A batch is committed in both stores: where the crash tests hold a sync.
-            // `FAILPOINTS=sync-after-batch=return` parks it here (an await that never
-            // ends, so no runtime worker is blocked) until the process is killed.
-            if fail::eval("sync-after-batch", |_| ()).is_some() {
-                tracing::warn!("fail point sync-after-batch: holding this sync");
+            if fail_point(SYNC_AFTER_BATCH) {
+                tracing::warn!("fail point {SYNC_AFTER_BATCH}: holding this sync");
                 std::future::pending::<()>().await;
             }
         }

@@ -43,7 +43,7 @@ fn sextant(data: &Path, model: &Path, root: &Path) -> Command {
         .arg("index")
         .arg(root)
         .args(["--name", "ws"])
-        .env_remove("FAILPOINTS")
+        .env_remove("SEXTANT_FAILPOINT")
         .env_remove("DATABASE_URL")
         .env_remove("SEXTANT_LANCE_URI");
     cmd
@@ -114,7 +114,7 @@ async fn a_killed_sync_converges_to_a_clean_build() {
     // lands mid-sync whatever the machine's speed or load; then SIGKILL.
     let mut child = sextant(&crashed, &model, &root)
         .args(["--batch-files", "8"])
-        .env("FAILPOINTS", "sync-after-batch=return")
+        .env("SEXTANT_FAILPOINT", "sync-after-batch")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

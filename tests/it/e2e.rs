@@ -25,7 +25,7 @@ fn sextant(data: &std::path::Path, model: &std::path::Path) -> Command {
     c.arg("--data-dir").arg(data).arg("--model-dir").arg(model);
     c.env_remove("SEXTANT_SERVER")
         .env_remove("SEXTANT_TOKEN")
-        .env_remove("FAILPOINTS");
+        .env_remove("SEXTANT_FAILPOINT");
     c
 }
 
@@ -443,7 +443,7 @@ async fn a_server_killed_mid_sync_resumes_and_matches_a_clean_build() {
     first
         .args(["serve", "--bind", "127.0.0.1:0"])
         .env("SEXTANT_BATCH_FILES", "8")
-        .env("FAILPOINTS", "sync-after-batch=return");
+        .env("SEXTANT_FAILPOINT", "sync-after-batch");
     let server = Served::start(first);
     let base = server.url.clone();
     let job = register_job(&http, &base, &register).await;
