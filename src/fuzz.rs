@@ -15,13 +15,16 @@ use crate::search::options::{MAX_QUERY_BYTES, SearchOptions};
 use crate::search::query::{classify, parse_symbol_query};
 use crate::validate::{check_determinism, check_rules};
 
-/// Names the first input byte picks from: the language the rest is parsed as.
-const FILE_NAMES: [&str; 3] = ["fuzz.ts", "fuzz.tsx", "fuzz.js"];
+/// Names the first input byte picks from: the language the rest is parsed as (every
+/// parser: the TypeScript family's and the shared walk's four languages).
+const FILE_NAMES: [&str; 7] = [
+    "fuzz.ts", "fuzz.tsx", "fuzz.js", "fuzz.py", "fuzz.go", "fuzz.rs", "fuzz.java",
+];
 
 /// Parser and chunker: any bytes end in chunks or a skip reason (binary, not UTF-8, too
 /// large); text keeps the blueprint's ten rules (on a tree recovered from syntax errors,
 /// all but the two textual ones, 6 and 10), and chunking twice gives the same chunks. The
-/// first byte picks TS, TSX or JS.
+/// first byte picks the language: TS, TSX, JS, Python, Go, Rust or Java.
 pub fn parse_and_chunk(data: &[u8]) {
     let Some((&pick, body)) = data.split_first() else {
         return;

@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
 use super::IndexError;
+use super::fetch_proxy::DeadlineProxy;
 use super::progress::{Phase, Progress};
 use super::scan::{FileFilter, ScannedFile, read_scanned, scan_tree};
 use super::source::{GitLocation, GitTransport, restricted_address};
@@ -1026,9 +1027,21 @@ impl Indexer {
         self.check_git_location(&location)
             .await
             .map_err(|reason| IndexError::Git(format!("refusing to fetch {url}: {reason}")))?;
+        let deadline = Instant::now() + self.options.git.fetch_deadline;
+        // https fetches go through a proxy that closes them at the deadline, whatever
+        // phase libgit2 is in; it lives until the fetch returns or this is dropped.
+        let proxy = match location.transport {
+            GitTransport::Https => Some(
+                DeadlineProxy::start(deadline.into(), self.options.git.allow_private_hosts)
+                    .await
+                    .map_err(|e| IndexError::Git(format!("cannot start the fetch proxy: {e}")))?,
+            ),
+            _ => None,
+        };
         let access = super::git::FetchAccess {
             credentials: self.meta.credentials(&repo.id).await?,
-            deadline: Some(std::time::Instant::now() + self.options.git.fetch_deadline),
+            deadline: Some(deadline),
+            proxy: proxy.as_ref().map(|p| p.url().to_string()),
         };
         let (url, dir, tracked, old, filter) = (
             url.to_string(),
@@ -1051,6 +1064,7 @@ impl Indexer {
         })
         .await
         .map_err(|e| IndexError::Task(e.to_string()))??;
+        drop(proxy);
         report.unchanged = plan.unchanged;
         report.scanned = plan.changed.len() + plan.unchanged;
         let mut pending: Vec<Pending> = plan

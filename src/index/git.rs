@@ -43,6 +43,9 @@ pub struct FetchAccess {
     pub credentials: Option<Credentials>,
     /// The fetch is abandoned (the transfer aborted) once this instant has passed.
     pub deadline: Option<Instant>,
+    /// The proxy that carries an `https://` fetch and closes it at the deadline
+    /// ([`super::fetch_proxy`]); `None` connects directly.
+    pub proxy: Option<String>,
 }
 
 impl From<git2::Error> for IndexError {
@@ -160,6 +163,11 @@ fn open_and_fetch(url: &str, dir: &Path, access: &FetchAccess) -> Result<Reposit
     callbacks.sideband_progress(move |_| !past());
     let mut options = FetchOptions::new();
     options.remote_callbacks(callbacks);
+    if let Some(proxy) = &access.proxy {
+        let mut through = git2::ProxyOptions::new();
+        through.url(proxy);
+        options.proxy_options(through);
+    }
     options.download_tags(git2::AutotagOption::All);
     remote
         .fetch(

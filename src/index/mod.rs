@@ -21,6 +21,7 @@
 
 pub mod engine;
 mod error;
+pub mod fetch_proxy;
 pub mod git;
 mod graph;
 pub mod jobs;

@@ -12,6 +12,7 @@
 mod input;
 pub mod lang;
 pub mod refs;
+mod scopes;
 mod symbol;
 mod tree;
 pub mod typescript;

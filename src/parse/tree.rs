@@ -58,12 +58,26 @@ pub(crate) fn named_children(node: Node) -> Vec<Node> {
 /// Visits the descendants of `root` (not `root` itself) in pre-order; a node's subtree
 /// is entered only when `visit` returns `true` for it.
 pub(crate) fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
+    preorder_with_parent(root, |node, _| visit(node));
+}
+
+/// [`preorder`], also giving each node's parent (`root` for its children). The walk keeps
+/// its own ancestor stack: tree-sitter's `Node::parent` descends from the tree's root,
+/// so one call per node would make a walk quadratic in the nesting depth.
+pub(crate) fn preorder_with_parent<'t>(
+    root: Node<'t>,
+    mut visit: impl FnMut(Node<'t>, Node<'t>) -> bool,
+) {
     let mut cursor = root.walk();
     if !cursor.goto_first_child() {
         return;
     }
+    let mut ancestors = vec![root];
     loop {
-        if visit(cursor.node()) && cursor.goto_first_child() {
+        let node = cursor.node();
+        let parent = *ancestors.last().unwrap_or(&root);
+        if visit(node, parent) && cursor.goto_first_child() {
+            ancestors.push(node);
             continue;
         }
         loop {
@@ -73,6 +87,7 @@ pub(crate) fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bo
             if !cursor.goto_parent() || cursor.node() == root {
                 return;
             }
+            ancestors.pop();
         }
     }
 }

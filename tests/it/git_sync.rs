@@ -768,6 +768,81 @@ async fn a_silent_git_server_holds_back_no_other_sync() {
     }
 }
 
+/// Issue 37, finding 3 (the deadline): libgit2 checked the fetch deadline only while
+/// objects arrived, so a server trickling its first bytes held the fetch, its thread and
+/// its connection past the deadline, for as long as it liked. Now an `https://` fetch goes
+/// through a proxy that closes it at the deadline in whatever phase: here the TLS
+/// handshake, whose first record announces 16 KiB and then arrives a byte every 200 ms.
+/// The sync fails with a message naming the deadline soon after it, and the server sees
+/// its connection closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickling_git_server_loses_the_fetch_at_its_deadline() {
+    use std::time::{Duration, Instant};
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (closed_tx, mut closed_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let closed = closed_tx.clone();
+            tokio::spawn(async move {
+                // A TLS handshake record header announcing 16,384 bytes, then its body a
+                // byte every 200 ms (55 minutes): every read of libgit2's gets something
+                // long before its own timeout.
+                let header = [0x16u8, 0x03, 0x03, 0x40, 0x00];
+                for byte in header.into_iter().chain(std::iter::repeat_n(0u8, 16_384)) {
+                    if stream.write_all(&[byte]).await.is_err() {
+                        let _ = closed.send(Instant::now());
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            });
+        }
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let (_meta, indexer) = indexer_with(
+        tmp.path(),
+        IndexOptions {
+            git: sextant::index::GitPolicy {
+                allow_insecure: false,
+                allow_private_hosts: true,
+                fetch_deadline: Duration::from_secs(2),
+            },
+            ..IndexOptions::default()
+        },
+    )
+    .await;
+    let repo = indexer
+        .register_git(
+            &format!("https://127.0.0.1:{port}/r.git"),
+            Some("trickle"),
+            None,
+            RepoSettings::default(),
+        )
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(60),
+        indexer.sync(&repo, &mut Progress::silent(&repo.id)),
+    )
+    .await
+    .expect("the sync is still fetching a minute later");
+    let waited = started.elapsed();
+    let error = outcome
+        .expect_err("a trickled handshake cannot succeed")
+        .to_string();
+    assert!(error.contains("deadline"), "{error}");
+    assert!(waited < Duration::from_secs(10), "failed after {waited:?}");
+    // The connection is closed, not left to the server: its next write fails.
+    let closed = tokio::time::timeout(Duration::from_secs(10), closed_rx.recv())
+        .await
+        .expect("the server's connection is still open 10 s after the deadline")
+        .unwrap();
+    assert!(closed.duration_since(started) < Duration::from_secs(12));
+}
+
 /// Issue 37, finding 3 (the stop): a git server that trickles its answer a byte at a
 /// time keeps a fetch inside libgit2 for as long as it likes; SIGTERM used to wait for
 /// that fetch (> 90 s). Now `sextant serve` stops within its grace (5 s) whatever a sync

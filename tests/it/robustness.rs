@@ -226,6 +226,72 @@ fn deep_nesting_parses_in_linear_time() {
     }
 }
 
+/// Issue 37, finding 4: 100,000 levels of each language's own nesting (lambdas, closures,
+/// blocks, callbacks passed as arguments), each under the 1 MB file limit, parse and chunk
+/// in linear time on a spawned thread's default stack: quadratic walks (a tree-sitter
+/// `parent()` per node walks from the root) took 50 s for 20,000 Python lambdas, and would
+/// take over half an hour here; a recursive walk would overflow the stack.
+#[test]
+fn a_hundred_thousand_levels_parse_in_linear_time_in_every_language() {
+    const DEPTH: usize = 100_000;
+    let n = DEPTH;
+    let cases = [
+        ("lambdas.py", format!("f = {}0\n", "lambda: ".repeat(n))),
+        (
+            "calls.py",
+            format!("f = {}0{}\n", "g(x, ".repeat(n), ")".repeat(n)),
+        ),
+        (
+            "blocks.go",
+            format!(
+                "package p\n\nfunc f() {{\n{}{}\n}}\n",
+                "{ g()\n".repeat(n),
+                "}".repeat(n)
+            ),
+        ),
+        (
+            "closures.rs",
+            format!("fn f() {{\n    let g = {}0;\n}}\n", "|x| ".repeat(n)),
+        ),
+        (
+            "calls.rs",
+            format!(
+                "fn f() {{\n    g({}0{});\n}}\n",
+                "h(x, ".repeat(n),
+                ")".repeat(n)
+            ),
+        ),
+        (
+            "Lambdas.java",
+            format!(
+                "class Lambdas {{\n    Object f = {}0;\n}}\n",
+                "() -> ".repeat(n)
+            ),
+        ),
+        (
+            "callbacks.js",
+            format!("run({}0{});\n", "x=>g(x,".repeat(n), ")".repeat(n)),
+        ),
+    ];
+    for (name, src) in cases {
+        assert!(src.len() < 1024 * 1024, "{name}: {} bytes", src.len());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let started = std::time::Instant::now();
+        std::thread::spawn(move || {
+            let parsed = parse_bytes(Path::new(name), src.as_bytes(), &ParseLimits::default());
+            let chunks = parsed
+                .as_ref()
+                .map(|p| chunk_file(name, &src, p, &ChunkOptions::default()).len());
+            let _ = tx.send(chunks.map_err(|e| e.to_string()));
+        });
+        let outcome = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("{name}: still parsing after 120 s"));
+        println!("{name}: {:.2} s", started.elapsed().as_secs_f64());
+        assert!(outcome.is_ok_and(|n| n >= 1), "{name}");
+    }
+}
+
 /// Every input the fuzzers kept (`fuzz/corpus/<target>`: the inputs that reached new
 /// code) and every crasher found and fixed (`fuzz/regressions/<target>`) goes through the
 /// fuzz targets' checks again (`sextant::fuzz`), so what the coverage-guided runs proved

@@ -460,7 +460,7 @@ mod graph {
             ]
         }
 
-        fn callee<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+        fn callee<'t>(&self, node: Node<'t>, _parent: Option<Node<'t>>) -> Option<Node<'t>> {
             (node.kind() == "call_expression")
                 .then(|| node.child_by_field_name("function"))
                 .flatten()

@@ -271,7 +271,7 @@ mod graph {
             ]
         }
 
-        fn callee<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+        fn callee<'t>(&self, node: Node<'t>, _parent: Option<Node<'t>>) -> Option<Node<'t>> {
             match node.kind() {
                 "method_invocation" if node.child_by_field_name("object").is_some() => Some(node),
                 "method_invocation" => node.child_by_field_name("name"),

@@ -415,7 +415,7 @@ mod graph {
             ]
         }
 
-        fn callee<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+        fn callee<'t>(&self, node: Node<'t>, _parent: Option<Node<'t>>) -> Option<Node<'t>> {
             (node.kind() == "call")
                 .then(|| node.child_by_field_name("function"))
                 .flatten()
@@ -430,12 +430,12 @@ mod graph {
             node.kind() == "identifier" && matches!(src.text_of(node), "self" | "cls")
         }
 
-        fn is_name(&self, node: Node) -> bool {
-            node.kind() == "identifier" && node.parent().is_none_or(|p| p.kind() != "type")
+        fn is_type_name(&self, _node: Node) -> bool {
+            false
         }
 
-        fn is_type_name(&self, node: Node) -> bool {
-            node.kind() == "identifier" && node.parent().is_some_and(|p| p.kind() == "type")
+        fn is_type_position(&self, parent: Node) -> bool {
+            parent.kind() == "type"
         }
 
         fn heritage<'t>(&self, node: Node<'t>, _src: &str) -> Vec<(Node<'t>, RefKind)> {

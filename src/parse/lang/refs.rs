@@ -12,6 +12,7 @@ use super::{ImportSpec, SourceText, Syntax};
 use crate::parse::refs::{
     DeclaredType, FileRefs, ImportBinding, ModuleUse, RefBase, RefKind, RefTarget,
 };
+use crate::parse::scopes::Scopes;
 
 /// A name bound inside a function scope.
 #[derive(Debug, Clone)]
@@ -85,8 +86,8 @@ pub(crate) trait RefSyntax {
     /// variable declarations, nested definitions, loop variables), added to `out`.
     fn binds(&self, node: Node, src: &str, out: &mut Vec<Local>);
 
-    /// When `node` is a call (or instantiation): what is called.
-    fn callee<'t>(&self, node: Node<'t>) -> Option<Node<'t>>;
+    /// When `node` (a child of `parent`) is a call (or instantiation): what is called.
+    fn callee<'t>(&self, node: Node<'t>, parent: Option<Node<'t>>) -> Option<Node<'t>>;
 
     /// When `node` is a member access: its receiver and member.
     fn access<'t>(&self, node: Node<'t>, src: &str) -> Option<Access<'t>>;
@@ -113,6 +114,12 @@ pub(crate) trait RefSyntax {
     /// Whether `node` is the name of a type.
     fn is_type_name(&self, node: Node) -> bool {
         node.kind() == "type_identifier"
+    }
+
+    /// Whether the names directly under `parent` name types (Python's annotation
+    /// `type` node): a name there counts as [`RefSyntax::is_type_name`].
+    fn is_type_position(&self, _parent: Node) -> bool {
+        false
     }
 
     /// Where a name is declared rather than used: `(parent kind, field)` pairs, the
@@ -167,17 +174,15 @@ fn record_imports(out: &mut FileRefs, specs: Vec<ImportSpec>, statement: usize) 
     }
 }
 
-struct Scope {
-    end: usize,
-    locals: HashMap<String, Local>,
-}
-
 struct Walk<'a> {
     /// For import statements.
     imports: &'a dyn Syntax,
     syntax: &'a dyn RefSyntax,
     src: &'a str,
-    scopes: Vec<Scope>,
+    /// Where each open function scope ends, innermost last.
+    ends: Vec<usize>,
+    /// The names the open scopes bind.
+    scopes: Scopes<Local>,
     /// Start offsets of names already reported as part of a larger reference.
     consumed: HashSet<usize>,
     out: FileRefs,
@@ -185,7 +190,19 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     fn local(&self, name: &str) -> Option<&Local> {
-        self.scopes.iter().rev().find_map(|s| s.locals.get(name))
+        self.scopes.get(name)
+    }
+
+    /// Whether `node`, a child of `parent`, is a name in value position.
+    fn is_name(&self, node: Node, parent: Option<Node>) -> bool {
+        self.syntax.is_name(node) && !parent.is_some_and(|p| self.syntax.is_type_position(p))
+    }
+
+    /// Whether `node`, a child of `parent`, names a type.
+    fn is_type_name(&self, node: Node, parent: Option<Node>) -> bool {
+        self.syntax.is_type_name(node)
+            || (self.syntax.is_name(node)
+                && parent.is_some_and(|p| self.syntax.is_type_position(p)))
     }
 
     /// Collects the names a function scope binds: its parameters, then everything
@@ -212,10 +229,8 @@ impl Walk<'_> {
                 entry.decl = l.decl;
             }
         }
-        self.scopes.push(Scope {
-            end: node.end_byte(),
-            locals,
-        });
+        self.scopes.open(locals);
+        self.ends.push(node.end_byte());
     }
 
     fn push(&mut self, node: Node, kind: RefKind, target: RefTarget) {
@@ -240,8 +255,9 @@ impl Walk<'_> {
         }
     }
 
-    /// What a receiver expression is, as a member access base.
-    fn base(&self, object: Node) -> RefBase {
+    /// What a receiver expression is, as a member access base (`access` is the member
+    /// access whose receiver it is).
+    fn base(&self, object: Node, access: Node) -> RefBase {
         let text = self.src.text_of(object);
         if self.syntax.is_this(object, self.src) {
             return RefBase::This;
@@ -249,7 +265,7 @@ impl Walk<'_> {
         if self.syntax.is_super(object, self.src) {
             return RefBase::Super;
         }
-        if self.syntax.is_name(object) || self.syntax.is_type_name(object) {
+        if self.is_name(object, Some(access)) || self.is_type_name(object, Some(access)) {
             return match self.local(text) {
                 Some(l) if l.receiver => match &l.ty {
                     Some(t) => RefBase::Typed(t.clone()),
@@ -278,10 +294,11 @@ impl Walk<'_> {
         RefBase::Unknown(crate::text::collapse_truncate(text, 40))
     }
 
-    /// Reports the expression `expr` used as `kind` (a callee, a heritage type).
-    fn expression(&mut self, expr: Node, kind: RefKind) {
+    /// Reports the expression `expr`, a child of `parent`, used as `kind` (a callee, a
+    /// heritage type).
+    fn expression(&mut self, expr: Node, parent: Option<Node>, kind: RefKind) {
         if let Some(access) = self.syntax.access(expr, self.src) {
-            let base = self.base(access.object);
+            let base = self.base(access.object, expr);
             self.consumed.insert(expr.start_byte());
             self.mark_member(expr);
             self.push(
@@ -292,7 +309,7 @@ impl Walk<'_> {
                     member: access.member,
                 },
             );
-        } else if self.syntax.is_name(expr) || self.syntax.is_type_name(expr) {
+        } else if self.is_name(expr, parent) || self.is_type_name(expr, parent) {
             let name = self.src.text_of(expr).to_string();
             self.consumed.insert(expr.start_byte());
             if let Some(target) = self.name_target(&name) {
@@ -311,14 +328,16 @@ impl Walk<'_> {
         }
     }
 
-    /// Reports what `node` is; `false` when its subtree is done with (an import).
-    fn visit(&mut self, node: Node) -> bool {
+    /// Reports what `node`, a child of `parent`, is; `false` when its subtree is done
+    /// with (an import).
+    fn visit(&mut self, node: Node, parent: Option<Node>) -> bool {
         while self
-            .scopes
+            .ends
             .last()
-            .is_some_and(|s| node.start_byte() >= s.end)
+            .is_some_and(|end| node.start_byte() >= *end)
         {
-            self.scopes.pop();
+            self.ends.pop();
+            self.scopes.close();
         }
         if let Some(specs) = self.imports.imports(node, self.src) {
             record_imports(&mut self.out, specs, node.start_byte());
@@ -329,21 +348,24 @@ impl Walk<'_> {
             self.open_scope(node, params);
         }
         for (ty, kind) in self.syntax.heritage(node, self.src) {
-            self.expression(ty, kind);
+            // Judged by its own kind: no language lists a heritage type under a
+            // type-position node.
+            self.expression(ty, None, kind);
         }
-        if let Some(callee) = self.syntax.callee(node) {
-            self.expression(callee, RefKind::Call);
+        if let Some(callee) = self.syntax.callee(node, parent) {
+            let callee_parent = if callee == node { parent } else { Some(node) };
+            self.expression(callee, callee_parent, RefKind::Call);
             return true;
         }
-        if self.consumed.contains(&node.start_byte()) && self.is_reference_node(node) {
+        if self.consumed.contains(&node.start_byte()) && self.is_reference_node(node, parent) {
             return true;
         }
         if let Some(access) = self.syntax.access(node, self.src) {
             if self.syntax.is_this(access.object, self.src)
-                || self.syntax.is_name(access.object)
-                || self.syntax.is_type_name(access.object)
+                || self.is_name(access.object, Some(node))
+                || self.is_type_name(access.object, Some(node))
             {
-                let base = self.base(access.object);
+                let base = self.base(access.object, node);
                 self.consumed.insert(access.object.start_byte());
                 self.mark_member(node);
                 self.push(
@@ -357,12 +379,12 @@ impl Walk<'_> {
             }
             return true;
         }
-        if self.is_declaration(node) {
+        if self.is_declaration(node, parent) {
             return true;
         }
-        let kind = if self.syntax.is_type_name(node) {
+        let kind = if self.is_type_name(node, parent) {
             RefKind::Type
-        } else if self.syntax.is_name(node) {
+        } else if self.is_name(node, parent) {
             RefKind::Read
         } else {
             return true;
@@ -374,9 +396,10 @@ impl Walk<'_> {
         true
     }
 
-    /// Whether the name `node` is declared here (see [`RefSyntax::declarations`]).
-    fn is_declaration(&self, node: Node) -> bool {
-        let Some(parent) = node.parent() else {
+    /// Whether the name `node`, a child of `parent`, is declared here (see
+    /// [`RefSyntax::declarations`]).
+    fn is_declaration(&self, node: Node, parent: Option<Node>) -> bool {
+        let Some(parent) = parent else {
             return false;
         };
         let kind = parent.kind();
@@ -385,9 +408,9 @@ impl Walk<'_> {
         })
     }
 
-    fn is_reference_node(&self, node: Node) -> bool {
-        self.syntax.is_name(node)
-            || self.syntax.is_type_name(node)
+    fn is_reference_node(&self, node: Node, parent: Option<Node>) -> bool {
+        self.is_name(node, parent)
+            || self.is_type_name(node, parent)
             || self.syntax.access(node, self.src).is_some()
     }
 }
@@ -398,12 +421,15 @@ pub(crate) fn extract(syntax: &dyn Syntax, root: Node, src: &str) -> FileRefs {
         imports: syntax,
         syntax: syntax.refs(),
         src,
-        scopes: Vec::new(),
+        ends: Vec::new(),
+        scopes: Scopes::default(),
         consumed: HashSet::new(),
         out: FileRefs::default(),
     };
-    walk.visit(root);
-    crate::parse::tree::preorder(root, |node| !node.is_named() || walk.visit(node));
+    walk.visit(root, None);
+    crate::parse::tree::preorder_with_parent(root, |node, parent| {
+        !node.is_named() || walk.visit(node, Some(parent))
+    });
     let mut out = walk.out;
     out.references.sort_by_key(|r| r.offset);
     out

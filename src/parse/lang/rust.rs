@@ -428,13 +428,13 @@ mod graph {
             ]
         }
 
-        fn callee<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+        fn callee<'t>(&self, node: Node<'t>, parent: Option<Node<'t>>) -> Option<Node<'t>> {
             match node.kind() {
                 "call_expression" => node.child_by_field_name("function"),
                 "macro_invocation" => node.child_by_field_name("macro"),
                 // A macro's arguments are tokens, not expressions (`assert_eq!(parse(x),
                 // …)`): a bare name followed by parentheses there is taken for a call.
-                "identifier" if super::is_call_in_tokens(node) => Some(node),
+                "identifier" if super::is_call_in_tokens(node, parent) => Some(node),
                 _ => None,
             }
         }
@@ -545,9 +545,10 @@ fn inner_doc(item: Node, src: &str) -> Option<String> {
 }
 
 /// Whether `name`, a token of a macro's arguments, is a bare name called with
-/// parentheses (`f(…)`, not `a::f(…)` or `x.f(…)`, whose receivers tokens do not give).
-fn is_call_in_tokens(name: Node) -> bool {
-    name.parent().is_some_and(|p| p.kind() == "token_tree")
+/// parentheses (`f(…)`, not `a::f(…)` or `x.f(…)`, whose receivers tokens do not give);
+/// `parent` is its parent node.
+fn is_call_in_tokens(name: Node, parent: Option<Node>) -> bool {
+    parent.is_some_and(|p| p.kind() == "token_tree")
         && name.next_sibling().is_some_and(|n| {
             n.kind() == "token_tree" && n.child(0).is_some_and(|c| c.kind() == "(")
         })

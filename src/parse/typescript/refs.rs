@@ -12,6 +12,7 @@ use crate::parse::refs::{
     CallbackType, DeclaredType, Export, FileRefs, ImportBinding, Imported, ModuleUse, RefBase,
     RefKind, RefTarget,
 };
+use crate::parse::scopes::Scopes;
 use crate::text::truncate_chars;
 
 /// Longest receiver text kept for an unknown receiver.
@@ -133,7 +134,7 @@ fn is_binding(parent: &str, field: Option<&str>) -> bool {
 
 struct Walker<'s> {
     src: &'s str,
-    scopes: Vec<Scope>,
+    scopes: Scopes<Local>,
     contexts: Vec<TypeContext>,
     /// Node ids already reported by an enclosing construct (a callee, a heritage name).
     handled: HashSet<usize>,
@@ -144,7 +145,7 @@ struct Walker<'s> {
 pub(super) fn extract(root: Node, src: &str) -> FileRefs {
     let mut walker = Walker {
         src,
-        scopes: Vec::new(),
+        scopes: Scopes::default(),
         contexts: vec![TypeContext::Plain],
         handled: HashSet::new(),
         out: FileRefs::default(),
@@ -169,7 +170,7 @@ impl<'s> Walker<'s> {
         while let Some(step) = stack.pop() {
             let (node, field, lineage) = match step {
                 Step::PopScope => {
-                    self.scopes.pop();
+                    self.scopes.close();
                     continue;
                 }
                 Step::PopContext => {
@@ -179,7 +180,7 @@ impl<'s> Walker<'s> {
                 Step::Enter(node, field, lineage) => (node, field, lineage),
             };
             if let Some(scope) = self.scope_for(node, lineage) {
-                self.scopes.push(scope);
+                self.scopes.open(scope);
                 stack.push(Step::PopScope);
             }
             if let Some(context) = self.context_for(node, field) {
@@ -538,7 +539,7 @@ impl<'s> Walker<'s> {
     }
 
     fn lookup(&self, name: &str) -> Option<&Local> {
-        self.scopes.iter().rev().find_map(|s| s.get(name))
+        self.scopes.get(name)
     }
 
     fn context_for(&self, node: Node, field: Option<&str>) -> Option<TypeContext> {
