@@ -426,8 +426,13 @@ impl<'s> Extractor<'s> {
         for child in children {
             if !child.is_named() {
                 // Stray tokens only appear at this level after error recovery; keep them
-                // as error items so no code line is lost.
-                if self.syntax.is_delimiter(child.kind()) || child.byte_range().is_empty() {
+                // as error items so no code line is lost. A container's own braces are
+                // not stray, but at the root of a tree with errors (a `}` left over by
+                // recovery) they are.
+                let stray_brace = ctx.depth == 0 && node.has_error();
+                if (self.syntax.is_delimiter(child.kind()) && !stray_brace)
+                    || child.byte_range().is_empty()
+                {
                     continue;
                 }
                 out.push(self.item_symbol(child, SymbolKind::Error, "syntax error".into(), ctx));
