@@ -18,7 +18,13 @@ use crate::validate::{check_determinism, check_rules};
 /// Names the first input byte picks from: the language the rest is parsed as (every
 /// parser: the TypeScript family's and the shared walk's four languages).
 const FILE_NAMES: [&str; 7] = [
-    "fuzz.ts", "fuzz.tsx", "fuzz.js", "fuzz.py", "fuzz.go", "fuzz.rs", "fuzz.java",
+    "fuzz.ts",
+    "fuzz.tsx",
+    "fuzz.js",
+    "fuzz.py",
+    "fuzz.go",
+    "fuzz.rs",
+    "fuzz.java",
 ];
 
 /// Parser and chunker: any bytes end in chunks or a skip reason (binary, not UTF-8, too
