@@ -196,7 +196,7 @@ async fn token_files_bootstrap_authentication_and_health_reports_readiness() {
 
     let admin_secret = "a665a45920422f9d417e4867efdc4fb8a04a1f3fff1fa07e998e86f7f7a27ae3";
     let admin = tmp.path().join("admin");
-    std::fs::write(&admin, &admin_secret).unwrap();
+    std::fs::write(&admin, admin_secret).unwrap();
     let mut command = with_data();
     command
         .args(["serve", "--bind", "127.0.0.1:0", "--admin-token-file"])
@@ -208,7 +208,7 @@ async fn token_files_bootstrap_authentication_and_health_reports_readiness() {
     let anonymous = http.get(&url).send().await.unwrap().status().as_u16();
     let authed = http
         .get(&url)
-        .bearer_auth(&admin_secret)
+        .bearer_auth(admin_secret)
         .send()
         .await
         .unwrap()

@@ -7,7 +7,7 @@ use crate::support;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sextant::store::{
     ChunkFilter, LanceStore, LanceStoreOptions, MetaStore, SqlMetaStore, VectorStore,
@@ -96,8 +96,6 @@ async fn snapshot(data: &Path) -> BTreeMap<String, (Option<String>, Vec<String>,
     out
 }
 
-// `try_wait` returning `Some` has reaped the child; clippy does not count it as a wait.
-#[allow(clippy::zombie_processes)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_sync_converges_to_a_clean_build() {
     let model = match static_model() {
@@ -111,43 +109,40 @@ async fn a_killed_sync_converges_to_a_clean_build() {
     let clean = tmp.path().join("clean");
 
     // Start; the sync holds after its first committed batch (a fail point), so the kill
-    // lands mid-sync whatever the machine's speed or load; then SIGKILL.
+    // lands mid-sync whatever the machine's speed or load; the process says so on stderr
+    // (read here rather than polling its database, which would race its migrations);
+    // then SIGKILL.
     let mut child = sextant(&crashed, &model, &root)
         .args(["--batch-files", "8"])
         .env("SEXTANT_FAILPOINT", "sync-after-batch")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    let db = crashed.join("sextant.db");
-    let deadline = Instant::now() + Duration::from_secs(600);
-    let mut killed_mid_sync = false;
-    while Instant::now() < deadline {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        if db.is_file() {
-            let meta = SqlMetaStore::open(&db.to_string_lossy()).await;
-            if let Ok(meta) = meta {
-                let files = match meta.get_repository_by_name("ws").await {
-                    Ok(Some(r)) => meta.list_files(&r.id).await.map(|f| f.len()).unwrap_or(0),
-                    _ => 0,
-                };
-                meta.close().await;
-                if files > 0 {
-                    child.kill().expect("SIGKILL");
-                    child.wait().expect("reaped");
-                    killed_mid_sync = true;
-                    break;
-                }
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut seen = String::new();
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if line.contains("fail point sync-after-batch") {
+                let _ = held_tx.send(Ok(()));
+                return;
             }
+            seen.push_str(&line);
+            seen.push('\n');
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        let _ = held_tx.send(Err(seen));
+    });
+    let held = held_rx
+        .recv_timeout(Duration::from_secs(600))
+        .expect("the sync neither held at its fail point nor exited within 10 minutes");
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    if let Err(stderr) = held {
+        panic!("the sync exited before its fail point held it:\n{stderr}");
     }
-    assert!(
-        killed_mid_sync,
-        "the sync never committed a batch (or exited before its fail point held it)"
-    );
     let partial = snapshot(&crashed).await;
 
     // Change the workspace a little while "down", then resume.

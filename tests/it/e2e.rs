@@ -515,10 +515,12 @@ fn generated_repository(root: &std::path::Path, tag: &str, files: usize) {
 }
 
 /// Issue "Hardening" (load): concurrent clients mixing REST searches, symbol lookups, MCP
-/// tool calls and SSE subscribers against the real binary, while a second repository
-/// syncs. No request may end in a 5xx or a broken connection (429s are back-pressure and
-/// counted apart). The short version runs here (8 clients, 10 s, generated repositories);
-/// the recorded runs set `SEXTANT_LOAD_CLIENTS`, `SEXTANT_LOAD_SECS`,
+/// tool calls, SSE subscribers and `/healthz` probes against the real binary, while a
+/// second repository syncs and hostile clients send the worst inputs known (issue 37).
+/// No normal request may end in a 5xx or a broken connection (429s are back-pressure and
+/// counted apart), and no worst input may get a 5xx. The short version runs here (8
+/// clients and 2 hostile ones, 10 s, generated repositories); the recorded runs set
+/// `SEXTANT_LOAD_CLIENTS`, `SEXTANT_LOAD_HOSTILE`, `SEXTANT_LOAD_SECS`,
 /// `SEXTANT_LOAD_CORPUS` / `SEXTANT_LOAD_SECOND` (directories) and `SEXTANT_LOAD_REPORT`
 /// (a file for the Markdown summary): see docs/RELIABILITY.md.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -530,6 +532,7 @@ async fn mixed_load_gets_no_server_errors() {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let clients = var("SEXTANT_LOAD_CLIENTS").map_or(8, |v| v.parse().unwrap());
     let secs = var("SEXTANT_LOAD_SECS").map_or(10, |v| v.parse().unwrap());
+    let hostile = var("SEXTANT_LOAD_HOSTILE").map_or(2, |v| v.parse().unwrap());
     let tmp = tempfile::tempdir().unwrap();
     let corpus = var("SEXTANT_LOAD_CORPUS").map_or_else(
         || {
@@ -590,6 +593,7 @@ async fn mixed_load_gets_no_server_errors() {
             .iter()
             .map(|s| s.to_string())
             .collect(),
+        hostile,
         server_pid: server.id(),
     })
     .await;
@@ -616,7 +620,9 @@ async fn mixed_load_gets_no_server_errors() {
         .collect();
     assert_eq!(report.failures(), 0, "{summary}\n{examples:#?}");
     assert_eq!(report.sse_failures, 0, "{summary}");
-    for op in ["search", "symbol", "mcp"] {
+    let hostile_errors: usize = report.hostile.values().map(|o| o.server_errors).sum();
+    assert_eq!(hostile_errors, 0, "a worst input got a 5xx: {summary}");
+    for op in ["search", "symbol", "mcp", "healthz"] {
         assert!(
             report.ops.get(op).is_some_and(|o| !o.ok_ms.is_empty()),
             "no {op} answered: {summary}"

@@ -778,7 +778,7 @@ async fn a_silent_git_server_holds_back_no_other_sync() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trickling_git_server_loses_the_fetch_at_its_deadline() {
     use std::time::{Duration, Instant};
-    use tokio::io::AsyncWriteExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let (closed_tx, mut closed_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -786,9 +786,14 @@ async fn a_trickling_git_server_loses_the_fetch_at_its_deadline() {
         while let Ok((mut stream, _)) = listener.accept().await {
             let closed = closed_tx.clone();
             tokio::spawn(async move {
-                // A TLS handshake record header announcing 16,384 bytes, then its body a
-                // byte every 200 ms (55 minutes): every read of libgit2's gets something
-                // long before its own timeout.
+                // As a TLS server does, wait for the client's hello; then a handshake
+                // record header announcing 16,384 bytes, and its body a byte every
+                // 200 ms (55 minutes): every read of libgit2's gets something long before
+                // its own timeout.
+                let mut hello = [0u8; 512];
+                if stream.read(&mut hello).await.unwrap_or(0) == 0 {
+                    return;
+                }
                 let header = [0x16u8, 0x03, 0x03, 0x40, 0x00];
                 for byte in header.into_iter().chain(std::iter::repeat_n(0u8, 16_384)) {
                     if stream.write_all(&[byte]).await.is_err() {

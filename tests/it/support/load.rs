@@ -1,7 +1,10 @@
 //! A bounded load generator against a running `sextant serve`: `clients` concurrent
 //! clients, each mixing REST searches, symbol lookups and MCP tool calls (over its own
 //! MCP session) until the deadline, every eighth also holding an SSE progress stream
-//! open; the server's RSS is sampled every second from `/proc`.
+//! open; beside them `hostile` clients sending the worst inputs known (an 8 KiB
+//! identifier, the longest query of distinct words, JSON nested 100,000 deep, a trickled
+//! `/mcp` body, trickled headers), and one prober asking `/healthz` ten times a second;
+//! the server's RSS is sampled every second from `/proc`.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -20,6 +23,8 @@ pub struct LoadConfig {
     pub queries: Vec<String>,
     /// Names the symbol lookups ask for.
     pub symbols: Vec<String>,
+    /// Clients sending the worst inputs, beside the normal ones.
+    pub hostile: usize,
     /// The server's process id (for RSS).
     pub server_pid: u32,
 }
@@ -54,8 +59,11 @@ impl OpStats {
 /// The outcome of a run.
 #[derive(Debug, Default)]
 pub struct LoadReport {
-    /// Per request kind (`search`, `symbol`, `mcp`).
+    /// Per request kind of the normal clients (`search`, `symbol`, `mcp`, `healthz`).
     pub ops: BTreeMap<&'static str, OpStats>,
+    /// Per kind of worst input: how the server answered them (a 4xx is the expected
+    /// answer; `ok_ms` holds every answer's time, whatever its status).
+    pub hostile: BTreeMap<&'static str, OpStats>,
     /// Progress events the SSE subscribers received.
     pub sse_events: usize,
     /// SSE streams that ended with an error before the deadline.
@@ -114,6 +122,21 @@ impl LoadReport {
                 o.server_errors,
                 o.other_errors
             ));
+        }
+        if !self.hostile.is_empty() {
+            s.push_str(
+                "\n| worst input | answered | p50 ms | p99 ms | 5xx | closed without an answer |\n|---|---|---|---|---|---|\n",
+            );
+            for (name, o) in &self.hostile {
+                s.push_str(&format!(
+                    "| {name} | {} | {:.1} | {:.1} | {} | {} |\n",
+                    o.ok_ms.len(),
+                    o.quantile(0.5),
+                    o.quantile(0.99),
+                    o.server_errors,
+                    o.other_errors
+                ));
+            }
         }
         let third = secs / 3.0;
         s.push_str(&format!(
@@ -312,6 +335,133 @@ async fn client(id: usize, config: std::sync::Arc<LoadConfig>, deadline: Instant
     samples
 }
 
+/// Asks `/healthz` every 100 ms until `deadline`.
+async fn prober(base: String, deadline: Instant) -> Vec<Sample> {
+    let http = reqwest::Client::new();
+    let mut samples = Vec::new();
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    while Instant::now() < deadline {
+        tick.tick().await;
+        let started = Instant::now();
+        let (sample, resp) = timed("healthz", http.get(format!("{base}/healthz"))).await;
+        samples.push(finish(sample, resp, started).await);
+    }
+    samples
+}
+
+/// Sends raw bytes: `head` at once, then `trickle` a byte a second until the server
+/// answers or closes, or `deadline`; the status line's code, if any.
+async fn trickled(base: &str, head: String, trickle: &[u8], deadline: Instant) -> Option<u16> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let address = base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address).await.ok()?;
+    stream.write_all(head.as_bytes()).await.ok()?;
+    let (mut read, mut write) = stream.into_split();
+    let trickle = trickle.to_vec();
+    let writer = tokio::spawn(async move {
+        for byte in trickle {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            if write.write_all(&[byte]).await.is_err() {
+                return;
+            }
+        }
+    });
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 1024];
+    let left = deadline.saturating_duration_since(Instant::now());
+    let _ = tokio::time::timeout(left, async {
+        while let Ok(n) = read.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            answer.extend_from_slice(&buf[..n]);
+            if answer.windows(2).any(|w| w == b"\r\n") {
+                break;
+            }
+        }
+    })
+    .await;
+    writer.abort();
+    let line = String::from_utf8_lossy(&answer);
+    line.split(' ').nth(1).and_then(|code| code.parse().ok())
+}
+
+/// One client sending the worst inputs, in turn, until `deadline`.
+async fn hostile(id: usize, base: String, deadline: Instant) -> Vec<Sample> {
+    let http = reqwest::Client::new();
+    let host = base.trim_start_matches("http://").to_string();
+    let long_identifier = format!("x{}", "aB3".repeat(8 * 1024 / 3 - 1));
+    let many_words: String = (0..1_400).map(|i| format!("w{i:x} ")).collect();
+    let deep_json = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let mut samples = Vec::new();
+    let mut n = id;
+    while Instant::now() < deadline {
+        n += 1;
+        let started = Instant::now();
+        let sample = match n % 5 {
+            0 => {
+                let (s, r) = timed(
+                    "8 KiB identifier",
+                    http.post(format!("{base}/api/v1/search"))
+                        .json(&json!({ "query": long_identifier })),
+                )
+                .await;
+                finish(s, r, started).await
+            }
+            1 => {
+                let (s, r) = timed(
+                    "8 KiB of distinct words",
+                    http.post(format!("{base}/api/v1/search"))
+                        .json(&json!({ "query": many_words.trim_end() })),
+                )
+                .await;
+                finish(s, r, started).await
+            }
+            2 => {
+                let (s, r) = timed(
+                    "JSON 100,000 deep on /mcp",
+                    http.post(format!("{base}/mcp"))
+                        .header("accept", MCP_ACCEPT)
+                        .header("content-type", "application/json")
+                        .body(deep_json.clone()),
+                )
+                .await;
+                finish(s, r, started).await
+            }
+            3 => {
+                let head = format!(
+                    "POST /mcp HTTP/1.1\r\nhost: {host}\r\naccept: {MCP_ACCEPT}\r\n\
+                     content-type: application/json\r\ncontent-length: 100000\r\n\r\n{{"
+                );
+                let status = trickled(&base, head, &[b' '; 120], deadline).await;
+                Sample {
+                    op: "/mcp body a byte a second",
+                    status,
+                    ms: started.elapsed().as_secs_f64() * 1000.0,
+                    detail: "no answer".into(),
+                }
+            }
+            _ => {
+                let head = format!("GET /healthz HTTP/1.1\r\nhost: {host}\r\nx-slow: ");
+                let status = trickled(&base, head, &[b'a'; 120], deadline).await;
+                Sample {
+                    op: "headers a byte a second",
+                    // Closed without an answer: the header timeout's defence.
+                    status,
+                    ms: started.elapsed().as_secs_f64() * 1000.0,
+                    detail: String::new(),
+                }
+            }
+        };
+        samples.push(sample);
+    }
+    samples
+}
+
 /// Holds an SSE progress stream open until `deadline`; events received, and whether it
 /// broke before.
 async fn subscriber(base: String, deadline: Instant) -> (usize, bool) {
@@ -363,8 +513,25 @@ pub async fn run(config: LoadConfig) -> LoadReport {
         .collect();
     let clients: Vec<_> = (0..config.clients)
         .map(|id| tokio::spawn(client(id, config.clone(), deadline)))
+        .chain(std::iter::once(tokio::spawn(prober(
+            config.base.clone(),
+            deadline,
+        ))))
+        .collect();
+    let attackers: Vec<_> = (0..config.hostile)
+        .map(|id| tokio::spawn(hostile(id, config.base.clone(), deadline)))
         .collect();
     let mut report = LoadReport::default();
+    for a in attackers {
+        for s in a.await.unwrap_or_default() {
+            let o = report.hostile.entry(s.op).or_default();
+            match s.status {
+                Some(500..) => o.server_errors += 1,
+                Some(_) => o.ok_ms.push(s.ms),
+                None => o.other_errors += 1,
+            }
+        }
+    }
     for c in clients {
         for s in c.await.unwrap_or_default() {
             let o = report.ops.entry(s.op).or_default();
