@@ -29,8 +29,8 @@ pub fn skip(check: &str, why: Unavailable) {
     use std::io::Write;
     if in_ci() && !why.may_skip_in_ci() {
         panic!(
-            "{check} cannot run: {why}
-Under CI=true a check that lacks a tool fails              instead of skipping (.ci/run installs what the suite needs on Debian)."
+            "{check} cannot run: {why}\nUnder CI=true a check that lacks a tool fails \
+             instead of skipping (.ci/run installs what the suite needs on Debian)."
         );
     }
     let banner = format!(

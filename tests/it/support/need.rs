@@ -50,7 +50,10 @@ impl fmt::Display for Unavailable {
                 what,
                 install,
                 detail,
-            } => write!(f, "{what} is missing ({detail}); install it: {install}"),
+            } => write!(
+                f,
+                "it needs {what}, not found here ({detail}); install: {install}"
+            ),
             Self::Registry { registry, detail } => write!(
                 f,
                 "the {registry} registry cannot be reached: {}",
