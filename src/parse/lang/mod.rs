@@ -24,8 +24,8 @@ use super::tree::{
 
 pub(crate) use super::tree::{has_child_kind, named_children, span};
 use super::{
-    ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, Modifier, ParseError,
-    ParsedFile, ParsedSymbol, SymbolKind,
+    ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, LineRange, Modifier,
+    ParseError, ParsedFile, ParsedSymbol, SymbolKind,
 };
 use crate::parse::refs::Imported;
 use crate::text::{collapse_truncate, collapse_whitespace, truncate_chars};
@@ -314,6 +314,32 @@ pub(crate) trait Syntax: Sync {
     fn refs(&self) -> &dyn refs::RefSyntax;
 }
 
+/// 1-indexed line numbers of byte offsets asked in increasing order, counted
+/// incrementally so that many asks cost one pass over the text.
+#[derive(Debug, Default)]
+struct LineCursor {
+    offset: usize,
+    line: u32,
+}
+
+impl LineCursor {
+    /// The line of `offset` in `src`; an offset before the last one asked restarts the
+    /// count from the top.
+    fn line_at(&mut self, src: &str, offset: usize) -> u32 {
+        if offset < self.offset {
+            *self = Self::default();
+        }
+        let upto = offset.min(src.len());
+        let counted = src.as_bytes()[self.offset.min(upto)..upto]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count();
+        self.line += counted as u32;
+        self.offset = upto;
+        self.line + 1
+    }
+}
+
 struct Extractor<'s> {
     syntax: &'static dyn Syntax,
     src: &'s str,
@@ -423,7 +449,17 @@ impl<'s> Extractor<'s> {
         let mut out = Vec::new();
         let mut cursor = node.walk();
         let children: Vec<Node> = node.children(&mut cursor).collect();
+        // At the root of a tree with errors, text that no child spans (tree-sitter leaves
+        // the rest of the file outside every node after an unterminated Rust `/**`)
+        // becomes error items, so no code line is lost.
+        let recovering = ctx.depth == 0 && node.has_error();
+        let mut lines = LineCursor::default();
+        let mut spanned = node.start_byte();
         for child in children {
+            if recovering {
+                self.gap(spanned, child.start_byte(), node, ctx, &mut lines, &mut out);
+            }
+            spanned = spanned.max(child.end_byte());
             if !child.is_named() {
                 // Stray tokens only appear at this level after error recovery; keep them
                 // as error items so no code line is lost. A container's own braces are
@@ -440,7 +476,46 @@ impl<'s> Extractor<'s> {
             }
             self.place(child, Place::Container, ctx, &mut out);
         }
+        if recovering {
+            let end = self.src.len().max(node.end_byte());
+            self.gap(spanned, end, node, ctx, &mut lines, &mut out);
+        }
         merge_overloads(out)
+    }
+
+    /// An error item for the text in `start..end` that no node spans, when it is more
+    /// than whitespace (`root` stands in for the node it lacks).
+    fn gap(
+        &self,
+        start: usize,
+        end: usize,
+        root: Node,
+        ctx: &Ctx,
+        lines: &mut LineCursor,
+        out: &mut Vec<ParsedSymbol>,
+    ) {
+        let Some(text) = self.src.get(start..end) else {
+            return;
+        };
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return;
+        }
+        let first = start + (text.len() - text.trim_start().len());
+        let last = first + trimmed.len();
+        let range = LineRange {
+            start: lines.line_at(self.src, first),
+            end: lines.line_at(self.src, last.saturating_sub(1)),
+        };
+        out.push(ParsedSymbol {
+            range,
+            bytes: ByteRange {
+                start: first,
+                end: last,
+            },
+            signature: truncate_chars(&collapse_whitespace(trimmed), LABEL_CHARS),
+            ..symbol_at(SymbolKind::Error, "syntax error".into(), root, root, ctx)
+        });
     }
 
     /// The symbols `node` makes at `place`, appended to `out`.
