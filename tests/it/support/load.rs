@@ -386,6 +386,12 @@ async fn trickled(base: &str, head: String, trickle: &[u8], deadline: Instant) -
     line.split(' ').nth(1).and_then(|code| code.parse().ok())
 }
 
+/// Sends `request` and reads its answer: the sample.
+async fn sent(op: &'static str, request: reqwest::RequestBuilder, started: Instant) -> Sample {
+    let (sample, resp) = timed(op, request).await;
+    finish(sample, resp, started).await
+}
+
 /// One client sending the worst inputs, in turn, until `deadline`.
 async fn hostile(id: usize, base: String, deadline: Instant) -> Vec<Sample> {
     let http = reqwest::Client::new();
@@ -404,33 +410,33 @@ async fn hostile(id: usize, base: String, deadline: Instant) -> Vec<Sample> {
         let started = Instant::now();
         let sample = match n % 5 {
             0 => {
-                let (s, r) = timed(
+                sent(
                     "8 KiB identifier",
                     http.post(format!("{base}/api/v1/search"))
                         .json(&json!({ "query": long_identifier })),
+                    started,
                 )
-                .await;
-                finish(s, r, started).await
+                .await
             }
             1 => {
-                let (s, r) = timed(
+                sent(
                     "8 KiB of distinct words",
                     http.post(format!("{base}/api/v1/search"))
                         .json(&json!({ "query": many_words.trim_end() })),
+                    started,
                 )
-                .await;
-                finish(s, r, started).await
+                .await
             }
             2 => {
-                let (s, r) = timed(
+                sent(
                     "JSON 100,000 deep on /mcp",
                     http.post(format!("{base}/mcp"))
                         .header("accept", MCP_ACCEPT)
                         .header("content-type", "application/json")
                         .body(deep_json.clone()),
+                    started,
                 )
-                .await;
-                finish(s, r, started).await
+                .await
             }
             3 => {
                 let head = format!(
