@@ -1043,6 +1043,7 @@ impl Indexer {
             deadline: Some(deadline),
             proxy: proxy.as_ref().map(|p| p.url().to_string()),
         };
+        let shown = url.to_string();
         let (url, dir, tracked, old, filter) = (
             url.to_string(),
             self.checkout_dir(&repo.id),
@@ -1063,7 +1064,12 @@ impl Indexer {
             .map(|p| (p, stored))
         })
         .await
-        .map_err(|e| IndexError::Task(e.to_string()))??;
+        .map_err(|e| IndexError::Task(e.to_string()))?
+        .map_err(|e| match proxy.as_ref().and_then(DeadlineProxy::refusal) {
+            // libgit2 says only that the proxy answered 403; say why.
+            Some(why) => IndexError::Git(format!("refusing to fetch {shown}: {why}")),
+            None => e,
+        })?;
         drop(proxy);
         report.unchanged = plan.unchanged;
         report.scanned = plan.changed.len() + plan.unchanged;

@@ -22,6 +22,7 @@
 //! cannot lead the fetch into the server's own network.
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -41,6 +42,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct DeadlineProxy {
     url: String,
     task: JoinHandle<()>,
+    /// Why the last refused connection was refused: libgit2 reports only the status.
+    refused: Arc<Mutex<Option<String>>>,
 }
 
 impl DeadlineProxy {
@@ -49,6 +52,8 @@ impl DeadlineProxy {
     pub async fn start(deadline: Instant, allow_private: bool) -> std::io::Result<Self> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let url = format!("http://{}", listener.local_addr()?);
+        let refused = Arc::new(Mutex::new(None));
+        let refusals = refused.clone();
         let task = tokio::spawn(async move {
             let mut connections = JoinSet::new();
             loop {
@@ -56,7 +61,7 @@ impl DeadlineProxy {
                     _ = tokio::time::sleep_until(deadline) => break,
                     accepted = listener.accept() => match accepted {
                         Ok((client, _)) => {
-                            connections.spawn(forward(client, allow_private));
+                            connections.spawn(forward(client, allow_private, refusals.clone()));
                         }
                         // Out of descriptors: the fetch's own connect fails or retries.
                         Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
@@ -67,12 +72,18 @@ impl DeadlineProxy {
             }
             // Dropping the set aborts every forwarding task, closing both sockets.
         });
-        Ok(Self { url, task })
+        Ok(Self { url, task, refused })
     }
 
     /// The proxy URL to give libgit2.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Why a connection was refused (a redirect to a private address, a name that
+    /// resolves there now), for the fetch's error: libgit2 says only "403".
+    pub fn refusal(&self) -> Option<String> {
+        self.refused.lock().ok().and_then(|r| r.clone())
     }
 }
 
@@ -151,7 +162,7 @@ async fn connect(host: &str, port: u16, allow_private: bool) -> Result<TcpStream
 }
 
 /// Forwards one connection from libgit2 to the server its request names.
-async fn forward(mut client: TcpStream, allow_private: bool) {
+async fn forward(mut client: TcpStream, allow_private: bool, refused: Arc<Mutex<Option<String>>>) {
     let Some(head) = read_head(&mut client).await else {
         return;
     };
@@ -164,6 +175,9 @@ async fn forward(mut client: TcpStream, allow_private: bool) {
         Ok(server) => server,
         Err(why) => {
             let _ = refuse(&mut client, "403 Forbidden", &why).await;
+            if let Ok(mut last) = refused.lock() {
+                *last = Some(why);
+            }
             return;
         }
     };
@@ -222,6 +236,31 @@ mod tests {
         ] {
             assert_eq!(target(bad), None, "{bad:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_refused_tunnel_is_answered_403_and_its_reason_kept() {
+        let server = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = server.local_addr().unwrap().port();
+        let proxy = DeadlineProxy::start(Instant::now() + Duration::from_secs(30), false)
+            .await
+            .unwrap();
+        assert_eq!(proxy.refusal(), None);
+        let mut client = TcpStream::connect(proxy.url().trim_start_matches("http://"))
+            .await
+            .unwrap();
+        client
+            .write_all(format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+        let why = proxy.refusal().expect("the reason is kept");
+        assert!(
+            why.contains("loopback") && why.contains("--allow-private-git-hosts"),
+            "{why}"
+        );
     }
 
     #[tokio::test]
