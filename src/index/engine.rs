@@ -1028,20 +1028,20 @@ impl Indexer {
             .await
             .map_err(|reason| IndexError::Git(format!("refusing to fetch {url}: {reason}")))?;
         let deadline = Instant::now() + self.options.git.fetch_deadline;
-        // https fetches go through a proxy that closes them at the deadline, whatever
+        // Network fetches go through a proxy that closes them at the deadline, whatever
         // phase libgit2 is in; it lives until the fetch returns or this is dropped.
-        let proxy = match location.transport {
-            GitTransport::Https => Some(
-                DeadlineProxy::start(deadline.into(), self.options.git.allow_private_hosts)
-                    .await
-                    .map_err(|e| IndexError::Git(format!("cannot start the fetch proxy: {e}")))?,
-            ),
-            _ => None,
-        };
+        let proxy = DeadlineProxy::for_fetch(
+            url,
+            &location.transport,
+            deadline.into(),
+            self.options.git.allow_private_hosts,
+        )
+        .await
+        .map_err(|e| IndexError::Git(format!("cannot start the fetch proxy: {e}")))?;
         let access = super::git::FetchAccess {
             credentials: self.meta.credentials(&repo.id).await?,
             deadline: Some(deadline),
-            proxy: proxy.as_ref().map(|p| p.url().to_string()),
+            route: proxy.as_ref().map(|p| p.route().clone()),
         };
         let shown = url.to_string();
         let (url, dir, tracked, old, filter) = (
@@ -1066,8 +1066,8 @@ impl Indexer {
         .await
         .map_err(|e| IndexError::Task(e.to_string()))?
         .map_err(|e| match proxy.as_ref().and_then(DeadlineProxy::refusal) {
-            // libgit2 says only that the proxy answered 403; say why.
-            Some(why) => IndexError::Git(format!("refusing to fetch {shown}: {why}")),
+            // libgit2 says only that the proxy answered 403 or closed; say why.
+            Some(why) => IndexError::Git(format!("cannot fetch {shown}: {why}")),
             None => e,
         })?;
         drop(proxy);

@@ -12,6 +12,7 @@ use git2::{
 };
 
 use super::IndexError;
+use super::fetch_proxy::Route;
 use super::scan::{CONFIG_FILES, FileFilter, SKIPPED_DIRS, ScannedFile};
 use crate::parse::Language;
 use crate::store::{Credentials, FileRecord};
@@ -43,9 +44,9 @@ pub struct FetchAccess {
     pub credentials: Option<Credentials>,
     /// The fetch is abandoned (the transfer aborted) once this instant has passed.
     pub deadline: Option<Instant>,
-    /// The proxy that carries an `https://` fetch and closes it at the deadline
-    /// ([`super::fetch_proxy`]); `None` connects directly.
-    pub proxy: Option<String>,
+    /// How the fetch goes through the proxy that closes it at the deadline
+    /// ([`super::fetch_proxy`]); `None` connects directly (local repositories).
+    pub route: Option<Route>,
 }
 
 impl From<git2::Error> for IndexError {
@@ -135,7 +136,11 @@ fn open_and_fetch(url: &str, dir: &Path, access: &FetchAccess) -> Result<Reposit
     };
     // The stored URL (never with credentials) is the remote's, even if it changed.
     repo.remote_set_url("origin", url)?;
-    let mut remote = repo.find_remote("origin")?;
+    // A relayed fetch connects to the relay's URL; its refs still land under `origin`.
+    let mut remote = match &access.route {
+        Some(Route::Relay(relay)) => repo.remote_anonymous(relay)?,
+        _ => repo.find_remote("origin")?,
+    };
     let mut callbacks = RemoteCallbacks::new();
     let mut offered = false;
     let credentials = access.credentials.clone();
@@ -163,7 +168,7 @@ fn open_and_fetch(url: &str, dir: &Path, access: &FetchAccess) -> Result<Reposit
     callbacks.sideband_progress(move |_| !past());
     let mut options = FetchOptions::new();
     options.remote_callbacks(callbacks);
-    if let Some(proxy) = &access.proxy {
+    if let Some(Route::Proxy(proxy)) = &access.route {
         let mut through = git2::ProxyOptions::new();
         through.url(proxy);
         options.proxy_options(through);

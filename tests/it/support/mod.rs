@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod embedders;
+pub mod git_servers;
 pub mod load;
 pub mod mock_http;
 pub mod models;
