@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use crate::chunk::{ChunkOptions, chunk_file, outline::MAX_ENTRIES, outline_chunk};
+use crate::mcp::args::ToolArgs;
 use crate::parse::{ParseError, ParseLimits, parse_bytes};
 use crate::search::lexical::{MAX_QUERY_TERMS, lexical_query, query_terms};
 use crate::search::options::{MAX_QUERY_BYTES, SearchOptions};
@@ -84,10 +85,16 @@ pub fn search_request(data: &[u8]) {
     let Ok(body) = serde_json::from_slice::<SearchBody>(data) else {
         return;
     };
-    if body.query.len() > MAX_QUERY_BYTES || body.options.validate().is_err() {
+    search(&body.query, &body.options);
+}
+
+/// A search as the service receives it: rejected by validation, or bounded in all it
+/// builds (see [`search_request`]).
+fn search(question: &str, options: &SearchOptions) {
+    if question.len() > MAX_QUERY_BYTES || options.validate().is_err() {
         return;
     }
-    let filter = &body.options.filter;
+    let filter = &options.filter;
     let matcher = filter
         .path_matcher()
         .expect("a validated filter's globs compile");
@@ -97,7 +104,56 @@ pub fn search_request(data: &[u8]) {
         // worst) and wrapped in a clause.
         assert!(sql.len() < 4 * 100 * (2 * 1024 + 64), "{} bytes", sql.len());
     }
-    query(body.query.as_bytes());
+    query(question.as_bytes());
+}
+
+/// MCP JSON-RPC messages as a client posts them to `/mcp` (or writes them to stdio):
+/// rmcp's envelope either rejects the bytes or reads a message that serializes and reads
+/// back to the same message; a `tools/call` of one of Sextant's tools has arguments that
+/// either fail to deserialize (the agent gets the error) or become a request the service
+/// receives, and a search that passes validation stays bounded as [`search_request`]
+/// promises.
+pub fn mcp_message(data: &[u8]) {
+    use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+    let Ok(message) = serde_json::from_slice::<ClientJsonRpcMessage>(data) else {
+        return;
+    };
+    let written = serde_json::to_value(&message).expect("a read message serializes");
+    let again: ClientJsonRpcMessage =
+        serde_json::from_value(written.clone()).expect("a written message reads back");
+    assert_eq!(
+        serde_json::to_value(&again).expect("serializes"),
+        written,
+        "the message changed on its way back"
+    );
+    let ClientJsonRpcMessage::Request(request) = message else {
+        return;
+    };
+    let ClientRequest::CallToolRequest(call) = request.request else {
+        return;
+    };
+    let Some(Ok(arguments)) = ToolArgs::parse(&call.params.name, call.params.arguments) else {
+        return;
+    };
+    match arguments {
+        ToolArgs::Search(args) => {
+            let (question, given) = args.into_search();
+            search(&question, &given.apply(SearchOptions::default()));
+        }
+        // As `Service::symbol` asks: an exact lookup within at most one repository.
+        ToolArgs::Symbol(args) => {
+            let mut options = SearchOptions::default();
+            options.filter.repos = args.repository.into_iter().collect();
+            search(&format!("symbol = {}", args.name), &options);
+        }
+        // The others reach the store and the graph (the server-level replay in
+        // `tests/it/mcp.rs` sends the kept inputs through them).
+        ToolArgs::Scout(_)
+        | ToolArgs::AddRepository(_)
+        | ToolArgs::File(_)
+        | ToolArgs::Repo(_)
+        | ToolArgs::None => {}
+    }
 }
 
 /// Queries: `symbol = …` paths and questions are classified without panicking, a parsed

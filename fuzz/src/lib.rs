@@ -7,6 +7,11 @@
 pub mod chunk;
 #[path = "../../src/fuzz.rs"]
 pub mod fuzz;
+/// The MCP tools' arguments (the server itself is left out).
+pub mod mcp {
+    #[path = "../../../src/mcp/args.rs"]
+    pub mod args;
+}
 #[path = "../../src/parse/mod.rs"]
 pub mod parse;
 #[path = "../../src/roles.rs"]

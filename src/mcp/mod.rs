@@ -11,6 +11,7 @@
 //! agent reads (`isError`), reported to [`ToolCalls`] (the server counts them in
 //! `/metrics`).
 
+pub mod args;
 pub mod remote;
 
 use std::sync::Arc;
@@ -24,12 +25,14 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData as McpError, ServerHandler, schemars, tool, tool_handler, tool_router};
-use serde::Deserialize;
+use rmcp::{ErrorData as McpError, ServerHandler, tool, tool_handler, tool_router};
 use tracing::Instrument;
 
+pub use args::{
+    AddRepositoryArgs, FileArgs, RepoArgs, ScoutArgs, SearchArgs, SymbolArgs, ToolArgs,
+};
+
 use crate::auth::Principal;
-use crate::search::SearchOverrides;
 use crate::service::{Registration, ScoutRequest, Service, ServiceError, Source};
 use crate::store::RepoSettings;
 
@@ -37,90 +40,6 @@ use crate::store::RepoSettings;
 pub trait ToolCalls: Send + Sync {
     /// One call of `tool`.
     fn tool_call(&self, tool: &str, failed: bool);
-}
-
-/// Arguments of `codebase_search`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchArgs {
-    /// What to find: a natural-language question ("where do we validate the auth
-    /// token?"), or an exact lookup `symbol = [path/file.ts >] [Parent >] name`.
-    pub query: String,
-    /// Only these repositories (names or ids); default: all.
-    #[serde(default)]
-    pub repositories: Vec<String>,
-    /// Only these paths: directory prefixes (`src/auth/`), files, or globs (`**/*.ts`).
-    #[serde(default)]
-    pub path: Vec<String>,
-    /// Only these languages (`typescript`, `tsx`, `javascript`, `python`, `go`, `rust`, `java`).
-    #[serde(default)]
-    pub languages: Vec<String>,
-    /// Token budget of the returned code (default 8000).
-    pub max_token_budget: Option<usize>,
-    /// Minimum relevance (0–1) of a returned result (default 0.5).
-    pub minimum_relevance_threshold: Option<f32>,
-}
-
-/// Arguments of `get_file_symbols`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct FileArgs {
-    /// Repository name or id.
-    pub repository: String,
-    /// File path relative to the repository root (`src/auth/token.ts`).
-    pub path: String,
-}
-
-/// Arguments of `get_symbol`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct SymbolArgs {
-    /// The symbol: `name`, `Parent > name`, or `path/file.ts > Parent > name`.
-    pub name: String,
-    /// Only this repository (name or id); default: all.
-    pub repository: Option<String>,
-}
-
-/// Arguments of `add_repository`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct AddRepositoryArgs {
-    /// A directory on the server to index (give this or `git`).
-    pub path: Option<String>,
-    /// A git URL to clone and index (give this or `path`).
-    pub git: Option<String>,
-    /// Git only: the branch, tag or commit to track.
-    #[serde(rename = "ref")]
-    pub tracked_ref: Option<String>,
-    /// Display name (default: the directory or repository name).
-    pub name: Option<String>,
-    /// Include globs (`src/**`); default: everything supported.
-    #[serde(default)]
-    pub include: Vec<String>,
-    /// Exclude globs (`**/*.test.ts`).
-    #[serde(default)]
-    pub exclude: Vec<String>,
-}
-
-/// Arguments of `scout`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct ScoutArgs {
-    /// What you want to know, naming the symbol: "what breaks if I add a variant to
-    /// ShapeKind", "parseConfig gets a new parameter", or `symbol = path/file.ts > Name`.
-    pub query: String,
-    /// Interest signals: `exhaustive`, `pattern-match`, `record`, `implements`,
-    /// `overrides`, `subclass`, `call-site`, `type-only`, `reference`, `test`.
-    #[serde(default)]
-    pub tags: Vec<String>,
-    /// Most symbols to explore (default 20, at most 200).
-    pub budget: Option<u32>,
-    /// Only these repositories (names or ids); default: all.
-    #[serde(default)]
-    pub repositories: Vec<String>,
-}
-
-/// Arguments of `index_status`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct RepoArgs {
-    /// Repository name or id.
-    pub repository: String,
 }
 
 /// The MCP server: Sextant's tools over one [`Service`].
@@ -172,16 +91,9 @@ impl SextantMcp {
         Parameters(args): Parameters<SearchArgs>,
     ) -> Result<CallToolResult, McpError> {
         let caller = principal(&ctx);
-        let given = SearchOverrides {
-            max_token_budget: args.max_token_budget,
-            minimum_relevance_threshold: args.minimum_relevance_threshold,
-            repos: Some(args.repositories),
-            paths: Some(args.path),
-            languages: Some(args.languages),
-            ..SearchOverrides::default()
-        };
+        let (query, given) = args.into_search();
         let options = given.apply(self.service.search_defaults().clone());
-        let result = self.service.search(&caller, &args.query, options).await;
+        let result = self.service.search(&caller, &query, options).await;
         Ok(self.answer("codebase_search", result.map(|r| search_content(r.content))))
     }
 
@@ -514,4 +426,25 @@ pub fn http_service(
         .with_allowed_hosts(allowed_hosts)
         .with_allowed_origins(allowed_origins);
     StreamableHttpService::new(move || Ok(tools.clone()), sessions, config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fuzzer reads tool arguments through `ToolArgs::parse`: it must know every tool
+    /// the router serves, so that no tool's arguments go unfuzzed.
+    #[test]
+    fn tool_args_know_every_routed_tool() {
+        let tools = SextantMcp::tool_router().list_all();
+        assert!(tools.len() >= 7, "{tools:?}");
+        for tool in tools {
+            assert!(
+                ToolArgs::parse(&tool.name, None).is_some(),
+                "`{}` is routed but `ToolArgs::parse` does not know it",
+                tool.name
+            );
+        }
+        assert!(ToolArgs::parse("no_such_tool", None).is_none());
+    }
 }

@@ -307,3 +307,97 @@ async fn a_real_mcp_client_sees_only_what_its_token_allows() {
     );
     client.cancel().await.unwrap();
 }
+
+/// Every input the MCP envelope fuzzer kept (`fuzz/corpus/mcp_message`: the messages that
+/// reached new code in rmcp's envelope and the tools' arguments) and every crasher it
+/// found (`fuzz/regressions/mcp_message`) is posted to a real server's `/mcp`, in an
+/// initialized session of a read token, the bytes as they are: no answer is a 5xx, each
+/// comes within 10 s, and afterwards the session still searches and `/healthz` answers.
+/// The pure checks on the same inputs run in `robustness.rs`; this sends them through
+/// the tools themselves (search, scout, the store lookups).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kept_mcp_fuzz_inputs_never_fail_the_server() {
+    use std::time::Duration;
+    let server = support::app::start_with_tokens(false).await;
+    server.index(&server.root, "ws").await;
+    let token = server.token("read", &[]).await;
+    let http = reqwest::Client::new();
+    let url = format!("{}/mcp", server.base);
+    let post = |body: Vec<u8>, session: Option<String>| {
+        let mut request = http
+            .post(&url)
+            .bearer_auth(&token)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body);
+        if let Some(s) = session {
+            request = request.header("mcp-session-id", s);
+        }
+        async move {
+            let answer = tokio::time::timeout(Duration::from_secs(10), async {
+                let answer = request.send().await.unwrap();
+                let status = answer.status().as_u16();
+                let session = answer
+                    .headers()
+                    .get("mcp-session-id")
+                    .map(|s| s.to_str().unwrap().to_string());
+                (status, session, answer.text().await.unwrap_or_default())
+            });
+            answer.await
+        }
+    };
+    let init = serde_json::to_vec(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-03-26",
+            "capabilities": {},
+            "clientInfo": { "name": "sextant-fuzz-replay", "version": "1" }
+        }
+    }))
+    .unwrap();
+    let (status, session, body) = post(init, None).await.expect("initialize answers");
+    assert_eq!(status, 200, "{body}");
+    let session = session.expect("a session id");
+    let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec();
+    post(initialized, Some(session.clone())).await.unwrap();
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let mut inputs = Vec::new();
+    for dir in ["corpus", "regressions"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir).join("mcp_message")) else {
+            continue;
+        };
+        for entry in entries {
+            inputs.push(entry.unwrap().path());
+        }
+    }
+    inputs.sort();
+    assert!(inputs.len() >= 10, "only {} inputs kept", inputs.len());
+    for path in &inputs {
+        let data = std::fs::read(path).unwrap();
+        let (status, _, body) = post(data, Some(session.clone()))
+            .await
+            .unwrap_or_else(|_| panic!("{}: no answer within 10 s", path.display()));
+        assert!(status < 500, "{}: {status} {body}", path.display());
+    }
+
+    let search = serde_json::to_vec(&json!({
+        "jsonrpc": "2.0", "id": 99, "method": "tools/call",
+        "params": { "name": "codebase_search", "arguments": { "query": "symbol = decode" } }
+    }))
+    .unwrap();
+    let (status, _, body) = post(search, Some(session)).await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        message(&body)["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("decode")),
+        "{body}"
+    );
+    let health = http
+        .get(format!("{}/healthz", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+}

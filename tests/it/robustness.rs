@@ -273,10 +273,11 @@ fn a_hundred_thousand_levels_parse_in_linear_time_in_every_language() {
 fn the_fuzz_corpus_and_past_crashers_still_pass() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
     type Check = fn(&[u8]);
-    let targets: [(&str, Check); 3] = [
+    let targets: [(&str, Check); 4] = [
         ("parse_chunk", sextant::fuzz::parse_and_chunk),
         ("search_request", sextant::fuzz::search_request),
         ("query", sextant::fuzz::query),
+        ("mcp_message", sextant::fuzz::mcp_message),
     ];
     for (target, check) in targets {
         let mut inputs = 0;

@@ -1,0 +1,181 @@
+//! The tools' arguments as agents send them (pure: no I/O), and how each becomes a
+//! request of the service's. The tool router deserializes `arguments` into these with
+//! serde; [`ToolArgs::parse`] does the same by tool name, for the fuzzer of the JSON-RPC
+//! envelope (`crate::fuzz::mcp_message`).
+
+use rmcp::schemars;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::search::options::SearchOverrides;
+
+/// Arguments of `codebase_search`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchArgs {
+    /// What to find: a natural-language question ("where do we validate the auth
+    /// token?"), or an exact lookup `symbol = [path/file.ts >] [Parent >] name`.
+    pub query: String,
+    /// Only these repositories (names or ids); default: all.
+    #[serde(default)]
+    pub repositories: Vec<String>,
+    /// Only these paths: directory prefixes (`src/auth/`), files, or globs (`**/*.ts`).
+    #[serde(default)]
+    pub path: Vec<String>,
+    /// Only these languages (`typescript`, `tsx`, `javascript`, `python`, `go`, `rust`, `java`).
+    #[serde(default)]
+    pub languages: Vec<String>,
+    /// Token budget of the returned code (default 8000).
+    pub max_token_budget: Option<usize>,
+    /// Minimum relevance (0–1) of a returned result (default 0.5).
+    pub minimum_relevance_threshold: Option<f32>,
+}
+
+/// Arguments of `get_file_symbols`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct FileArgs {
+    /// Repository name or id.
+    pub repository: String,
+    /// File path relative to the repository root (`src/auth/token.ts`).
+    pub path: String,
+}
+
+/// Arguments of `get_symbol`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct SymbolArgs {
+    /// The symbol: `name`, `Parent > name`, or `path/file.ts > Parent > name`.
+    pub name: String,
+    /// Only this repository (name or id); default: all.
+    pub repository: Option<String>,
+}
+
+/// Arguments of `add_repository`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct AddRepositoryArgs {
+    /// A directory on the server to index (give this or `git`).
+    pub path: Option<String>,
+    /// A git URL to clone and index (give this or `path`).
+    pub git: Option<String>,
+    /// Git only: the branch, tag or commit to track.
+    #[serde(rename = "ref")]
+    pub tracked_ref: Option<String>,
+    /// Display name (default: the directory or repository name).
+    pub name: Option<String>,
+    /// Include globs (`src/**`); default: everything supported.
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Exclude globs (`**/*.test.ts`).
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+/// Arguments of `scout`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ScoutArgs {
+    /// What you want to know, naming the symbol: "what breaks if I add a variant to
+    /// ShapeKind", "parseConfig gets a new parameter", or `symbol = path/file.ts > Name`.
+    pub query: String,
+    /// Interest signals: `exhaustive`, `pattern-match`, `record`, `implements`,
+    /// `overrides`, `subclass`, `call-site`, `type-only`, `reference`, `test`.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Most symbols to explore (default 20, at most 200).
+    pub budget: Option<u32>,
+    /// Only these repositories (names or ids); default: all.
+    #[serde(default)]
+    pub repositories: Vec<String>,
+}
+
+/// Arguments of `index_status`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RepoArgs {
+    /// Repository name or id.
+    pub repository: String,
+}
+
+impl SearchArgs {
+    /// The question and the search options this call overrides.
+    pub fn into_search(self) -> (String, SearchOverrides) {
+        let given = SearchOverrides {
+            max_token_budget: self.max_token_budget,
+            minimum_relevance_threshold: self.minimum_relevance_threshold,
+            repos: Some(self.repositories),
+            paths: Some(self.path),
+            languages: Some(self.languages),
+            ..SearchOverrides::default()
+        };
+        (self.query, given)
+    }
+}
+
+/// One tool call's arguments, by tool.
+#[derive(Debug)]
+pub enum ToolArgs {
+    /// `codebase_search`.
+    Search(SearchArgs),
+    /// `get_symbol`.
+    Symbol(SymbolArgs),
+    /// `scout`.
+    Scout(ScoutArgs),
+    /// `add_repository`.
+    AddRepository(AddRepositoryArgs),
+    /// `get_file_symbols`.
+    File(FileArgs),
+    /// `index_status`.
+    Repo(RepoArgs),
+    /// `list_repositories` (no arguments).
+    None,
+}
+
+impl ToolArgs {
+    /// The arguments of a call of `tool`, deserialized as the tool router does (absent
+    /// arguments read as `{}`); `None` for a tool Sextant does not have.
+    pub fn parse(
+        tool: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        fn read<T: DeserializeOwned>(
+            arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        ) -> Result<T, serde_json::Error> {
+            serde_json::from_value(serde_json::Value::Object(arguments.unwrap_or_default()))
+        }
+        Some(match tool {
+            "codebase_search" => read(arguments).map(Self::Search),
+            "get_symbol" => read(arguments).map(Self::Symbol),
+            "scout" => read(arguments).map(Self::Scout),
+            "add_repository" => read(arguments).map(Self::AddRepository),
+            "get_file_symbols" => read(arguments).map(Self::File),
+            "index_status" => read(arguments).map(Self::Repo),
+            "list_repositories" => Ok(Self::None),
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_arguments_become_overrides() {
+        let arguments = serde_json::json!({
+            "query": "where is the token checked",
+            "repositories": ["api"],
+            "path": ["src/auth/"],
+            "maxTokenBudget": 1200,
+        });
+        let Some(Ok(ToolArgs::Search(args))) =
+            ToolArgs::parse("codebase_search", arguments.as_object().cloned())
+        else {
+            panic!("codebase_search arguments read");
+        };
+        let (query, given) = args.into_search();
+        assert_eq!(query, "where is the token checked");
+        assert_eq!(given.max_token_budget, Some(1200));
+        assert_eq!(given.repos, Some(vec!["api".to_string()]));
+        assert_eq!(given.paths, Some(vec!["src/auth/".to_string()]));
+        assert_eq!(given.languages, Some(vec![]));
+        // A missing required field is the agent's error, not a panic.
+        assert!(matches!(ToolArgs::parse("get_symbol", None), Some(Err(_))));
+    }
+}
