@@ -121,11 +121,24 @@ pub fn mcp_message(data: &[u8]) {
     let written = serde_json::to_value(&message).expect("a read message serializes");
     let again: ClientJsonRpcMessage =
         serde_json::from_value(written.clone()).expect("a written message reads back");
-    assert_eq!(
-        serde_json::to_value(&again).expect("serializes"),
-        written,
-        "the message changed on its way back"
-    );
+    // What Sextant acts on survives the trip. (Not the whole message: rmcp keeps an
+    // unknown member of a call's `params` when it reads bytes and drops it when it reads
+    // a `Value`; nothing here reads such members.)
+    let rewritten = serde_json::to_value(&again).expect("serializes");
+    for member in ["jsonrpc", "id", "method", "result", "error"] {
+        assert_eq!(
+            rewritten.get(member),
+            written.get(member),
+            "`{member}` changed"
+        );
+    }
+    for member in ["name", "arguments"] {
+        assert_eq!(
+            rewritten.pointer(&format!("/params/{member}")),
+            written.pointer(&format!("/params/{member}")),
+            "`params.{member}` changed"
+        );
+    }
     let ClientJsonRpcMessage::Request(request) = message else {
         return;
     };

@@ -7,11 +7,6 @@
 pub mod chunk;
 #[path = "../../src/fuzz.rs"]
 pub mod fuzz;
-/// The MCP tools' arguments (the server itself is left out).
-pub mod mcp {
-    #[path = "../../../src/mcp/args.rs"]
-    pub mod args;
-}
 #[path = "../../src/parse/mod.rs"]
 pub mod parse;
 #[path = "../../src/roles.rs"]
@@ -21,6 +16,7 @@ pub mod text;
 #[path = "../../src/validate.rs"]
 pub mod validate;
 
+pub mod mcp;
 pub mod search;
 pub mod store;
 

@@ -107,7 +107,8 @@ impl KindTable {
                 "type_identifier",
                 "shorthand_property_identifier",
             ]),
-            comment: table(&["comment", "html_comment"]),
+            // A `#!` line is not code either (it is dropped like a comment at the root).
+            comment: table(&["comment", "html_comment", "hash_bang_line"]),
             definition: table(&[
                 "function_declaration",
                 "generator_function_declaration",

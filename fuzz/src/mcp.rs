@@ -1,0 +1,4 @@
+//! The MCP tools' arguments (the server itself is left out).
+
+#[path = "../../src/mcp/args.rs"]
+pub mod args;
