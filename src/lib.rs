@@ -13,6 +13,7 @@
 //! for the whole process. Each module's doc states the contract it keeps.
 
 pub mod api;
+pub mod app;
 pub mod auth;
 pub mod chunk;
 pub mod cli;

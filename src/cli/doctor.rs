@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use super::index::{fail, indexer_over, open_embedder, open_meta, runtime};
+use super::index::fail;
 use super::{CliError, out, write_err};
+use crate::app::{indexer_over, open_embedder, open_meta, runtime};
 use crate::config::Config;
 use crate::index::IndexError;
 use crate::store::{LanceStore, LanceStoreOptions};
@@ -55,7 +56,7 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
                     })?;
                 let indexer = indexer_over(config, meta.clone(), Arc::new(vectors), cached.clone())
                     .await
-                    .map_err(Failure::Other)?;
+                    .map_err(|e| Failure::Other(e.into()))?;
                 // Reading every repository's paths touches every data file.
                 indexer.audit(repair).await.map_err(|e| match e {
                     IndexError::Store(s) if s.is_chunk_store() => {

@@ -9,11 +9,11 @@ use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{CliError, out, write_err};
+use crate::app::{open_meta, runtime};
 use crate::config::Config;
-use crate::embed::{CachedEmbedder, Embedder};
-use crate::index::{IndexOptions, Indexer, ModelChange, Phase, Progress, ProgressEvent};
+use crate::index::{Indexer, Phase, Progress, ProgressEvent};
 use crate::service::RepositoryStatus;
-use crate::store::{LanceStore, LanceStoreOptions, MetaStore, RepoSettings, SqlMetaStore};
+use crate::store::{MetaStore, RepoSettings, SqlMetaStore};
 
 /// `sextant repo` actions.
 #[derive(Debug, Subcommand)]
@@ -187,148 +187,12 @@ pub struct IndexArgs {
     pub json: bool,
 }
 
-pub(super) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::Output(format!("cannot start the async runtime: {e}")))
-}
-
 pub(super) fn fail(e: impl std::fmt::Display) -> CliError {
     CliError::Failed(e.to_string())
 }
 
-pub(super) async fn open_meta(config: &Config) -> Result<Arc<SqlMetaStore>, CliError> {
-    let url = config.database_url();
-    Ok(Arc::new(SqlMetaStore::open(&url).await.map_err(|e| {
-        CliError::Failed(format!(
-            "the metadata database at {url} cannot be used: {e}\n\
-             It holds the registered repositories, jobs and tokens. If the file is damaged, \
-             restore it from a backup, or move it aside and register the repositories again \
-             (`sextant index PATH`); `sextant doctor --repair` then re-checks the chunk store."
-        ))
-    })?))
-}
-
-/// Opens the chunk store at `uri` for `dims`-wide vectors; the error names the store and
-/// the repair command.
-pub(super) async fn open_vectors(uri: &str, dims: usize) -> Result<LanceStore, CliError> {
-    LanceStore::open(LanceStoreOptions::new(uri, dims))
-        .await
-        .map_err(|e| {
-            CliError::Failed(format!(
-                "the chunk store at {uri} cannot be opened: {e}\n\
-                 `sextant doctor --repair` moves it aside and has every file indexed again by \
-                 the next sync (the registry, tokens and embedding cache are kept)."
-            ))
-        })
-}
-
-/// Removes the chunk store when it holds vectors of another width than the configured
-/// model makes (a change of model): its rows are written again by the next syncs, which
-/// [`Indexer::adopt_model`] arranges.
-pub(super) async fn rebuild_if_width_changed(uri: &str, dims: usize) -> Result<(), CliError> {
-    let options = LanceStoreOptions::new(uri, dims);
-    match LanceStore::width(&options).await.map_err(fail)? {
-        Some(width) if width != dims => {
-            crate::telemetry::notice(&format!(
-                "the chunk store holds {width}-dimensional vectors and the configured model \
-                 makes {dims}-dimensional ones: rebuilding it (every repository is indexed \
-                 again; the registry, tokens and embedding cache are kept)"
-            ));
-            LanceStore::destroy(&options).await.map_err(fail)
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Opens the indexer over `meta`, the configured embedder (behind the SQL embedding cache)
-/// and the LanceDB store; also returns the bare embedder, for queries, and the cache
-/// wrapper, for its counters.
-pub(super) async fn open_indexer_with(
-    config: &Config,
-    meta: Arc<SqlMetaStore>,
-) -> Result<(Indexer, Arc<dyn Embedder>, Arc<CachedEmbedder>), CliError> {
-    let (embedder, cached) = open_embedder(config, meta.clone()).await?;
-    rebuild_if_width_changed(&config.lance_uri(), embedder.dims()).await?;
-    let vectors = Arc::new(open_vectors(&config.lance_uri(), embedder.dims()).await?);
-    let indexer = indexer_over(config, meta, vectors, cached.clone()).await?;
-    Ok((indexer, embedder, cached))
-}
-
-/// The configured embedder, bare and behind the SQL embedding cache.
-pub(super) async fn open_embedder(
-    config: &Config,
-    meta: Arc<SqlMetaStore>,
-) -> Result<(Arc<dyn Embedder>, Arc<CachedEmbedder>), CliError> {
-    let embedder = config
-        .embed
-        .build(&config.data_dir, |line| eprintln!("sextant: {line}"))
-        .await?;
-    let cached = Arc::new(CachedEmbedder::new(embedder.clone(), meta));
-    Ok((embedder, cached))
-}
-
-/// The configured reranker (`None` when off); a local cross-encoder is loaded (and
-/// fetched on first use) off the async threads.
-pub(super) async fn build_reranker(
-    config: &Config,
-) -> Result<Option<Arc<dyn crate::embed::Reranker>>, CliError> {
-    let (rerank, home, fetch) = (
-        config.rerank.clone(),
-        config.embed.home(&config.data_dir).to_path_buf(),
-        config.embed.auto_fetch,
-    );
-    tokio::task::spawn_blocking(move || rerank.build(&home, fetch))
-        .await
-        .map_err(fail)?
-        .map_err(CliError::from)
-}
-
-/// The indexer over opened stores, after checking that the chunk store's vectors come
-/// from the configured model.
-pub(super) async fn indexer_over(
-    config: &Config,
-    meta: Arc<SqlMetaStore>,
-    vectors: Arc<LanceStore>,
-    embedder: Arc<CachedEmbedder>,
-) -> Result<Indexer, CliError> {
-    let indexer = Indexer::new(
-        meta,
-        vectors,
-        embedder,
-        IndexOptions {
-            parse: config.parse.clone(),
-            chunk: config.chunk.clone(),
-            batch_files: config.batch_files,
-            allowed_roots: config.allowed_roots.clone(),
-            checkout_dir: config.data_dir.join("repos"),
-            git: config.git.clone(),
-            ..IndexOptions::default()
-        },
-    )
-    .map_err(fail)?;
-    let moved = indexer.move_stored_credentials().await.map_err(fail)?;
-    if moved > 0 {
-        crate::telemetry::notice(&format!(
-            "moved the credentials of {moved} git source(s) out of their stored URL (they are \
-             kept apart and offered only to the fetch)"
-        ));
-    }
-    match indexer.adopt_model().await.map_err(fail)? {
-        ModelChange::Changed { from } => crate::telemetry::notice(&format!(
-            "the index was built with the embedding model `{from}`; `{}` is configured now: \
-             every repository is re-embedded by its next sync (text search works meanwhile; \
-             vectors of a model used before come from the embedding cache)",
-            config.embed.describe()
-        )),
-        ModelChange::First | ModelChange::Unchanged => {}
-    }
-    Ok(indexer)
-}
-
 async fn open_indexer(config: &Config, meta: Arc<SqlMetaStore>) -> Result<Indexer, CliError> {
-    Ok(open_indexer_with(config, meta).await?.0)
+    Ok(crate::app::open_indexer(config, meta).await?.indexer)
 }
 
 fn draw(bar: &ProgressBar, event: &ProgressEvent) {

@@ -51,6 +51,9 @@ pub enum CliError {
     /// An embedding, reranking or model operation failed.
     #[error(transparent)]
     Embed(#[from] EmbedError),
+    /// The application could not be put together (stores, models).
+    #[error(transparent)]
+    App(#[from] crate::app::AppError),
     /// Validation found broken rules (the dashboard lists them).
     #[error("{0} global rule violation(s); see the list above")]
     Violations(usize),

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use super::{CliError, out, write_err};
+use crate::app::runtime;
 use crate::config::Config;
 use crate::embed::manifest::{self, ModelManifest};
 use crate::embed::provider::{default_static_dir, distill_into};
@@ -44,13 +45,6 @@ pub enum ModelCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::Output(format!("cannot start the async runtime: {e}")))
 }
 
 fn log_line(line: &str) {

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::index::{RepoCommand, fail, runtime};
+use super::index::{RepoCommand, fail};
 use super::search::{Format, SearchCommand};
 use super::{CliError, out, write_err};
 use crate::api::{JobBody, RepositoryList};
+use crate::app::runtime;
 use crate::store::JobState;
 
 /// A server and the token to present.

@@ -2,19 +2,17 @@
 //! (with `--server`) through a server's REST API.
 
 use std::io::Write;
-use std::sync::Arc;
 
 use serde_json::json;
 
-use super::index::{fail, runtime};
+use super::index::fail;
 use super::remote::Remote;
-use super::search::open_fresh_searcher;
 use super::{CliError, out, write_err};
+use crate::app::{Background, runtime};
 use crate::auth::Principal;
 use crate::config::Config;
-use crate::index::JobRunner;
 use crate::scout::ScoutResponse;
-use crate::service::{ScoutRequest, Service};
+use crate::service::ScoutRequest;
 
 /// `sextant scout`.
 #[derive(Debug, clap::Args)]
@@ -51,15 +49,10 @@ impl ScoutCommand {
 /// Scouts on the local data directory.
 pub fn scout(args: ScoutCommand, config: &Config) -> Result<(), CliError> {
     runtime()?.block_on(async {
-        let (indexer, searcher) = open_fresh_searcher(config).await?;
-        let (events, _) = tokio::sync::broadcast::channel(16);
-        // The queue is not run: scouting reads the index, it never syncs.
-        let jobs = Arc::new(JobRunner::new(indexer.clone(), 1, events.clone()));
-        let mut service = Service::new(indexer, Arc::new(searcher), jobs, events)
-            .with_scout_rule(config.scout_rule);
-        if let Some(chat) = config.scout_model.build()? {
-            service = service.with_scout_model(chat);
-        }
+        // Nothing runs in the background: scouting reads the index, it never syncs.
+        let service = crate::app::start(config, Background::None, |s| s)
+            .await?
+            .service;
         let answer = service
             .scout(&Principal::local(), args.request(), |_, _| {})
             .await

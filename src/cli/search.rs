@@ -9,8 +9,9 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::index::{fail, open_indexer_with, open_meta, runtime, sync_with_bars};
+use super::index::{fail, sync_with_bars};
 use super::{CliError, out, write_err};
+use crate::app::{build_reranker, open_indexer, open_meta, runtime};
 use crate::config::Config;
 use crate::parse::SymbolKind;
 use crate::search::{Fusion, Priors, Retrieval, SearchHit, SearchOptions, Searcher, StageTimings};
@@ -151,8 +152,9 @@ async fn open_searcher(
     config: &Config,
 ) -> Result<(Arc<crate::index::Indexer>, Searcher), CliError> {
     let meta = open_meta(config).await?;
-    let (indexer, embedder, _) = open_indexer_with(config, meta.clone()).await?;
-    let reranker = super::index::build_reranker(config).await?;
+    let opened = open_indexer(config, meta.clone()).await?;
+    let (indexer, embedder) = (opened.indexer, opened.embedder);
+    let reranker = build_reranker(config).await?;
     let indexer = Arc::new(indexer);
     let vectors: Arc<dyn VectorStore> = indexer.vectors().clone();
     let searcher = Searcher::new(meta, vectors, embedder, reranker);

@@ -6,16 +6,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::broadcast;
-
-use super::index::{fail, open_indexer_with, open_meta, runtime};
+use super::index::fail;
 use super::{CliError, out, write_err};
+use crate::app::{Background, open_meta, runtime};
 use crate::config::Config;
-use crate::index::JobRunner;
-use crate::search::{SearchOptions, Searcher};
+use crate::search::SearchOptions;
 use crate::server::{AuthPolicy, ConnectionLimits, HttpOptions, ServerState, router};
-use crate::service::Service;
-use crate::store::{MetaStore, RepoSource};
+use crate::store::MetaStore;
 
 /// When requests need an API token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -197,70 +194,17 @@ impl ServeArgs {
     }
 }
 
-/// Opens the stores and the model, resumes interrupted jobs, watches working trees with
-/// `settings.watch` and starts the sync queue: everything `serve` and `mcp` share.
-async fn start(
-    config: &Config,
-    max_syncs: usize,
-    sync_deadline: Duration,
-    configure: impl FnOnce(Service) -> Service,
-) -> Result<(Arc<Service>, Vec<crate::index::watch::Watch>), CliError> {
-    let meta = open_meta(config).await?;
-    let (indexer, embedder, cache) = open_indexer_with(config, meta.clone()).await?;
-    let indexer = Arc::new(indexer);
-    let reranker = super::index::build_reranker(config).await?;
-    let searcher = Searcher::new(meta.clone(), indexer.vectors().clone(), embedder, reranker)
-        .with_freshness(indexer.clone(), Duration::from_secs(2));
-    let (events, _) = broadcast::channel(1024);
-    let jobs = Arc::new(
-        JobRunner::new(indexer.clone(), max_syncs, events.clone()).with_deadline(sync_deadline),
-    );
-    let resumed = jobs.resume().await.map_err(fail)?;
-    if resumed > 0 {
-        crate::telemetry::notice(&format!("resuming {resumed} interrupted sync(s)"));
-    }
-    // Rows still without vectors (an interrupted embedding stage, a change of model): a
-    // sync of their repository embeds them, with progress, while text search answers.
-    for repo in indexer.repos_to_complete().await.map_err(fail)? {
-        if let crate::store::Enqueued::Queued(_) = jobs
-            .enqueue_sync_unless_active(&repo.id)
-            .await
-            .map_err(fail)?
-        {
-            crate::telemetry::notice(&format!(
-                "embedding the rest of `{}` (sync queued)",
-                repo.name
-            ));
-        }
-    }
-    indexer.resync_queued().await.map_err(fail)?;
-    let mut watches = Vec::new();
-    for repo in meta.list_repositories().await.map_err(fail)? {
-        if repo.settings.watch && matches!(repo.source, RepoSource::Path(_)) {
-            match jobs.watch(&repo, Duration::from_millis(500)) {
-                Ok(w) => watches.push(w),
-                Err(e) => crate::telemetry::notice(&format!("not watching `{}`: {e}", repo.name)),
-            }
-        }
-    }
-    tokio::spawn(jobs.clone().run_forever(Duration::from_secs(30)));
-    let mut service = Service::new(indexer, Arc::new(searcher), jobs, events)
-        .with_embed_cache(cache)
-        .with_scout_rule(config.scout_rule);
-    if let Some(chat) = config.scout_model.build()? {
-        service = service.with_scout_model(chat);
-    }
-    let service = Arc::new(configure(service));
-    Ok((service, watches))
-}
-
 /// `sextant mcp`: the MCP tools over stdio for a local agent, on the same data directory
 /// (the sync queue runs in the background as under `serve`). Logs go to stderr.
 pub fn mcp(config: &Config) -> Result<(), CliError> {
     use rmcp::ServiceExt;
     runtime()?.block_on(async {
-        let (service, watches) =
-            start(config, 1, crate::index::jobs::DEFAULT_JOB_DEADLINE, |s| s).await?;
+        let background = Background::Syncs {
+            max_syncs: 1,
+            deadline: crate::index::jobs::DEFAULT_JOB_DEADLINE,
+        };
+        let crate::app::Started { service, watches } =
+            crate::app::start(config, background, |s| s).await?;
         let service = crate::mcp::SextantMcp::new(service)
             .serve(rmcp::transport::stdio())
             .await
@@ -328,7 +272,11 @@ async fn serve_on(args: ServeArgs, config: &Config) -> Result<(), CliError> {
         let defaults = args.search_defaults().map_err(CliError::Failed)?;
         let http = args.http(policy).map_err(CliError::Failed)?;
         let sync_deadline = Duration::from_secs(args.sync_deadline.max(1));
-        let (service, watches) = start(config, args.max_syncs, sync_deadline, |s| {
+        let background = Background::Syncs {
+            max_syncs: args.max_syncs,
+            deadline: sync_deadline,
+        };
+        let crate::app::Started { service, watches } = crate::app::start(config, background, |s| {
             s.with_max_searches(args.max_searches)
                 .with_search_defaults(defaults)
         })

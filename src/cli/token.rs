@@ -4,8 +4,9 @@
 
 use std::io::Write;
 
-use super::index::{fail, open_meta, runtime};
+use super::index::fail;
 use super::{CliError, out, write_err};
+use crate::app::{open_meta, runtime};
 use crate::auth::{Scope, hash_secret, new_secret};
 use crate::config::Config;
 use crate::store::{ApiToken, MetaStore};

@@ -1,7 +1,8 @@
 //! The module graph as docs/ARCHITECTURE.md draws it, checked from the `use` lines and
 //! paths of the sources: lower layers never reach up, and the protocol adapters (`api`,
-//! `mcp`) never reach each other; only `server` (which mounts both) and `cli` (the
-//! composition root) see more than one.
+//! `mcp`) never reach each other; only `server` (which mounts both) and `cli` see more
+//! than one. `app` (the wiring: configuration to service) sits between the service and
+//! the adapters.
 
 use std::path::{Path, PathBuf};
 
@@ -9,64 +10,69 @@ use std::path::{Path, PathBuf};
 const RULES: &[(&str, &[&str], &str)] = &[
     (
         "api",
-        &["mcp", "server", "cli"],
+        &["mcp", "server", "cli", "app"],
         "REST is an adapter beside MCP",
     ),
     (
         "mcp",
-        &["api", "server", "cli"],
+        &["api", "server", "cli", "app"],
         "MCP is an adapter beside REST",
     ),
     (
-        "service",
+        "app",
         &["api", "mcp", "server", "cli"],
+        "the wiring builds the service; the adapters sit above it",
+    ),
+    (
+        "service",
+        &["api", "mcp", "server", "cli", "app"],
         "the domain API knows no protocol",
     ),
     (
         "index",
-        &["service", "api", "mcp", "server", "cli"],
+        &["service", "api", "mcp", "server", "cli", "app"],
         "pipeline below the service",
     ),
     (
         "search",
-        &["service", "api", "mcp", "server", "cli"],
+        &["service", "api", "mcp", "server", "cli", "app"],
         "pipeline below the service",
     ),
     (
         "store",
-        &["service", "api", "mcp", "server", "cli"],
+        &["service", "api", "mcp", "server", "cli", "app"],
         "pipeline below the service",
     ),
     (
         "render",
-        &["service", "api", "mcp", "server", "cli"],
+        &["service", "api", "mcp", "server", "cli", "app"],
         "pipeline below the service",
     ),
     (
         "graph",
-        &["service", "api", "mcp", "server", "cli"],
+        &["service", "api", "mcp", "server", "cli", "app"],
         "pipeline below the service",
     ),
     (
         "embed",
-        &["service", "api", "mcp", "server", "cli"],
+        &["service", "api", "mcp", "server", "cli", "app"],
         "pipeline below the service",
     ),
     (
         "telemetry",
         &[
-            "service", "api", "mcp", "server", "cli", "index", "search", "store", "embed",
+            "service", "api", "mcp", "server", "cli", "app", "index", "search", "store", "embed",
         ],
         "process plumbing every layer may use, depending on none",
     ),
     (
         "parse",
-        &["service", "api", "mcp", "server", "cli", "index", "store"],
+        &["service", "api", "mcp", "server", "cli", "app", "index", "store"],
         "pure",
     ),
     (
         "chunk",
-        &["service", "api", "mcp", "server", "cli", "index", "store"],
+        &["service", "api", "mcp", "server", "cli", "app", "index", "store"],
         "pure",
     ),
 ];

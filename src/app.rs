@@ -1,0 +1,278 @@
+//! The application's wiring: from the [`Config`] to the opened stores, the indexer and
+//! one [`Service`]. `serve`, `mcp` (stdio) and the CLI's local commands build what they
+//! need here, so each adapter only translates its protocol into service calls.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::broadcast;
+
+use crate::config::Config;
+use crate::embed::{CachedEmbedder, EmbedError, Embedder, Reranker};
+use crate::index::watch::Watch;
+use crate::index::{IndexOptions, Indexer, JobRunner, ModelChange};
+use crate::search::Searcher;
+use crate::service::Service;
+use crate::store::{Enqueued, LanceStore, LanceStoreOptions, MetaStore, RepoSource, SqlMetaStore};
+
+/// Why the application could not be put together; each message says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// A store, the runtime or a startup step failed.
+    #[error("{0}")]
+    Failed(String),
+    /// The embedding model, reranker or Scout's model could not be built.
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+}
+
+fn failed(e: impl std::fmt::Display) -> AppError {
+    AppError::Failed(e.to_string())
+}
+
+/// The multi-threaded async runtime every command runs on.
+pub fn runtime() -> Result<tokio::runtime::Runtime, AppError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| AppError::Failed(format!("cannot start the async runtime: {e}")))
+}
+
+/// Opens the metadata database the configuration names.
+pub async fn open_meta(config: &Config) -> Result<Arc<SqlMetaStore>, AppError> {
+    let url = config.database_url();
+    Ok(Arc::new(SqlMetaStore::open(&url).await.map_err(|e| {
+        AppError::Failed(format!(
+            "the metadata database at {url} cannot be used: {e}\n\
+             It holds the registered repositories, jobs and tokens. If the file is damaged, \
+             restore it from a backup, or move it aside and register the repositories again \
+             (`sextant index PATH`); `sextant doctor --repair` then re-checks the chunk store."
+        ))
+    })?))
+}
+
+/// Opens the chunk store at `uri` for `dims`-wide vectors; the error names the store and
+/// the repair command.
+pub async fn open_vectors(uri: &str, dims: usize) -> Result<LanceStore, AppError> {
+    LanceStore::open(LanceStoreOptions::new(uri, dims))
+        .await
+        .map_err(|e| {
+            AppError::Failed(format!(
+                "the chunk store at {uri} cannot be opened: {e}\n\
+                 `sextant doctor --repair` moves it aside and has every file indexed again by \
+                 the next sync (the registry, tokens and embedding cache are kept)."
+            ))
+        })
+}
+
+/// Removes the chunk store when it holds vectors of another width than the configured
+/// model makes (a change of model): its rows are written again by the next syncs, which
+/// [`Indexer::adopt_model`] arranges.
+pub async fn rebuild_if_width_changed(uri: &str, dims: usize) -> Result<(), AppError> {
+    let options = LanceStoreOptions::new(uri, dims);
+    match LanceStore::width(&options).await.map_err(failed)? {
+        Some(width) if width != dims => {
+            crate::telemetry::notice(&format!(
+                "the chunk store holds {width}-dimensional vectors and the configured model \
+                 makes {dims}-dimensional ones: rebuilding it (every repository is indexed \
+                 again; the registry, tokens and embedding cache are kept)"
+            ));
+            LanceStore::destroy(&options).await.map_err(failed)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The indexer with what queries need beside it.
+pub struct Opened {
+    /// The indexer over the metadata store, the chunk store and the cached embedder.
+    pub indexer: Indexer,
+    /// The bare embedder, for queries.
+    pub embedder: Arc<dyn Embedder>,
+    /// The embedding cache in front of the embedder, for its counters.
+    pub cache: Arc<CachedEmbedder>,
+}
+
+/// Opens the indexer over `meta`, the configured embedder (behind the SQL embedding cache)
+/// and the LanceDB store.
+pub async fn open_indexer(config: &Config, meta: Arc<SqlMetaStore>) -> Result<Opened, AppError> {
+    let (embedder, cache) = open_embedder(config, meta.clone()).await?;
+    rebuild_if_width_changed(&config.lance_uri(), embedder.dims()).await?;
+    let vectors = Arc::new(open_vectors(&config.lance_uri(), embedder.dims()).await?);
+    let indexer = indexer_over(config, meta, vectors, cache.clone()).await?;
+    Ok(Opened {
+        indexer,
+        embedder,
+        cache,
+    })
+}
+
+/// The configured embedder, bare and behind the SQL embedding cache.
+pub async fn open_embedder(
+    config: &Config,
+    meta: Arc<SqlMetaStore>,
+) -> Result<(Arc<dyn Embedder>, Arc<CachedEmbedder>), AppError> {
+    let embedder = config
+        .embed
+        .build(&config.data_dir, |line| eprintln!("sextant: {line}"))
+        .await?;
+    let cached = Arc::new(CachedEmbedder::new(embedder.clone(), meta));
+    Ok((embedder, cached))
+}
+
+/// The configured reranker (`None` when off); a local cross-encoder is loaded (and
+/// fetched on first use) off the async threads.
+pub async fn build_reranker(config: &Config) -> Result<Option<Arc<dyn Reranker>>, AppError> {
+    let (rerank, home, fetch) = (
+        config.rerank.clone(),
+        config.embed.home(&config.data_dir).to_path_buf(),
+        config.embed.auto_fetch,
+    );
+    Ok(
+        tokio::task::spawn_blocking(move || rerank.build(&home, fetch))
+            .await
+            .map_err(failed)??,
+    )
+}
+
+/// The indexer over opened stores, after moving credentials out of old stored URLs and
+/// checking that the chunk store's vectors come from the configured model.
+pub async fn indexer_over(
+    config: &Config,
+    meta: Arc<SqlMetaStore>,
+    vectors: Arc<LanceStore>,
+    embedder: Arc<CachedEmbedder>,
+) -> Result<Indexer, AppError> {
+    let indexer = Indexer::new(
+        meta,
+        vectors,
+        embedder,
+        IndexOptions {
+            parse: config.parse.clone(),
+            chunk: config.chunk.clone(),
+            batch_files: config.batch_files,
+            allowed_roots: config.allowed_roots.clone(),
+            checkout_dir: config.data_dir.join("repos"),
+            git: config.git.clone(),
+            ..IndexOptions::default()
+        },
+    )
+    .map_err(failed)?;
+    let moved = indexer.move_stored_credentials().await.map_err(failed)?;
+    if moved > 0 {
+        crate::telemetry::notice(&format!(
+            "moved the credentials of {moved} git source(s) out of their stored URL (they are \
+             kept apart and offered only to the fetch)"
+        ));
+    }
+    match indexer.adopt_model().await.map_err(failed)? {
+        ModelChange::Changed { from } => crate::telemetry::notice(&format!(
+            "the index was built with the embedding model `{from}`; `{}` is configured now: \
+             every repository is re-embedded by its next sync (text search works meanwhile; \
+             vectors of a model used before come from the embedding cache)",
+            config.embed.describe()
+        )),
+        ModelChange::First | ModelChange::Unchanged => {}
+    }
+    Ok(indexer)
+}
+
+/// What runs beside a service [`start`] builds.
+#[derive(Debug, Clone, Copy)]
+pub enum Background {
+    /// Nothing: a one-shot local command reads the index and never syncs.
+    None,
+    /// The sync queue (`max_syncs` at once, each abandoned after `deadline`), resumed
+    /// and unfinished syncs, and watched working trees (`serve`, `mcp`).
+    Syncs {
+        /// Syncs run at once.
+        max_syncs: usize,
+        /// A sync's deadline.
+        deadline: Duration,
+    },
+}
+
+/// A started service and the watches that keep its working trees synced (dropping them
+/// stops watching).
+pub struct Started {
+    /// The service.
+    pub service: Arc<Service>,
+    /// Watched working trees.
+    pub watches: Vec<Watch>,
+}
+
+/// Opens the stores and the models and builds the one [`Service`] of this process;
+/// with [`Background::Syncs`], resumes interrupted jobs, queues syncs for rows still
+/// without vectors, watches working trees with `settings.watch` and runs the queue.
+/// `configure` adds what only one adapter needs (the server's metrics).
+pub async fn start(
+    config: &Config,
+    background: Background,
+    configure: impl FnOnce(Service) -> Service,
+) -> Result<Started, AppError> {
+    let meta = open_meta(config).await?;
+    let opened = open_indexer(config, meta.clone()).await?;
+    let indexer = Arc::new(opened.indexer);
+    let reranker = build_reranker(config).await?;
+    let searcher = Searcher::new(
+        meta.clone(),
+        indexer.vectors().clone(),
+        opened.embedder,
+        reranker,
+    )
+    .with_freshness(indexer.clone(), Duration::from_secs(2));
+    let (events, _) = broadcast::channel(1024);
+    let (max_syncs, deadline) = match background {
+        Background::None => (1, crate::index::jobs::DEFAULT_JOB_DEADLINE),
+        Background::Syncs {
+            max_syncs,
+            deadline,
+        } => (max_syncs, deadline),
+    };
+    let jobs = Arc::new(
+        JobRunner::new(indexer.clone(), max_syncs, events.clone()).with_deadline(deadline),
+    );
+    let mut watches = Vec::new();
+    if let Background::Syncs { .. } = background {
+        let resumed = jobs.resume().await.map_err(failed)?;
+        if resumed > 0 {
+            crate::telemetry::notice(&format!("resuming {resumed} interrupted sync(s)"));
+        }
+        // Rows still without vectors (an interrupted embedding stage, a change of model):
+        // a sync of their repository embeds them, with progress, while text search answers.
+        for repo in indexer.repos_to_complete().await.map_err(failed)? {
+            let queued = jobs
+                .enqueue_sync_unless_active(&repo.id)
+                .await
+                .map_err(failed)?;
+            if let Enqueued::Queued(_) = queued {
+                crate::telemetry::notice(&format!(
+                    "embedding the rest of `{}` (sync queued)",
+                    repo.name
+                ));
+            }
+        }
+        indexer.resync_queued().await.map_err(failed)?;
+        for repo in meta.list_repositories().await.map_err(failed)? {
+            if repo.settings.watch && matches!(repo.source, RepoSource::Path(_)) {
+                match jobs.watch(&repo, Duration::from_millis(500)) {
+                    Ok(w) => watches.push(w),
+                    Err(e) => {
+                        crate::telemetry::notice(&format!("not watching `{}`: {e}", repo.name))
+                    }
+                }
+            }
+        }
+        tokio::spawn(jobs.clone().run_forever(Duration::from_secs(30)));
+    }
+    let mut service = Service::new(indexer, Arc::new(searcher), jobs, events)
+        .with_embed_cache(opened.cache)
+        .with_scout_rule(config.scout_rule);
+    if let Some(chat) = config.scout_model.build()? {
+        service = service.with_scout_model(chat);
+    }
+    Ok(Started {
+        service: Arc::new(configure(service)),
+        watches,
+    })
+}
