@@ -67,12 +67,16 @@ const RULES: &[(&str, &[&str], &str)] = &[
     ),
     (
         "parse",
-        &["service", "api", "mcp", "server", "cli", "app", "index", "store"],
+        &[
+            "service", "api", "mcp", "server", "cli", "app", "index", "store",
+        ],
         "pure",
     ),
     (
         "chunk",
-        &["service", "api", "mcp", "server", "cli", "app", "index", "store"],
+        &[
+            "service", "api", "mcp", "server", "cli", "app", "index", "store",
+        ],
         "pure",
     ),
 ];

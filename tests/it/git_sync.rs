@@ -115,16 +115,7 @@ impl World {
         self.indexer.find_repo(&repo.id).await.unwrap()
     }
     async fn paths(&self, repo: &Repo) -> Vec<String> {
-        let mut p: Vec<String> = self
-            .meta
-            .list_files(&repo.id)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|f| f.path)
-            .collect();
-        p.sort();
-        p
+        support::indexed_paths(self.meta.as_ref(), &repo.id).await
     }
     fn head(&self, branch: &str) -> String {
         self.upstream
@@ -414,6 +405,27 @@ async fn the_file_limit_applies_to_git_sources_and_settings_can_change() {
     assert_eq!(updated.tracked_ref.as_deref(), Some("main"));
 }
 
+/// An indexer that may fetch from loopback over every transport, `http://` and `git://`
+/// included, each fetch abandoned after `deadline`.
+async fn insecure_indexer(
+    tmp: &Path,
+    deadline: std::time::Duration,
+) -> (Arc<SqlMetaStore>, Indexer) {
+    let git = sextant::index::GitPolicy {
+        allow_insecure: true,
+        allow_private_hosts: true,
+        fetch_deadline: deadline,
+    };
+    indexer_with(
+        tmp,
+        IndexOptions {
+            git,
+            ..IndexOptions::default()
+        },
+    )
+    .await
+}
+
 async fn indexer_with(tmp: &Path, options: IndexOptions) -> (Arc<SqlMetaStore>, Indexer) {
     let (meta, vectors) = support::stores(tmp, DIMS).await;
     let indexer = Indexer::new(
@@ -691,18 +703,7 @@ async fn a_silent_git_server_holds_back_no_other_sync() {
             std::thread::sleep(Duration::from_millis(20));
         }
     });
-    let (meta, indexer) = indexer_with(
-        tmp.path(),
-        IndexOptions {
-            git: sextant::index::GitPolicy {
-                allow_insecure: true,
-                allow_private_hosts: true,
-                fetch_deadline: Duration::from_secs(2),
-            },
-            ..IndexOptions::default()
-        },
-    )
-    .await;
+    let (meta, indexer) = insecure_indexer(tmp.path(), std::time::Duration::from_secs(2)).await;
     let stuck = indexer
         .register_git(
             &format!("http://127.0.0.1:{port}/r.git"),
@@ -792,18 +793,7 @@ async fn http_and_git_fetches_reach_their_server_through_the_relay() {
     );
     let http = GitHttp::start(&served).await;
     let daemon = GitDaemon::start(&served);
-    let (meta, indexer) = indexer_with(
-        tmp.path(),
-        IndexOptions {
-            git: sextant::index::GitPolicy {
-                allow_insecure: true,
-                allow_private_hosts: true,
-                fetch_deadline: std::time::Duration::from_secs(60),
-            },
-            ..IndexOptions::default()
-        },
-    )
-    .await;
+    let (meta, indexer) = insecure_indexer(tmp.path(), std::time::Duration::from_secs(60)).await;
     let urls = [
         format!("http://localhost:{}/localhost/r.git", http.port),
         format!("git://localhost:{}/r.git", daemon.port),
@@ -833,15 +823,11 @@ async fn http_and_git_fetches_reach_their_server_through_the_relay() {
             .await
             .unwrap_or_else(|e| panic!("{url}, second sync: {e}"));
         assert_eq!(report.added, 1, "{url}: {report:?}");
-        let mut paths: Vec<String> = meta
-            .list_files(&repo.id)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|f| f.path)
-            .collect();
-        paths.sort();
-        assert_eq!(paths, ["src/a.ts", "src/b.ts"], "{url}");
+        assert_eq!(
+            support::indexed_paths(meta.as_ref(), &repo.id).await,
+            ["src/a.ts", "src/b.ts"],
+            "{url}"
+        );
         // The stored remote is the registered URL, not the relay's.
         let mirror = Repository::open_bare(tmp.path().join("repos").join(&repo.id)).unwrap();
         let origin = mirror.find_remote("origin").unwrap();
@@ -875,18 +861,7 @@ async fn an_http_redirect_off_the_server_is_refused_with_its_reason() {
     });
     tokio::spawn(async move { axum::serve(listener, app).await });
     let tmp = tempfile::tempdir().unwrap();
-    let (_meta, indexer) = indexer_with(
-        tmp.path(),
-        IndexOptions {
-            git: sextant::index::GitPolicy {
-                allow_insecure: true,
-                allow_private_hosts: true,
-                fetch_deadline: std::time::Duration::from_secs(30),
-            },
-            ..IndexOptions::default()
-        },
-    )
-    .await;
+    let (_meta, indexer) = insecure_indexer(tmp.path(), std::time::Duration::from_secs(30)).await;
     let repo = indexer
         .register_git(
             &format!("http://127.0.0.1:{port}/r.git"),
@@ -951,18 +926,8 @@ async fn a_trickling_git_server_loses_the_fetch_at_its_deadline() {
     });
     for scheme in ["https", "http", "git"] {
         let tmp = tempfile::tempdir().unwrap();
-        let (_meta, indexer) = indexer_with(
-            tmp.path(),
-            IndexOptions {
-                git: sextant::index::GitPolicy {
-                    allow_insecure: true,
-                    allow_private_hosts: true,
-                    fetch_deadline: Duration::from_secs(2),
-                },
-                ..IndexOptions::default()
-            },
-        )
-        .await;
+        let (_meta, indexer) =
+            insecure_indexer(tmp.path(), std::time::Duration::from_secs(2)).await;
         let repo = indexer
             .register_git(
                 &format!("{scheme}://127.0.0.1:{port}/r.git"),

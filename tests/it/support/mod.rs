@@ -121,3 +121,16 @@ pub async fn bow_indexer_on(
     .unwrap();
     (meta, vectors, std::sync::Arc::new(indexer))
 }
+
+/// The paths of a repository's indexed files, sorted.
+pub async fn indexed_paths(meta: &dyn sextant::store::MetaStore, repo_id: &str) -> Vec<String> {
+    let mut paths: Vec<String> = meta
+        .list_files(repo_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    paths.sort();
+    paths
+}
