@@ -255,6 +255,64 @@ macro_rules! symbol_columns {
     };
 }
 
+/// The tables that hold a repository's rows besides `repositories`, children before
+/// parents (the order deletes run in), each with the column naming a row's file (`None`:
+/// rows of the whole repository). The one cascade `delete_repository` and `delete_file`
+/// follow; `files` is the last table with a file column.
+const REPOSITORY_ROWS: [(&str, Option<&str>); 6] = [
+    ("edges", Some("file_path")),
+    ("file_facts", Some("path")),
+    ("symbols", Some("file_path")),
+    ("files", Some("path")),
+    ("jobs", None),
+    ("repo_credentials", None),
+];
+
+/// Replaces a repository's stored credentials with `credentials` (none: removes them).
+async fn put_credentials(
+    conn: &mut sqlx::AnyConnection,
+    repo_id: &str,
+    credentials: Option<&Credentials>,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM repo_credentials WHERE repo_id = $1")
+        .bind(repo_id)
+        .execute(&mut *conn)
+        .await?;
+    if let Some(c) = credentials {
+        sqlx::query(
+            "INSERT INTO repo_credentials (repo_id, username, password) VALUES ($1, $2, $3)",
+        )
+        .bind(repo_id)
+        .bind(&c.username)
+        .bind(&c.password)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Deletes one file's rows from `table` (whose file column is `column`); the number of
+/// rows deleted.
+async fn delete_file_rows<'e, E>(
+    executor: E,
+    table: &'static str,
+    column: &'static str,
+    repo_id: &str,
+    path: &str,
+) -> Result<u64, StoreError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    // Table and column names come from `REPOSITORY_ROWS` only.
+    let sql = format!("DELETE FROM {table} WHERE repo_id = $1 AND {column} = $2");
+    let done = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(repo_id)
+        .bind(path)
+        .execute(executor)
+        .await?;
+    Ok(done.rows_affected())
+}
+
 async fn upsert_file_in<'e, E>(executor: E, f: &FileRecord) -> Result<(), StoreError>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
@@ -432,30 +490,13 @@ impl MetaStore for SqlMetaStore {
         // Symbols and edges cascade from files, files and jobs from the repository; the
         // explicit deletes keep that true even for rows whose file row is gone.
         let mut tx = self.pool.begin().await?;
-        sqlx::query("DELETE FROM edges WHERE repo_id = $1")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("DELETE FROM file_facts WHERE repo_id = $1")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("DELETE FROM symbols WHERE repo_id = $1")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("DELETE FROM files WHERE repo_id = $1")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("DELETE FROM jobs WHERE repo_id = $1")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("DELETE FROM repo_credentials WHERE repo_id = $1")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+        for (table, _) in REPOSITORY_ROWS {
+            let sql = format!("DELETE FROM {table} WHERE repo_id = $1");
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
         let done = sqlx::query("DELETE FROM repositories WHERE id = $1")
             .bind(id)
             .execute(&mut *tx)
@@ -513,28 +554,15 @@ impl MetaStore for SqlMetaStore {
 
     async fn delete_file(&self, repo_id: &str, path: &str) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("DELETE FROM edges WHERE repo_id = $1 AND file_path = $2")
-            .bind(repo_id)
-            .bind(path)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("DELETE FROM file_facts WHERE repo_id = $1 AND path = $2")
-            .bind(repo_id)
-            .bind(path)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("DELETE FROM symbols WHERE repo_id = $1 AND file_path = $2")
-            .bind(repo_id)
-            .bind(path)
-            .execute(&mut *tx)
-            .await?;
-        let done = sqlx::query("DELETE FROM files WHERE repo_id = $1 AND path = $2")
-            .bind(repo_id)
-            .bind(path)
-            .execute(&mut *tx)
-            .await?;
+        let mut deleted = 0;
+        for (table, file_column) in REPOSITORY_ROWS {
+            if let Some(column) = file_column {
+                deleted = delete_file_rows(&mut *tx, table, column, repo_id, path).await?;
+            }
+        }
         tx.commit().await?;
-        Ok(done.rows_affected() > 0)
+        // The last table is `files`: whether the file itself was there.
+        Ok(deleted > 0)
     }
 
     async fn replace_file_symbols(
@@ -553,11 +581,7 @@ impl MetaStore for SqlMetaStore {
         let mut tx = self.pool.begin().await?;
         for (f, symbols) in files {
             upsert_file_in(&mut *tx, f).await?;
-            sqlx::query("DELETE FROM symbols WHERE repo_id = $1 AND file_path = $2")
-                .bind(&f.repo_id)
-                .bind(&f.path)
-                .execute(&mut *tx)
-                .await?;
+            delete_file_rows(&mut *tx, "symbols", "file_path", &f.repo_id, &f.path).await?;
             for (ordinal, s) in symbols.iter().enumerate() {
                 sqlx::query(
                     "INSERT INTO symbols (repo_id, file_path, chunk_id, ordinal, name, kind, parent_chunk_id, parent_name, \
@@ -688,11 +712,7 @@ impl MetaStore for SqlMetaStore {
     ) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         for (path, edges) in files {
-            sqlx::query("DELETE FROM edges WHERE repo_id = $1 AND file_path = $2")
-                .bind(repo_id)
-                .bind(path)
-                .execute(&mut *tx)
-                .await?;
+            delete_file_rows(&mut *tx, "edges", "file_path", repo_id, path).await?;
             for e in edges {
                 sqlx::query(
                     "INSERT INTO edges (repo_id, file_path, from_chunk, to_chunk, to_name, kind, certain, line) \
@@ -721,11 +741,7 @@ impl MetaStore for SqlMetaStore {
     ) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         for (path, json) in facts {
-            sqlx::query("DELETE FROM file_facts WHERE repo_id = $1 AND path = $2")
-                .bind(repo_id)
-                .bind(path)
-                .execute(&mut *tx)
-                .await?;
+            delete_file_rows(&mut *tx, "file_facts", "path", repo_id, path).await?;
             if let Some(json) = json {
                 sqlx::query("INSERT INTO file_facts (repo_id, path, facts) VALUES ($1, $2, $3)")
                     .bind(repo_id)
@@ -1068,20 +1084,7 @@ impl MetaStore for SqlMetaStore {
         credentials: Option<&Credentials>,
     ) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("DELETE FROM repo_credentials WHERE repo_id = $1")
-            .bind(repo_id)
-            .execute(&mut *tx)
-            .await?;
-        if let Some(c) = credentials {
-            sqlx::query(
-                "INSERT INTO repo_credentials (repo_id, username, password) VALUES ($1, $2, $3)",
-            )
-            .bind(repo_id)
-            .bind(&c.username)
-            .bind(&c.password)
-            .execute(&mut *tx)
-            .await?;
-        }
+        put_credentials(&mut tx, repo_id, credentials).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -1104,18 +1107,7 @@ impl MetaStore for SqlMetaStore {
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(format!("git repository {repo_id}")));
         }
-        sqlx::query("DELETE FROM repo_credentials WHERE repo_id = $1")
-            .bind(repo_id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query(
-            "INSERT INTO repo_credentials (repo_id, username, password) VALUES ($1, $2, $3)",
-        )
-        .bind(repo_id)
-        .bind(&credentials.username)
-        .bind(&credentials.password)
-        .execute(&mut *tx)
-        .await?;
+        put_credentials(&mut tx, repo_id, Some(credentials)).await?;
         tx.commit().await?;
         Ok(())
     }
