@@ -189,7 +189,7 @@ pub fn search(args: SearchCommand, config: &Config) -> Result<(), CliError> {
             return writeln!(w).map_err(write_err);
         }
         let files = searcher.result_files(&response).await.map_err(fail)?;
-        let content = crate::render::mcp_content(&response, &files);
+        let content = crate::render::content_items(&response, &files);
         if args.output() == Format::Mcp {
             serde_json::to_writer_pretty(&mut w, &serde_json::json!({ "content": content }))
                 .map_err(fail)?;

@@ -92,8 +92,7 @@ impl SextantMcp {
     ) -> Result<CallToolResult, McpError> {
         let caller = principal(&ctx);
         let (query, given) = args.into_search();
-        let options = given.apply(self.service.search_defaults().clone());
-        let result = self.service.search(&caller, &query, options).await;
+        let result = self.service.search(&caller, &query, given).await;
         Ok(self.answer("codebase_search", result.map(|r| search_content(r.content))))
     }
 
@@ -361,7 +360,7 @@ fn principal(ctx: &RequestContext<RoleServer>) -> Principal {
 }
 
 /// The blueprint's multi-content form, annotated for the assistant.
-fn search_content(items: Vec<crate::render::McpContent>) -> Vec<ContentBlock> {
+fn search_content(items: Vec<crate::render::ContentItem>) -> Vec<ContentBlock> {
     items
         .into_iter()
         .map(|item| {

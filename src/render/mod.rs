@@ -4,7 +4,7 @@
 //! - [`graph`] / [`connection_graph`]: the blueprint's connection graph (summary line, one
 //!   entry per result with hierarchy, calls, callers, type flows, ★/◆ markers, shared
 //!   dependencies), from the results' [`crate::graph::SymbolMetadata`].
-//! - [`mcp_content`]: the MCP multi-content response: the graph first (priority 1.0),
+//! - [`content_items`]: the MCP multi-content response: the graph first (priority 1.0),
 //!   then the snapshots in score order with priority from `finalScore`, every item for
 //!   `audience: ["assistant"]`.
 
@@ -41,9 +41,10 @@ pub fn display_name(hit: &SearchHit) -> String {
 /// The chunks of every file a response's results come from, keyed by (repo id, path).
 pub type FileChunks = HashMap<(String, String), Vec<CodeChunk>>;
 
-/// One MCP content item.
+/// One item of a rendered answer (the shape MCP content has: a text with its audience and
+/// priority), as REST and MCP both return it.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-pub struct McpContent {
+pub struct ContentItem {
     /// Always `text`.
     #[serde(rename = "type")]
     #[schema(value_type = String)]
@@ -54,7 +55,7 @@ pub struct McpContent {
     pub annotations: Annotations,
 }
 
-/// MCP content annotations.
+/// A content item's annotations.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Annotations {
     /// Always `["assistant"]`.
@@ -64,8 +65,8 @@ pub struct Annotations {
     pub priority: f32,
 }
 
-fn item(text: String, priority: f32) -> McpContent {
-    McpContent {
+fn item(text: String, priority: f32) -> ContentItem {
+    ContentItem {
         kind: "text",
         text,
         annotations: Annotations {
@@ -161,7 +162,7 @@ fn truncate_snapshot(text: String, response: &SearchResponse) -> String {
 }
 
 /// The MCP multi-content response: connection graph first, then one snapshot per file.
-pub fn mcp_content(response: &SearchResponse, files: &FileChunks) -> Vec<McpContent> {
+pub fn content_items(response: &SearchResponse, files: &FileChunks) -> Vec<ContentItem> {
     let snaps = snapshots(response, files);
     let texts: Vec<String> = snaps.iter().map(|(_, t)| t.clone()).collect();
     let mut out = vec![item(connection_graph(response, &texts), 1.0)];
@@ -333,12 +334,12 @@ mod tests {
     #[test]
     fn mcp_content_says_when_vectors_are_still_landing() {
         let mut r = response(Vec::new());
-        assert_eq!(mcp_content(&r, &FileChunks::new()).len(), 1);
+        assert_eq!(content_items(&r, &FileChunks::new()).len(), 1);
         r.embedding = Some(crate::store::EmbeddingState {
             total: 40,
             pending: 12,
         });
-        let content = mcp_content(&r, &FileChunks::new());
+        let content = content_items(&r, &FileChunks::new());
         let note = &content.last().expect("a note").text;
         assert!(note.contains("12 of 40 chunks"), "{note}");
     }
@@ -360,7 +361,7 @@ mod tests {
             service.clone(),
         );
         files.insert(("r".into(), "src/util.ts".into()), util.clone());
-        let content = mcp_content(&r, &files);
+        let content = content_items(&r, &files);
         assert_eq!(content.len(), 3, "graph + one snapshot per file");
         assert!(
             content
@@ -401,7 +402,7 @@ mod tests {
         r.metadata = vec![meta];
         let mut files = FileChunks::new();
         files.insert(("r".into(), "src/util.ts".into()), util.clone());
-        let content = mcp_content(&r, &files);
+        let content = content_items(&r, &files);
         assert_eq!(content.len(), 2);
         let graph = &content[0].text;
         assert!(graph.contains("| 1 result |"), "{graph}");
@@ -410,7 +411,7 @@ mod tests {
             "{graph}"
         );
         assert!(graph.contains("Members: x, run()"), "{graph}");
-        let empty = mcp_content(&response(Vec::new()), &FileChunks::new());
+        let empty = content_items(&response(Vec::new()), &FileChunks::new());
         assert_eq!(empty.len(), 1);
         assert!(empty[0].text.contains("| no results |"));
         assert!(empty[0].text.contains("No indexed code matched"));
@@ -425,7 +426,7 @@ mod tests {
         r.truncated_to = Some(40);
         let mut files = FileChunks::new();
         files.insert(("r".into(), "a.ts".into()), all.clone());
-        let content = mcp_content(&r, &files);
+        let content = content_items(&r, &files);
         let snap = &content[1].text;
         assert!(snap.contains("// … truncated: this result is ~"), "{snap}");
         assert!(snap.contains("over the 40-token budget"), "{snap}");

@@ -103,11 +103,6 @@ impl Service {
         self
     }
 
-    /// The server's search defaults.
-    pub fn search_defaults(&self) -> &SearchOptions {
-        &self.search_defaults
-    }
-
     /// The searches that may run at once (tests hold them to see the server refuse).
     pub fn search_slots(&self) -> &Arc<Semaphore> {
         &self.search_slots

@@ -155,7 +155,7 @@ impl Service {
         let mut options = self.search_defaults.clone();
         options.filter = Default::default();
         options.filter.repos = scope.to_vec();
-        let answer = self.search(caller, text, options).await?;
+        let answer = self.search_with(caller, text, options).await?;
         match answer.response.results.first() {
             Some(hit) => {
                 let found: Vec<_> = meta

@@ -4,7 +4,8 @@ use tracing::Instrument;
 
 use super::{Service, ServiceError};
 use crate::auth::Principal;
-use crate::render::McpContent;
+use crate::render::ContentItem;
+use crate::search::options::SearchOverrides;
 use crate::search::{SearchOptions, SearchResponse};
 
 /// A search's answer, in both forms adapters need.
@@ -15,19 +16,30 @@ pub struct SearchAnswer {
     pub response: SearchResponse,
     /// The same answer rendered for an assistant: the connection graph, then one snapshot
     /// per file.
-    pub content: Vec<McpContent>,
+    pub content: Vec<ContentItem>,
 }
 
 impl Service {
-    /// Searches the repositories `caller` sees (those in `options.filter.repos`, names or
-    /// ids, when given) and renders the answer. `options` are complete: adapters build
-    /// them from [`Service::search_defaults`] and the request's overrides.
+    /// Searches the repositories `caller` sees (those the request names in `repos`, names
+    /// or ids, when given) and renders the answer: the server's search defaults with what
+    /// the request sets replacing them, validated here.
+    pub async fn search(
+        &self,
+        caller: &Principal,
+        query: &str,
+        request: SearchOverrides,
+    ) -> Result<SearchAnswer, ServiceError> {
+        let options = request.apply(self.search_defaults.clone());
+        self.search_with(caller, query, options).await
+    }
+
+    /// [`Service::search`] with complete options.
     #[tracing::instrument(
         name = "service.search",
         skip_all,
         fields(enduser.id = caller.name(), sextant.repositories = tracing::field::Empty)
     )]
-    pub async fn search(
+    pub(super) async fn search_with(
         &self,
         caller: &Principal,
         query: &str,
@@ -56,7 +68,7 @@ impl Service {
         // Rendering is CPU work proportional to the files' size: off the async workers, so
         // a large answer never stalls other requests (health probes included).
         let (response, content) = tokio::task::spawn_blocking(move || {
-            let content = render.in_scope(|| crate::render::mcp_content(&response, &files));
+            let content = render.in_scope(|| crate::render::content_items(&response, &files));
             (response, content)
         })
         .await
@@ -81,7 +93,7 @@ impl Service {
         let mut options = self.search_defaults.clone();
         options.filter = Default::default();
         options.filter.repos = repository.into_iter().collect();
-        self.search(caller, &format!("symbol = {name}"), options)
+        self.search_with(caller, &format!("symbol = {name}"), options)
             .await
     }
 }

@@ -376,7 +376,7 @@ async fn symbol_lookups_render_in_the_same_format_as_searches() {
     ] {
         let r = s.search(query, &open()).await.unwrap();
         let files = s.result_files(&r).await.unwrap();
-        let content = sextant::render::mcp_content(&r, &files);
+        let content = sextant::render::content_items(&r, &files);
         assert!(content.len() >= 2, "{query}: graph + snapshots");
         assert!(
             content[0]
@@ -393,7 +393,7 @@ async fn symbol_lookups_render_in_the_same_format_as_searches() {
         .await
         .unwrap();
     let files = s.result_files(&r).await.unwrap();
-    let content = sextant::render::mcp_content(&r, &files);
+    let content = sextant::render::content_items(&r, &files);
     assert_eq!(content.len(), 2);
     assert!(content[1].text.contains("import { decode } from './jwt';"));
     assert!(content[1].text.contains("private secret = 'k';"));

@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 use super::Shared;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::{Body, Caller};
-use crate::render::McpContent;
+use crate::render::ContentItem;
 use crate::search::{SearchOverrides, SearchResponse};
 use crate::service::{SearchAnswer, Service};
 
@@ -40,7 +40,7 @@ pub struct SearchResult {
     /// structural metadata, timings.
     pub response: SearchResponse,
     /// The same answer as MCP content: the connection graph, then one snapshot per file.
-    pub content: Vec<McpContent>,
+    pub content: Vec<ContentItem>,
 }
 
 impl From<SearchAnswer> for SearchResult {
@@ -69,7 +69,8 @@ async fn search(
     Caller(caller): Caller,
     Body(request): Body<SearchRequest>,
 ) -> Result<Json<SearchResult>, ApiError> {
-    let options = request.options.apply(service.search_defaults().clone());
-    let answer = service.search(&caller, &request.query, options).await?;
+    let answer = service
+        .search(&caller, &request.query, request.options)
+        .await?;
     Ok(Json(answer.into()))
 }
