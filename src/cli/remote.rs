@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::index::{RepoCommand, fail};
-use super::search::{Format, SearchCommand};
+use super::search::SearchCommand;
 use super::{CliError, out, write_err};
 use crate::api::{JobBody, RepositoryList};
 use crate::app::runtime;
@@ -106,24 +106,7 @@ pub fn search(remote: Remote, args: SearchCommand) -> Result<(), CliError> {
         let answer = remote
             .send(reqwest::Method::POST, "/api/v1/search", Some(body))
             .await?;
-        let mut w = out();
-        match args.output() {
-            Format::Json => {
-                serde_json::to_writer_pretty(&mut w, &answer["response"]).map_err(fail)?
-            }
-            Format::Mcp => {
-                serde_json::to_writer_pretty(&mut w, &json!({ "content": answer["content"] }))
-                    .map_err(fail)?
-            }
-            Format::Text => {
-                for item in answer["content"].as_array().into_iter().flatten() {
-                    writeln!(w, "{}\n", item["text"].as_str().unwrap_or("").trim_end())
-                        .map_err(write_err)?;
-                }
-                return Ok(());
-            }
-        }
-        writeln!(w).map_err(write_err)
+        super::search::print_answer(&answer, args.output())
     })
 }
 

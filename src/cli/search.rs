@@ -11,7 +11,8 @@ use serde_json::json;
 
 use super::index::{fail, sync_with_bars};
 use super::{CliError, out, write_err};
-use crate::app::{build_reranker, open_indexer, open_meta, runtime};
+use crate::app::{Background, build_reranker, open_indexer, open_meta, runtime};
+use crate::auth::Principal;
 use crate::config::Config;
 use crate::parse::SymbolKind;
 use crate::search::{Fusion, Priors, Retrieval, SearchHit, SearchOptions, Searcher, StageTimings};
@@ -161,45 +162,45 @@ async fn open_searcher(
     Ok((indexer, searcher))
 }
 
-/// `sextant search` checks working trees for changes first (bounded, like the server).
-pub(super) async fn open_fresh_searcher(
-    config: &Config,
-) -> Result<(Arc<crate::index::Indexer>, Searcher), CliError> {
-    let (indexer, searcher) = open_searcher(config).await?;
-    let searcher = searcher.with_freshness(indexer.clone(), std::time::Duration::from_secs(2));
-    Ok((indexer, searcher))
-}
-
-/// Runs one search and prints the results.
+/// Runs one search on the local data directory, through the service as the server
+/// runs it (working trees checked for changes first, bounded), and prints what
+/// `--server` prints.
 pub fn search(args: SearchCommand, config: &Config) -> Result<(), CliError> {
     runtime()?.block_on(async {
-        let (indexer, searcher) = open_fresh_searcher(config).await?;
+        let service = crate::app::start(config, Background::None, |s| s)
+            .await?
+            .service;
         let mut options = args.settings.options();
-        for name in &args.repos {
-            options
-                .filter
-                .repos
-                .push(indexer.find_repo(name).await.map_err(fail)?.id);
-        }
+        options.filter.repos = args.repos.clone();
         options.filter.paths = args.paths.clone();
-        let response = searcher.search(&args.query, &options).await.map_err(fail)?;
-        let mut w = out();
-        if args.output() == Format::Json {
-            serde_json::to_writer_pretty(&mut w, &response).map_err(fail)?;
-            return writeln!(w).map_err(write_err);
-        }
-        let files = searcher.result_files(&response).await.map_err(fail)?;
-        let content = crate::render::content_items(&response, &files);
-        if args.output() == Format::Mcp {
-            serde_json::to_writer_pretty(&mut w, &serde_json::json!({ "content": content }))
-                .map_err(fail)?;
-            return writeln!(w).map_err(write_err);
-        }
-        for item in &content {
-            writeln!(w, "{}\n", item.text.trim_end()).map_err(write_err)?;
-        }
-        Ok(())
+        let answer = service
+            .search(&Principal::local(), &args.query, options.into())
+            .await
+            .map_err(fail)?;
+        let answer = json!({ "response": answer.response, "content": answer.content });
+        print_answer(&answer, args.output())
     })
+}
+
+/// Prints a search answer (REST's `SearchResult` shape: `response` and `content`) in
+/// `format`: local and `--server` searches print alike.
+pub(super) fn print_answer(answer: &serde_json::Value, format: Format) -> Result<(), CliError> {
+    let mut w = out();
+    match format {
+        Format::Json => serde_json::to_writer_pretty(&mut w, &answer["response"]).map_err(fail)?,
+        Format::Mcp => {
+            serde_json::to_writer_pretty(&mut w, &json!({ "content": answer["content"] }))
+                .map_err(fail)?
+        }
+        Format::Text => {
+            for item in answer["content"].as_array().into_iter().flatten() {
+                let text = item["text"].as_str().unwrap_or("");
+                writeln!(w, "{}\n", text.trim_end()).map_err(write_err)?;
+            }
+            return Ok(());
+        }
+    }
+    writeln!(w).map_err(write_err)
 }
 
 /// A gold answer of an eval query.

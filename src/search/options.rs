@@ -206,6 +206,19 @@ macro_rules! overrides {
                 defaults
             }
         }
+
+        impl From<SearchOptions> for SearchOverrides {
+            /// Every field set: these options whatever the defaults (the destructuring
+            /// names every field, so a new option cannot be left out).
+            fn from(options: SearchOptions) -> Self {
+                let SearchOptions { $( $option, )* filter } = options;
+                let crate::store::ChunkFilter { $( $filter, )* } = filter;
+                Self {
+                    $( $option: Some($option), )*
+                    $( $filter: Some($filter), )*
+                }
+            }
+        }
     };
 }
 
@@ -272,5 +285,8 @@ mod overrides_tests {
         assert_eq!(options.max_token_budget, 3000, "the server's default stays");
         assert!(!options.rerank);
         assert_eq!(SearchOverrides::default().apply(defaults.clone()), defaults);
+        // Options given whole replace every default.
+        let whole = SearchOverrides::from(options.clone());
+        assert_eq!(whole.apply(SearchOptions::default()), options);
     }
 }

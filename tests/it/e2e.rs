@@ -241,6 +241,24 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
     assert!(remote.status.success(), "{remote:?}");
     let out = String::from_utf8_lossy(&remote.stdout);
     assert!(out.contains("// src/auth.ts"), "{out}");
+    // The local command goes through the same service: it prints the same answer.
+    for format in ["text", "mcp"] {
+        let on_server = Command::new(BIN)
+            .args(["--server", &base, "--token", &reader, "search"])
+            .args(["symbol = validateToken", "--format", format])
+            .output()
+            .unwrap();
+        let local = sextant(&data, &model)
+            .args(["search", "symbol = validateToken", "--format", format])
+            .output()
+            .unwrap();
+        assert!(local.status.success(), "{local:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&local.stdout),
+            String::from_utf8_lossy(&on_server.stdout),
+            "--format {format}"
+        );
+    }
     let listed = Command::new(BIN)
         .args(["--server", &base, "--token", &reader, "repo", "list"])
         .output()
