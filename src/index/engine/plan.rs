@@ -1,0 +1,214 @@
+//! Sync planning: what changed in a working tree (mtime and size, then hashes) or
+//! between two git commits (a tree diff), as the work a sync must do.
+
+use super::*;
+
+impl Indexer {
+    /// Scans a working tree and applies the two-phase change check.
+    pub(super) async fn plan_worktree(
+        &self,
+        root: &Path,
+        filter: &FileFilter,
+        mut stored: HashMap<String, FileRecord>,
+        report: &mut SyncReport,
+        progress: &mut Progress,
+    ) -> Result<Plan, IndexError> {
+        progress.report(
+            Phase::Scan,
+            0,
+            0,
+            Some(format!("scanning {}", root.display())),
+        );
+        let scan = {
+            let (root, filter) = (root.to_path_buf(), filter.clone());
+            tokio::task::spawn_blocking(move || scan_tree(&root, &filter))
+                .await
+                .map_err(|e| IndexError::Task(e.to_string()))??
+        };
+        report.scanned = scan.files.len();
+        let mut pending = Vec::new();
+        let total = scan.files.len() as u64;
+        // Files are opened only where the scan found them: under the real root.
+        let real_root = std::fs::canonicalize(root).map_err(|source| IndexError::Io {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        for (i, mut file) in scan.files.into_iter().enumerate() {
+            let previous = stored.remove(&file.rel);
+            if let Some(prev) = &previous
+                && prev.skip_reason.is_none()
+                && prev.mtime_ms == Some(file.mtime_ms)
+                && prev.size_bytes == file.size as i64
+            {
+                report.unchanged += 1;
+                continue;
+            }
+            let bytes = match read_scanned(&real_root, &mut file, filter.max_file_bytes()) {
+                Ok(b) => b,
+                Err(reason) => {
+                    // Vanished, swapped or still changing since the scan: recorded, the
+                    // sync goes on (an indexed copy stays until a sync reads it again).
+                    report.failed.push((file.rel.clone(), reason));
+                    continue;
+                }
+            };
+            let hash = sha256_hex(&bytes);
+            match previous {
+                Some(mut prev)
+                    if prev.skip_reason.is_none()
+                        && prev.content_hash.as_deref() == Some(&hash) =>
+                {
+                    prev.mtime_ms = Some(file.mtime_ms);
+                    self.meta.upsert_file(&prev).await?;
+                    report.touched += 1;
+                }
+                previous => pending.push(Pending {
+                    file,
+                    hash,
+                    bytes,
+                    is_new: previous.is_none(),
+                }),
+            }
+            if i % 256 == 0 {
+                progress.report(Phase::Scan, i as u64 + 1, total, None);
+            }
+        }
+        let skipped_paths: std::collections::HashSet<&str> =
+            scan.skipped.iter().map(|(f, _)| f.rel.as_str()).collect();
+        let removals = stored
+            .keys()
+            .filter(|p| !skipped_paths.contains(p.as_str()))
+            .cloned()
+            .collect();
+        // Files skipped for the same reason as last time are already recorded as such.
+        let skipped = scan
+            .skipped
+            .into_iter()
+            .filter(|(f, reason)| {
+                stored
+                    .get(&f.rel)
+                    .is_none_or(|r| r.skip_reason.as_deref() != Some(reason.as_str()))
+            })
+            .collect();
+        Ok(Plan {
+            pending,
+            removals,
+            skipped,
+            commit: None,
+            configs: scan.configs,
+        })
+    }
+
+    /// Fetches a git source and diffs the indexed commit against the tracked ref.
+    pub(super) async fn plan_git(
+        &self,
+        repo: &Repository,
+        url: &str,
+        filter: &FileFilter,
+        stored: HashMap<String, FileRecord>,
+        report: &mut SyncReport,
+        progress: &mut Progress,
+    ) -> Result<Plan, IndexError> {
+        progress.report(Phase::Scan, 0, 0, Some(format!("fetching {url}")));
+        // Checked again before every fetch: a name may resolve elsewhere than it did.
+        let location = GitLocation::parse(url).map_err(IndexError::Git)?;
+        self.check_git_location(&location)
+            .await
+            .map_err(|reason| IndexError::Git(format!("refusing to fetch {url}: {reason}")))?;
+        let deadline = Instant::now() + self.options.git.fetch_deadline;
+        // Network fetches go through a proxy that closes them at the deadline, whatever
+        // phase libgit2 is in; it lives until the fetch returns or this is dropped.
+        let proxy = DeadlineProxy::for_fetch(
+            url,
+            &location.transport,
+            deadline.into(),
+            self.options.git.allow_private_hosts,
+        )
+        .await
+        .map_err(|e| IndexError::Git(format!("cannot start the fetch proxy: {e}")))?;
+        let access = crate::index::git::FetchAccess {
+            credentials: self.meta.credentials(&repo.id).await?,
+            deadline: Some(deadline),
+            route: proxy.as_ref().map(|p| p.route().clone()),
+        };
+        let shown = url.to_string();
+        let (url, dir, tracked, old, filter) = (
+            url.to_string(),
+            self.checkout_dir(&repo.id),
+            repo.tracked_ref.clone(),
+            repo.indexed_commit.clone(),
+            filter.clone(),
+        );
+        let (plan, stored) = tokio::task::spawn_blocking(move || {
+            crate::index::git::plan(
+                &url,
+                &access,
+                &dir,
+                tracked.as_deref(),
+                old.as_deref(),
+                &filter,
+                &stored,
+            )
+            .map(|p| (p, stored))
+        })
+        .await
+        .map_err(|e| IndexError::Task(e.to_string()))?
+        .map_err(|e| match proxy.as_ref().and_then(DeadlineProxy::refusal) {
+            // libgit2 says only that the proxy answered 403 or closed; say why.
+            Some(why) => IndexError::Git(format!("cannot fetch {shown}: {why}")),
+            None => e,
+        })?;
+        drop(proxy);
+        report.unchanged = plan.unchanged;
+        report.scanned = plan.changed.len() + plan.unchanged;
+        let mut pending: Vec<Pending> = plan
+            .changed
+            .into_iter()
+            .map(|g| Pending {
+                is_new: !stored.contains_key(&g.file.rel),
+                file: g.file,
+                hash: g.blob,
+                bytes: g.bytes,
+            })
+            .collect();
+        let mut skipped = plan.skipped;
+        // The file limit: files already indexed keep their place; new ones beyond the
+        // limit (in path order) are recorded as skipped, as a working-tree scan does.
+        let limit = usize::try_from(repo.settings.max_files).unwrap_or(usize::MAX);
+        let kept = stored
+            .values()
+            .filter(|f| f.skip_reason.is_none() && !plan.removed.contains(&f.path))
+            .count();
+        let indexed = |rel: &str| stored.get(rel).is_some_and(|f| f.skip_reason.is_none());
+        let new = pending.iter().filter(|p| !indexed(&p.file.rel)).count();
+        if kept + new > limit {
+            let mut room = limit.saturating_sub(kept);
+            pending.sort_by(|a, b| a.file.rel.cmp(&b.file.rel));
+            pending.retain(|p| {
+                if indexed(&p.file.rel) {
+                    return true;
+                }
+                if room > 0 {
+                    room -= 1;
+                    return true;
+                }
+                skipped.push((
+                    p.file.clone(),
+                    format!("over the repository's limit of {limit} files"),
+                ));
+                false
+            });
+        }
+        Ok(Plan {
+            pending,
+            removals: plan
+                .removed
+                .into_iter()
+                .filter(|p| stored.contains_key(p))
+                .collect(),
+            skipped,
+            commit: Some(plan.commit),
+            configs: plan.configs,
+        })
+    }
+}

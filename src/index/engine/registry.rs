@@ -1,0 +1,285 @@
+//! The registry: registering path and git repositories (each judged against the allowed
+//! roots and the private-address rules), their settings, lookup and removal.
+
+use super::*;
+
+impl Indexer {
+    /// Registers a local directory (or returns it when already registered at the same
+    /// path). `name` defaults to the folder's name.
+    pub async fn register_path(
+        &self,
+        path: &Path,
+        name: Option<&str>,
+        settings: RepoSettings,
+    ) -> Result<Repository, IndexError> {
+        let refused = |reason: String| IndexError::PathRefused {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let root = match path.canonicalize() {
+            Ok(root) => root,
+            Err(e) => {
+                // Outside the roots a missing path gets the answer an existing one gets:
+                // the error must not tell whether something exists there.
+                self.check_allowed(&lexically_absolute(path))
+                    .map_err(refused)?;
+                return Err(refused(format!(
+                    "{e} (the path must be an existing directory)"
+                )));
+            }
+        };
+        self.check_allowed(&root).map_err(refused)?;
+        if !root.is_dir() {
+            return Err(refused("not a directory".into()));
+        }
+        FileFilter::new(&settings)?;
+        let location = root.to_string_lossy().into_owned();
+        let name = name.map(str::to_string).unwrap_or_else(|| {
+            root.file_name()
+                .map_or_else(|| "root".to_string(), |n| n.to_string_lossy().into_owned())
+        });
+        self.create_unless_registered(name, RepoSource::Path(location), None, settings, path)
+            .await
+    }
+
+    /// Registers a git repository by URL (`https://…`, `ssh://…` or `user@host:path`,
+    /// and with [`GitPolicy::allow_insecure`] `http://…` and `git://…`) or by a local path
+    /// or `file://` URL (under the allowed roots), tracking `tracked_ref` (a branch, tag
+    /// or commit; default: the remote's default branch). Credentials in the URL are
+    /// stored apart and never shown. Nothing is fetched until the first sync.
+    pub async fn register_git(
+        &self,
+        url: &str,
+        name: Option<&str>,
+        tracked_ref: Option<&str>,
+        settings: RepoSettings,
+    ) -> Result<Repository, IndexError> {
+        let location = GitLocation::parse(url);
+        // The refusal names the location without its credentials.
+        let shown = location
+            .as_ref()
+            .map_or_else(|_| "the git source".to_string(), |l| l.url.clone());
+        let refused = |reason: String| IndexError::PathRefused {
+            path: PathBuf::from(&shown),
+            reason,
+        };
+        let location = location.map_err(&refused)?;
+        self.check_git_location(&location).await.map_err(&refused)?;
+        FileFilter::new(&settings)?;
+        let name = name.map(str::to_string).unwrap_or_else(|| {
+            location
+                .url
+                .trim_end_matches('/')
+                .rsplit(['/', ':'])
+                .next()
+                .unwrap_or(&location.url)
+                .trim_end_matches(".git")
+                .to_string()
+        });
+        let repo = self
+            .create_unless_registered(
+                name,
+                RepoSource::Git(location.url.clone()),
+                tracked_ref.map(str::to_string),
+                settings,
+                Path::new(&location.url),
+            )
+            .await?;
+        if location.credentials.is_some() {
+            self.meta
+                .set_credentials(&repo.id, location.credentials.as_ref())
+                .await?;
+        }
+        Ok(repo)
+    }
+
+    /// `Err(reason)` when the policy refuses `location`: a local repository outside the
+    /// allowed roots, an unencrypted transport, or a host on a non-public address (every
+    /// address the name resolves to is checked, at registration and before each fetch).
+    pub(super) async fn check_git_location(&self, location: &GitLocation) -> Result<(), String> {
+        let policy = &self.options.git;
+        let (host, port) = match &location.transport {
+            GitTransport::Local(path) => {
+                let Ok(real) = path.canonicalize() else {
+                    // As for local paths: outside the roots, existence is not told.
+                    self.check_allowed(&lexically_absolute(path))?;
+                    return Err("not a URL and not an existing path".into());
+                };
+                self.check_allowed(&real)?;
+                if self.options.allowed_roots.is_empty() {
+                    return Ok(());
+                }
+                // A `.git` file or an alternates file inside a root must not lead the
+                // fetch to a repository outside it.
+                for dir in crate::index::git::local_repository_dirs(&real)? {
+                    self.check_allowed(&dir).map_err(|why| {
+                        format!(
+                            "the repository's data at {} (named by a .git file or \
+                             objects/info/alternates) is not allowed: {why}",
+                            dir.display()
+                        )
+                    })?;
+                }
+                return Ok(());
+            }
+            GitTransport::Http | GitTransport::Git if !policy.allow_insecure => {
+                return Err(
+                    "http:// and git:// transfer code unencrypted: use https:// or ssh, or \
+                     start the server with --allow-insecure-git"
+                        .into(),
+                );
+            }
+            _ => (
+                location.host.clone().unwrap_or_default(),
+                location.port.unwrap_or(443),
+            ),
+        };
+        if policy.allow_private_hosts {
+            return Ok(());
+        }
+        let addresses: Vec<std::net::IpAddr> = match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => vec![ip],
+            Err(_) => tokio::net::lookup_host((host.as_str(), port))
+                .await
+                .map_err(|e| format!("cannot resolve `{host}`: {e}"))?
+                .map(|a| a.ip())
+                .collect(),
+        };
+        if let Some(why) = addresses.into_iter().find_map(restricted_address) {
+            return Err(format!(
+                "`{host}` is a {why} address: git sources may not reach the server's own \
+                 network unless it is started with --allow-private-git-hosts"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Creates the repository, or returns the one already registered under `name` with
+    /// the same source; a name taken by another source is refused.
+    pub(super) async fn create_unless_registered(
+        &self,
+        name: String,
+        source: RepoSource,
+        tracked_ref: Option<String>,
+        settings: RepoSettings,
+        given: &Path,
+    ) -> Result<Repository, IndexError> {
+        if let Some(existing) = self.meta.get_repository_by_name(&name).await? {
+            if existing.source == source {
+                return Ok(existing);
+            }
+            return Err(IndexError::PathRefused {
+                path: given.to_path_buf(),
+                reason: format!(
+                    "the name `{name}` is taken by {:?}; pass another --name",
+                    existing.source
+                ),
+            });
+        }
+        Ok(self
+            .meta
+            .create_repository(NewRepository {
+                name,
+                source,
+                tracked_ref,
+                settings,
+            })
+            .await?)
+    }
+
+    /// Moves the credentials that git sources registered before they were kept apart
+    /// still carry in their stored URL (`https://user:token@host/…`) into the
+    /// credentials table, leaving the URL without them, as a registration today does.
+    /// Run at every start; returns how many sources were rewritten.
+    pub async fn move_stored_credentials(&self) -> Result<usize, IndexError> {
+        let mut moved = 0;
+        for repo in self.meta.list_repositories().await? {
+            let RepoSource::Git(url) = &repo.source else {
+                continue;
+            };
+            let Ok(location) = GitLocation::parse(url) else {
+                continue;
+            };
+            if let Some(credentials) = &location.credentials {
+                self.meta
+                    .move_source_credentials(&repo.id, &location.url, credentials)
+                    .await?;
+                moved += 1;
+            }
+        }
+        Ok(moved)
+    }
+
+    /// `Err(reason)` when `path` (canonical, or [`lexically_absolute`]) is outside the
+    /// allowed roots.
+    pub(super) fn check_allowed(&self, path: &Path) -> Result<(), String> {
+        let roots = &self.options.allowed_roots;
+        if roots.is_empty()
+            || roots
+                .iter()
+                .any(|r| r.canonicalize().is_ok_and(|r| path.starts_with(&r)))
+        {
+            return Ok(());
+        }
+        Err(format!(
+            "it is outside the allowed roots ({}); add its parent to SEXTANT_ALLOWED_ROOTS",
+            roots
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
+
+    /// The repository with this name or id.
+    pub async fn find_repo(&self, name_or_id: &str) -> Result<Repository, IndexError> {
+        if let Some(r) = self.meta.get_repository_by_name(name_or_id).await? {
+            return Ok(r);
+        }
+        self.meta
+            .get_repository(name_or_id)
+            .await?
+            .ok_or_else(|| IndexError::UnknownRepo(name_or_id.to_string()))
+    }
+
+    /// Changes a repository's settings (and, for git sources, its tracked ref) after
+    /// checking them; the next sync applies them (files newly excluded are removed, newly
+    /// included ones indexed).
+    pub async fn update_settings(
+        &self,
+        name_or_id: &str,
+        tracked_ref: Option<String>,
+        settings: RepoSettings,
+    ) -> Result<Repository, IndexError> {
+        let repo = self.find_repo(name_or_id).await?;
+        FileFilter::new(&settings)?;
+        if tracked_ref.is_some() && !matches!(repo.source, RepoSource::Git(_)) {
+            return Err(IndexError::Settings(format!(
+                "`{}` is a local directory: only git repositories track a ref",
+                repo.name
+            )));
+        }
+        let tracked_ref = tracked_ref.or(repo.tracked_ref.clone());
+        Ok(self
+            .meta
+            .update_repository_settings(&repo.id, tracked_ref, &settings)
+            .await?)
+    }
+
+    /// Removes a repository and everything stored for it.
+    pub async fn remove_repo(&self, name_or_id: &str) -> Result<Repository, IndexError> {
+        let repo = self.find_repo(name_or_id).await?;
+        let lock = self.repo_lock(&repo.id);
+        let _held = lock.lock().await;
+        // Chunks first: if this is interrupted, the repository row still exists and the
+        // removal can be repeated.
+        self.vectors.delete_repo(&repo.id).await?;
+        self.meta.delete_repository(&repo.id).await?;
+        let mirror = self.checkout_dir(&repo.id);
+        if matches!(repo.source, RepoSource::Git(_)) && mirror.exists() {
+            // Best effort: a left-over mirror is re-used or overwritten by nothing.
+            let _ = std::fs::remove_dir_all(&mirror);
+        }
+        Ok(repo)
+    }
+}

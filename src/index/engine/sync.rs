@@ -1,0 +1,404 @@
+//! Syncs: one repository at a time, planned, then applied in batches (parse and chunk,
+//! embed, write both stores), crash-safe at every batch.
+
+use super::*;
+
+impl Indexer {
+    /// Brings the index of `repo` in line with its files, then embeds what has no vector
+    /// yet (see [`Indexer::embed_pending`]). At most one sync per repository runs at a
+    /// time; a second call waits for the first. Changed files are searchable by text as
+    /// soon as their rows are written, before their vectors land.
+    pub async fn sync(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Result<SyncReport, IndexError> {
+        self.sync_and_embed(repo, progress)
+            .instrument(sync_span(repo))
+            .await
+    }
+
+    pub(super) async fn sync_and_embed(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Result<SyncReport, IndexError> {
+        let mut report = {
+            let lock = self.repo_lock(&repo.id);
+            let _held = lock.lock().await;
+            self.sync_held(repo, progress).await?
+        };
+        let started = Instant::now();
+        match self.embed_pending(repo, progress).await {
+            Ok(embedded) => report.embedded = embedded,
+            Err(e) => {
+                let e = e.explained();
+                let message = format!(
+                    "embedding failed ({e}); text search works, and the next sync embeds \
+                     what is missing"
+                );
+                if let Err(record) = self
+                    .meta
+                    .set_repository_status(&repo.id, RepoStatus::Error, Some(&message), None)
+                    .await
+                {
+                    tracing::warn!(repo = %repo.name, error = %record, "cannot record the failed embedding");
+                }
+                return Err(e);
+            }
+        }
+        report.duration += started.elapsed();
+        report_done(&report, progress);
+        Ok(report)
+    }
+
+    /// [`Indexer::sync`] without its embedding stage, unless a sync of `repo` is running
+    /// already: then `None` at once (that sync brings the index up to date; callers that
+    /// only want freshness, such as the check before a search, need not queue behind
+    /// it). Rows it writes are searchable by text; call [`Indexer::embed_pending`] after.
+    pub async fn sync_unless_running(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Option<Result<SyncReport, IndexError>> {
+        let lock = self.repo_lock(&repo.id);
+        let _held = lock.try_lock().ok()?;
+        let outcome = self
+            .sync_held(repo, progress)
+            .instrument(sync_span(repo))
+            .await;
+        if let Ok(report) = &outcome {
+            report_done(report, progress);
+        }
+        Some(outcome)
+    }
+
+    /// A sync, with the repository's lock held by the caller.
+    pub(super) async fn sync_held(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Result<SyncReport, IndexError> {
+        let outcome = self
+            .sync_locked(repo, progress)
+            .await
+            .map_err(IndexError::explained);
+        let (status, error, commit) = match &outcome {
+            Ok((_, commit)) => (RepoStatus::Ready, None, commit.clone()),
+            Err(e) => (RepoStatus::Error, Some(e.to_string()), None),
+        };
+        // A sync that found nothing to do on a ready repository (the freshness check
+        // before most searches) writes nothing: no status flip, no write lock taken.
+        let idle = matches!(&outcome, Ok((report, c)) if !report.changed_anything()
+            && *c == repo.indexed_commit)
+            && repo.status == RepoStatus::Ready
+            && repo.last_error.is_none();
+        let recorded = if idle {
+            Ok(())
+        } else {
+            self.meta
+                .set_repository_status(&repo.id, status, error.as_deref(), commit.as_deref())
+                .await
+        };
+        match (recorded, &outcome) {
+            (Err(e), Ok(_)) => return Err(IndexError::from(e).explained()),
+            // The sync's own error says more than the failure to record it (on a full
+            // disk, the second follows from the first).
+            (Err(e), Err(first)) => {
+                tracing::warn!(repo = %repo.name, error = %e, sync_error = %first, "cannot record the failed sync");
+            }
+            (Ok(()), _) => {}
+        }
+        if let Ok((report, _)) = &outcome {
+            tracing::Span::current().record("sextant.files_indexed", report.indexed);
+        }
+        outcome.map(|(report, _)| report)
+    }
+
+    pub(super) async fn sync_locked(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Result<(SyncReport, Option<String>), IndexError> {
+        let started = Instant::now();
+        let filter = FileFilter::new(&repo.settings)?;
+        let stored: HashMap<String, FileRecord> = self
+            .meta
+            .list_files(&repo.id)
+            .await?
+            .into_iter()
+            .map(|f| (f.path.clone(), f))
+            .collect();
+        let mut report = SyncReport::default();
+        let (root, plan) = match &repo.source {
+            RepoSource::Path(p) => {
+                let root = PathBuf::from(p);
+                let plan = self
+                    .plan_worktree(&root, &filter, stored, &mut report, progress)
+                    .instrument(tracing::info_span!("sync.scan"))
+                    .await?;
+                (root, plan)
+            }
+            RepoSource::Git(url) => {
+                let plan = self
+                    .plan_git(repo, url, &filter, stored, &mut report, progress)
+                    .instrument(tracing::info_span!("sync.scan", git = true))
+                    .await?;
+                (PathBuf::new(), plan)
+            }
+        };
+        let Plan {
+            pending,
+            removals,
+            skipped,
+            commit,
+            configs,
+        } = plan;
+        // The repository shows `indexing` only while there is something to write.
+        if !(pending.is_empty() && removals.is_empty() && skipped.is_empty()) {
+            self.meta
+                .set_repository_status(&repo.id, RepoStatus::Indexing, None, None)
+                .await?;
+        }
+        // Paths whose symbols changed: the graph re-resolves them and their importers.
+        let mut changed: Vec<String> = removals.clone();
+        changed.extend(skipped.iter().map(|(f, _)| f.rel.clone()));
+        changed.extend(pending.iter().map(|p| p.file.rel.clone()));
+        progress.report(
+            Phase::Scan,
+            report.scanned as u64,
+            report.scanned as u64,
+            Some(format!(
+                "{} files: {} unchanged, {} touched, {} to index, {} to remove",
+                report.scanned,
+                report.unchanged,
+                report.touched,
+                pending.len(),
+                removals.len()
+            )),
+        );
+
+        // Files that are gone: their chunks, symbols and records go.
+        if !removals.is_empty() {
+            let batch = removals.iter().map(|p| (p.clone(), Vec::new())).collect();
+            self.vectors.replace_files(&repo.id, batch).await?;
+            for path in &removals {
+                self.meta.delete_file(&repo.id, path).await?;
+            }
+            report.removed = removals.len();
+        }
+        // Files now skipped: chunks go, a record with the reason stays.
+        if !skipped.is_empty() {
+            let batch = skipped
+                .iter()
+                .map(|(f, _)| (f.rel.clone(), Vec::new()))
+                .collect();
+            self.vectors.replace_files(&repo.id, batch).await?;
+            for (file, reason) in &skipped {
+                self.meta
+                    .upsert_file(&skipped_record(&repo.id, file, reason))
+                    .await?;
+            }
+            report.skipped = skipped.len();
+        }
+
+        // Phase 2: parse, chunk, embed and write, a batch of files at a time.
+        let total = pending.len() as u64;
+        let mut done = 0u64;
+        let mut pending = pending.into_iter().peekable();
+        while pending.peek().is_some() {
+            let batch: Vec<Pending> = pending
+                .by_ref()
+                .take(self.options.batch_files.max(1))
+                .collect();
+            let added = batch.iter().filter(|p| p.is_new).count();
+            let batch_len = batch.len();
+            let prepared = self
+                .prepare(batch)
+                .instrument(tracing::info_span!("sync.parse", files = batch_len))
+                .await?;
+            done += prepared.len() as u64;
+            progress.report(Phase::Parse, done, total, None);
+            self.write_batch(repo, &root, prepared, progress, &mut report)
+                .await?;
+            report.added += added;
+            // A batch is committed in both stores: where the crash tests hold a sync.
+            if fail_point(SYNC_AFTER_BATCH) {
+                tracing::warn!("fail point {SYNC_AFTER_BATCH}: holding this sync");
+                std::future::pending::<()>().await;
+            }
+        }
+        if !changed.is_empty() {
+            let graph = crate::index::graph::update_graph(
+                self.meta.as_ref(),
+                &repo.id,
+                changed,
+                &configs,
+                progress,
+            )
+            .instrument(tracing::info_span!("sync.graph"))
+            .await?;
+            report.graph_edges = graph.edges;
+        }
+        // After a bulk change, fold the new rows into the store's text and vector indexes
+        // now rather than leaving searches to scan them; small changes wait for the
+        // store's periodic maintenance (they are searchable either way).
+        if report.indexed + report.removed >= self.options.maintain_after_files {
+            progress.report(Phase::Write, 0, 0, Some("updating search indexes".into()));
+            self.vectors
+                .maintain()
+                .instrument(tracing::info_span!("sync.maintain"))
+                .await?;
+        }
+        report.duration = started.elapsed();
+        Ok((report, commit))
+    }
+
+    /// Parses and chunks a batch on the blocking pool.
+    pub(super) async fn prepare(&self, batch: Vec<Pending>) -> Result<Vec<Prepared>, IndexError> {
+        let (limits, chunk_options) = (self.options.parse.clone(), self.options.chunk.clone());
+        tokio::task::spawn_blocking(move || {
+            batch
+                .into_iter()
+                .map(|p| {
+                    let outcome = parse_bytes(&p.file.path, &p.bytes, &limits)
+                        .map(|parsed| {
+                            let source = String::from_utf8_lossy(&p.bytes);
+                            let mut chunks =
+                                chunk_file(&p.file.rel, &source, &parsed, &chunk_options);
+                            let facts = FileFacts::attribute(&parsed.refs, &chunks);
+                            // The file's outline is a retrievable unit, not a symbol: it
+                            // is stored with the chunks and kept out of the graph.
+                            chunks.extend(outline_chunk(&p.file.rel, &source, &parsed, &chunks));
+                            let facts = serde_json::to_string(&facts).unwrap_or_default();
+                            (chunks, parsed.line_count, facts)
+                        })
+                        .map_err(|e| e.to_string());
+                    Prepared {
+                        file: p.file,
+                        hash: p.hash,
+                        is_new: p.is_new,
+                        outcome,
+                    }
+                })
+                .collect()
+        })
+        .await
+        .map_err(|e| IndexError::Task(e.to_string()))
+    }
+
+    /// Writes one prepared batch: chunk rows first (with the vectors the cache has), then
+    /// SQL records.
+    pub(super) async fn write_batch(
+        &self,
+        repo: &Repository,
+        root: &Path,
+        prepared: Vec<Prepared>,
+        progress: &mut Progress,
+        report: &mut SyncReport,
+    ) -> Result<(), IndexError> {
+        let texts: Vec<String> = prepared
+            .iter()
+            .filter_map(|p| p.outcome.as_ref().ok())
+            .flat_map(|(chunks, _, _)| chunks.iter().map(|c| c.embedding_text.clone()))
+            .collect();
+        // Rows are written at once, with the vectors the cache already has; the rest are
+        // found by text search until `embed_pending` stores their vectors.
+        let vectors = self
+            .embedder
+            .lookup(&texts, InputKind::Document)
+            .instrument(tracing::info_span!("sync.cache", texts = texts.len()))
+            .await?;
+        let mut vectors = vectors.into_iter();
+        let prepared_new: Vec<String> = prepared
+            .iter()
+            .filter(|p| p.is_new)
+            .map(|p| p.file.rel.clone())
+            .collect();
+        let mut files = Vec::with_capacity(prepared.len());
+        let mut records = Vec::with_capacity(prepared.len());
+        let mut facts = Vec::with_capacity(prepared.len());
+        for p in prepared {
+            let rel = p.file.rel.clone();
+            match p.outcome {
+                Ok((chunks, lines, file_facts)) => {
+                    facts.push((rel.clone(), Some(file_facts)));
+                    let symbols: Vec<SymbolRecord> = chunks
+                        .iter()
+                        .filter(|c| c.node_kind != SymbolKind::File)
+                        .map(SymbolRecord::from_chunk)
+                        .collect();
+                    let record = FileRecord {
+                        repo_id: repo.id.clone(),
+                        path: rel.clone(),
+                        language: Some(p.file.language.id().to_string()),
+                        content_hash: Some(p.hash.clone()),
+                        mtime_ms: Some(p.file.mtime_ms),
+                        size_bytes: p.file.size as i64,
+                        line_count: i64::from(lines),
+                        symbol_count: symbols.len() as i64,
+                        indexed_at: Some(now_ms()),
+                        skip_reason: None,
+                    };
+                    let file_path = root.join(&rel).to_string_lossy().into_owned();
+                    let rows: Vec<ChunkRow> = chunks
+                        .into_iter()
+                        .map(|chunk| ChunkRow {
+                            repo_id: repo.id.clone(),
+                            file_path: file_path.clone(),
+                            chunk,
+                            content_hash: p.hash.clone(),
+                            last_modified: p.file.mtime_ms,
+                            vector: vectors.next().flatten().unwrap_or_default(),
+                        })
+                        .collect();
+                    report.indexed += 1;
+                    report.chunks += rows.len();
+                    report.lines += u64::from(lines);
+                    files.push((rel, rows));
+                    records.push((record, symbols));
+                }
+                Err(reason) => {
+                    facts.push((rel.clone(), None));
+                    report.failed.push((rel.clone(), reason.clone()));
+                    files.push((rel, Vec::new()));
+                    records.push((skipped_record(&repo.id, &p.file, &reason), Vec::new()));
+                }
+            }
+        }
+        progress.report(Phase::Write, 0, records.len() as u64, None);
+        let added: Vec<String> = prepared_new
+            .into_iter()
+            .filter(|rel| files.iter().any(|(f, rows)| f == rel && !rows.is_empty()))
+            .collect();
+        let write = tracing::info_span!("sync.write", files = records.len());
+        self.vectors
+            .replace_files(&repo.id, files)
+            .instrument(write.clone())
+            .await?;
+        let written = async {
+            self.meta.replace_files_symbols(&records).await?;
+            self.meta.replace_files_facts(&repo.id, &facts).await
+        }
+        .instrument(write);
+        if let Err(e) = written.await {
+            // The chunk rows are written but their records are not (a full disk, a lost
+            // database). Chunks of files the metadata store has never seen are taken back
+            // (best effort) so searches do not show files it does not know; changed files
+            // keep their new rows, and their old hash makes the next sync write them again.
+            for rel in &added {
+                if let Err(undo) = self.vectors.delete_file(&repo.id, rel).await {
+                    tracing::warn!(file = %rel, error = %undo, "cannot take back chunks of a file whose records were not written; `sextant doctor --repair` will");
+                }
+            }
+            return Err(e.into());
+        }
+        progress.report(
+            Phase::Write,
+            records.len() as u64,
+            records.len() as u64,
+            None,
+        );
+        Ok(())
+    }
+}
