@@ -54,79 +54,117 @@ pub fn rule_name(rule: u8) -> &'static str {
 /// Checks rules 1–7, 9 and 10 on one file. Rule 8 (determinism) needs two runs: see
 /// [`check_determinism`].
 pub fn check_rules(source: &str, parsed: &ParsedFile, chunks: &[CodeChunk]) -> Vec<Violation> {
-    let mut v = Vec::new();
     let raw_lines: Vec<&str> = source.split('\n').collect();
-    let lines: Vec<&str> = raw_lines
-        .iter()
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect();
-    let by_id: HashMap<&str, &CodeChunk> = chunks.iter().map(|c| (c.id.as_str(), c)).collect();
-    let mut push = |rule: u8, message: String| v.push(Violation { rule, message });
-
-    // 1. Full coverage: every non-blank, non-comment line lies in some chunk.
-    let mut covered = vec![false; lines.len() + 2];
+    let mut check = Checker {
+        source,
+        lines: raw_lines
+            .iter()
+            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+            .collect(),
+        raw_lines,
+        parsed,
+        chunks,
+        by_id: chunks.iter().map(|c| (c.id.as_str(), c)).collect(),
+        found: Vec::new(),
+    };
+    check.full_coverage();
+    check.no_sibling_overlap();
     for c in chunks {
-        for l in c.start_line..=c.end_line {
-            if let Some(slot) = covered.get_mut(l as usize) {
-                *slot = true;
+        check.source_fidelity(c);
+        check.hierarchy(c);
+        check.token_limit(c);
+        check.collapsed_children(c);
+        check.breadcrumb(c);
+        check.relevant_imports(c);
+    }
+    check.root_isolation();
+    check.found
+}
+
+/// One file under [`check_rules`]: what the rules read, and the violations found so far.
+struct Checker<'a> {
+    source: &'a str,
+    /// Lines as split on `\n` (a `\r` kept), for comparing with `fullSource`.
+    raw_lines: Vec<&'a str>,
+    /// The same lines without their `\r`.
+    lines: Vec<&'a str>,
+    parsed: &'a ParsedFile,
+    chunks: &'a [CodeChunk],
+    by_id: HashMap<&'a str, &'a CodeChunk>,
+    found: Vec<Violation>,
+}
+
+impl<'a> Checker<'a> {
+    fn push(&mut self, rule: u8, message: String) {
+        self.found.push(Violation { rule, message });
+    }
+
+    /// 1. Full coverage: every non-blank, non-comment line lies in some chunk.
+    fn full_coverage(&mut self) {
+        let mut covered = vec![false; self.lines.len() + 2];
+        for c in self.chunks {
+            for l in c.start_line..=c.end_line {
+                if let Some(slot) = covered.get_mut(l as usize) {
+                    *slot = true;
+                }
             }
         }
-    }
-    let code_lines = code_lines(source, parsed);
-    for (i, is_code) in code_lines.iter().enumerate() {
-        if *is_code && !covered[i + 1] {
-            push(
-                1,
-                format!(
-                    "line {} is not covered by any chunk: {:?}",
-                    i + 1,
-                    lines.get(i).unwrap_or(&"")
-                ),
-            );
-        }
-    }
-
-    // 2. No overlap between siblings (sharing one boundary line is allowed when the byte
-    //    spans are disjoint, e.g. `}, () => {`).
-    let mut siblings: HashMap<Option<&str>, Vec<&CodeChunk>> = HashMap::new();
-    for c in chunks {
-        siblings
-            .entry(c.parent_chunk_id.as_deref())
-            .or_default()
-            .push(c);
-    }
-    for group in siblings.values() {
-        let mut sorted = group.clone();
-        sorted.sort_by_key(|c| (c.bytes.start, c.bytes.end));
-        for pair in sorted.windows(2) {
-            let (a, b) = (pair[0], pair[1]);
-            let bytes_overlap = a.bytes.overlaps(&b.bytes);
-            let lines_overlap = b.start_line < a.end_line;
-            if bytes_overlap || lines_overlap {
-                push(
-                    2,
-                    format!(
-                        "siblings `{}` (lines {}-{}) and `{}` (lines {}-{}) overlap",
-                        a.breadcrumb,
-                        a.start_line,
-                        a.end_line,
-                        b.breadcrumb,
-                        b.start_line,
-                        b.end_line
-                    ),
+        let code_lines = code_lines(self.source, self.parsed);
+        for (i, is_code) in code_lines.iter().enumerate() {
+            if *is_code && !covered[i + 1] {
+                let line = self.lines.get(i).copied().unwrap_or("");
+                self.push(
+                    1,
+                    format!("line {} is not covered by any chunk: {line:?}", i + 1),
                 );
             }
         }
     }
 
-    for c in chunks {
-        // 3. Source fidelity.
-        let expected = raw_lines
+    /// 2. No overlap between siblings (sharing one boundary line is allowed when the byte
+    ///    spans are disjoint, e.g. `}, () => {`).
+    fn no_sibling_overlap(&mut self) {
+        let mut siblings: HashMap<Option<&str>, Vec<&CodeChunk>> = HashMap::new();
+        for c in self.chunks {
+            siblings
+                .entry(c.parent_chunk_id.as_deref())
+                .or_default()
+                .push(c);
+        }
+        for group in siblings.values() {
+            let mut sorted = group.clone();
+            sorted.sort_by_key(|c| (c.bytes.start, c.bytes.end));
+            for pair in sorted.windows(2) {
+                let (a, b) = (pair[0], pair[1]);
+                let bytes_overlap = a.bytes.overlaps(&b.bytes);
+                let lines_overlap = b.start_line < a.end_line;
+                if bytes_overlap || lines_overlap {
+                    self.push(
+                        2,
+                        format!(
+                            "siblings `{}` (lines {}-{}) and `{}` (lines {}-{}) overlap",
+                            a.breadcrumb,
+                            a.start_line,
+                            a.end_line,
+                            b.breadcrumb,
+                            b.start_line,
+                            b.end_line
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    /// 3. Source fidelity: `fullSource` is exactly the chunk's lines.
+    fn source_fidelity(&mut self, c: &CodeChunk) {
+        let expected = self
+            .raw_lines
             .get(c.start_line as usize - 1..c.end_line as usize)
             .map(|l| l.join("\n"))
             .map(|t| t.strip_suffix('\r').map(str::to_string).unwrap_or(t));
         if expected.as_deref() != Some(c.full_source.as_str()) {
-            push(
+            self.push(
                 3,
                 format!(
                     "fullSource of `{}` differs from lines {}-{}",
@@ -134,42 +172,40 @@ pub fn check_rules(source: &str, parsed: &ParsedFile, chunks: &[CodeChunk]) -> V
                 ),
             );
         }
-        // 4. Hierarchy consistency.
-        match c.parent_chunk_id.as_deref() {
-            None if c.depth != 0 => push(
-                4,
-                format!("`{}` has depth {} but no parent", c.breadcrumb, c.depth),
-            ),
-            Some(pid) => match by_id.get(pid) {
-                None => push(
-                    4,
-                    format!("`{}` names a missing parent {pid}", c.breadcrumb),
-                ),
-                Some(p) if !p.child_chunk_ids.contains(&c.id) => push(
-                    4,
-                    format!(
-                        "parent `{}` does not list child `{}`",
-                        p.breadcrumb, c.breadcrumb
-                    ),
-                ),
-                Some(p) if p.depth + 1 != c.depth => push(
-                    4,
-                    format!(
-                        "`{}` depth {} under parent depth {}",
-                        c.breadcrumb, c.depth, p.depth
-                    ),
-                ),
-                _ => {}
+    }
+
+    /// 4. Hierarchy consistency: parent and children name each other, depths agree.
+    fn hierarchy(&mut self, c: &CodeChunk) {
+        let problem = match c.parent_chunk_id.as_deref() {
+            None if c.depth != 0 => Some(format!(
+                "`{}` has depth {} but no parent",
+                c.breadcrumb, c.depth
+            )),
+            Some(pid) => match self.by_id.get(pid) {
+                None => Some(format!("`{}` names a missing parent {pid}", c.breadcrumb)),
+                Some(p) if !p.child_chunk_ids.contains(&c.id) => Some(format!(
+                    "parent `{}` does not list child `{}`",
+                    p.breadcrumb, c.breadcrumb
+                )),
+                Some(p) if p.depth + 1 != c.depth => Some(format!(
+                    "`{}` depth {} under parent depth {}",
+                    c.breadcrumb, c.depth, p.depth
+                )),
+                _ => None,
             },
-            _ => {}
+            _ => None,
+        };
+        if let Some(problem) = problem {
+            self.push(4, problem);
         }
         for child in &c.child_chunk_ids {
-            if by_id
+            let points_back = self
+                .by_id
                 .get(child.as_str())
                 .and_then(|ch| ch.parent_chunk_id.as_deref())
-                != Some(c.id.as_str())
-            {
-                push(
+                == Some(c.id.as_str());
+            if !points_back {
+                self.push(
                     4,
                     format!(
                         "`{}` lists child {child} that does not point back",
@@ -178,30 +214,36 @@ pub fn check_rules(source: &str, parsed: &ParsedFile, chunks: &[CodeChunk]) -> V
                 );
             }
         }
-        // 5. Token limit.
+    }
+
+    /// 5. Token limit of the embedding text.
+    fn token_limit(&mut self, c: &CodeChunk) {
         let tokens = estimate_tokens(&c.embedding_text);
         if tokens > RULE5_MAX_TOKENS {
-            push(
+            self.push(
                 5,
                 format!("`{}` embeddingText is {tokens} tokens", c.breadcrumb),
             );
         }
-        // 6. Collapsed children: bodies of body-bearing children are not in the parent's
-        //    content, and are in the child's fullSource.
+    }
+
+    /// 6. Collapsed children: bodies of body-bearing children are not in the parent's
+    ///    content, and are in the child's fullSource.
+    fn collapsed_children(&mut self, c: &CodeChunk) {
         for child_id in &c.child_chunk_ids {
-            let Some(child) = by_id.get(child_id.as_str()) else {
+            let Some(child) = self.by_id.get(child_id.as_str()).copied() else {
                 continue;
             };
-            let Some(body) = body_of(parsed, child) else {
+            let Some(body) = body_of(self.parsed, child) else {
                 continue;
             };
-            let body_text = source.get(body.0..body.1).unwrap_or("");
+            let body_text = self.source.get(body.0..body.1).unwrap_or("");
             // Counted, not searched: the same text may stand elsewhere in the parent (two
             // identical blocks), and only the child's own copy must be collapsed.
             if body_text.lines().count() >= 3
                 && c.content.matches(body_text).count() >= c.full_source.matches(body_text).count()
             {
-                push(
+                self.push(
                     6,
                     format!(
                         "`{}` shows the body of child `{}`",
@@ -213,34 +255,41 @@ pub fn check_rules(source: &str, parsed: &ParsedFile, chunks: &[CodeChunk]) -> V
                 .full_source
                 .contains(body_text.lines().next().unwrap_or(""))
             {
-                push(
+                self.push(
                     6,
                     format!("child `{}` fullSource lacks its body", child.breadcrumb),
                 );
             }
         }
-        // 7. Breadcrumb accuracy.
-        let expected_crumb = match c.parent_chunk_id.as_deref().and_then(|p| by_id.get(p)) {
+    }
+
+    /// 7. Breadcrumb accuracy: the parent's breadcrumb, then the name.
+    fn breadcrumb(&mut self, c: &CodeChunk) {
+        let parent = c.parent_chunk_id.as_deref().and_then(|p| self.by_id.get(p));
+        let expected = match parent {
             Some(p) => format!("{} > {}", p.breadcrumb, c.name),
             None => c.name.clone(),
         };
-        if c.breadcrumb != expected_crumb {
-            push(
+        if c.breadcrumb != expected {
+            self.push(
                 7,
-                format!("breadcrumb `{}` should be `{expected_crumb}`", c.breadcrumb),
+                format!("breadcrumb `{}` should be `{expected}`", c.breadcrumb),
             );
         }
-        // 10. relevantImports: each listed import binds a name the content uses.
+    }
+
+    /// 10. relevantImports: each listed import binds a name the content uses.
+    fn relevant_imports(&mut self, c: &CodeChunk) {
         for imp_text in &c.relevant_imports {
-            let Some(imp) = parsed.imports.iter().find(|i| &i.text == imp_text) else {
-                push(
+            let Some(imp) = self.parsed.imports.iter().find(|i| &i.text == imp_text) else {
+                self.push(
                     10,
                     format!("`{}` lists unknown import `{imp_text}`", c.breadcrumb),
                 );
                 continue;
             };
             if !imp.bindings.iter().any(|b| contains_word(&c.content, b)) {
-                push(
+                self.push(
                     10,
                     format!(
                         "`{}` lists `{imp_text}` but uses none of its names",
@@ -251,46 +300,49 @@ pub fn check_rules(source: &str, parsed: &ParsedFile, chunks: &[CodeChunk]) -> V
         }
     }
 
-    // 9. Root-level isolation: each root import / expression / re-export statement is
-    //    exactly one root chunk, and no root chunk holds two of them.
-    let roots: Vec<&CodeChunk> = chunks.iter().filter(|c| c.depth == 0).collect();
-    for imp in parsed.imports.iter().filter(|i| {
-        parsed
-            .symbols
-            .iter()
-            .any(|s| s.depth == 0 && s.bytes == i.bytes)
-    }) {
-        let holders: Vec<&&CodeChunk> = roots
-            .iter()
-            .filter(|c| c.bytes.contains(&imp.bytes))
-            .collect();
-        if holders.len() != 1 || holders[0].node_kind != SymbolKind::Import {
-            push(
-                9,
-                format!(
-                    "import `{}` is held by {} root chunks",
-                    imp.text,
-                    holders.len()
-                ),
-            );
+    /// 9. Root-level isolation: each root import / expression / re-export statement is
+    ///    exactly one root chunk, and no root chunk holds two of them.
+    fn root_isolation(&mut self) {
+        let parsed = self.parsed;
+        let roots: Vec<&CodeChunk> = self.chunks.iter().filter(|c| c.depth == 0).collect();
+        let root_imports = parsed.imports.iter().filter(|i| {
+            parsed
+                .symbols
+                .iter()
+                .any(|s| s.depth == 0 && s.bytes == i.bytes)
+        });
+        for imp in root_imports {
+            let holders: Vec<&&CodeChunk> = roots
+                .iter()
+                .filter(|c| c.bytes.contains(&imp.bytes))
+                .collect();
+            if holders.len() != 1 || holders[0].node_kind != SymbolKind::Import {
+                self.push(
+                    9,
+                    format!(
+                        "import `{}` is held by {} root chunks",
+                        imp.text,
+                        holders.len()
+                    ),
+                );
+            }
+        }
+        let statement_roots = parsed.symbols.iter().filter(|s| {
+            matches!(
+                s.kind,
+                SymbolKind::Import | SymbolKind::Expression | SymbolKind::ReExport
+            )
+        });
+        for s in statement_roots {
+            let n = roots.iter().filter(|c| c.bytes == s.bytes).count();
+            if n != 1 {
+                self.push(
+                    9,
+                    format!("root statement `{}` produced {n} chunks", s.name),
+                );
+            }
         }
     }
-    let statement_roots = parsed.symbols.iter().filter(|s| {
-        matches!(
-            s.kind,
-            SymbolKind::Import | SymbolKind::Expression | SymbolKind::ReExport
-        )
-    });
-    for s in statement_roots {
-        let n = roots.iter().filter(|c| c.bytes == s.bytes).count();
-        if n != 1 {
-            push(
-                9,
-                format!("root statement `{}` produced {n} chunks", s.name),
-            );
-        }
-    }
-    v
 }
 
 /// Rule 8: two chunkings of the same file must give the same ids, and ids must be unique.
