@@ -679,3 +679,86 @@ impl std::fmt::Display for Summary {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::{ChunkOptions, chunk_file};
+    use crate::parse::{ParseLimits, parse_bytes};
+
+    const SOURCE: &str = "import { a } from './a';\n\nexport class Box {\n  open() {\n    a();\n    a();\n    return 1;\n  }\n}\n\nconsole.log(a);\n";
+
+    fn file() -> (ParsedFile, Vec<CodeChunk>) {
+        let parsed = parse_bytes(
+            std::path::Path::new("box.ts"),
+            SOURCE.as_bytes(),
+            &ParseLimits::default(),
+        )
+        .unwrap();
+        let chunks = chunk_file("box.ts", SOURCE, &parsed, &ChunkOptions::default());
+        (parsed, chunks)
+    }
+
+    fn rules_broken(parsed: &ParsedFile, chunks: &[CodeChunk]) -> Vec<u8> {
+        let mut rules: Vec<u8> = check_rules(SOURCE, parsed, chunks)
+            .iter()
+            .map(|v| v.rule)
+            .collect();
+        rules.dedup();
+        rules
+    }
+
+    /// Every rule passes on what the chunker makes, and each one catches its own breakage.
+    #[test]
+    fn each_rule_catches_what_it_names() {
+        let (parsed, chunks) = file();
+        assert_eq!(rules_broken(&parsed, &chunks), Vec::<u8>::new());
+        let method = chunks.iter().position(|c| c.name == "open").unwrap();
+        let class = chunks.iter().position(|c| c.name == "Box").unwrap();
+        let import = chunks
+            .iter()
+            .position(|c| c.node_kind == SymbolKind::Import)
+            .unwrap();
+
+        let mut broken = chunks.clone();
+        broken.remove(import);
+        let rules = rules_broken(&parsed, &broken);
+        assert!(rules.contains(&1) && rules.contains(&9), "{rules:?}");
+
+        let mut broken = chunks.clone();
+        let copy = broken[import].clone();
+        broken[import].end_line += 2;
+        broken[import].bytes.end = copy.bytes.end + 2;
+        broken.push(CodeChunk {
+            id: "twin".into(),
+            ..broken[class].clone()
+        });
+        assert!(rules_broken(&parsed, &broken).contains(&2));
+
+        let mut broken = chunks.clone();
+        broken[method].full_source.push_str("\n// edited");
+        assert_eq!(rules_broken(&parsed, &broken), vec![3]);
+
+        let mut broken = chunks.clone();
+        broken[method].depth = 5;
+        assert_eq!(rules_broken(&parsed, &broken), vec![4]);
+
+        let mut broken = chunks.clone();
+        broken[method].embedding_text = "word ".repeat(RULE5_MAX_TOKENS * 2);
+        assert_eq!(rules_broken(&parsed, &broken), vec![5]);
+
+        let mut broken = chunks.clone();
+        broken[class].content = broken[class].full_source.clone();
+        assert_eq!(rules_broken(&parsed, &broken), vec![6]);
+
+        let mut broken = chunks.clone();
+        broken[method].breadcrumb = "open".into();
+        assert!(rules_broken(&parsed, &broken).contains(&7));
+
+        let mut broken = chunks.clone();
+        broken[method]
+            .relevant_imports
+            .push("import { b } from './b';".into());
+        assert_eq!(rules_broken(&parsed, &broken), vec![10]);
+    }
+}
