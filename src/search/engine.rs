@@ -135,6 +135,117 @@ struct Candidate {
     scores: StageScores,
 }
 
+/// What stage 1 recalled for a question.
+struct Recalled {
+    query_vector: Vec<f32>,
+    lexical_query: String,
+    intent: super::prior::Intent,
+    vector_hits: Vec<ScoredChunk>,
+    lexical_hits: Vec<ScoredChunk>,
+    /// The definitions the question names (read only with the priors on).
+    definitions: Vec<ChunkRow>,
+}
+
+/// One candidate per answer unit of either list, with its rank in each list (renumbered
+/// over units) and its best similarity to the query (its own, or its best member's).
+fn candidates_of(units: [Vec<(ChunkRow, Member)>; 2], query_vector: &[f32]) -> Vec<Candidate> {
+    let [vector_units, lexical_units] = units;
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut index: HashMap<(String, String), usize> = HashMap::new();
+    let mut slot = |row: ChunkRow, candidates: &mut Vec<Candidate>| {
+        let key = (row.repo_id.clone(), row.chunk.id.clone());
+        *index.entry(key).or_insert_with(|| {
+            candidates.push(Candidate {
+                row,
+                scores: StageScores::default(),
+            });
+            candidates.len() - 1
+        })
+    };
+    let mut member_sim: HashMap<usize, f32> = HashMap::new();
+    let mut next_rank = 0;
+    for (unit, member) in vector_units {
+        let sim = cosine(query_vector, &member.vector);
+        let i = slot(unit, &mut candidates);
+        if candidates[i].scores.vector_rank.is_none() {
+            next_rank += 1;
+            candidates[i].scores.vector_rank = Some(next_rank);
+        }
+        let best = member_sim.entry(i).or_insert(sim);
+        *best = best.max(sim);
+    }
+    let mut next_rank = 0;
+    for (unit, member) in lexical_units {
+        let i = slot(unit, &mut candidates);
+        if candidates[i].scores.lexical_rank.is_none() {
+            next_rank += 1;
+            candidates[i].scores.lexical_rank = Some(next_rank);
+            candidates[i].scores.lexical = Some(member.score);
+        }
+    }
+    for (i, c) in candidates.iter_mut().enumerate() {
+        let own = cosine(query_vector, &c.row.vector);
+        let sim = member_sim.get(&i).map_or(own, |m| m.max(own));
+        c.scores.vector = Some(sim.clamp(0.0, 1.0));
+    }
+    candidates
+}
+
+/// Fusion: each candidate's `fused` score (reciprocal ranks, or the blend of its vector
+/// similarity with its lexical evidence: BM25 relative to the best, and query-term
+/// coverage), then candidates best first. Sentences are ordered with their own lexical
+/// weight and gated with the usual one (a lower weight lifts the bare vector similarity,
+/// which for a sentence model never falls far, over the gate).
+fn fuse(
+    candidates: &mut [Candidate],
+    options: &SearchOptions,
+    intent: &super::prior::Intent,
+    lexical_query: &str,
+) {
+    let use_vector = options.retrieval != Retrieval::Lexical;
+    let use_lexical = options.retrieval != Retrieval::Vector;
+    let best_bm25 = candidates
+        .iter()
+        .filter(|c| c.scores.lexical_rank == Some(1))
+        .find_map(|c| c.scores.lexical)
+        .unwrap_or(0.0);
+    // Query-term coverage only weighs BM25 in the blend.
+    let terms = if options.fusion == Fusion::Blend && use_lexical {
+        super::query_terms(lexical_query)
+    } else {
+        Default::default()
+    };
+    let (gate_weight, order_weight) = lexical_weights(options, intent);
+    for c in candidates.iter_mut() {
+        let s = &mut c.scores;
+        let (wv, wl) = (if use_vector { 1.0 } else { 0.0 }, gate_weight);
+        s.fused = match options.fusion {
+            Fusion::Rrf => {
+                let mut lists = Vec::new();
+                if use_vector {
+                    lists.push((s.vector_rank, wv));
+                }
+                if use_lexical {
+                    lists.push((s.lexical_rank, wl));
+                }
+                score::rrf(&lists, options.rrf_k)
+            }
+            Fusion::Blend => {
+                let evidence = s.lexical.map(|b| {
+                    let relative = if best_bm25 > 0.0 { b / best_bm25 } else { 0.0 };
+                    let coverage = super::coverage(&terms, &c.row.chunk);
+                    score::lexical_evidence(relative, coverage)
+                });
+                s.gate = (order_weight != gate_weight)
+                    .then(|| score::blend_scores(s.vector, wv, evidence, gate_weight));
+                score::blend_scores(s.vector, wv, evidence, order_weight)
+            }
+        };
+        s.final_score = s.fused;
+    }
+    sort_by_score(candidates, |s| s.fused);
+}
+
 fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
@@ -499,197 +610,37 @@ impl Searcher {
         Ok(out)
     }
 
-    /// Stages 1 and 2: recall, fusion, rerank, blend. Returns candidates best first.
+    /// Stages 1 and 2: recall, fusion, rerank, blend, priors. Returns candidates best
+    /// first, and whether the reranker ran.
     async fn rank(
         &self,
         text: &str,
         options: &SearchOptions,
         timings: &mut StageTimings,
     ) -> Result<(Vec<SearchHit>, bool), SearchError> {
-        let use_vector = options.retrieval != Retrieval::Lexical;
-        let use_lexical = options.retrieval != Retrieval::Vector;
-        let t = Instant::now();
-        let query_vector = embed_query(self.embedder.as_ref(), text)
-            .instrument(tracing::info_span!("search.embed"))
-            .await?;
-        timings.embed_ms = ms(t);
-
-        let t = Instant::now();
-        let lexical_query = super::lexical_query(text);
-        let filter = &options.filter;
-        let retrieve = tracing::info_span!(
-            "search.retrieve",
-            vector_hits = tracing::field::Empty,
-            lexical_hits = tracing::field::Empty
-        );
-        let mut intent = super::prior::understand(text);
-        let (vector_hits, lexical_hits, definitions) = async {
-            tokio::join!(
-                async {
-                    if use_vector {
-                        self.vectors
-                            .vector_search(&query_vector, options.max_vector_candidates, filter)
-                            .await
-                    } else {
-                        Ok(Vec::new())
-                    }
-                },
-                async {
-                    if use_lexical {
-                        self.vectors
-                            .text_search(&lexical_query, options.max_lexical_candidates, filter)
-                            .await
-                    } else {
-                        Ok(Vec::new())
-                    }
-                },
-                // The definitions the question names, read while recall runs.
-                async {
-                    if options.priors.enabled {
-                        self.definition_rows(&intent, options)
-                            .instrument(tracing::info_span!("search.definitions"))
-                            .await
-                    } else {
-                        Ok(Default::default())
-                    }
-                }
-            )
-        }
-        .instrument(retrieve.clone())
-        .await;
-        let (vector_hits, lexical_hits, (definitions, corrections)) =
-            (vector_hits?, lexical_hits?, definitions?);
-        // A misspelt or partial name is looked for as the name it most likely means.
-        for (asked, meant) in corrections {
-            for id in intent.identifiers.iter_mut().filter(|id| id.name == asked) {
-                id.name = meant.clone();
-            }
-        }
-        retrieve.record("vector_hits", vector_hits.len());
-        retrieve.record("lexical_hits", lexical_hits.len());
-        timings.retrieve_ms = ms(t);
-
+        let recalled = self.recall(text, options, timings).await?;
         // Answer units: a chunk inside a function body (a callback, a nested helper) is
         // part of that function, so hits are lifted to the outermost enclosing body before
         // fusion; each unit takes its best member's rank (ranks are renumbered over units)
         // and best similarity. Import and re-export statements are never answers.
         let t = Instant::now();
-        let [vector_units, lexical_units] = self
-            .answer_units(vector_hits, lexical_hits)
+        let units = self
+            .answer_units(recalled.vector_hits, recalled.lexical_hits)
             .instrument(tracing::info_span!("search.units"))
             .await?;
         timings.units_ms = ms(t);
-        let mut candidates: Vec<Candidate> = Vec::new();
-        let mut index: HashMap<(String, String), usize> = HashMap::new();
-        let mut slot = |row: ChunkRow, candidates: &mut Vec<Candidate>| {
-            let key = (row.repo_id.clone(), row.chunk.id.clone());
-            *index.entry(key).or_insert_with(|| {
-                candidates.push(Candidate {
-                    row,
-                    scores: StageScores::default(),
-                });
-                candidates.len() - 1
-            })
-        };
-        let mut member_sim: HashMap<usize, f32> = HashMap::new();
-        let mut next_rank = 0;
-        for (unit, member) in vector_units {
-            let sim = cosine(&query_vector, &member.vector);
-            let i = slot(unit, &mut candidates);
-            if candidates[i].scores.vector_rank.is_none() {
-                next_rank += 1;
-                candidates[i].scores.vector_rank = Some(next_rank);
-            }
-            let best = member_sim.entry(i).or_insert(sim);
-            *best = best.max(sim);
-        }
-        let best_bm25 = lexical_units.first().map_or(0.0, |(_, m)| m.score);
-        // Query-term coverage only weighs BM25 in the blend.
-        let terms = if options.fusion == Fusion::Blend && use_lexical {
-            super::query_terms(&lexical_query)
-        } else {
-            Default::default()
-        };
-        let mut next_rank = 0;
-        for (unit, member) in lexical_units {
-            let i = slot(unit, &mut candidates);
-            if candidates[i].scores.lexical_rank.is_none() {
-                next_rank += 1;
-                candidates[i].scores.lexical_rank = Some(next_rank);
-                candidates[i].scores.lexical = Some(member.score);
-            }
-        }
-        for (i, c) in candidates.iter_mut().enumerate() {
-            let own = cosine(&query_vector, &c.row.vector);
-            let sim = member_sim.get(&i).map_or(own, |m| m.max(own));
-            c.scores.vector = Some(sim.clamp(0.0, 1.0));
-        }
-        // Sentences are ordered with their own lexical weight, and gated with the usual
-        // one (a lower weight lifts the bare vector similarity, which for a sentence
-        // model never falls far, over the gate).
-        let (gate_weight, order_weight) = lexical_weights(options, &intent);
-        for c in &mut candidates {
-            let s = &mut c.scores;
-            let (wv, wl) = (if use_vector { 1.0 } else { 0.0 }, gate_weight);
-            s.fused = match options.fusion {
-                Fusion::Rrf => {
-                    let mut lists = Vec::new();
-                    if use_vector {
-                        lists.push((s.vector_rank, wv));
-                    }
-                    if use_lexical {
-                        lists.push((s.lexical_rank, wl));
-                    }
-                    score::rrf(&lists, options.rrf_k)
-                }
-                Fusion::Blend => {
-                    let evidence = s.lexical.map(|b| {
-                        let relative = if best_bm25 > 0.0 { b / best_bm25 } else { 0.0 };
-                        let coverage = super::coverage(&terms, &c.row.chunk);
-                        score::lexical_evidence(relative, coverage)
-                    });
-                    s.gate = (order_weight != gate_weight)
-                        .then(|| score::blend_scores(s.vector, wv, evidence, gate_weight));
-                    score::blend_scores(s.vector, wv, evidence, order_weight)
-                }
-            };
-            s.final_score = s.fused;
-        }
-        sort_by_score(&mut candidates, |s| s.fused);
-
-        let mut reranked = false;
-        if let (Some(reranker), true, false) =
-            (&self.reranker, options.rerank, candidates.is_empty())
-        {
-            {
-                let t = Instant::now();
-                let documents: Vec<String> = candidates
-                    .iter()
-                    .map(|c| c.row.chunk.embedding_text.clone())
-                    .collect();
-                let raw = reranker
-                    .rerank(text, &documents)
-                    .instrument(tracing::info_span!(
-                        "search.rerank",
-                        candidates = documents.len()
-                    ))
-                    .await?;
-                let normalized = score::normalize_rerank(&raw);
-                for (c, r) in candidates.iter_mut().zip(normalized) {
-                    c.scores.rerank = Some(r);
-                    c.scores.final_score = score::final_score(
-                        r,
-                        c.scores.vector.unwrap_or(0.0),
-                        options.rerank_weight,
-                        options.vector_weight,
-                    );
-                    c.scores.gate = None;
-                }
-                sort_by_score(&mut candidates, |s| s.final_score);
-                timings.rerank_ms = ms(t);
-                reranked = true;
-            }
-        }
+        let Recalled {
+            query_vector,
+            lexical_query,
+            intent,
+            definitions,
+            ..
+        } = recalled;
+        let mut candidates = candidates_of(units, &query_vector);
+        fuse(&mut candidates, options, &intent, &lexical_query);
+        let reranked = self
+            .rerank_candidates(text, options, &mut candidates, timings)
+            .await?;
         if options.priors.enabled {
             let t = Instant::now();
             add_definitions(
@@ -711,13 +662,130 @@ impl Searcher {
             );
             timings.priors_ms = ms(t);
         }
-        Ok((
-            candidates
-                .into_iter()
-                .map(|c| hit(c.row, c.scores))
-                .collect(),
-            reranked,
-        ))
+        let hits = candidates
+            .into_iter()
+            .map(|c| hit(c.row, c.scores))
+            .collect();
+        Ok((hits, reranked))
+    }
+
+    /// Stage 1, recall: the query's vector, then the vector and BM25 candidates and the
+    /// definitions the question names, read at once; a misspelt or partial name is
+    /// looked for as the name it most likely means.
+    async fn recall(
+        &self,
+        text: &str,
+        options: &SearchOptions,
+        timings: &mut StageTimings,
+    ) -> Result<Recalled, SearchError> {
+        let use_vector = options.retrieval != Retrieval::Lexical;
+        let use_lexical = options.retrieval != Retrieval::Vector;
+        let t = Instant::now();
+        let query_vector = embed_query(self.embedder.as_ref(), text)
+            .instrument(tracing::info_span!("search.embed"))
+            .await?;
+        timings.embed_ms = ms(t);
+
+        let t = Instant::now();
+        let lexical_query = super::lexical_query(text);
+        let filter = &options.filter;
+        let retrieve = tracing::info_span!(
+            "search.retrieve",
+            vector_hits = tracing::field::Empty,
+            lexical_hits = tracing::field::Empty
+        );
+        let mut intent = super::prior::understand(text);
+        let vector = async {
+            if !use_vector {
+                return Ok(Vec::new());
+            }
+            let wanted = options.max_vector_candidates;
+            self.vectors
+                .vector_search(&query_vector, wanted, filter)
+                .await
+        };
+        let lexical = async {
+            if !use_lexical {
+                return Ok(Vec::new());
+            }
+            let wanted = options.max_lexical_candidates;
+            self.vectors
+                .text_search(&lexical_query, wanted, filter)
+                .await
+        };
+        let definitions = async {
+            if !options.priors.enabled {
+                return Ok(Default::default());
+            }
+            self.definition_rows(&intent, options)
+                .instrument(tracing::info_span!("search.definitions"))
+                .await
+        };
+        let (vector_hits, lexical_hits, definitions) =
+            async { tokio::join!(vector, lexical, definitions) }
+                .instrument(retrieve.clone())
+                .await;
+        let (vector_hits, lexical_hits, (definitions, corrections)) =
+            (vector_hits?, lexical_hits?, definitions?);
+        for (asked, meant) in corrections {
+            for id in intent.identifiers.iter_mut().filter(|id| id.name == asked) {
+                id.name = meant.clone();
+            }
+        }
+        retrieve.record("vector_hits", vector_hits.len());
+        retrieve.record("lexical_hits", lexical_hits.len());
+        timings.retrieve_ms = ms(t);
+        Ok(Recalled {
+            query_vector,
+            lexical_query,
+            intent,
+            vector_hits,
+            lexical_hits,
+            definitions,
+        })
+    }
+
+    /// Stage 2, rerank: the configured reranker scores the candidates, blended with the
+    /// vector similarity into `finalScore`; `false` when it did not run.
+    async fn rerank_candidates(
+        &self,
+        text: &str,
+        options: &SearchOptions,
+        candidates: &mut [Candidate],
+        timings: &mut StageTimings,
+    ) -> Result<bool, SearchError> {
+        let Some(reranker) = &self.reranker else {
+            return Ok(false);
+        };
+        if !options.rerank || candidates.is_empty() {
+            return Ok(false);
+        }
+        let t = Instant::now();
+        let documents: Vec<String> = candidates
+            .iter()
+            .map(|c| c.row.chunk.embedding_text.clone())
+            .collect();
+        let raw = reranker
+            .rerank(text, &documents)
+            .instrument(tracing::info_span!(
+                "search.rerank",
+                candidates = documents.len()
+            ))
+            .await?;
+        let normalized = score::normalize_rerank(&raw);
+        for (c, r) in candidates.iter_mut().zip(normalized) {
+            c.scores.rerank = Some(r);
+            c.scores.final_score = score::final_score(
+                r,
+                c.scores.vector.unwrap_or(0.0),
+                options.rerank_weight,
+                options.vector_weight,
+            );
+            c.scores.gate = None;
+        }
+        sort_by_score(candidates, |s| s.final_score);
+        timings.rerank_ms = ms(t);
+        Ok(true)
     }
 
     /// Each given repository's own path roles (its `pathRoles` setting; a setting
