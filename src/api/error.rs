@@ -16,6 +16,13 @@ pub struct ErrorBody {
     pub error: ErrorDetail,
 }
 
+/// The `401` every operation may answer (no token, or not a live one): one response for
+/// every route's OpenAPI description.
+#[derive(utoipa::IntoResponses)]
+#[response(status = 401, description = "No or unknown token")]
+#[allow(dead_code)] // Described, never built: the authentication layer answers it.
+pub struct Unauthenticated(ErrorBody);
+
 /// Code and message of an error.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorDetail {

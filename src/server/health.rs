@@ -13,7 +13,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::ServerState;
-use crate::api::{ApiError, ErrorBody, ErrorCode};
+use crate::api::{ApiError, ErrorBody, ErrorCode, Unauthenticated};
 use crate::auth::Principal;
 
 /// These routes with their OpenAPI descriptions (the router mounts them itself: they sit
@@ -57,7 +57,7 @@ pub(super) async fn readyz(State(state): State<Arc<ServerState>>) -> Response {
 #[utoipa::path(get, path = "/metrics", tag = "health",
     responses(
         (status = 200, description = "Metrics in the Prometheus text format", content_type = "text/plain", body = String),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 403, description = "The token is limited to some repositories", body = ErrorBody)))]
 pub(super) async fn metrics_text(
     State(state): State<Arc<ServerState>>,

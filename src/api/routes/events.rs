@@ -10,7 +10,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Shared;
-use crate::api::error::{ApiError, ErrorBody};
+use crate::api::error::{ApiError, ErrorBody, Unauthenticated};
 use crate::api::extract::Caller;
 use crate::index::ProgressEvent;
 use crate::service::{ProgressFeed, Service};
@@ -26,7 +26,7 @@ pub(in crate::api) fn routes() -> OpenApiRouter<Arc<Service>> {
 #[utoipa::path(get, path = "/events", tag = "jobs",
     responses(
         (status = 200, description = "An endless stream of `progress` events", content_type = "text/event-stream", body = ProgressEvent),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 429, description = "The token holds as many sessions (streams and MCP sessions) as allowed", body = ErrorBody)))]
 async fn events(
     State(service): Shared,
@@ -40,7 +40,7 @@ async fn events(
     params(("repo" = String, Path, description = "Repository name or id")),
     responses(
         (status = 200, description = "An endless stream of `progress` events", content_type = "text/event-stream", body = ProgressEvent),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 404, description = "No such repository", body = ErrorBody),
         (status = 429, description = "The token holds as many sessions (streams and MCP sessions) as allowed", body = ErrorBody)))]
 async fn repository_events(

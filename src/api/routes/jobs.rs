@@ -11,7 +11,7 @@ use utoipa_axum::routes;
 
 use super::Shared;
 use super::repositories::JobBody;
-use crate::api::error::{ApiError, ErrorBody};
+use crate::api::error::{ApiError, ErrorBody, Unauthenticated};
 use crate::api::extract::{Caller, Params};
 use crate::api::wire::{self, Job};
 use crate::service::Service;
@@ -46,7 +46,7 @@ pub struct JobList {
     responses(
         (status = 200, description = "Jobs", body = JobList),
         (status = 400, description = "Bad limit", body = ErrorBody),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 404, description = "No such repository", body = ErrorBody)))]
 async fn list_jobs(
     State(service): Shared,
@@ -66,7 +66,7 @@ async fn list_jobs(
     params(("id" = String, Path, description = "Job id")),
     responses(
         (status = 200, description = "The job", body = JobBody),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 404, description = "No such job", body = ErrorBody)))]
 async fn get_job(
     State(service): Shared,

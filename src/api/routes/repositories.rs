@@ -11,7 +11,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Shared;
-use crate::api::error::{ApiError, ErrorBody};
+use crate::api::error::{ApiError, ErrorBody, Unauthenticated};
 use crate::api::extract::{Body, Caller, Params};
 use crate::api::wire::{self, File, Job, Repository, Settings, Symbol};
 use crate::service::{
@@ -42,7 +42,7 @@ pub struct RepositoryList {
 #[utoipa::path(get, path = "/repositories", tag = "repositories",
     responses(
         (status = 200, description = "Repositories", body = RepositoryList),
-        (status = 401, description = "No or unknown token", body = ErrorBody)))]
+        Unauthenticated))]
 async fn list_repositories(
     State(service): Shared,
     Caller(caller): Caller,
@@ -135,7 +135,7 @@ pub struct RepositoryCreated {
     responses(
         (status = 201, description = "Registered; the first sync is queued", body = RepositoryCreated),
         (status = 400, description = "Bad source or settings (or neither or both of `path` and `git`)", body = ErrorBody),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 403, description = "Not an unrestricted admin token", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
@@ -184,7 +184,7 @@ pub struct RepositoryDetail {
     params(("repo" = String, Path, description = "Repository name or id")),
     responses(
         (status = 200, description = "The repository", body = RepositoryDetail),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 404, description = "No such repository (or not visible to this token)", body = ErrorBody)))]
 async fn get_repository(
     State(service): Shared,
@@ -233,7 +233,7 @@ pub struct RepositoryBody {
     responses(
         (status = 200, description = "Saved", body = RepositoryBody),
         (status = 400, description = "Invalid settings", body = ErrorBody),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 403, description = "Not an admin token", body = ErrorBody),
         (status = 404, description = "No such repository", body = ErrorBody),
         (status = 415, description = "Body is not JSON", body = ErrorBody),
@@ -264,7 +264,7 @@ pub struct Removed {
     params(("repo" = String, Path, description = "Repository name or id")),
     responses(
         (status = 200, description = "Removed", body = Removed),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 403, description = "Not an admin token", body = ErrorBody),
         (status = 404, description = "No such repository", body = ErrorBody)))]
 async fn delete_repository(
@@ -288,7 +288,7 @@ pub struct JobBody {
     params(("repo" = String, Path, description = "Repository name or id")),
     responses(
         (status = 202, description = "Queued; follow it at /api/v1/jobs/{id} or /api/v1/events", body = JobBody),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 403, description = "Not an admin token", body = ErrorBody),
         (status = 404, description = "No such repository", body = ErrorBody),
         (status = 409, description = "A sync is already queued or running", body = ErrorBody)))]
@@ -323,7 +323,7 @@ pub struct FileList {
     responses(
         (status = 200, description = "Files", body = FileList),
         (status = 400, description = "Invalid query string", body = ErrorBody),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 404, description = "No such repository", body = ErrorBody)))]
 async fn list_files(
     State(service): Shared,
@@ -358,7 +358,7 @@ pub struct FileSymbols {
     responses(
         (status = 200, description = "Symbols", body = FileSymbols),
         (status = 400, description = "Missing `path`", body = ErrorBody),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 404, description = "No such repository or file", body = ErrorBody)))]
 async fn file_symbols(
     State(service): Shared,

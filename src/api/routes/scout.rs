@@ -16,7 +16,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Shared;
-use crate::api::error::{ApiError, ErrorBody, ErrorDetail};
+use crate::api::error::{ApiError, ErrorBody, ErrorDetail, Unauthenticated};
 use crate::api::extract::{Body, Caller};
 use crate::scout::{Risk, ScoutResponse};
 use crate::service::{ScoutRequest, Service};
@@ -76,7 +76,7 @@ pub struct ScoutProgress {
         (status = 200, description = "Summary, pointers, and what the exploration did; or, streamed, `progress` events then a `result`",
             content((ScoutResponse = "application/json"), (ScoutProgress = "text/event-stream"))),
         (status = 400, description = "Empty query, bad budget or tags (named)", body = ErrorBody),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 404, description = "A repository in `repositories` does not exist", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
         (status = 415, description = "Body is not JSON", body = ErrorBody),

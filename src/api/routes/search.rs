@@ -10,7 +10,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Shared;
-use crate::api::error::{ApiError, ErrorBody};
+use crate::api::error::{ApiError, ErrorBody, Unauthenticated};
 use crate::api::extract::{Body, Caller};
 use crate::render::ContentItem;
 use crate::search::{SearchOverrides, SearchResponse};
@@ -58,7 +58,7 @@ impl From<SearchAnswer> for SearchResult {
     responses(
         (status = 200, description = "Results", body = SearchResult),
         (status = 400, description = "Empty query or invalid option (named)", body = ErrorBody),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 404, description = "A repository in `repos` does not exist", body = ErrorBody),
         (status = 429, description = "Too many searches at once (see Retry-After)", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),

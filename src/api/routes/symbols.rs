@@ -11,7 +11,7 @@ use utoipa_axum::routes;
 
 use super::Shared;
 use super::search::SearchResult;
-use crate::api::error::{ApiError, ErrorBody};
+use crate::api::error::{ApiError, ErrorBody, Unauthenticated};
 use crate::api::extract::{Caller, Params};
 use crate::service::Service;
 
@@ -38,7 +38,7 @@ struct SymbolQuery {
     responses(
         (status = 200, description = "Matches (possibly none)", body = SearchResult),
         (status = 400, description = "Missing or empty `name`", body = ErrorBody),
-        (status = 401, description = "No or unknown token", body = ErrorBody),
+        Unauthenticated,
         (status = 404, description = "No such repository", body = ErrorBody),
         (status = 429, description = "Too many searches at once (see Retry-After)", body = ErrorBody)))]
 async fn get_symbol(
