@@ -9,12 +9,12 @@
 use std::path::Path;
 
 use crate::chunk::{ChunkOptions, chunk_file, outline::MAX_ENTRIES, outline_chunk};
+use crate::conformance::{check_determinism, check_rules};
 use crate::mcp::args::ToolArgs;
 use crate::parse::{ParseError, ParseLimits, parse_bytes};
 use crate::search::lexical::{MAX_QUERY_TERMS, lexical_query, query_terms};
 use crate::search::options::{MAX_QUERY_BYTES, SearchOptions};
 use crate::search::query::{classify, parse_symbol_query};
-use crate::validate::{check_determinism, check_rules};
 
 /// Names the first input byte picks from: the language the rest is parsed as (every
 /// parser: the TypeScript family's and the shared walk's four languages).

@@ -13,14 +13,14 @@ pub mod parse;
 pub mod roles;
 #[path = "../../src/text.rs"]
 pub mod text;
-#[path = "../../src/validate.rs"]
-pub mod validate;
+#[path = "../../src/conformance.rs"]
+pub mod conformance;
 
 pub mod mcp;
 pub mod search;
 pub mod store;
 
-/// What `validate::validate_source` reads of the server configuration.
+/// What `conformance::validate_source` reads of the server configuration.
 pub mod config {
     /// Parse limits and chunking options only.
     #[derive(Debug, Default)]

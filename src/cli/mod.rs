@@ -19,9 +19,9 @@ mod token;
 
 use crate::chunk::chunk_file;
 use crate::config::Config;
+use crate::conformance::{Summary, validate_source};
 use crate::embed::{EmbedError, EmbedProvider, RerankProvider};
 use crate::parse::{Language, ParsedSymbol, parse_bytes};
-use crate::validate::{Summary, validate_source};
 
 /// Errors of the CLI layer.
 #[derive(Debug, thiserror::Error)]

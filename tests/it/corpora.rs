@@ -21,8 +21,8 @@ use std::process::Command;
 
 use sextant::cli::source_files;
 use sextant::config::Config;
+use sextant::conformance::{Summary, validate_source};
 use sextant::parse::check_input;
-use sextant::validate::{Summary, validate_source};
 use support::need::{self, Registry, Unavailable};
 use support::registry::unpacked_crate;
 use support::skip;

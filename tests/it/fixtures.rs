@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use sextant::chunk::{CodeChunk, chunk_file};
 use sextant::config::Config;
+use sextant::conformance::{Summary, validate_source};
 use sextant::parse::{ParsedFile, ParsedSymbol, parse_bytes};
-use sextant::validate::{Summary, validate_source};
 
 fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/parser")
@@ -68,7 +68,7 @@ fn chunk_json(c: &CodeChunk) -> Value {
 }
 
 fn expectation(parsed: &ParsedFile, chunks: &[CodeChunk], source: &str) -> Value {
-    let report_rules = sextant::validate::check_rules(source, parsed, chunks);
+    let report_rules = sextant::conformance::check_rules(source, parsed, chunks);
     json!({
         "symbols": parsed.walk().map(symbol_json).collect::<Vec<_>>(),
         "chunks": chunks.iter().map(chunk_json).collect::<Vec<_>>(),

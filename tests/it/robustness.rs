@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use sextant::chunk::{ChunkOptions, chunk_file};
+use sextant::conformance::{check_determinism, check_rules};
 use sextant::parse::{ParseError, ParseLimits, parse_bytes};
-use sextant::validate::{check_determinism, check_rules};
 
 /// Tiny deterministic PRNG (xorshift) so the soup is reproducible without extra crates.
 struct Rng(u64);
