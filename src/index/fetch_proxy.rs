@@ -384,6 +384,13 @@ async fn relay_request(
         *answer.status_mut() = status;
         Ok(answer)
     };
+    // Why the server cannot be relayed, kept for the sync's error.
+    let gateway = |why: String| {
+        shared.refuse(format!(
+            "the git server `{}` failed: {why}",
+            upstream.authority
+        ))
+    };
     let server = match connect(&upstream.host, upstream.port, shared.allow_private).await {
         Ok(server) => server,
         Err(why) => return failed(StatusCode::FORBIDDEN, shared.refuse(why)),
@@ -391,10 +398,7 @@ async fn relay_request(
     let (mut sender, connection) =
         match hyper::client::conn::http1::handshake(TokioIo::new(server)).await {
             Ok(pair) => pair,
-            Err(e) => {
-                let why = format!("the git server `{}` failed: {e}", upstream.authority);
-                return failed(StatusCode::BAD_GATEWAY, shared.refuse(why));
-            }
+            Err(e) => return failed(StatusCode::BAD_GATEWAY, gateway(e.to_string())),
         };
     // Driven by the proxy's task, so that the deadline closes it too.
     let _ = shared.tasks.send(Box::pin(async move {
@@ -402,23 +406,28 @@ async fn relay_request(
     }));
     match HeaderValue::from_str(&upstream.authority) {
         Ok(host) => request.headers_mut().insert(header::HOST, host),
-        Err(_) => return failed(StatusCode::BAD_GATEWAY, "the host is not a header".into()),
+        Err(_) => {
+            let why = gateway("its host name cannot be sent as a `Host` header".into());
+            return failed(StatusCode::BAD_GATEWAY, why);
+        }
     };
     let mut answer = match sender.send_request(request).await {
         Ok(answer) => answer,
-        Err(e) => {
-            let why = format!("the git server `{}` failed: {e}", upstream.authority);
-            return failed(StatusCode::BAD_GATEWAY, shared.refuse(why));
-        }
+        Err(e) => return failed(StatusCode::BAD_GATEWAY, gateway(e.to_string())),
     };
-    if let Some(location) = answer.headers().get(header::LOCATION) {
+    // Only a redirect is followed; a `Location` on any other answer is left as it is.
+    let redirect = answer.status().is_redirection();
+    if let Some(location) = answer.headers().get(header::LOCATION).filter(|_| redirect) {
         let location = location.to_str().unwrap_or_default().to_string();
         match relayed_location(&location, &upstream) {
             Some(moved) => match HeaderValue::from_str(&moved) {
                 Ok(value) => {
                     answer.headers_mut().insert(header::LOCATION, value);
                 }
-                Err(_) => return failed(StatusCode::BAD_GATEWAY, "bad redirect".into()),
+                Err(_) => {
+                    let why = gateway(format!("it redirected to `{location}`, not a URL"));
+                    return failed(StatusCode::BAD_GATEWAY, why);
+                }
             },
             None => {
                 let why = shared.refuse(format!(
