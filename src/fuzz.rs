@@ -11,32 +11,22 @@ use std::path::Path;
 use crate::chunk::{ChunkOptions, chunk_file, outline::MAX_ENTRIES, outline_chunk};
 use crate::conformance::{check_determinism, check_rules};
 use crate::mcp::args::ToolArgs;
-use crate::parse::{ParseError, ParseLimits, parse_bytes};
+use crate::parse::{LANGUAGES, ParseError, ParseLimits, parse_bytes};
 use crate::search::lexical::{MAX_QUERY_TERMS, lexical_query, query_terms};
 use crate::search::options::{MAX_QUERY_BYTES, SearchOptions};
 use crate::search::query::{classify, parse_symbol_query};
 
-/// Names the first input byte picks from: the language the rest is parsed as (every
-/// parser: the TypeScript family's and the shared walk's four languages).
-const FILE_NAMES: [&str; 7] = [
-    "fuzz.ts",
-    "fuzz.tsx",
-    "fuzz.js",
-    "fuzz.py",
-    "fuzz.go",
-    "fuzz.rs",
-    "fuzz.java",
-];
-
 /// Parser and chunker: any bytes end in chunks or a skip reason (binary, not UTF-8, too
 /// large); text keeps the blueprint's ten rules (on a tree recovered from syntax errors,
 /// all but the two textual ones, 6 and 10), and chunking twice gives the same chunks. The
-/// first byte picks the language: TS, TSX, JS, Python, Go, Rust or Java.
+/// first byte picks the language: a row of the language table.
 pub fn parse_and_chunk(data: &[u8]) {
     let Some((&pick, body)) = data.split_first() else {
         return;
     };
-    let name = FILE_NAMES[usize::from(pick) % FILE_NAMES.len()];
+    // The first byte picks the language (every row of the language table, in order).
+    let def = &LANGUAGES[usize::from(pick) % LANGUAGES.len()];
+    let name = &format!("fuzz.{}", def.extensions[0]);
     let parsed = match parse_bytes(Path::new(name), body, &ParseLimits::default()) {
         Ok(parsed) => parsed,
         Err(ParseError::Binary { .. } | ParseError::InvalidUtf8 { .. }) => return,

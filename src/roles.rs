@@ -105,13 +105,11 @@ impl PathRole {
     }
 }
 
-/// Test files named by their language's convention rather than a marker: Python's
-/// `test_x.py` (pytest, unittest discovery) and Java's `XTest.java` / `XTests.java`
-/// (Maven Surefire). Case matters for Java (`Contest.java` is code).
+/// Test files named by their language's convention rather than a marker (Python's
+/// `test_x.py`, Java's `XTest.java`): the language table's rule for the file's language.
 fn is_test_file_by_convention(file: &str) -> bool {
-    (file.starts_with("test_") && file.ends_with(".py"))
-        || file.ends_with("Test.java")
-        || file.ends_with("Tests.java")
+    crate::parse::Language::from_path(std::path::Path::new(file))
+        .is_some_and(|language| (language.def().test_file)(file))
 }
 
 /// A repository's own path roles (its `pathRoles` setting: role name → globs), checked

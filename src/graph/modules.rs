@@ -176,7 +176,7 @@ impl ModuleResolver {
         self.files.contains(path)
     }
 
-    /// The files of directory `dir` (not below it) whose names end with `ext`: a Go or
+    /// The files of directory `dir` (not below it) with extension `ext` (no dot): a Go or
     /// Java package.
     pub fn package_files<'a>(
         &'a self,

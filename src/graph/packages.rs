@@ -15,12 +15,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::modules::dir_of;
-use crate::parse::Language;
-
-/// The language of `path` by extension, for resolution purposes.
-fn language(path: &str) -> Option<Language> {
-    Language::from_path(std::path::Path::new(path))
-}
+use crate::parse::{Language, ModuleSystem};
 
 /// The indexed paths, in order (for directory listings) and by file name (for suffix
 /// lookups, which would otherwise scan every path for every import).
@@ -67,16 +62,17 @@ impl Paths {
 /// `from`, or `None` when it is outside the repository (or `from` is not one of these
 /// languages: `Some(None)` means "not mine").
 pub(super) fn resolve(files: &Paths, from: &str, spec: &str) -> Option<Option<String>> {
-    Some(match language(from)? {
-        Language::Python => python(files, from, spec),
-        Language::Java => java(files, spec),
-        Language::Rust => rust(files, from, spec),
-        Language::Go => go(files, spec),
-        _ => return None,
+    let language = Language::from_path(std::path::Path::new(from))?;
+    Some(match language.def().modules.system {
+        ModuleSystem::Python => python(files, from, spec),
+        ModuleSystem::Java => java(files, spec),
+        ModuleSystem::Rust => rust(files, from, spec),
+        ModuleSystem::Go => go(files, spec),
+        ModuleSystem::EcmaScript => return None,
     })
 }
 
-/// The files of a repository directory (not below it) with `from`'s extension.
+/// The files of a repository directory (not below it) with extension `ext` (no dot).
 pub(super) fn package_files<'a>(
     files: &'a Paths,
     dir: &'a str,
@@ -93,7 +89,10 @@ pub(super) fn package_files<'a>(
         .sorted
         .range(prefix..)
         .take_while(move |f| f.starts_with(&within))
-        .filter(move |f| !f[len..].contains('/') && f.ends_with(ext))
+        .filter(move |f| {
+            let name = &f[len..];
+            !name.contains('/') && name.rsplit_once('.').is_some_and(|(_, e)| e == ext)
+        })
 }
 
 /// The first of `candidates` that is an indexed file.
@@ -207,7 +206,7 @@ fn go(files: &Paths, spec: &str) -> Option<String> {
     // The longest trailing run of the import path that is a directory with Go files.
     for start in 0..parts.len() {
         let dir = parts[start..].join("/");
-        if package_files(files, &dir, ".go").next().is_some() {
+        if package_files(files, &dir, "go").next().is_some() {
             return Some(format!("{dir}/"));
         }
     }
@@ -306,6 +305,6 @@ mod tests {
             Some("backend/store/")
         );
         assert_eq!(r("backend/cmd/main.go", "fmt"), None);
-        assert_eq!(package_files(&f, "backend/store", ".go").count(), 2);
+        assert_eq!(package_files(&f, "backend/store", "go").count(), 2);
     }
 }

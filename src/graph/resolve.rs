@@ -16,12 +16,13 @@ use std::sync::Arc;
 use super::facts::{Base, FileFacts, Target};
 use super::modules::ModuleResolver;
 use crate::parse::refs::{Export, ImportBinding, Imported, RefKind};
-use crate::parse::{Language, SymbolKind};
+use crate::parse::{Language, ModuleRules, SymbolKind};
 use crate::store::{EdgeKind, EdgeRecord};
 
-/// The language of a repository path, for the rules that differ by language.
-fn language(path: &str) -> Option<Language> {
-    Language::from_path(std::path::Path::new(path))
+/// How names resolve across files in `path`'s language (the language table's rules);
+/// `None` for a path Sextant does not parse.
+fn rules(path: &str) -> Option<ModuleRules> {
+    Language::from_path(std::path::Path::new(path)).map(|l| l.def().modules)
 }
 
 /// How deep re-export chains and inheritance chains are followed.
@@ -229,7 +230,7 @@ impl Resolver {
             let (to_name, certain) = match self.modules.resolve(path, &m.module) {
                 Some(p) if p.ends_with('/') => {
                     let dir = p.trim_end_matches('/');
-                    match self.modules.package_files(dir, ".go").next() {
+                    match self.modules.package_files(dir, "go").next() {
                         Some(first) => (first.clone(), true),
                         None => continue,
                     }
@@ -359,7 +360,7 @@ impl Resolver {
             }
             // Java sees the members of enclosing classes (and their supertypes) by name.
             if container_is_class
-                && language(&file.view.path) == Some(Language::Java)
+                && rules(&file.view.path).is_some_and(|r| r.enclosing_members)
                 && let Some(&class) = scope.as_ref().and_then(|id| file.by_id.get(id))
                 && let Some(found) = self.find_member(&file.view.path, class, name, hops)
             {
@@ -396,7 +397,7 @@ impl Resolver {
                 Imported::Default => self.export(&target, "default", hops + 1),
                 // Rust: `use crate::unicode` names the module file, not the `mod
                 // unicode;` line that declares it.
-                Imported::Named(n) if language(path) == Some(Language::Rust) => self
+                Imported::Named(n) if rules(path).is_some_and(|r| r.submodule_first) => self
                     .submodule(path, binding)
                     .map(Resolved::Module)
                     .or_else(|| self.export(&target, n, hops + 1)),
@@ -414,11 +415,12 @@ impl Resolver {
             return None;
         };
         let spec = &binding.module;
-        let sub = match language(path)? {
-            Language::Python if spec.ends_with('.') => format!("{spec}{name}"),
-            Language::Python => format!("{spec}.{name}"),
-            Language::Rust => format!("{spec}::{name}"),
-            _ => return None,
+        let separator = rules(path)?.submodule_separator?;
+        // A relative Python module (`.`, `..pkg.`) already ends with its separator.
+        let sub = if spec.ends_with(separator) {
+            format!("{spec}{name}")
+        } else {
+            format!("{spec}{separator}{name}")
         };
         let found = self.modules.resolve(path, &sub)?;
         // Rust paths resolve to their longest module prefix: `a::item` is found as `a`'s
@@ -471,10 +473,7 @@ impl Resolver {
             // underscore is a convention; Rust children see their parents' items), and
             // Java's package-private members are seen within the package. TypeScript's and
             // Go's exports are enforced.
-            let sees_private = matches!(
-                language(path),
-                Some(Language::Python | Language::Rust | Language::Java)
-            );
+            let sees_private = rules(path).is_some_and(|r| r.imports_see_private);
             file.scoped("", name)
                 .iter()
                 .copied()
@@ -489,7 +488,7 @@ impl Resolver {
         }
         // A Python module's imported names are its attributes (`pkg/__init__.py` importing
         // `name`), and Rust's `pub use self::v::visit` re-exports.
-        if matches!(language(path), Some(Language::Python | Language::Rust))
+        if rules(path).is_some_and(|r| r.imports_are_exports)
             && let Some(&import) = file.imports.get(name)
         {
             return self.imported(file, import, name, hops + 1);
@@ -666,7 +665,7 @@ impl Resolver {
             }
         }
         // Go declares methods beside their type, as `Type.Method`, anywhere in its package.
-        if language(path) == Some(Language::Go) && symbol.parent.is_none() {
+        if rules(path).is_some_and(|r| r.methods_beside_type) && symbol.parent.is_none() {
             let qualified = format!("{}.{member}", symbol.name);
             return self.package_scope(path, &qualified, hops).or_else(|| {
                 primary(file, file.scoped("", &qualified))
@@ -729,20 +728,18 @@ impl Resolver {
     /// A root declaration `name` of another file of `path`'s package: Go and Java see
     /// their package's names without importing them.
     fn package_scope(&self, path: &str, name: &str, hops: usize) -> Option<Resolved> {
-        let ext = match language(path)? {
-            Language::Go => ".go",
-            Language::Java => ".java",
-            _ => return None,
-        };
-        if hops > MAX_HOPS {
+        if !rules(path)?.package_scope || hops > MAX_HOPS {
             return None;
         }
+        let (_, ext) = path.rsplit_once('.')?;
+        let def = Language::from_path(std::path::Path::new(path))?.def();
+        let ext = *def.extensions.iter().find(|e| **e == ext)?;
         self.in_package(super::dir_of(path), ext, name, Some(path), |_| true)
     }
 
     /// Exported root declaration `name` of the Go package in `dir`.
     fn package_export(&self, dir: &str, name: &str) -> Option<Resolved> {
-        self.in_package(dir, ".go", name, None, |s| s.exported)
+        self.in_package(dir, "go", name, None, |s| s.exported)
     }
 
     /// The declarations a class or interface extends.

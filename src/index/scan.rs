@@ -90,7 +90,7 @@ impl FileFilter {
         crate::roles::PathRoles::compile(&settings.path_roles).map_err(IndexError::Settings)?;
         for lang in &settings.languages {
             if Language::parse(lang).is_none() {
-                let known: Vec<&str> = Language::ALL.iter().map(|l| l.id()).collect();
+                let known: Vec<&str> = Language::all().map(Language::id).collect();
                 return Err(IndexError::Settings(format!(
                     "unknown language `{lang}` (known: {})",
                     known.join(", ")

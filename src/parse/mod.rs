@@ -1,9 +1,10 @@
 //! Stage 1 of the pipeline: source bytes → a hierarchical symbol tree ([`ParsedFile`]).
 //!
 //! Parsing goes through the [`LanguageParser`] trait so that new languages plug in without
-//! touching the chunker. Two implementations: [`typescript`], a tree-sitter based parser
-//! for all eight TypeScript/JavaScript extensions, and [`lang`], one tree-sitter walk
-//! driven by a per-language [`lang::Syntax`] for Python, Go, Rust and Java.
+//! touching the chunker; the language table ([`LANGUAGES`]) says, per language, which
+//! extensions, grammar and walk it has. Two walks: [`typescript`] for the TypeScript
+//! family, and [`lang`], one tree-sitter walk driven by a per-language `Syntax` for the
+//! others.
 //!
 //! This layer is pure: it receives bytes and returns data. It never reads files, logs
 //! per-file noise or panics on bad input; unreadable input becomes a [`ParseError`] whose
@@ -11,6 +12,7 @@
 
 mod input;
 pub mod lang;
+mod languages;
 pub mod refs;
 mod scopes;
 mod symbol;
@@ -18,6 +20,8 @@ mod tree;
 pub mod typescript;
 
 pub use input::{ParseError, ParseLimits, check_input};
+pub use languages::{LANGUAGES, LanguageDef, ModuleRules, ModuleSystem};
+use languages::Walker;
 pub use symbol::{
     ByteRange, Diagnostic, IdentRef, Import, LineRange, Modifier, ParsedFile, ParsedSymbol,
     SymbolKind,
@@ -28,7 +32,8 @@ use std::path::Path;
 
 use tree_sitter::{Parser, Tree};
 
-/// A language Sextant can parse, chosen by file extension.
+/// A language Sextant can parse, chosen by file extension. Everything about one is its
+/// row of the language table ([`LANGUAGES`]); the variants follow the table's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
@@ -49,34 +54,25 @@ pub enum Language {
 }
 
 impl Language {
-    /// Every language, in a fixed order.
-    pub const ALL: [Self; 7] = [
-        Self::TypeScript,
-        Self::Tsx,
-        Self::JavaScript,
-        Self::Python,
-        Self::Go,
-        Self::Rust,
-        Self::Java,
-    ];
+    /// Every language, in the order of [`LANGUAGES`].
+    pub fn all() -> impl Iterator<Item = Self> {
+        LANGUAGES.iter().map(|def| def.language)
+    }
+
+    /// This language's row of the language table.
+    pub fn def(self) -> &'static LanguageDef {
+        &LANGUAGES[self as usize]
+    }
 
     /// Every file extension Sextant parses, without the dot.
-    pub const EXTENSIONS: [&'static str; 13] = [
-        "ts", "tsx", "js", "jsx", "mts", "mjs", "cts", "cjs", "py", "pyi", "go", "rs", "java",
-    ];
+    pub fn extensions() -> impl Iterator<Item = &'static str> {
+        LANGUAGES.iter().flat_map(|def| def.extensions.iter().copied())
+    }
 
     /// The language of a path by its extension, or `None` when Sextant does not parse it.
     pub fn from_path(path: &Path) -> Option<Self> {
-        match path.extension()?.to_str()? {
-            "ts" | "mts" | "cts" => Some(Self::TypeScript),
-            "tsx" => Some(Self::Tsx),
-            "js" | "jsx" | "mjs" | "cjs" => Some(Self::JavaScript),
-            "py" | "pyi" => Some(Self::Python),
-            "go" => Some(Self::Go),
-            "rs" => Some(Self::Rust),
-            "java" => Some(Self::Java),
-            _ => None,
-        }
+        let ext = path.extension()?.to_str()?;
+        Self::all().find(|l| l.def().extensions.contains(&ext))
     }
 
     /// The language a script's first line names (`#!/usr/bin/env python3`,
@@ -89,12 +85,7 @@ impl Language {
             program = words.find(|w| !w.starts_with('-'))?;
         }
         let program = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-        match program {
-            "python" | "pypy" => Some(Self::Python),
-            "node" | "nodejs" | "deno" | "bun" => Some(Self::JavaScript),
-            "ts-node" | "tsx" => Some(Self::TypeScript),
-            _ => None,
-        }
+        Self::all().find(|l| l.def().interpreters.contains(&program))
     }
 
     /// The language of a path by extension, else (for a file without one) by the
@@ -113,46 +104,28 @@ impl Language {
 
     /// Stable lower-case identifier (`typescript`, `python`, …), used in stores and filters.
     pub fn id(self) -> &'static str {
-        match self {
-            Self::TypeScript => "typescript",
-            Self::Tsx => "tsx",
-            Self::JavaScript => "javascript",
-            Self::Python => "python",
-            Self::Go => "go",
-            Self::Rust => "rust",
-            Self::Java => "java",
-        }
+        self.def().id
     }
 
     /// The language with this [`Language::id`].
     pub fn parse(id: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|l| l.id() == id)
+        Self::all().find(|l| l.id() == id)
     }
 
     /// Human label used in embedding preambles (`[TypeScript] src/a.ts > f`).
     pub fn label(self) -> &'static str {
-        match self {
-            Self::TypeScript | Self::Tsx => "TypeScript",
-            Self::JavaScript => "JavaScript",
-            Self::Python => "Python",
-            Self::Go => "Go",
-            Self::Rust => "Rust",
-            Self::Java => "Java",
-        }
+        self.def().label
     }
 
     /// What a collapsed body is written as in a parent's content: `{ … }` where bodies
     /// are braced, `…` for Python's indented blocks.
     pub fn collapsed_body(self) -> &'static str {
-        match self {
-            Self::Python => "…",
-            _ => "{ … }",
-        }
+        if self.def().braces { "{ … }" } else { "…" }
     }
 
     /// Whether the grammar accepts JSX.
     pub fn has_jsx(self) -> bool {
-        matches!(self, Self::Tsx | Self::JavaScript)
+        self.def().jsx
     }
 }
 
@@ -168,9 +141,9 @@ pub trait LanguageParser: Send + Sync {
 
 /// The parser for `language`.
 pub fn parser_for(language: Language) -> Box<dyn LanguageParser> {
-    match lang::TreeParser::new(language) {
-        Some(parser) => Box::new(parser),
-        None => Box::new(typescript::TsParser::new(language)),
+    match language.def().walker {
+        Walker::Tree(syntax) => Box::new(lang::TreeParser::new(language, syntax)),
+        Walker::TypeScript => Box::new(typescript::TsParser::new(language)),
     }
 }
 
@@ -191,15 +164,7 @@ pub fn parse_bytes(
 
 /// The tree-sitter grammar of `language` (public for the parse benchmark).
 pub fn grammar(language: Language) -> tree_sitter::Language {
-    match language {
-        Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-        Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-        Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
-        Language::Python => tree_sitter_python::LANGUAGE.into(),
-        Language::Go => tree_sitter_go::LANGUAGE.into(),
-        Language::Rust => tree_sitter_rust::LANGUAGE.into(),
-        Language::Java => tree_sitter_java::LANGUAGE.into(),
-    }
+    (language.def().grammar)()
 }
 
 thread_local! {

@@ -9,11 +9,11 @@
 //! way for every language. Everything is iterative except the descent from a symbol to
 //! its children, which is capped at [`MAX_SYMBOL_DEPTH`].
 
-mod go;
-mod java;
-mod python;
+pub(super) mod go;
+pub(super) mod java;
+pub(super) mod python;
 mod refs;
-mod rust;
+pub(super) mod rust;
 
 use tree_sitter::Node;
 
@@ -38,17 +38,9 @@ pub struct TreeParser {
 }
 
 impl TreeParser {
-    /// A parser for `language`; `None` for the TypeScript family, which has its own
-    /// ([`super::typescript`]).
-    pub fn new(language: Language) -> Option<Self> {
-        let syntax: &'static dyn Syntax = match language {
-            Language::Python => &python::Python,
-            Language::Go => &go::Go,
-            Language::Rust => &rust::Rust,
-            Language::Java => &java::Java,
-            Language::TypeScript | Language::Tsx | Language::JavaScript => return None,
-        };
-        Some(Self { language, syntax })
+    /// A parser for `language`, walked as `syntax` says (its row of the language table).
+    pub(crate) fn new(language: Language, syntax: &'static dyn Syntax) -> Self {
+        Self { language, syntax }
     }
 }
 

@@ -37,7 +37,7 @@ fn languages_by_extension_and_shebang() {
         Language::detect(Path::new("run.sh"), b"#!/usr/bin/env python\n"),
         None
     );
-    for l in Language::ALL {
+    for l in Language::all() {
         assert_eq!(Language::parse(l.id()), Some(l));
     }
 }

@@ -1,0 +1,271 @@
+//! The language table: everything Sextant knows about a language, in one row.
+//!
+//! Parsing (extension, shebang, grammar, walker), chunking (label, collapsed body), path
+//! roles (the language's test-file convention) and the graph's module resolution (which
+//! module system, how names are seen across files) all read [`LANGUAGES`]. Adding a
+//! language is a [`Language`] variant, its row here, and its walker: a new
+//! [`lang::Syntax`](super::lang) file (see ARCHITECTURE.md, "Adding a language").
+
+use super::Language;
+use super::lang::{self, Syntax};
+
+/// One language's row of [`LANGUAGES`].
+pub struct LanguageDef {
+    /// The language this row describes.
+    pub language: Language,
+    /// Stable lower-case identifier, used in stores and filters (`python`).
+    pub id: &'static str,
+    /// Human label used in embedding preambles (`[Python] app/models.py > User`).
+    pub label: &'static str,
+    /// File extensions, without the dot.
+    pub extensions: &'static [&'static str],
+    /// Programs a shebang line names for scripts without an extension (`python3` counts
+    /// as `python`: trailing version digits are ignored).
+    pub interpreters: &'static [&'static str],
+    /// The tree-sitter grammar.
+    pub grammar: fn() -> tree_sitter::Language,
+    /// Which walk turns the tree into symbols.
+    pub(crate) walker: Walker,
+    /// Whether bodies are braced (`{ … }` when collapsed) rather than indented (`…`).
+    pub braces: bool,
+    /// Whether the grammar accepts JSX.
+    pub jsx: bool,
+    /// Test files named by the language's convention rather than a marker such as
+    /// `.test.` (given the file name).
+    pub test_file: fn(&str) -> bool,
+    /// How imports and names resolve across files.
+    pub modules: ModuleRules,
+}
+
+/// The walk that turns a language's tree into symbols.
+#[derive(Clone, Copy)]
+pub(crate) enum Walker {
+    /// The TypeScript family's own walk (`parse::typescript`).
+    TypeScript,
+    /// The shared walk of `parse::lang`, driven by the language's [`Syntax`].
+    Tree(&'static dyn Syntax),
+}
+
+/// Which resolver turns an import into a repository file (see `graph::modules` and
+/// `graph::packages`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModuleSystem {
+    /// Relative and package specifiers, `tsconfig` paths, workspace packages.
+    EcmaScript,
+    /// Dotted modules from the file's package or a source root.
+    Python,
+    /// `crate::`, `self::`, `super::` module paths.
+    Rust,
+    /// Import paths naming a package directory.
+    Go,
+    /// Fully qualified class names.
+    Java,
+}
+
+/// How a language's imports and names are seen across files (read by the graph).
+#[derive(Debug, Clone, Copy)]
+pub struct ModuleRules {
+    /// Which resolver turns an import into a file.
+    pub system: ModuleSystem,
+    /// Whether an import may name an item its module does not export (Python's
+    /// `_helper`, Rust's parent items, Java's package-private members).
+    pub imports_see_private: bool,
+    /// What joins a module and a name when the name is a submodule (`pkg.name`,
+    /// `crate::name`); `None` where an imported name is never a module.
+    pub submodule_separator: Option<&'static str>,
+    /// Whether an imported name that is a submodule is preferred to an item of that
+    /// name (Rust's `use crate::unicode` names the file, not the `mod` line).
+    pub submodule_first: bool,
+    /// Whether a module's own imports are its attributes (Python's `pkg/__init__.py`,
+    /// Rust's `pub use`).
+    pub imports_are_exports: bool,
+    /// Whether the files of one directory see each other's names without imports (Go,
+    /// Java).
+    pub package_scope: bool,
+    /// Whether methods are declared beside their type as `Type.Method` (Go).
+    pub methods_beside_type: bool,
+    /// Whether a class member sees the members of enclosing classes by name (Java).
+    pub enclosing_members: bool,
+}
+
+impl ModuleRules {
+    /// The rules of ECMAScript modules: imports name exports only, nothing implicit.
+    const ECMASCRIPT: Self = Self {
+        system: ModuleSystem::EcmaScript,
+        imports_see_private: false,
+        submodule_separator: None,
+        submodule_first: false,
+        imports_are_exports: false,
+        package_scope: false,
+        methods_beside_type: false,
+        enclosing_members: false,
+    };
+}
+
+/// Never a test file by name alone.
+fn no_convention(_: &str) -> bool {
+    false
+}
+
+/// Every language, one row each, in [`Language`]'s declaration order.
+pub static LANGUAGES: [LanguageDef; 7] = [
+    LanguageDef {
+        language: Language::TypeScript,
+        id: "typescript",
+        label: "TypeScript",
+        extensions: &["ts", "mts", "cts"],
+        interpreters: &["ts-node", "tsx"],
+        grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        walker: Walker::TypeScript,
+        braces: true,
+        jsx: false,
+        test_file: no_convention,
+        modules: ModuleRules::ECMASCRIPT,
+    },
+    LanguageDef {
+        language: Language::Tsx,
+        id: "tsx",
+        label: "TypeScript",
+        extensions: &["tsx"],
+        interpreters: &[],
+        grammar: || tree_sitter_typescript::LANGUAGE_TSX.into(),
+        walker: Walker::TypeScript,
+        braces: true,
+        jsx: true,
+        test_file: no_convention,
+        modules: ModuleRules::ECMASCRIPT,
+    },
+    LanguageDef {
+        language: Language::JavaScript,
+        id: "javascript",
+        label: "JavaScript",
+        extensions: &["js", "jsx", "mjs", "cjs"],
+        interpreters: &["node", "nodejs", "deno", "bun"],
+        grammar: || tree_sitter_javascript::LANGUAGE.into(),
+        walker: Walker::TypeScript,
+        braces: true,
+        jsx: true,
+        test_file: no_convention,
+        modules: ModuleRules::ECMASCRIPT,
+    },
+    LanguageDef {
+        language: Language::Python,
+        id: "python",
+        label: "Python",
+        extensions: &["py", "pyi"],
+        interpreters: &["python", "pypy"],
+        grammar: || tree_sitter_python::LANGUAGE.into(),
+        walker: Walker::Tree(&lang::python::Python),
+        braces: false,
+        jsx: false,
+        // pytest's and unittest's discovery: `test_x.py`.
+        test_file: |file| file.starts_with("test_") && file.ends_with(".py"),
+        modules: ModuleRules {
+            system: ModuleSystem::Python,
+            imports_see_private: true,
+            submodule_separator: Some("."),
+            submodule_first: false,
+            imports_are_exports: true,
+            package_scope: false,
+            methods_beside_type: false,
+            enclosing_members: false,
+        },
+    },
+    LanguageDef {
+        language: Language::Go,
+        id: "go",
+        label: "Go",
+        extensions: &["go"],
+        interpreters: &[],
+        grammar: || tree_sitter_go::LANGUAGE.into(),
+        walker: Walker::Tree(&lang::go::Go),
+        braces: true,
+        jsx: false,
+        // `x_test.go` is caught by the `_test.` marker every language shares.
+        test_file: no_convention,
+        modules: ModuleRules {
+            system: ModuleSystem::Go,
+            imports_see_private: false,
+            submodule_separator: None,
+            submodule_first: false,
+            imports_are_exports: false,
+            package_scope: true,
+            methods_beside_type: true,
+            enclosing_members: false,
+        },
+    },
+    LanguageDef {
+        language: Language::Rust,
+        id: "rust",
+        label: "Rust",
+        extensions: &["rs"],
+        interpreters: &[],
+        grammar: || tree_sitter_rust::LANGUAGE.into(),
+        walker: Walker::Tree(&lang::rust::Rust),
+        braces: true,
+        jsx: false,
+        test_file: no_convention,
+        modules: ModuleRules {
+            system: ModuleSystem::Rust,
+            imports_see_private: true,
+            submodule_separator: Some("::"),
+            submodule_first: true,
+            imports_are_exports: true,
+            package_scope: false,
+            methods_beside_type: false,
+            enclosing_members: false,
+        },
+    },
+    LanguageDef {
+        language: Language::Java,
+        id: "java",
+        label: "Java",
+        extensions: &["java"],
+        interpreters: &[],
+        grammar: || tree_sitter_java::LANGUAGE.into(),
+        walker: Walker::Tree(&lang::java::Java),
+        braces: true,
+        jsx: false,
+        // Maven Surefire's `XTest.java` / `XTests.java`; case matters (`Contest.java`).
+        test_file: |file| {
+            let stem = file.strip_suffix(".java").unwrap_or(file);
+            stem.ends_with("Test") || stem.ends_with("Tests")
+        },
+        modules: ModuleRules {
+            system: ModuleSystem::Java,
+            imports_see_private: true,
+            submodule_separator: None,
+            submodule_first: false,
+            imports_are_exports: false,
+            package_scope: true,
+            methods_beside_type: false,
+            enclosing_members: true,
+        },
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_follow_the_enum_and_ids_and_extensions_are_unique() {
+        let mut ids = std::collections::HashSet::new();
+        let mut extensions = std::collections::HashSet::new();
+        for (i, def) in LANGUAGES.iter().enumerate() {
+            assert_eq!(def.language as usize, i, "{} is out of order", def.id);
+            assert!(ids.insert(def.id), "{} twice", def.id);
+            for ext in def.extensions {
+                assert!(extensions.insert(*ext), ".{ext} claimed twice");
+            }
+        }
+    }
+
+    #[test]
+    fn every_grammar_loads_into_a_parser() {
+        for def in &LANGUAGES {
+            let mut parser = tree_sitter::Parser::new();
+            assert!(parser.set_language(&(def.grammar)()).is_ok(), "{}", def.id);
+        }
+    }
+}
