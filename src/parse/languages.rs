@@ -37,6 +37,33 @@ pub struct LanguageDef {
     pub modules: ModuleRules,
 }
 
+impl LanguageDef {
+    /// A row with braced bodies, no JSX, no shebangs, no test-file convention and
+    /// ECMAScript's module rules; rows change what differs.
+    const fn new(
+        language: Language,
+        id: &'static str,
+        label: &'static str,
+        extensions: &'static [&'static str],
+        grammar: fn() -> tree_sitter::Language,
+        walker: Walker,
+    ) -> Self {
+        Self {
+            language,
+            id,
+            label,
+            extensions,
+            interpreters: &[],
+            grammar,
+            walker,
+            braces: true,
+            jsx: false,
+            test_file: no_convention,
+            modules: ModuleRules::ECMASCRIPT,
+        }
+    }
+}
+
 /// The walk that turns a language's tree into symbols.
 #[derive(Clone, Copy)]
 pub(crate) enum Walker {
@@ -90,16 +117,21 @@ pub struct ModuleRules {
 
 impl ModuleRules {
     /// The rules of ECMAScript modules: imports name exports only, nothing implicit.
-    const ECMASCRIPT: Self = Self {
-        system: ModuleSystem::EcmaScript,
-        imports_see_private: false,
-        submodule_separator: None,
-        submodule_first: false,
-        imports_are_exports: false,
-        package_scope: false,
-        methods_beside_type: false,
-        enclosing_members: false,
-    };
+    const ECMASCRIPT: Self = Self::of(ModuleSystem::EcmaScript);
+
+    /// `system` with every other rule off (rows switch on what their language does).
+    const fn of(system: ModuleSystem) -> Self {
+        Self {
+            system,
+            imports_see_private: false,
+            submodule_separator: None,
+            submodule_first: false,
+            imports_are_exports: false,
+            package_scope: false,
+            methods_beside_type: false,
+            enclosing_members: false,
+        }
+    }
 }
 
 /// Never a test file by name alone.
@@ -110,137 +142,112 @@ fn no_convention(_: &str) -> bool {
 /// Every language, one row each, in [`Language`]'s declaration order.
 pub static LANGUAGES: [LanguageDef; 7] = [
     LanguageDef {
-        language: Language::TypeScript,
-        id: "typescript",
-        label: "TypeScript",
-        extensions: &["ts", "mts", "cts"],
         interpreters: &["ts-node", "tsx"],
-        grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-        walker: Walker::TypeScript,
-        braces: true,
-        jsx: false,
-        test_file: no_convention,
-        modules: ModuleRules::ECMASCRIPT,
+        ..LanguageDef::new(
+            Language::TypeScript,
+            "typescript",
+            "TypeScript",
+            &["ts", "mts", "cts"],
+            || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Walker::TypeScript,
+        )
     },
     LanguageDef {
-        language: Language::Tsx,
-        id: "tsx",
-        label: "TypeScript",
-        extensions: &["tsx"],
-        interpreters: &[],
-        grammar: || tree_sitter_typescript::LANGUAGE_TSX.into(),
-        walker: Walker::TypeScript,
-        braces: true,
         jsx: true,
-        test_file: no_convention,
-        modules: ModuleRules::ECMASCRIPT,
+        ..LanguageDef::new(
+            Language::Tsx,
+            "tsx",
+            "TypeScript",
+            &["tsx"],
+            || tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Walker::TypeScript,
+        )
     },
     LanguageDef {
-        language: Language::JavaScript,
-        id: "javascript",
-        label: "JavaScript",
-        extensions: &["js", "jsx", "mjs", "cjs"],
         interpreters: &["node", "nodejs", "deno", "bun"],
-        grammar: || tree_sitter_javascript::LANGUAGE.into(),
-        walker: Walker::TypeScript,
-        braces: true,
         jsx: true,
-        test_file: no_convention,
-        modules: ModuleRules::ECMASCRIPT,
+        ..LanguageDef::new(
+            Language::JavaScript,
+            "javascript",
+            "JavaScript",
+            &["js", "jsx", "mjs", "cjs"],
+            || tree_sitter_javascript::LANGUAGE.into(),
+            Walker::TypeScript,
+        )
     },
     LanguageDef {
-        language: Language::Python,
-        id: "python",
-        label: "Python",
-        extensions: &["py", "pyi"],
         interpreters: &["python", "pypy"],
-        grammar: || tree_sitter_python::LANGUAGE.into(),
-        walker: Walker::Tree(&lang::python::Python),
         braces: false,
-        jsx: false,
         // pytest's and unittest's discovery: `test_x.py`.
         test_file: |file| file.starts_with("test_") && file.ends_with(".py"),
         modules: ModuleRules {
-            system: ModuleSystem::Python,
             imports_see_private: true,
-            submodule_separator: Some("."),
-            submodule_first: false,
             imports_are_exports: true,
-            package_scope: false,
-            methods_beside_type: false,
-            enclosing_members: false,
+            submodule_separator: Some("."),
+            ..ModuleRules::of(ModuleSystem::Python)
         },
+        ..LanguageDef::new(
+            Language::Python,
+            "python",
+            "Python",
+            &["py", "pyi"],
+            || tree_sitter_python::LANGUAGE.into(),
+            Walker::Tree(&lang::python::Python),
+        )
     },
+    // `x_test.go` is a test by the `_test.` marker every language shares.
     LanguageDef {
-        language: Language::Go,
-        id: "go",
-        label: "Go",
-        extensions: &["go"],
-        interpreters: &[],
-        grammar: || tree_sitter_go::LANGUAGE.into(),
-        walker: Walker::Tree(&lang::go::Go),
-        braces: true,
-        jsx: false,
-        // `x_test.go` is caught by the `_test.` marker every language shares.
-        test_file: no_convention,
         modules: ModuleRules {
-            system: ModuleSystem::Go,
-            imports_see_private: false,
-            submodule_separator: None,
-            submodule_first: false,
-            imports_are_exports: false,
             package_scope: true,
             methods_beside_type: true,
-            enclosing_members: false,
+            ..ModuleRules::of(ModuleSystem::Go)
         },
+        ..LanguageDef::new(
+            Language::Go,
+            "go",
+            "Go",
+            &["go"],
+            || tree_sitter_go::LANGUAGE.into(),
+            Walker::Tree(&lang::go::Go),
+        )
     },
     LanguageDef {
-        language: Language::Rust,
-        id: "rust",
-        label: "Rust",
-        extensions: &["rs"],
-        interpreters: &[],
-        grammar: || tree_sitter_rust::LANGUAGE.into(),
-        walker: Walker::Tree(&lang::rust::Rust),
-        braces: true,
-        jsx: false,
-        test_file: no_convention,
         modules: ModuleRules {
-            system: ModuleSystem::Rust,
             imports_see_private: true,
-            submodule_separator: Some("::"),
             submodule_first: true,
             imports_are_exports: true,
-            package_scope: false,
-            methods_beside_type: false,
-            enclosing_members: false,
+            submodule_separator: Some("::"),
+            ..ModuleRules::of(ModuleSystem::Rust)
         },
+        ..LanguageDef::new(
+            Language::Rust,
+            "rust",
+            "Rust",
+            &["rs"],
+            || tree_sitter_rust::LANGUAGE.into(),
+            Walker::Tree(&lang::rust::Rust),
+        )
     },
     LanguageDef {
-        language: Language::Java,
-        id: "java",
-        label: "Java",
-        extensions: &["java"],
-        interpreters: &[],
-        grammar: || tree_sitter_java::LANGUAGE.into(),
-        walker: Walker::Tree(&lang::java::Java),
-        braces: true,
-        jsx: false,
         // Maven Surefire's `XTest.java` / `XTests.java`; case matters (`Contest.java`).
         test_file: |file| {
             let stem = file.strip_suffix(".java").unwrap_or(file);
             stem.ends_with("Test") || stem.ends_with("Tests")
         },
         modules: ModuleRules {
-            system: ModuleSystem::Java,
             imports_see_private: true,
-            submodule_separator: None,
-            submodule_first: false,
-            imports_are_exports: false,
             package_scope: true,
-            methods_beside_type: false,
             enclosing_members: true,
+            ..ModuleRules::of(ModuleSystem::Java)
         },
+        ..LanguageDef::new(
+            Language::Java,
+            "java",
+            "Java",
+            &["java"],
+            || tree_sitter_java::LANGUAGE.into(),
+            Walker::Tree(&lang::java::Java),
+        )
     },
 ];
 

@@ -20,8 +20,8 @@ mod tree;
 pub mod typescript;
 
 pub use input::{ParseError, ParseLimits, check_input};
-pub use languages::{LANGUAGES, LanguageDef, ModuleRules, ModuleSystem};
 use languages::Walker;
+pub use languages::{LANGUAGES, LanguageDef, ModuleRules, ModuleSystem};
 pub use symbol::{
     ByteRange, Diagnostic, IdentRef, Import, LineRange, Modifier, ParsedFile, ParsedSymbol,
     SymbolKind,
@@ -66,7 +66,9 @@ impl Language {
 
     /// Every file extension Sextant parses, without the dot.
     pub fn extensions() -> impl Iterator<Item = &'static str> {
-        LANGUAGES.iter().flat_map(|def| def.extensions.iter().copied())
+        LANGUAGES
+            .iter()
+            .flat_map(|def| def.extensions.iter().copied())
     }
 
     /// The language of a path by its extension, or `None` when Sextant does not parse it.

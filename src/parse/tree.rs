@@ -19,6 +19,34 @@ pub(crate) const VALUE_SIGNATURE_CHARS: usize = 160;
 /// Longest signature kept for function-like declarations, in characters.
 pub(crate) const SIGNATURE_CHARS: usize = 400;
 
+/// `/** … */` or `/* … */` text without delimiters and leading `*`s; `None` when empty.
+pub(crate) fn block_comment_text(text: &str) -> Option<String> {
+    let inner = text
+        .strip_prefix("/**")
+        .or_else(|| text.strip_prefix("/*"))?
+        .strip_suffix("*/")?;
+    line_comments_text(inner.lines(), "*")
+}
+
+/// Comment lines with `prefix` (`///`, `//`, a block comment's `*`) and one space after
+/// it stripped, joined; `None` when empty.
+pub(crate) fn line_comments_text<'a>(
+    lines: impl IntoIterator<Item = &'a str>,
+    prefix: &str,
+) -> Option<String> {
+    let lines: Vec<&str> = lines
+        .into_iter()
+        .map(|l| {
+            let l = l.trim();
+            let l = l.strip_prefix(prefix).unwrap_or(l);
+            l.strip_prefix(' ').unwrap_or(l).trim_end()
+        })
+        .collect();
+    let doc = lines.join("\n");
+    let doc = doc.trim();
+    (!doc.is_empty()).then(|| doc.to_string())
+}
+
 /// 1-indexed first line of `node`.
 pub(crate) fn line_of(node: Node) -> u32 {
     node.start_position().row as u32 + 1

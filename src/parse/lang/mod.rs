@@ -22,7 +22,9 @@ use super::tree::{
     sorted, symbol_at,
 };
 
-pub(crate) use super::tree::{has_child_kind, named_children, span};
+pub(crate) use super::tree::{
+    block_comment_text, has_child_kind, line_comments_text, named_children, span,
+};
 use super::{
     ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, LineRange, Modifier,
     ParseError, ParsedFile, ParsedSymbol, SymbolKind,
@@ -377,43 +379,6 @@ pub(crate) fn comments_above<'t>(
 /// Whether a node kind is a `//` or `/* */` comment (the Rust and Java grammars' names).
 pub(crate) fn is_c_comment(kind: &str) -> bool {
     matches!(kind, "line_comment" | "block_comment")
-}
-
-/// `/** … */` or `/* … */` text without delimiters and leading `*`s; `None` when empty.
-pub(crate) fn block_comment_text(text: &str) -> Option<String> {
-    let inner = text
-        .strip_prefix("/**")
-        .or_else(|| text.strip_prefix("/*"))?
-        .strip_suffix("*/")?;
-    let lines: Vec<&str> = inner
-        .lines()
-        .map(|l| {
-            let l = l.trim();
-            let l = l.strip_prefix('*').unwrap_or(l);
-            l.strip_prefix(' ').unwrap_or(l).trim_end()
-        })
-        .collect();
-    let doc = lines.join("\n");
-    let doc = doc.trim();
-    (!doc.is_empty()).then(|| doc.to_string())
-}
-
-/// Line comments with `prefix` (`///`, `//`) stripped, joined; `None` when empty.
-pub(crate) fn line_comments_text<'a>(
-    lines: impl IntoIterator<Item = &'a str>,
-    prefix: &str,
-) -> Option<String> {
-    let lines: Vec<&str> = lines
-        .into_iter()
-        .map(|l| {
-            let l = l.trim();
-            let l = l.strip_prefix(prefix).unwrap_or(l);
-            l.strip_prefix(' ').unwrap_or(l).trim_end()
-        })
-        .collect();
-    let doc = lines.join("\n");
-    let doc = doc.trim();
-    (!doc.is_empty()).then(|| doc.to_string())
 }
 
 impl<'s> Extractor<'s> {

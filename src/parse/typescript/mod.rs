@@ -11,8 +11,8 @@
 use tree_sitter::Node;
 
 use super::tree::{
-    Ctx, LABEL_CHARS, MAX_SYMBOL_DEPTH, SIGNATURE_CHARS, VALUE_SIGNATURE_CHARS, has_child_kind,
-    merge_overloads, sorted, span, symbol_at,
+    Ctx, LABEL_CHARS, MAX_SYMBOL_DEPTH, SIGNATURE_CHARS, VALUE_SIGNATURE_CHARS, block_comment_text,
+    has_child_kind, merge_overloads, sorted, span, symbol_at,
 };
 use super::{
     ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, Modifier, ParseError,
@@ -75,6 +75,42 @@ struct Draft<'t> {
     bindings: Vec<String>,
     /// Where the children come from.
     children: Children<'t>,
+}
+
+impl<'t> Draft<'t> {
+    /// A `kind` symbol spanning `outer`, without body, children or bindings.
+    fn new(
+        kind: SymbolKind,
+        name: impl Into<String>,
+        outer: Node<'t>,
+        signature: String,
+        modifiers: Vec<Modifier>,
+    ) -> Self {
+        Self {
+            kind,
+            name: name.into(),
+            outer,
+            start: None,
+            body: None,
+            signature,
+            modifiers,
+            bindings: Vec::new(),
+            children: Children::None,
+        }
+    }
+
+    /// With `body`, whose children are read as `children` says.
+    fn with_body(mut self, body: Option<Node<'t>>, children: fn(Node<'t>) -> Children<'t>) -> Self {
+        self.body = body;
+        self.children = body.map_or(Children::None, children);
+        self
+    }
+
+    /// Starting at `start` rather than at `outer` (decorators before a class member).
+    fn starting_at(mut self, start: Option<Node<'t>>) -> Self {
+        self.start = start;
+        self
+    }
 }
 
 enum Children<'t> {
@@ -549,31 +585,24 @@ impl<'s> Extractor<'s> {
             "interface_declaration" => {
                 let name = self.field_text(decl, "name")?.to_string();
                 let body = decl.child_by_field_name("body");
-                Draft {
-                    kind: SymbolKind::Interface,
-                    signature: self.head(decl, body),
+                Draft::new(
+                    SymbolKind::Interface,
                     name,
                     outer,
-                    start: None,
-                    body,
-                    modifiers: mods,
-                    bindings: Vec::new(),
-                    children: body.map_or(Children::None, Children::InterfaceMembers),
-                }
+                    self.head(decl, body),
+                    mods,
+                )
+                .with_body(body, Children::InterfaceMembers)
             }
             "type_alias_declaration" => {
                 let name = self.field_text(decl, "name")?.to_string();
-                Draft {
-                    kind: SymbolKind::Type,
-                    signature: self.value_signature(decl),
+                Draft::new(
+                    SymbolKind::Type,
                     name,
                     outer,
-                    start: None,
-                    body: None,
-                    modifiers: mods,
-                    bindings: Vec::new(),
-                    children: Children::None,
-                }
+                    self.value_signature(decl),
+                    mods,
+                )
             }
             "enum_declaration" => {
                 if has_child_kind(decl, "const") {
@@ -582,15 +611,8 @@ impl<'s> Extractor<'s> {
                 let name = self.field_text(decl, "name")?.to_string();
                 let body = decl.child_by_field_name("body");
                 Draft {
-                    kind: SymbolKind::Enum,
-                    signature: self.head(decl, body),
-                    name,
-                    outer,
-                    start: None,
                     body,
-                    modifiers: mods,
-                    bindings: Vec::new(),
-                    children: Children::None,
+                    ..Draft::new(SymbolKind::Enum, name, outer, self.head(decl, body), mods)
                 }
             }
             "internal_module" | "module" => {
@@ -601,17 +623,8 @@ impl<'s> Extractor<'s> {
                     (SymbolKind::Namespace, self.text(name_node).to_string())
                 };
                 let body = decl.child_by_field_name("body");
-                Draft {
-                    kind,
-                    signature: self.head(decl, body),
-                    name,
-                    outer,
-                    start: None,
-                    body,
-                    modifiers: mods,
-                    bindings: Vec::new(),
-                    children: body.map_or(Children::None, Children::Container),
-                }
+                Draft::new(kind, name, outer, self.head(decl, body), mods)
+                    .with_body(body, Children::Container)
             }
             "ambient_declaration" => {
                 mods.push(Modifier::Declare);
@@ -621,15 +634,15 @@ impl<'s> Extractor<'s> {
                     // declare global { … }
                     let body = *body;
                     Draft {
-                        kind: SymbolKind::Module,
-                        signature: self.head(decl, Some(body)),
-                        name: "global".into(),
-                        outer,
-                        start: None,
                         body: Some(body),
-                        modifiers: mods,
-                        bindings: Vec::new(),
                         children: Children::Container(body),
+                        ..Draft::new(
+                            SymbolKind::Module,
+                            "global",
+                            outer,
+                            self.head(decl, Some(body)),
+                            mods,
+                        )
                     }
                 } else {
                     let inner = *inner.iter().find(|n| n.kind() != "comment")?;
@@ -675,17 +688,14 @@ impl<'s> Extractor<'s> {
         } else {
             SymbolKind::Function
         };
-        Draft {
+        Draft::new(
             kind,
-            signature: self.head(decl, decl.child_by_field_name("body")),
             name,
             outer,
-            start: None,
-            body,
-            modifiers: mods,
-            bindings: Vec::new(),
-            children: body.map_or(Children::None, Children::Nested),
-        }
+            self.head(decl, decl.child_by_field_name("body")),
+            mods,
+        )
+        .with_body(body, Children::Nested)
     }
 
     fn class_draft<'t>(
@@ -704,17 +714,8 @@ impl<'s> Extractor<'s> {
         } else {
             SymbolKind::Class
         };
-        Draft {
-            kind,
-            signature: self.head(decl, body),
-            name,
-            outer,
-            start: None,
-            body,
-            modifiers: mods,
-            bindings: Vec::new(),
-            children: body.map_or(Children::None, Children::ClassMembers),
-        }
+        Draft::new(kind, name, outer, self.head(decl, body), mods)
+            .with_body(body, Children::ClassMembers)
     }
 
     /// `let`/`const`/`var` statements: requires become imports, function values functions,
@@ -843,17 +844,16 @@ impl<'s> Extractor<'s> {
             } else {
                 SymbolKind::Function
             };
-            return Some(Draft {
-                kind,
-                signature: self.head(value, value.child_by_field_name("body")),
-                name: name.to_string(),
-                outer,
-                start: None,
-                body,
-                modifiers: mods,
-                bindings: Vec::new(),
-                children: body.map_or(Children::None, Children::Nested),
-            });
+            return Some(
+                Draft::new(
+                    kind,
+                    name.to_string(),
+                    outer,
+                    self.head(value, value.child_by_field_name("body")),
+                    mods,
+                )
+                .with_body(body, Children::Nested),
+            );
         }
         if is_class_like(kind) {
             return Some(self.class_draft(value, outer, name.to_string(), mods));
@@ -879,29 +879,28 @@ impl<'s> Extractor<'s> {
             } else {
                 SymbolKind::Function
             };
-            return Some(Draft {
-                kind,
-                signature: self.head(value, inner.child_by_field_name("body")),
-                name: name.to_string(),
-                outer,
-                start: None,
-                body,
-                modifiers: mods,
-                bindings: Vec::new(),
-                children: body.map_or(Children::None, Children::Nested),
-            });
+            return Some(
+                Draft::new(
+                    kind,
+                    name.to_string(),
+                    outer,
+                    self.head(value, inner.child_by_field_name("body")),
+                    mods,
+                )
+                .with_body(body, Children::Nested),
+            );
         }
         let body = (kind == "object" && self.object_has_methods(value)).then_some(value);
         Some(Draft {
-            kind: SymbolKind::Const,
-            signature: self.value_signature(outer),
-            name: name.to_string(),
-            outer,
-            start: None,
             body,
-            modifiers: mods,
-            bindings: Vec::new(),
             children: Children::Nested(value),
+            ..Draft::new(
+                SymbolKind::Const,
+                name.to_string(),
+                outer,
+                self.value_signature(outer),
+                mods,
+            )
         })
     }
 
@@ -1059,21 +1058,10 @@ impl<'s> Extractor<'s> {
             return None;
         }
         let text = self.text(prev);
-        let inner = text.strip_prefix("/**")?.strip_suffix("*/")?;
-        if inner.starts_with('*') {
-            return None; // a `/***` banner, not JSDoc
+        if !text.starts_with("/**") || text.starts_with("/***") {
+            return None; // not JSDoc, or a `/***` banner
         }
-        let lines: Vec<&str> = inner
-            .lines()
-            .map(|l| {
-                let l = l.trim();
-                let l = l.strip_prefix('*').unwrap_or(l);
-                l.strip_prefix(' ').unwrap_or(l).trim_end()
-            })
-            .collect();
-        let joined = lines.join("\n");
-        let doc = joined.trim();
-        (!doc.is_empty()).then(|| doc.to_string())
+        block_comment_text(text)
     }
 
     fn finish(&mut self, draft: Draft, ctx: &Ctx) -> ParsedSymbol {
@@ -1348,17 +1336,11 @@ impl<'s> Extractor<'s> {
         } else {
             SymbolKind::Method
         };
-        Some(Draft {
-            kind,
-            signature: self.head(member, body),
-            name,
-            outer: member,
-            start: decorator,
-            body,
-            modifiers: mods,
-            bindings: Vec::new(),
-            children: body.map_or(Children::None, Children::Nested),
-        })
+        Some(
+            Draft::new(kind, name, member, self.head(member, body), mods)
+                .with_body(body, Children::Nested)
+                .starting_at(decorator),
+        )
     }
 
     fn field_draft<'t>(
@@ -1384,15 +1366,15 @@ impl<'s> Extractor<'s> {
             return Some(draft);
         }
         Some(Draft {
-            kind: SymbolKind::Property,
-            signature: self.head(member, None),
-            name,
-            outer: member,
-            start: decorator,
-            body: None,
-            modifiers: mods,
-            bindings: Vec::new(),
             children: value.map_or(Children::None, Children::Nested),
+            ..Draft::new(
+                SymbolKind::Property,
+                name,
+                member,
+                self.head(member, None),
+                mods,
+            )
+            .starting_at(decorator)
         })
     }
 
@@ -1409,17 +1391,13 @@ impl<'s> Extractor<'s> {
             let Some(name_node) = member.child_by_field_name("name") else {
                 continue;
             };
-            let draft = Draft {
+            let draft = Draft::new(
                 kind,
-                signature: self.head(member, None),
-                name: self.member_name(name_node),
-                outer: member,
-                start: None,
-                body: None,
-                modifiers: self.member_modifiers(member, Some(name_node)),
-                bindings: Vec::new(),
-                children: Children::None,
-            };
+                self.member_name(name_node),
+                member,
+                self.head(member, None),
+                self.member_modifiers(member, Some(name_node)),
+            );
             out.push(self.finish(draft, ctx));
         }
         merge_overloads(out)
@@ -1434,15 +1412,8 @@ impl<'t> Draft<'t> {
             _ => Children::Nested(node),
         };
         Draft {
-            kind,
-            signature: ex.value_signature(node),
-            name,
-            outer: node,
-            start: None,
-            body: None,
-            modifiers: Vec::new(),
-            bindings: Vec::new(),
             children,
+            ..Draft::new(kind, name, node, ex.value_signature(node), Vec::new())
         }
     }
 }
