@@ -71,28 +71,57 @@ pub fn snapshot(path: &str, targets: &[&str], file_chunks: &[CodeChunk]) -> Stri
     out
 }
 
-/// [`snapshot`] of code chunks only.
+/// The chunks of one file, by id.
+type ById<'a> = HashMap<&'a str, &'a CodeChunk>;
+
+/// [`snapshot`] of code chunks only, in stages: what encloses a target, what is shown
+/// whole (targets and the declarations they use), the wrappers around those, the
+/// imports they need, and the layout.
 fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> String {
-    let by_id: HashMap<&str, &CodeChunk> =
-        file_chunks.iter().map(|c| (c.id.as_str(), *c)).collect();
+    let by_id: ById = file_chunks.iter().map(|c| (c.id.as_str(), *c)).collect();
     let targets: Vec<&CodeChunk> = targets
         .iter()
         .filter_map(|id| by_id.get(id).copied())
         .collect();
-    let target_ids: HashSet<&str> = targets.iter().map(|t| t.id.as_str()).collect();
-    let encloses_target = |c: &CodeChunk| {
-        targets
-            .iter()
-            .any(|t| c.start_line <= t.start_line && t.end_line <= c.end_line)
-    };
     let enclosing: HashSet<&str> = file_chunks
         .iter()
-        .filter(|c| encloses_target(c))
+        .filter(|c| {
+            targets
+                .iter()
+                .any(|t| c.start_line <= t.start_line && t.end_line <= c.end_line)
+        })
         .map(|c| c.id.as_str())
         .collect();
-    // Chunks a used name can bring in, by name: root-level context declarations and
-    // properties of a class that wraps a target (`this.secret`); never a chunk that
-    // itself encloses a target.
+    let mut whole = shown_whole(&targets, file_chunks, &enclosing);
+    drop_nested(&mut whole, &by_id);
+    let wrappers = wrappers_of(&whole, &by_id);
+    let imports = imports_of(&whole, &wrappers, &by_id, file_chunks);
+    let blocks = layout(file_chunks, &whole, &wrappers);
+    let mut out = format!("// {path}\n");
+    if !imports.is_empty() {
+        out.push('\n');
+        out.push_str(&imports.join("\n"));
+        out.push('\n');
+    }
+    if !blocks.is_empty() {
+        out.push('\n');
+        out.push_str(&blocks);
+        out.push('\n');
+    }
+    out
+}
+
+/// The chunks shown whole: the targets and the declarations they (or the headers of
+/// chunks enclosing them) use, and what those use in turn (a shown `private cache = new
+/// Cache(TTL)` brings `TTL`), to a fixed point. A name brings root-level context
+/// declarations and properties of a class that wraps a target (`this.secret`), never a
+/// chunk that itself encloses a target. A worklist: each chunk's text is read once and
+/// each name looked up once, so a long chain of constants costs linear time.
+fn shown_whole<'a>(
+    targets: &[&'a CodeChunk],
+    file_chunks: &[&'a CodeChunk],
+    enclosing: &HashSet<&str>,
+) -> HashSet<&'a str> {
     let mut eligible: HashMap<&str, Vec<&CodeChunk>> = HashMap::new();
     for c in file_chunks {
         if enclosing.contains(c.id.as_str()) {
@@ -107,11 +136,7 @@ fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> St
             eligible.entry(c.name.as_str()).or_default().push(c);
         }
     }
-    // Chunks shown whole: the targets and the declarations they use, and what those use
-    // in turn (a shown `private cache = new Cache(TTL)` brings `TTL`), to a fixed point.
-    // A worklist: each chunk's text is read once and each name looked up once, so a long
-    // chain of constants costs linear time.
-    let mut whole: HashSet<&str> = target_ids.clone();
+    let mut whole: HashSet<&str> = targets.iter().map(|t| t.id.as_str()).collect();
     let mut seen_names: HashSet<String> = HashSet::new();
     let mut queue: Vec<String> = Vec::new();
     let mut use_words = |text: &str, queue: &mut Vec<String>| {
@@ -121,8 +146,8 @@ fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> St
             }
         }
     };
-    for id in &target_ids {
-        use_words(&by_id[id].full_source, &mut queue);
+    for t in targets {
+        use_words(&t.full_source, &mut queue);
     }
     for c in file_chunks
         .iter()
@@ -137,9 +162,13 @@ fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> St
             }
         }
     }
-    // Drop whole chunks nested in another whole chunk (a class target holds its methods):
-    // in (start, -end) order, a chunk is nested when an earlier one reaches past its end,
-    // or reaches exactly to it from an earlier start (equal spans keep both).
+    whole
+}
+
+/// Drops whole chunks nested in another whole chunk (a class target holds its methods):
+/// in (start, -end) order, a chunk is nested when an earlier one reaches past its end,
+/// or reaches exactly to it from an earlier start (equal spans keep both).
+fn drop_nested(whole: &mut HashSet<&str>, by_id: &ById) {
     let mut spans: Vec<&CodeChunk> = whole.iter().map(|id| by_id[id]).collect();
     spans.sort_by_key(|c| (c.start_line, std::cmp::Reverse(c.end_line)));
     let mut reach: Option<(u32, u32)> = None; // (end, start of the first chunk reaching it)
@@ -154,9 +183,12 @@ fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> St
             reach = Some((c.end_line, c.start_line));
         }
     }
-    // Wrappers: every ancestor of a whole chunk.
+}
+
+/// Wrappers: every ancestor of a whole chunk.
+fn wrappers_of<'a>(whole: &HashSet<&str>, by_id: &ById<'a>) -> HashSet<&'a str> {
     let mut wrappers: HashSet<&str> = HashSet::new();
-    for id in &whole {
+    for id in whole {
         let mut parent = by_id[id].parent_chunk_id.as_deref();
         while let Some(p) = parent.and_then(|p| by_id.get(p)) {
             if !wrappers.insert(p.id.as_str()) {
@@ -165,16 +197,26 @@ fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> St
             parent = p.parent_chunk_id.as_deref();
         }
     }
+    wrappers
+}
+
+/// The imports the whole chunks use, and those a shown wrapper's head uses (`class A
+/// extends Base`), in the file's order.
+fn imports_of<'a>(
+    whole: &HashSet<&str>,
+    wrappers: &HashSet<&str>,
+    by_id: &ById<'a>,
+    file_chunks: &[&'a CodeChunk],
+) -> Vec<&'a str> {
     let mut imports: Vec<&str> = Vec::new();
     let mut listed: HashSet<&str> = HashSet::new();
-    for id in &whole {
+    for id in whole {
         for import in &by_id[id].relevant_imports {
             if listed.insert(import.as_str()) {
                 imports.push(import);
             }
         }
     }
-    // Imports a shown wrapper's head uses (`class A extends Base`).
     let heads: HashSet<String> = wrappers
         .iter()
         .flat_map(|id| {
@@ -200,7 +242,11 @@ fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> St
         }
     }
     imports.sort_by_key(|text| import_lines.get(text.trim()).copied().unwrap_or(u32::MAX));
+    imports
+}
 
+/// The whole chunks inside their wrappers' headers and closing braces, in file order.
+fn layout(file_chunks: &[&CodeChunk], whole: &HashSet<&str>, wrappers: &HashSet<&str>) -> String {
     let mut children: HashMap<Option<&str>, Vec<&CodeChunk>> = HashMap::new();
     for c in file_chunks {
         if whole.contains(c.id.as_str()) || wrappers.contains(c.id.as_str()) {
@@ -213,54 +259,45 @@ fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> St
     for list in children.values_mut() {
         list.sort_by_key(|c| c.start_line);
     }
-    /// Blocks of one level: `(text, whether it is a one-part declaration)`.
-    fn emit(
-        parent: Option<&str>,
-        children: &HashMap<Option<&str>, Vec<&CodeChunk>>,
-        whole: &HashSet<&str>,
-        out: &mut Vec<(String, bool)>,
-    ) {
-        for c in children.get(&parent).into_iter().flatten() {
-            if whole.contains(c.id.as_str()) {
-                let plain = c.is_leaf() && !c.node_kind.has_code_body();
-                out.push((c.full_source.trim_end().to_string(), plain));
-            } else {
-                let mut inner = Vec::new();
-                emit(Some(c.id.as_str()), children, whole, &mut inner);
-                let head = header(c);
-                let close = format!("{}}}", indentation(&head));
-                out.push((format!("{head}\n{}\n{close}", join(&inner)), false));
-            }
-        }
-    }
-    /// Consecutive plain declarations (fields, constants) stay together; anything with a
-    /// body is set off by blank lines.
-    fn join(blocks: &[(String, bool)]) -> String {
-        let mut out = String::new();
-        for (i, (text, plain)) in blocks.iter().enumerate() {
-            if i > 0 {
-                out.push_str(if *plain && blocks[i - 1].1 {
-                    "\n"
-                } else {
-                    "\n\n"
-                });
-            }
-            out.push_str(text);
-        }
-        out
-    }
     let mut blocks = Vec::new();
-    emit(None, &children, &whole, &mut blocks);
-    let mut out = format!("// {path}\n");
-    if !imports.is_empty() {
-        out.push('\n');
-        out.push_str(&imports.join("\n"));
-        out.push('\n');
+    emit(None, &children, whole, &mut blocks);
+    join(&blocks)
+}
+
+/// Blocks of one level: `(text, whether it is a one-part declaration)`.
+fn emit(
+    parent: Option<&str>,
+    children: &HashMap<Option<&str>, Vec<&CodeChunk>>,
+    whole: &HashSet<&str>,
+    out: &mut Vec<(String, bool)>,
+) {
+    for c in children.get(&parent).into_iter().flatten() {
+        if whole.contains(c.id.as_str()) {
+            let plain = c.is_leaf() && !c.node_kind.has_code_body();
+            out.push((c.full_source.trim_end().to_string(), plain));
+        } else {
+            let mut inner = Vec::new();
+            emit(Some(c.id.as_str()), children, whole, &mut inner);
+            let head = header(c);
+            let close = format!("{}}}", indentation(&head));
+            out.push((format!("{head}\n{}\n{close}", join(&inner)), false));
+        }
     }
-    if !blocks.is_empty() {
-        out.push('\n');
-        out.push_str(&join(&blocks));
-        out.push('\n');
+}
+
+/// Consecutive plain declarations (fields, constants) stay together; anything with a
+/// body is set off by blank lines.
+fn join(blocks: &[(String, bool)]) -> String {
+    let mut out = String::new();
+    for (i, (text, plain)) in blocks.iter().enumerate() {
+        if i > 0 {
+            out.push_str(if *plain && blocks[i - 1].1 {
+                "\n"
+            } else {
+                "\n\n"
+            });
+        }
+        out.push_str(text);
     }
     out
 }
