@@ -629,51 +629,78 @@ fn rows_of(
         if n == 0 {
             continue;
         }
+        let columns = Columns::read(batch)?;
+        let scores = scores(batch, score_column)?;
+        for i in 0..n {
+            out.push((columns.row(i)?, scores[i]));
+        }
+    }
+    Ok(out)
+}
+
+/// The score column of a result batch as `f32`s (zeros without one).
+fn scores(batch: &RecordBatch, score_column: Option<&str>) -> Result<Vec<f32>, StoreError> {
+    Ok(match score_column.and_then(|c| batch.column_by_name(c)) {
+        Some(col) => match col.data_type() {
+            DataType::Float32 => col.as_primitive::<Float32Type>().values().to_vec(),
+            DataType::Float64 => col
+                .as_primitive::<arrow_array::types::Float64Type>()
+                .values()
+                .iter()
+                .map(|v| *v as f32)
+                .collect(),
+            other => {
+                return Err(StoreError::Invalid(format!(
+                    "score column has type {other}"
+                )));
+            }
+        },
+        None => vec![0.0; batch.num_rows()],
+    })
+}
+
+/// The columns of one batch, read once, from which its rows are built.
+struct Columns {
+    repo: Vec<String>,
+    id: Vec<String>,
+    file_path: Vec<String>,
+    rel: Vec<String>,
+    language: Vec<String>,
+    kind: Vec<String>,
+    name: Vec<String>,
+    parent_name: Vec<Option<String>>,
+    parent_id: Vec<Option<String>>,
+    jsdoc: Vec<Option<String>>,
+    native_kind: Vec<Option<String>>,
+    children: Vec<Vec<String>>,
+    imports: Vec<Vec<String>>,
+    depth: Vec<u32>,
+    crumb: Vec<String>,
+    sig: Vec<String>,
+    mods: Vec<String>,
+    exported: Vec<bool>,
+    start: Vec<u32>,
+    end: Vec<u32>,
+    sb: Vec<u64>,
+    eb: Vec<u64>,
+    full: Vec<String>,
+    content: Vec<String>,
+    emb: Vec<String>,
+    search: Vec<String>,
+    collapsed: Vec<bool>,
+    tokens: Vec<u32>,
+    truncated: Vec<bool>,
+    hash: Vec<String>,
+    modified: Vec<i64>,
+    vecs: Vec<Vec<f32>>,
+}
+
+impl Columns {
+    /// Reads every column of `batch`; the error names a missing or mistyped one.
+    fn read(batch: &RecordBatch) -> Result<Self, StoreError> {
         let text = |name: &str| strings(batch, name).and_then(|v| required(v, name));
-        let (repo, id, file_path, rel) = (
-            text("repo_id")?,
-            text("id")?,
-            text("file_path")?,
-            text("relative_path")?,
-        );
-        let (language, kind, name) = (text("language")?, text("node_kind")?, text("name")?);
-        let (parent_name, parent_id, jsdoc, native_kind) = (
-            strings(batch, "parent_name")?,
-            strings(batch, "parent_chunk_id")?,
-            strings(batch, "jsdoc")?,
-            strings(batch, "native_kind")?,
-        );
-        let (children, imports) = (
-            lists(batch, "child_chunk_ids")?,
-            lists(batch, "relevant_imports")?,
-        );
-        let depth = primitive::<UInt32Type>(batch, "depth")?;
-        let (crumb, sig, mods) = (text("breadcrumb")?, text("signature")?, text("modifiers")?);
-        let exported = booleans(batch, "exported")?;
-        let (start, end) = (
-            primitive::<UInt32Type>(batch, "start_line")?,
-            primitive::<UInt32Type>(batch, "end_line")?,
-        );
-        let (sb, eb) = (
-            primitive::<UInt64Type>(batch, "start_byte")?,
-            primitive::<UInt64Type>(batch, "end_byte")?,
-        );
-        let (full, content, emb, search) = (
-            text("full_source")?,
-            text("content")?,
-            text("embedding_text")?,
-            // Not read by queries (see `LanceStore::read_columns`).
-            match batch.column_by_name("search_text") {
-                Some(_) => text("search_text")?,
-                None => vec![String::new(); n],
-            },
-        );
-        let collapsed = booleans(batch, "has_collapsed_children")?;
-        let tokens = primitive::<UInt32Type>(batch, "embedding_tokens")?;
-        let truncated = booleans(batch, "truncated")?;
-        let hash = text("content_hash")?;
-        let modified = primitive::<Int64Type>(batch, "last_modified")?;
         let mut vecs = vectors(batch)?;
+        // Rows written before their vector was computed hold a placeholder.
         if batch.column_by_name("embedded").is_some() {
             for (v, embedded) in vecs.iter_mut().zip(booleans(batch, "embedded")?) {
                 if !embedded {
@@ -681,74 +708,95 @@ fn rows_of(
                 }
             }
         }
-        let scores: Vec<f32> = match score_column.and_then(|c| batch.column_by_name(c)) {
-            Some(col) => match col.data_type() {
-                DataType::Float32 => col.as_primitive::<Float32Type>().values().to_vec(),
-                DataType::Float64 => col
-                    .as_primitive::<arrow_array::types::Float64Type>()
-                    .values()
-                    .iter()
-                    .map(|v| *v as f32)
-                    .collect(),
-                other => {
-                    return Err(StoreError::Invalid(format!(
-                        "score column has type {other}"
-                    )));
-                }
+        Ok(Self {
+            repo: text("repo_id")?,
+            id: text("id")?,
+            file_path: text("file_path")?,
+            rel: text("relative_path")?,
+            language: text("language")?,
+            kind: text("node_kind")?,
+            name: text("name")?,
+            parent_name: strings(batch, "parent_name")?,
+            parent_id: strings(batch, "parent_chunk_id")?,
+            jsdoc: strings(batch, "jsdoc")?,
+            native_kind: strings(batch, "native_kind")?,
+            children: lists(batch, "child_chunk_ids")?,
+            imports: lists(batch, "relevant_imports")?,
+            depth: primitive::<UInt32Type>(batch, "depth")?,
+            crumb: text("breadcrumb")?,
+            sig: text("signature")?,
+            mods: text("modifiers")?,
+            exported: booleans(batch, "exported")?,
+            start: primitive::<UInt32Type>(batch, "start_line")?,
+            end: primitive::<UInt32Type>(batch, "end_line")?,
+            sb: primitive::<UInt64Type>(batch, "start_byte")?,
+            eb: primitive::<UInt64Type>(batch, "end_byte")?,
+            full: text("full_source")?,
+            content: text("content")?,
+            emb: text("embedding_text")?,
+            // Not read by queries (see `LanceStore::read_columns`).
+            search: match batch.column_by_name("search_text") {
+                Some(_) => text("search_text")?,
+                None => vec![String::new(); batch.num_rows()],
             },
-            None => vec![0.0; n],
-        };
-        for i in 0..n {
-            let chunk = CodeChunk {
-                id: id[i].clone(),
-                relative_path: rel[i].clone(),
-                language: Language::parse(&language[i]).ok_or_else(|| {
-                    StoreError::Invalid(format!("unknown language `{}`", language[i]))
-                })?,
-                node_kind: SymbolKind::parse(&kind[i]).ok_or_else(|| {
-                    StoreError::Invalid(format!("unknown node kind `{}`", kind[i]))
-                })?,
-                native_kind: native_kind[i].clone(),
-                name: name[i].clone(),
-                parent_name: parent_name[i].clone(),
-                parent_chunk_id: parent_id[i].clone(),
-                child_chunk_ids: children[i].clone(),
-                depth: depth[i],
-                breadcrumb: crumb[i].clone(),
-                signature: sig[i].clone(),
-                modifiers: mods[i]
-                    .split_whitespace()
-                    .filter_map(Modifier::parse)
-                    .collect(),
-                exported: exported[i],
-                jsdoc: jsdoc[i].clone(),
-                start_line: start[i],
-                end_line: end[i],
-                bytes: ByteRange {
-                    start: sb[i] as usize,
-                    end: eb[i] as usize,
-                },
-                full_source: full[i].clone(),
-                content: content[i].clone(),
-                has_collapsed_children: collapsed[i],
-                relevant_imports: imports[i].clone(),
-                embedding_text: emb[i].clone(),
-                embedding_tokens: tokens[i] as usize,
-                truncated: truncated[i],
-                search_text: search[i].clone(),
-            };
-            let row = ChunkRow {
-                repo_id: repo[i].clone(),
-                file_path: file_path[i].clone(),
-                chunk,
-                content_hash: hash[i].clone(),
-                last_modified: modified[i],
-                vector: vecs[i].clone(),
-            };
-            out.push((row, scores[i]));
-        }
+            collapsed: booleans(batch, "has_collapsed_children")?,
+            tokens: primitive::<UInt32Type>(batch, "embedding_tokens")?,
+            truncated: booleans(batch, "truncated")?,
+            hash: text("content_hash")?,
+            modified: primitive::<Int64Type>(batch, "last_modified")?,
+            vecs,
+        })
     }
-    Ok(out)
+
+    /// Row `i`.
+    fn row(&self, i: usize) -> Result<ChunkRow, StoreError> {
+        let chunk = CodeChunk {
+            id: self.id[i].clone(),
+            relative_path: self.rel[i].clone(),
+            language: Language::parse(&self.language[i]).ok_or_else(|| {
+                StoreError::Invalid(format!("unknown language `{}`", self.language[i]))
+            })?,
+            node_kind: SymbolKind::parse(&self.kind[i]).ok_or_else(|| {
+                StoreError::Invalid(format!("unknown node kind `{}`", self.kind[i]))
+            })?,
+            native_kind: self.native_kind[i].clone(),
+            name: self.name[i].clone(),
+            parent_name: self.parent_name[i].clone(),
+            parent_chunk_id: self.parent_id[i].clone(),
+            child_chunk_ids: self.children[i].clone(),
+            depth: self.depth[i],
+            breadcrumb: self.crumb[i].clone(),
+            signature: self.sig[i].clone(),
+            modifiers: self.mods[i]
+                .split_whitespace()
+                .filter_map(Modifier::parse)
+                .collect(),
+            exported: self.exported[i],
+            jsdoc: self.jsdoc[i].clone(),
+            start_line: self.start[i],
+            end_line: self.end[i],
+            bytes: ByteRange {
+                start: self.sb[i] as usize,
+                end: self.eb[i] as usize,
+            },
+            full_source: self.full[i].clone(),
+            content: self.content[i].clone(),
+            has_collapsed_children: self.collapsed[i],
+            relevant_imports: self.imports[i].clone(),
+            embedding_text: self.emb[i].clone(),
+            embedding_tokens: self.tokens[i] as usize,
+            truncated: self.truncated[i],
+            search_text: self.search[i].clone(),
+        };
+        Ok(ChunkRow {
+            repo_id: self.repo[i].clone(),
+            file_path: self.file_path[i].clone(),
+            chunk,
+            content_hash: self.hash[i].clone(),
+            last_modified: self.modified[i],
+            vector: self.vecs[i].clone(),
+        })
+    }
 }
 
 #[async_trait]

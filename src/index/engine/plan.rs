@@ -172,33 +172,8 @@ impl Indexer {
             })
             .collect();
         let mut skipped = plan.skipped;
-        // The file limit: files already indexed keep their place; new ones beyond the
-        // limit (in path order) are recorded as skipped, as a working-tree scan does.
         let limit = usize::try_from(repo.settings.max_files).unwrap_or(usize::MAX);
-        let kept = stored
-            .values()
-            .filter(|f| f.skip_reason.is_none() && !plan.removed.contains(&f.path))
-            .count();
-        let indexed = |rel: &str| stored.get(rel).is_some_and(|f| f.skip_reason.is_none());
-        let new = pending.iter().filter(|p| !indexed(&p.file.rel)).count();
-        if kept + new > limit {
-            let mut room = limit.saturating_sub(kept);
-            pending.sort_by(|a, b| a.file.rel.cmp(&b.file.rel));
-            pending.retain(|p| {
-                if indexed(&p.file.rel) {
-                    return true;
-                }
-                if room > 0 {
-                    room -= 1;
-                    return true;
-                }
-                skipped.push((
-                    p.file.clone(),
-                    format!("over the repository's limit of {limit} files"),
-                ));
-                false
-            });
-        }
+        apply_file_limit(limit, &stored, &plan.removed, &mut pending, &mut skipped);
         Ok(Plan {
             pending,
             removals: plan
@@ -211,4 +186,41 @@ impl Indexer {
             configs: plan.configs,
         })
     }
+}
+
+/// The file limit on a git sync: files already indexed keep their place; new ones
+/// beyond `limit` (in path order) move from `pending` to `skipped`, as a working-tree
+/// scan records them.
+fn apply_file_limit(
+    limit: usize,
+    stored: &HashMap<String, FileRecord>,
+    removed: &[String],
+    pending: &mut Vec<Pending>,
+    skipped: &mut Vec<(ScannedFile, String)>,
+) {
+    let kept = stored
+        .values()
+        .filter(|f| f.skip_reason.is_none() && !removed.contains(&f.path))
+        .count();
+    let indexed = |rel: &str| stored.get(rel).is_some_and(|f| f.skip_reason.is_none());
+    let new = pending.iter().filter(|p| !indexed(&p.file.rel)).count();
+    if kept + new <= limit {
+        return;
+    }
+    let mut room = limit.saturating_sub(kept);
+    pending.sort_by(|a, b| a.file.rel.cmp(&b.file.rel));
+    pending.retain(|p| {
+        if indexed(&p.file.rel) {
+            return true;
+        }
+        if room > 0 {
+            room -= 1;
+            return true;
+        }
+        skipped.push((
+            p.file.clone(),
+            format!("over the repository's limit of {limit} files"),
+        ));
+        false
+    });
 }

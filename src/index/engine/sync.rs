@@ -130,23 +130,9 @@ impl Indexer {
             .map(|f| (f.path.clone(), f))
             .collect();
         let mut report = SyncReport::default();
-        let (root, plan) = match &repo.source {
-            RepoSource::Path(p) => {
-                let root = PathBuf::from(p);
-                let plan = self
-                    .plan_worktree(&root, &filter, stored, &mut report, progress)
-                    .instrument(tracing::info_span!("sync.scan"))
-                    .await?;
-                (root, plan)
-            }
-            RepoSource::Git(url) => {
-                let plan = self
-                    .plan_git(repo, url, &filter, stored, &mut report, progress)
-                    .instrument(tracing::info_span!("sync.scan", git = true))
-                    .await?;
-                (PathBuf::new(), plan)
-            }
-        };
+        let (root, plan) = self
+            .plan(repo, &filter, stored, &mut report, progress)
+            .await?;
         let Plan {
             pending,
             removals,
@@ -178,56 +164,10 @@ impl Indexer {
             )),
         );
 
-        // Files that are gone: their chunks, symbols and records go.
-        if !removals.is_empty() {
-            let batch = removals.iter().map(|p| (p.clone(), Vec::new())).collect();
-            self.vectors.replace_files(&repo.id, batch).await?;
-            for path in &removals {
-                self.meta.delete_file(&repo.id, path).await?;
-            }
-            report.removed = removals.len();
-        }
-        // Files now skipped: chunks go, a record with the reason stays.
-        if !skipped.is_empty() {
-            let batch = skipped
-                .iter()
-                .map(|(f, _)| (f.rel.clone(), Vec::new()))
-                .collect();
-            self.vectors.replace_files(&repo.id, batch).await?;
-            for (file, reason) in &skipped {
-                self.meta
-                    .upsert_file(&skipped_record(&repo.id, file, reason))
-                    .await?;
-            }
-            report.skipped = skipped.len();
-        }
-
-        // Phase 2: parse, chunk, embed and write, a batch of files at a time.
-        let total = pending.len() as u64;
-        let mut done = 0u64;
-        let mut pending = pending.into_iter().peekable();
-        while pending.peek().is_some() {
-            let batch: Vec<Pending> = pending
-                .by_ref()
-                .take(self.options.batch_files.max(1))
-                .collect();
-            let added = batch.iter().filter(|p| p.is_new).count();
-            let batch_len = batch.len();
-            let prepared = self
-                .prepare(batch)
-                .instrument(tracing::info_span!("sync.parse", files = batch_len))
-                .await?;
-            done += prepared.len() as u64;
-            progress.report(Phase::Parse, done, total, None);
-            self.write_batch(repo, &root, prepared, progress, &mut report)
-                .await?;
-            report.added += added;
-            // A batch is committed in both stores: where the crash tests hold a sync.
-            if fail_point(SYNC_AFTER_BATCH) {
-                tracing::warn!("fail point {SYNC_AFTER_BATCH}: holding this sync");
-                std::future::pending::<()>().await;
-            }
-        }
+        self.drop_files(repo, &removals, &skipped, &mut report)
+            .await?;
+        self.index_files(repo, &root, pending, progress, &mut report)
+            .await?;
         if !changed.is_empty() {
             let graph = crate::index::graph::update_graph(
                 self.meta.as_ref(),
@@ -252,6 +192,110 @@ impl Indexer {
         }
         report.duration = started.elapsed();
         Ok((report, commit))
+    }
+
+    /// What the sync does: the working tree's files against the stored records, or the
+    /// fetched commit's tree against the indexed one. Returns the root files are read
+    /// from (empty for git, which reads blobs).
+    async fn plan(
+        &self,
+        repo: &Repository,
+        filter: &FileFilter,
+        stored: HashMap<String, FileRecord>,
+        report: &mut SyncReport,
+        progress: &mut Progress,
+    ) -> Result<(PathBuf, Plan), IndexError> {
+        Ok(match &repo.source {
+            RepoSource::Path(p) => {
+                let root = PathBuf::from(p);
+                let plan = self
+                    .plan_worktree(&root, filter, stored, report, progress)
+                    .instrument(tracing::info_span!("sync.scan"))
+                    .await?;
+                (root, plan)
+            }
+            RepoSource::Git(url) => {
+                let plan = self
+                    .plan_git(repo, url, filter, stored, report, progress)
+                    .instrument(tracing::info_span!("sync.scan", git = true))
+                    .await?;
+                (PathBuf::new(), plan)
+            }
+        })
+    }
+
+    /// Files that are gone lose their chunks, symbols and records; files now skipped
+    /// lose their chunks and keep a record with the reason.
+    async fn drop_files(
+        &self,
+        repo: &Repository,
+        removals: &[String],
+        skipped: &[(ScannedFile, String)],
+        report: &mut SyncReport,
+    ) -> Result<(), IndexError> {
+        // Files that are gone: their chunks, symbols and records go.
+        if !removals.is_empty() {
+            let batch = removals.iter().map(|p| (p.clone(), Vec::new())).collect();
+            self.vectors.replace_files(&repo.id, batch).await?;
+            for path in removals {
+                self.meta.delete_file(&repo.id, path).await?;
+            }
+            report.removed = removals.len();
+        }
+        // Files now skipped: chunks go, a record with the reason stays.
+        if !skipped.is_empty() {
+            let batch = skipped
+                .iter()
+                .map(|(f, _)| (f.rel.clone(), Vec::new()))
+                .collect();
+            self.vectors.replace_files(&repo.id, batch).await?;
+            for (file, reason) in skipped {
+                self.meta
+                    .upsert_file(&skipped_record(&repo.id, file, reason))
+                    .await?;
+            }
+            report.skipped = skipped.len();
+        }
+
+        Ok(())
+    }
+
+    /// Parses, chunks, embeds and writes the pending files, a batch at a time.
+    async fn index_files(
+        &self,
+        repo: &Repository,
+        root: &Path,
+        pending: Vec<Pending>,
+        progress: &mut Progress,
+        report: &mut SyncReport,
+    ) -> Result<(), IndexError> {
+        // Phase 2: parse, chunk, embed and write, a batch of files at a time.
+        let total = pending.len() as u64;
+        let mut done = 0u64;
+        let mut pending = pending.into_iter().peekable();
+        while pending.peek().is_some() {
+            let batch: Vec<Pending> = pending
+                .by_ref()
+                .take(self.options.batch_files.max(1))
+                .collect();
+            let added = batch.iter().filter(|p| p.is_new).count();
+            let batch_len = batch.len();
+            let prepared = self
+                .prepare(batch)
+                .instrument(tracing::info_span!("sync.parse", files = batch_len))
+                .await?;
+            done += prepared.len() as u64;
+            progress.report(Phase::Parse, done, total, None);
+            self.write_batch(repo, root, prepared, progress, report)
+                .await?;
+            report.added += added;
+            // A batch is committed in both stores: where the crash tests hold a sync.
+            if fail_point(SYNC_AFTER_BATCH) {
+                tracing::warn!("fail point {SYNC_AFTER_BATCH}: holding this sync");
+                std::future::pending::<()>().await;
+            }
+        }
+        Ok(())
     }
 
     /// Parses and chunks a batch on the blocking pool.
@@ -323,35 +367,15 @@ impl Indexer {
             match p.outcome {
                 Ok((chunks, lines, file_facts)) => {
                     facts.push((rel.clone(), Some(file_facts)));
-                    let symbols: Vec<SymbolRecord> = chunks
-                        .iter()
-                        .filter(|c| c.node_kind != SymbolKind::File)
-                        .map(SymbolRecord::from_chunk)
-                        .collect();
-                    let record = FileRecord {
-                        repo_id: repo.id.clone(),
-                        path: rel.clone(),
-                        language: Some(p.file.language.id().to_string()),
-                        content_hash: Some(p.hash.clone()),
-                        mtime_ms: Some(p.file.mtime_ms),
-                        size_bytes: p.file.size as i64,
-                        line_count: i64::from(lines),
-                        symbol_count: symbols.len() as i64,
-                        indexed_at: Some(now_ms()),
-                        skip_reason: None,
-                    };
-                    let file_path = root.join(&rel).to_string_lossy().into_owned();
-                    let rows: Vec<ChunkRow> = chunks
-                        .into_iter()
-                        .map(|chunk| ChunkRow {
-                            repo_id: repo.id.clone(),
-                            file_path: file_path.clone(),
-                            chunk,
-                            content_hash: p.hash.clone(),
-                            last_modified: p.file.mtime_ms,
-                            vector: vectors.next().flatten().unwrap_or_default(),
-                        })
-                        .collect();
+                    let (record, symbols, rows) = file_rows(
+                        &repo.id,
+                        root,
+                        &p.file,
+                        &p.hash,
+                        chunks,
+                        lines,
+                        &mut vectors,
+                    );
                     report.indexed += 1;
                     report.chunks += rows.len();
                     report.lines += u64::from(lines);
@@ -382,15 +406,7 @@ impl Indexer {
         }
         .instrument(write);
         if let Err(e) = written.await {
-            // The chunk rows are written but their records are not (a full disk, a lost
-            // database). Chunks of files the metadata store has never seen are taken back
-            // (best effort) so searches do not show files it does not know; changed files
-            // keep their new rows, and their old hash makes the next sync write them again.
-            for rel in &added {
-                if let Err(undo) = self.vectors.delete_file(&repo.id, rel).await {
-                    tracing::warn!(file = %rel, error = %undo, "cannot take back chunks of a file whose records were not written; `sextant doctor --repair` will");
-                }
-            }
+            self.take_back(&repo.id, &added).await;
             return Err(e.into());
         }
         progress.report(
@@ -401,4 +417,60 @@ impl Indexer {
         );
         Ok(())
     }
+
+    /// After chunk rows were written but their records were not (a full disk, a lost
+    /// database): chunks of files the metadata store has never seen are taken back (best
+    /// effort) so searches do not show files it does not know; changed files keep their
+    /// new rows, and their old hash makes the next sync write them again.
+    async fn take_back(&self, repo_id: &str, added: &[String]) {
+        for rel in added {
+            if let Err(undo) = self.vectors.delete_file(repo_id, rel).await {
+                tracing::warn!(file = %rel, error = %undo, "cannot take back chunks of a file whose records were not written; `sextant doctor --repair` will");
+            }
+        }
+    }
+}
+
+/// One indexed file's rows: its record, its symbols and its chunk rows, each chunk with
+/// the next of `vectors` (the embedding cache's vectors, in chunk order; empty where the
+/// cache has none yet).
+fn file_rows(
+    repo_id: &str,
+    root: &Path,
+    file: &ScannedFile,
+    hash: &str,
+    chunks: Vec<CodeChunk>,
+    lines: u32,
+    vectors: &mut impl Iterator<Item = Option<Vec<f32>>>,
+) -> (FileRecord, Vec<SymbolRecord>, Vec<ChunkRow>) {
+    let symbols: Vec<SymbolRecord> = chunks
+        .iter()
+        .filter(|c| c.node_kind != SymbolKind::File)
+        .map(SymbolRecord::from_chunk)
+        .collect();
+    let record = FileRecord {
+        repo_id: repo_id.to_string(),
+        path: file.rel.clone(),
+        language: Some(file.language.id().to_string()),
+        content_hash: Some(hash.to_string()),
+        mtime_ms: Some(file.mtime_ms),
+        size_bytes: file.size as i64,
+        line_count: i64::from(lines),
+        symbol_count: symbols.len() as i64,
+        indexed_at: Some(now_ms()),
+        skip_reason: None,
+    };
+    let file_path = root.join(&file.rel).to_string_lossy().into_owned();
+    let rows = chunks
+        .into_iter()
+        .map(|chunk| ChunkRow {
+            repo_id: repo_id.to_string(),
+            file_path: file_path.clone(),
+            chunk,
+            content_hash: hash.to_string(),
+            last_modified: file.mtime_ms,
+            vector: vectors.next().flatten().unwrap_or_default(),
+        })
+        .collect();
+    (record, symbols, rows)
 }

@@ -676,58 +676,29 @@ impl<'s> Walker<'s> {
             self.callback_types(node);
         }
         match node.kind() {
-            "comment" | "string" | "regex" | "number" => false,
+            "comment" | "string" | "regex" | "number" => return false,
             "import_statement" => {
                 self.import_statement(node);
-                false
+                return false;
             }
-            "export_statement" => {
-                self.export_statement(node);
-                true
+            "identifier" | "type_identifier" | "shorthand_property_identifier" => {
+                self.identifier(node, field, parent);
+                return false;
             }
-            "call_expression" => {
-                if let Some(callee) = node.child_by_field_name("function") {
-                    let callee = unwrap(callee);
-                    if self.require_call(node).is_some() || callee.kind() == "import" {
-                        if let Some(module) = self.first_string_argument(node) {
-                            self.out.modules.push(ModuleUse {
-                                module,
-                                offset: node.start_byte(),
-                            });
-                        }
-                    } else {
-                        self.use_expression(callee, RefKind::Call);
-                    }
-                }
-                true
-            }
+            "export_statement" => self.export_statement(node),
+            "call_expression" => self.call(node),
             "new_expression" => {
                 if let Some(ctor) = node.child_by_field_name("constructor") {
                     self.use_expression(ctor, RefKind::Call);
                 }
-                true
             }
-            "jsx_opening_element" | "jsx_self_closing_element" => {
-                if let Some(name) = node.child_by_field_name("name") {
-                    let intrinsic = name.kind() == "identifier"
-                        && self
-                            .text(name)
-                            .starts_with(|c: char| c.is_ascii_lowercase());
-                    if intrinsic {
-                        self.handled.insert(name.id());
-                    } else {
-                        self.use_expression(name, RefKind::Call);
-                    }
-                }
-                true
-            }
+            "jsx_opening_element" | "jsx_self_closing_element" => self.jsx_element(node),
             "extends_clause" => {
                 let mut cursor = node.walk();
                 let values: Vec<Node> = node.children_by_field_name("value", &mut cursor).collect();
                 for value in values {
                     self.use_expression(value, RefKind::Extends);
                 }
-                true
             }
             "implements_clause" | "extends_type_clause" => {
                 let kind = if node.kind() == "implements_clause" {
@@ -740,67 +711,103 @@ impl<'s> Walker<'s> {
                 for ty in types {
                     self.use_expression(ty, kind);
                 }
-                true
             }
             "variable_declarator" | "public_field_definition" | "property_signature" => {
-                if node.kind() == "variable_declarator" {
-                    self.require_binding(node);
-                }
-                if let Some(name) = node.child_by_field_name("name")
-                    && let Some(type_name) = self.declared_type(node)
-                {
-                    self.out.declared.push(DeclaredType {
-                        offset: name.start_byte(),
-                        type_name,
-                    });
-                }
-                true
+                self.typed_declaration(node)
             }
-            "assignment_expression" => {
-                self.commonjs_export(node);
-                true
-            }
-            "member_expression" => {
-                if !self.handled.contains(&node.id())
-                    && let Some(target) = self.member(node)
-                    && !matches!(
-                        target,
-                        RefTarget::Member {
-                            base: RefBase::Unknown(_),
-                            ..
-                        }
-                    )
-                {
-                    self.push(node, RefKind::Read, target);
-                }
-                true
-            }
+            "assignment_expression" => self.commonjs_export(node),
+            "member_expression" => self.member_read(node),
             "nested_type_identifier" => {
                 if !self.handled.contains(&node.id()) {
                     let kind = self.type_kind();
                     self.use_expression(node, kind);
                 }
-                true
             }
-            "identifier" | "type_identifier" | "shorthand_property_identifier" => {
-                if self.handled.contains(&node.id()) {
-                    return false;
-                }
-                let parent = parent.map(|p| p.kind()).unwrap_or("");
-                if is_binding(parent, field) {
-                    return false;
-                }
-                let kind = if node.kind() == "type_identifier" {
-                    self.type_kind()
-                } else {
-                    RefKind::Read
-                };
-                if let Some(target) = self.name_target(self.text(node)) {
-                    self.push(node, kind, target);
-                }
-                false
+            _ => {}
+        }
+        true
+    }
+
+    /// A call: `require`/`import()` name a module, anything else calls its callee.
+    fn call(&mut self, node: Node) {
+        let Some(callee) = node.child_by_field_name("function") else {
+            return;
+        };
+        let callee = unwrap(callee);
+        if self.require_call(node).is_some() || callee.kind() == "import" {
+            if let Some(module) = self.first_string_argument(node) {
+                self.out.modules.push(ModuleUse {
+                    module,
+                    offset: node.start_byte(),
+                });
             }
-            _ => true,
+        } else {
+            self.use_expression(callee, RefKind::Call);
+        }
+    }
+
+    /// A JSX element calls its component (lower-case names are HTML's, not code).
+    fn jsx_element(&mut self, node: Node) {
+        if let Some(name) = node.child_by_field_name("name") {
+            let intrinsic = name.kind() == "identifier"
+                && self
+                    .text(name)
+                    .starts_with(|c: char| c.is_ascii_lowercase());
+            if intrinsic {
+                self.handled.insert(name.id());
+            } else {
+                self.use_expression(name, RefKind::Call);
+            }
+        }
+    }
+
+    /// A declarator or field: a `require` binding, and the type it declares.
+    fn typed_declaration(&mut self, node: Node) {
+        if node.kind() == "variable_declarator" {
+            self.require_binding(node);
+        }
+        if let Some(name) = node.child_by_field_name("name")
+            && let Some(type_name) = self.declared_type(node)
+        {
+            self.out.declared.push(DeclaredType {
+                offset: name.start_byte(),
+                type_name,
+            });
+        }
+    }
+
+    /// A member read not already part of a call or type (`a.b` with a known base).
+    fn member_read(&mut self, node: Node) {
+        if !self.handled.contains(&node.id())
+            && let Some(target) = self.member(node)
+            && !matches!(
+                target,
+                RefTarget::Member {
+                    base: RefBase::Unknown(_),
+                    ..
+                }
+            )
+        {
+            self.push(node, RefKind::Read, target);
+        }
+    }
+
+    /// A name in reference position: what it refers to, unless a binding.
+    fn identifier(&mut self, node: Node, field: Option<&str>, parent: Option<Node>) {
+        if self.handled.contains(&node.id()) {
+            return;
+        }
+        let parent = parent.map(|p| p.kind()).unwrap_or("");
+        if is_binding(parent, field) {
+            return;
+        }
+        let kind = if node.kind() == "type_identifier" {
+            self.type_kind()
+        } else {
+            RefKind::Read
+        };
+        if let Some(target) = self.name_target(self.text(node)) {
+            self.push(node, kind, target);
         }
     }
 
