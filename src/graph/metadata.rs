@@ -170,41 +170,6 @@ impl GraphSlice {
         .into_iter()
         .filter(|r| !callers.contains(r))
         .collect();
-        let reference_files: Vec<String> = self
-            .incoming
-            .get(id)
-            .into_iter()
-            .flatten()
-            .filter(|e| e.kind != EdgeKind::Imports && e.from_chunk != id)
-            .filter_map(|e| self.symbols.get(&e.from_chunk).map(|(p, _)| p.clone()))
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let members = if matches!(
-            symbol.kind.as_str(),
-            "class" | "interface" | "enum" | "namespace" | "module" | "component"
-        ) {
-            children
-                .iter()
-                .filter_map(|c| self.symbols.get(c))
-                .map(|(_, s)| {
-                    if is_method_like(&s.kind) {
-                        format!("{}()", s.name)
-                    } else {
-                        s.name.clone()
-                    }
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let uncertain_calls = outgoing
-            .iter()
-            .filter(|e| e.kind == EdgeKind::Calls && !e.certain)
-            .map(|e| e.to_name.clone())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
         Some(SymbolMetadata {
             id: id.to_string(),
             name: display_name(&symbol.breadcrumb),
@@ -224,14 +189,55 @@ impl GraphSlice {
                 .into_iter()
                 .filter(|r| r.id.as_deref() != Some(id))
                 .collect(),
-            uncertain_calls,
+            uncertain_calls: outgoing
+                .iter()
+                .filter(|e| e.kind == EdgeKind::Calls && !e.certain)
+                .map(|e| e.to_name.clone())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
             callers,
             used_by,
-            reference_files,
+            reference_files: self.reference_files(id),
             types_in: targets(&[EdgeKind::ParamType]),
             types_out: targets(&[EdgeKind::ReturnType]),
             types_used: targets(&[EdgeKind::Type]),
-            members,
+            members: self.members(&symbol.kind, children),
         })
+    }
+
+    /// The files that refer to symbol `id` (imports aside), in order.
+    fn reference_files(&self, id: &str) -> Vec<String> {
+        self.incoming
+            .get(id)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.kind != EdgeKind::Imports && e.from_chunk != id)
+            .filter_map(|e| self.symbols.get(&e.from_chunk).map(|(p, _)| p.clone()))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// The member names of a container symbol of `kind` (`name()` for methods); none for
+    /// other kinds.
+    fn members(&self, kind: &str, children: &[String]) -> Vec<String> {
+        if !matches!(
+            kind,
+            "class" | "interface" | "enum" | "namespace" | "module" | "component"
+        ) {
+            return Vec::new();
+        }
+        children
+            .iter()
+            .filter_map(|c| self.symbols.get(c))
+            .map(|(_, s)| {
+                if is_method_like(&s.kind) {
+                    format!("{}()", s.name)
+                } else {
+                    s.name.clone()
+                }
+            })
+            .collect()
     }
 }

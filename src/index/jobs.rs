@@ -241,65 +241,90 @@ impl JobRunner {
         fields(sextant.job.id = %job.id, sextant.job.kind = %job.kind, sextant.job.attempt = job.attempts)
     )]
     async fn run_one(&self, job: Job) -> Result<JobOutcome, IndexError> {
-        let meta = self.indexer.meta().clone();
-        // Whether the sync failed because the metadata database did not answer.
-        let mut transient = false;
-        let result = match (&job.kind[..], &job.repo_id) {
-            (SYNC_JOB, Some(repo_id)) => match self.indexer.find_repo(repo_id).await {
-                Ok(repo) => {
-                    let mut progress = Progress::new(&repo.id, self.events.clone());
-                    let recorder = tokio::spawn(record_progress(
-                        meta.clone(),
-                        job.id.clone(),
-                        repo.id.clone(),
-                        self.events.subscribe(),
-                    ));
-                    let outcome = tokio::time::timeout(
-                        self.deadline,
-                        self.indexer.sync(&repo, &mut progress),
-                    )
-                    .await;
-                    // The outcome written below is the job's last word.
-                    recorder.abort();
-                    let _ = recorder.await;
-                    match outcome {
-                        Ok(result) => result.map_err(|e| {
-                            transient = matches!(&e, IndexError::Store(s) if s.is_unavailable());
-                            e.to_string()
-                        }),
-                        Err(_) => {
-                            let message = format!(
-                                "the sync ran longer than its deadline ({} s) and was stopped; \
-                                 what it wrote is kept and the next sync continues from there",
-                                self.deadline.as_secs()
-                            );
-                            // The stopped sync could not record its own end.
-                            persist(|| {
-                                meta.set_repository_status(
-                                    &repo.id,
-                                    crate::store::RepoStatus::Error,
-                                    Some(&message),
-                                    None,
-                                )
-                            })
-                            .await?;
-                            Err(message)
-                        }
-                    }
-                }
-                // The database may go away between the claim and this read, too.
-                Err(e) => {
-                    transient = matches!(&e, IndexError::Store(s) if s.is_unavailable());
-                    Err(e.to_string())
-                }
-            },
-            (kind, _) => Err(format!("unknown job kind `{kind}`")),
+        let (result, transient) = match (&job.kind[..], &job.repo_id) {
+            (SYNC_JOB, Some(repo_id)) => self.run_sync(&job, repo_id).await?,
+            (kind, _) => (Err(format!("unknown job kind `{kind}`")), false),
         };
         let retry = transient && job.attempts < MAX_ATTEMPTS;
-        // The outcome is recorded even if the database is still coming back: a job left
-        // `running` would make every later sync request a 409.
+        self.record_outcome(&job, &result, retry).await?;
+        if retry {
+            self.wake.notify_one();
+        }
+        let _ = self.events.send(ProgressEvent {
+            repo_id: job.repo_id.clone().unwrap_or_default(),
+            phase: Phase::Done,
+            done: 0,
+            total: 0,
+            rate: 0.0,
+            eta_secs: None,
+            message: Some(format!("job {} finished", job.id)),
+        });
+        Ok(JobOutcome { job, result })
+    }
+
+    /// Runs a sync job under the deadline, its progress recorded on the job. Returns
+    /// the outcome and whether it failed because the metadata database did not answer
+    /// (worth another attempt).
+    async fn run_sync(
+        &self,
+        job: &Job,
+        repo_id: &str,
+    ) -> Result<(Result<SyncReport, String>, bool), IndexError> {
+        let meta = self.indexer.meta().clone();
+        let unavailable = |e: &IndexError| matches!(e, IndexError::Store(s) if s.is_unavailable());
+        let repo = match self.indexer.find_repo(repo_id).await {
+            Ok(repo) => repo,
+            // The database may go away between the claim and this read, too.
+            Err(e) => return Ok((Err(e.to_string()), unavailable(&e))),
+        };
+        let mut progress = Progress::new(&repo.id, self.events.clone());
+        let recorder = tokio::spawn(record_progress(
+            meta.clone(),
+            job.id.clone(),
+            repo.id.clone(),
+            self.events.subscribe(),
+        ));
+        let outcome =
+            tokio::time::timeout(self.deadline, self.indexer.sync(&repo, &mut progress)).await;
+        // The outcome written by `record_outcome` is the job's last word.
+        recorder.abort();
+        let _ = recorder.await;
+        match outcome {
+            Ok(Ok(report)) => Ok((Ok(report), false)),
+            Ok(Err(e)) => Ok((Err(e.to_string()), unavailable(&e))),
+            Err(_) => {
+                let message = format!(
+                    "the sync ran longer than its deadline ({} s) and was stopped; \
+                     what it wrote is kept and the next sync continues from there",
+                    self.deadline.as_secs()
+                );
+                // The stopped sync could not record its own end.
+                persist(|| {
+                    meta.set_repository_status(
+                        &repo.id,
+                        crate::store::RepoStatus::Error,
+                        Some(&message),
+                        None,
+                    )
+                })
+                .await?;
+                Ok((Err(message), false))
+            }
+        }
+    }
+
+    /// Records a job's outcome: succeeded with its counts, queued again (`retry`), or
+    /// failed with the error also on its repository. Recorded even if the database is
+    /// still coming back: a job left `running` would make every later sync request a 409.
+    async fn record_outcome(
+        &self,
+        job: &Job,
+        result: &Result<SyncReport, String>,
+        retry: bool,
+    ) -> Result<(), IndexError> {
+        let meta = self.indexer.meta().clone();
         persist(|| async {
-            match &result {
+            match result {
                 Ok(report) => {
                     meta.update_job_progress(
                         &job.id,
@@ -338,19 +363,7 @@ impl JobRunner {
             }
         })
         .await?;
-        if retry {
-            self.wake.notify_one();
-        }
-        let _ = self.events.send(ProgressEvent {
-            repo_id: job.repo_id.clone().unwrap_or_default(),
-            phase: Phase::Done,
-            done: 0,
-            total: 0,
-            rate: 0.0,
-            eta_secs: None,
-            message: Some(format!("job {} finished", job.id)),
-        });
-        Ok(JobOutcome { job, result })
+        Ok(())
     }
 
     /// Queues a sync for every git repository whose `fetch_interval_secs` has passed

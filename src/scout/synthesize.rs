@@ -89,6 +89,28 @@ pub fn synthesize(
             .unwrap_or_else(|| "other".into());
         *ignored.entry(tag).or_default() += 1;
     }
+    let summary = summary(seeds, exploration, &interpretation, &pointers, &ignored);
+    ScoutResponse {
+        summary,
+        pointers,
+        meta: ScoutMeta {
+            nodes_visited: exploration.nodes_visited,
+            links_rated: exploration.visited.len() as u32,
+            budget_remaining: exploration.budget_remaining,
+            interpretation,
+        },
+    }
+}
+
+/// The answer in words: what the subject is, how many places must change, are worth a
+/// look or were safely ignored, then those places by section.
+fn summary(
+    seeds: &[Node],
+    exploration: &Exploration,
+    interpretation: &str,
+    pointers: &[Pointer],
+    ignored: &BTreeMap<String, usize>,
+) -> String {
     let high = pointers.iter().filter(|p| p.risk == Risk::High).count();
     let medium = pointers.len() - high;
     let low: usize = ignored.values().sum();
@@ -104,7 +126,7 @@ pub fn synthesize(
         ),
     };
     if seeds.is_empty() {
-        let _ = write!(summary, "{interpretation}");
+        summary.push_str(interpretation);
     } else if exploration.visited.is_empty() {
         let _ = write!(
             summary,
@@ -157,18 +179,9 @@ pub fn synthesize(
     section(&mut summary, "Worth a look", Risk::Medium);
     if !ignored.is_empty() {
         summary.push_str("\n\n**Safe to ignore**\n");
-        for (tag, n) in &ignored {
+        for (tag, n) in ignored {
             let _ = write!(summary, "\n- {n} × {tag}: {}", why_ignored(tag));
         }
     }
-    ScoutResponse {
-        summary,
-        pointers,
-        meta: ScoutMeta {
-            nodes_visited: exploration.nodes_visited,
-            links_rated: exploration.visited.len() as u32,
-            budget_remaining: exploration.budget_remaining,
-            interpretation,
-        },
-    }
+    summary
 }

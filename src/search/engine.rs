@@ -16,6 +16,11 @@ use crate::parse::SymbolKind;
 use crate::store::{ChunkRow, MetaStore, PathMatcher, RepoSource, ScoredChunk, VectorStore};
 use crate::text::estimate_tokens;
 
+/// A chunk by (repository id, chunk id).
+type Key = (String, String);
+/// The (kind, parent id) of chunks met climbing to answer units.
+type Shapes = HashMap<Key, (SymbolKind, Option<String>)>;
+
 /// How a query was answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -502,6 +507,32 @@ impl Searcher {
         Ok(rows)
     }
 
+    /// Adds to `shape` the (kind, parent) of the parents of `cursor`'s chunks it does not
+    /// know yet: one symbol-table query per repository.
+    async fn learn_parents(&self, cursor: &[Key], shape: &mut Shapes) -> Result<(), SearchError> {
+        let mut missing: HashMap<String, Vec<String>> = HashMap::new();
+        for key in cursor {
+            if let Some((_, Some(pid))) = shape.get(key)
+                && !shape.contains_key(&(key.0.clone(), pid.clone()))
+            {
+                missing.entry(key.0.clone()).or_default().push(pid.clone());
+            }
+        }
+        for (repo, mut ids) in missing {
+            ids.sort();
+            ids.dedup();
+            for (_, symbol) in self.meta.symbols_by_id(&repo, &ids).await? {
+                if let Some(kind) = SymbolKind::parse(&symbol.kind) {
+                    shape.insert(
+                        (repo.clone(), symbol.chunk_id),
+                        (kind, symbol.parent_chunk_id),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Lifts each hit to its answer unit (see [`SymbolKind::has_code_body`]), keeping the
     /// hit order: returns (unit row, hit) pairs, import and re-export statements left out.
     ///
@@ -525,9 +556,8 @@ impl Searcher {
                 )
             })
             .collect();
-        type Key = (String, String);
         // (kind, parent id) of every chunk met on the way up.
-        let mut shape: HashMap<Key, (SymbolKind, Option<String>)> = HashMap::new();
+        let mut shape: Shapes = HashMap::new();
         let mut rows: HashMap<Key, ChunkRow> = HashMap::new();
         for h in &hits {
             let key = (h.row.repo_id.clone(), h.row.chunk.id.clone());
@@ -543,26 +573,7 @@ impl Searcher {
             .collect();
         // Climb one level per round, looking up the parents not yet known.
         for _ in 0..16 {
-            let mut missing: HashMap<String, Vec<String>> = HashMap::new();
-            for key in &cursor {
-                if let Some((_, Some(pid))) = shape.get(key)
-                    && !shape.contains_key(&(key.0.clone(), pid.clone()))
-                {
-                    missing.entry(key.0.clone()).or_default().push(pid.clone());
-                }
-            }
-            for (repo, mut ids) in missing {
-                ids.sort();
-                ids.dedup();
-                for (_, symbol) in self.meta.symbols_by_id(&repo, &ids).await? {
-                    if let Some(kind) = SymbolKind::parse(&symbol.kind) {
-                        shape.insert(
-                            (repo.clone(), symbol.chunk_id),
-                            (kind, symbol.parent_chunk_id),
-                        );
-                    }
-                }
-            }
+            self.learn_parents(&cursor, &mut shape).await?;
             let mut moved = false;
             for key in &mut cursor {
                 let Some((kind, Some(pid))) = shape.get(key) else {

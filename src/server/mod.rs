@@ -174,48 +174,7 @@ async fn body_deadline(State(deadline): State<Duration>, request: Request, next:
 
 /// The application: every route under `options.base_path`.
 pub fn router(state: Arc<ServerState>, options: &HttpOptions) -> Router {
-    let api = crate::api::routes();
-    let (plain, _) = api.plain.split_for_parts();
-    let (streams, _) = api.streams.split_for_parts();
     let authed = || middleware::from_fn_with_state(state.clone(), auth::authenticate);
-    let api = plain
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            options.request_timeout,
-        ))
-        // A streamed Scout answer is a long-lived session like a progress stream.
-        .layer(middleware::from_fn_with_state(
-            state.sessions.clone(),
-            sessions::streamed_sessions,
-        ))
-        .merge(streams.layer(middleware::from_fn_with_state(
-            state.sessions.clone(),
-            sessions::sse_sessions,
-        )))
-        .layer(authed())
-        .with_state(state.service.clone());
-    let mcp_hosts = if options.allowed_hosts.iter().any(|h| h == "*") {
-        Vec::new()
-    } else {
-        options.allowed_hosts.clone()
-    };
-    let tools =
-        crate::mcp::SextantMcp::new(state.service.clone()).with_tool_calls(state.metrics.clone());
-    let mcp = Router::new()
-        .nest_service(
-            "/mcp",
-            crate::mcp::http_service(
-                tools,
-                state.sessions.manager(),
-                mcp_hosts,
-                options.allowed_origins.clone(),
-            ),
-        )
-        .layer(middleware::from_fn_with_state(
-            state.sessions.clone(),
-            sessions::mcp_sessions,
-        ))
-        .layer(authed());
     let open = Router::new()
         .route("/healthz", axum::routing::get(health::healthz))
         .route("/readyz", axum::routing::get(health::readyz))
@@ -233,8 +192,8 @@ pub fn router(state: Arc<ServerState>, options: &HttpOptions) -> Router {
         .with_state(state.clone());
     let base = options.base_path.clone();
     let app = Router::new()
-        .nest("/api/v1", api)
-        .merge(mcp)
+        .nest("/api/v1", rest_routes(&state, options))
+        .merge(mcp_routes(&state, options))
         .merge(open)
         .merge(protected)
         .fallback(health::not_found)
@@ -260,35 +219,94 @@ pub fn router(state: Arc<ServerState>, options: &HttpOptions) -> Router {
         ))
         .layer(middleware::from_fn(trace::http_span));
     if !options.allowed_origins.is_empty() {
-        let origins: Vec<HeaderValue> = options
-            .allowed_origins
-            .iter()
-            .filter_map(|o| HeaderValue::from_str(o).ok())
-            .collect();
-        app = app.layer(
-            CorsLayer::new()
-                .allow_origin(AllowOrigin::list(origins))
-                .allow_methods([
-                    axum::http::Method::GET,
-                    axum::http::Method::POST,
-                    axum::http::Method::PATCH,
-                    axum::http::Method::DELETE,
-                ])
-                .allow_headers([
-                    header::AUTHORIZATION,
-                    header::CONTENT_TYPE,
-                    header::ACCEPT,
-                    header::HeaderName::from_static("mcp-session-id"),
-                    header::HeaderName::from_static("mcp-protocol-version"),
-                    header::HeaderName::from_static("last-event-id"),
-                ])
-                .expose_headers([header::HeaderName::from_static("mcp-session-id")]),
-        );
+        app = app.layer(cors(&options.allowed_origins));
     }
     app.layer(middleware::from_fn_with_state(
         Arc::new(options.clone()),
         guard,
     ))
+}
+
+/// The REST API: plain routes under the request timeout, streams (SSE) without it, all
+/// authenticated, each counted against the session limits.
+fn rest_routes(state: &Arc<ServerState>, options: &HttpOptions) -> Router {
+    let api = crate::api::routes();
+    let (plain, _) = api.plain.split_for_parts();
+    let (streams, _) = api.streams.split_for_parts();
+    plain
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            options.request_timeout,
+        ))
+        // A streamed Scout answer is a long-lived session like a progress stream.
+        .layer(middleware::from_fn_with_state(
+            state.sessions.clone(),
+            sessions::streamed_sessions,
+        ))
+        .merge(streams.layer(middleware::from_fn_with_state(
+            state.sessions.clone(),
+            sessions::sse_sessions,
+        )))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::authenticate,
+        ))
+        .with_state(state.service.clone())
+}
+
+/// MCP over streamable HTTP at `/mcp`, authenticated, its hosts and origins checked.
+fn mcp_routes(state: &Arc<ServerState>, options: &HttpOptions) -> Router {
+    let mcp_hosts = if options.allowed_hosts.iter().any(|h| h == "*") {
+        Vec::new()
+    } else {
+        options.allowed_hosts.clone()
+    };
+    let tools =
+        crate::mcp::SextantMcp::new(state.service.clone()).with_tool_calls(state.metrics.clone());
+    Router::new()
+        .nest_service(
+            "/mcp",
+            crate::mcp::http_service(
+                tools,
+                state.sessions.manager(),
+                mcp_hosts,
+                options.allowed_origins.clone(),
+            ),
+        )
+        .layer(middleware::from_fn_with_state(
+            state.sessions.clone(),
+            sessions::mcp_sessions,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::authenticate,
+        ))
+}
+
+/// CORS for the configured browser origins: the API's methods and the headers MCP
+/// clients send and read.
+fn cors(allowed_origins: &[String]) -> CorsLayer {
+    let origins: Vec<HeaderValue> = allowed_origins
+        .iter()
+        .filter_map(|o| HeaderValue::from_str(o).ok())
+        .collect();
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins))
+        .allow_methods([
+            axum::http::Method::GET,
+            axum::http::Method::POST,
+            axum::http::Method::PATCH,
+            axum::http::Method::DELETE,
+        ])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            header::HeaderName::from_static("mcp-session-id"),
+            header::HeaderName::from_static("mcp-protocol-version"),
+            header::HeaderName::from_static("last-event-id"),
+        ])
+        .expose_headers([header::HeaderName::from_static("mcp-session-id")])
 }
 
 /// Where the client reached us, as far as a trusted proxy says (`X-Forwarded-Proto`,

@@ -626,41 +626,41 @@ impl<'s> Extractor<'s> {
                 Draft::new(kind, name, outer, self.head(decl, body), mods)
                     .with_body(body, Children::Container)
             }
-            "ambient_declaration" => {
-                mods.push(Modifier::Declare);
-                let mut cursor = decl.walk();
-                let inner: Vec<Node> = decl.named_children(&mut cursor).collect();
-                if let Some(body) = inner.iter().find(|n| n.kind() == "statement_block") {
-                    // declare global { … }
-                    let body = *body;
-                    Draft {
-                        body: Some(body),
-                        children: Children::Container(body),
-                        ..Draft::new(
-                            SymbolKind::Module,
-                            "global",
-                            outer,
-                            self.head(decl, Some(body)),
-                            mods,
-                        )
-                    }
-                } else {
-                    let inner = *inner.iter().find(|n| n.kind() != "comment")?;
-                    let inner = if inner.kind() == "expression_statement" {
-                        inner.named_child(0)?
-                    } else {
-                        inner
-                    };
-                    return self.declaration(inner, outer, &mods);
-                }
-            }
+            "ambient_declaration" => return self.ambient(decl, outer, mods),
             "lexical_declaration" | "variable_declaration" => {
                 return self.variable_statement(decl, outer, mods);
             }
-            "import_alias" => return None,
             _ => return None,
         };
         Some(draft)
+    }
+
+    /// `declare …`: `declare global { … }` is a module, anything else the declaration
+    /// it wraps, marked `declare`.
+    fn ambient<'t>(
+        &mut self,
+        decl: Node<'t>,
+        outer: Node<'t>,
+        mut mods: Vec<Modifier>,
+    ) -> Option<Draft<'t>> {
+        mods.push(Modifier::Declare);
+        let mut cursor = decl.walk();
+        let inner: Vec<Node> = decl.named_children(&mut cursor).collect();
+        if let Some(&body) = inner.iter().find(|n| n.kind() == "statement_block") {
+            let head = self.head(decl, Some(body));
+            return Some(Draft {
+                body: Some(body),
+                children: Children::Container(body),
+                ..Draft::new(SymbolKind::Module, "global", outer, head, mods)
+            });
+        }
+        let inner = *inner.iter().find(|n| n.kind() != "comment")?;
+        let inner = if inner.kind() == "expression_statement" {
+            inner.named_child(0)?
+        } else {
+            inner
+        };
+        self.declaration(inner, outer, &mods)
     }
 
     fn field_text(&self, node: Node, field: &str) -> Option<&'s str> {
