@@ -1,5 +1,5 @@
 //! Prints the (description, code) training pairs of every source file under a directory
-//! as JSON lines, using Sextant's own parser and chunker (`sextant::chunk::pairs`).
+//! as JSON lines, using Sextant's own parser and chunker (`sextant::dev::pairs`).
 //! `tools/train/mine.py` runs it on each unpacked npm package.
 //!
 //! Usage: `cargo run --example mine_pairs -- DIR` — one JSON object per pair on stdout
@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use sextant::chunk::pairs::doc_pairs;
+use sextant::dev::pairs::doc_pairs;
 use sextant::parse::Language;
 
 fn main() {

@@ -1,5 +1,5 @@
 #![no_main]
-//! See `sextant::fuzz::mcp_message` (../../src/fuzz.rs) for what this target checks.
+//! See `sextant::dev::fuzz::mcp_message` (../../src/dev/fuzz.rs) for what this target checks.
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     sextant_fuzz::fuzz::mcp_message(data);

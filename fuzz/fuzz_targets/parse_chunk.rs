@@ -1,5 +1,5 @@
 #![no_main]
-//! See `sextant::fuzz::parse_and_chunk` (../../src/fuzz.rs) for what this target checks.
+//! See `sextant::dev::fuzz::parse_and_chunk` (../../src/dev/fuzz.rs) for what this target checks.
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     sextant_fuzz::fuzz::parse_and_chunk(data);

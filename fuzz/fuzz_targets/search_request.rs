@@ -1,5 +1,5 @@
 #![no_main]
-//! See `sextant::fuzz::search_request` (../../src/fuzz.rs) for what this target checks.
+//! See `sextant::dev::fuzz::search_request` (../../src/dev/fuzz.rs) for what this target checks.
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     sextant_fuzz::fuzz::search_request(data);

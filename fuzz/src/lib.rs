@@ -1,11 +1,11 @@
 //! Sextant's pure layers compiled from `../src` for fuzzing: the same files, included by
 //! path, under the same module paths, so `crate::…` references inside them resolve.
-//! Only what the fuzz checks (`../src/fuzz.rs`) reach is included.
+//! Only what the fuzz checks (`../src/dev/fuzz.rs`) reach is included.
 #![allow(dead_code, unused_imports, unexpected_cfgs)]
 
 #[path = "../../src/chunk/mod.rs"]
 pub mod chunk;
-#[path = "../../src/fuzz.rs"]
+#[path = "../../src/dev/fuzz.rs"]
 pub mod fuzz;
 #[path = "../../src/parse/mod.rs"]
 pub mod parse;

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::store::{self, JobState, RepoSource, RepoStatus};
+use crate::service::records::{self, JobState, RepoSource, RepoStatus};
 
 /// A registered repository.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -33,8 +33,8 @@ pub struct Repository {
     pub updated_at: i64,
 }
 
-impl From<store::Repository> for Repository {
-    fn from(r: store::Repository) -> Self {
+impl From<records::Repository> for Repository {
+    fn from(r: records::Repository) -> Self {
         Self {
             id: r.id,
             name: r.name,
@@ -77,12 +77,12 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        store::RepoSettings::default().into()
+        records::RepoSettings::default().into()
     }
 }
 
-impl From<store::RepoSettings> for Settings {
-    fn from(s: store::RepoSettings) -> Self {
+impl From<records::RepoSettings> for Settings {
+    fn from(s: records::RepoSettings) -> Self {
         Self {
             include: s.include,
             exclude: s.exclude,
@@ -96,7 +96,7 @@ impl From<store::RepoSettings> for Settings {
     }
 }
 
-impl From<Settings> for store::RepoSettings {
+impl From<Settings> for records::RepoSettings {
     fn from(s: Settings) -> Self {
         Self {
             include: s.include,
@@ -143,8 +143,8 @@ pub struct Job {
     pub updated_at: i64,
 }
 
-impl From<store::Job> for Job {
-    fn from(j: store::Job) -> Self {
+impl From<records::Job> for Job {
+    fn from(j: records::Job) -> Self {
         Self {
             id: j.id,
             repo_id: j.repo_id,
@@ -187,8 +187,8 @@ pub struct File {
     pub skip_reason: Option<String>,
 }
 
-impl From<store::FileRecord> for File {
-    fn from(f: store::FileRecord) -> Self {
+impl From<records::FileRecord> for File {
+    fn from(f: records::FileRecord) -> Self {
         Self {
             path: f.path,
             language: f.language,
@@ -233,8 +233,8 @@ pub struct Symbol {
     pub end_line: i64,
 }
 
-impl From<store::SymbolRecord> for Symbol {
-    fn from(s: store::SymbolRecord) -> Self {
+impl From<records::SymbolRecord> for Symbol {
+    fn from(s: records::SymbolRecord) -> Self {
         Self {
             chunk_id: s.chunk_id,
             name: s.name,

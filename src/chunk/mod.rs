@@ -10,7 +10,6 @@
 mod content;
 mod ids;
 pub mod outline;
-pub mod pairs;
 
 use std::collections::{HashMap, HashSet};
 
@@ -446,7 +445,7 @@ impl<'a> FileContext<'a> {
 }
 
 /// The JSDoc description before the first block tag, on one line.
-fn purpose_of(jsdoc: &str) -> String {
+pub(crate) fn purpose_of(jsdoc: &str) -> String {
     let description: Vec<&str> = jsdoc
         .lines()
         .take_while(|l| !l.trim_start().starts_with('@'))

@@ -12,6 +12,7 @@ mod doctor;
 mod index;
 mod models;
 mod remote;
+mod repo;
 mod scout;
 mod search;
 mod serve;
@@ -257,7 +258,7 @@ pub enum Command {
     Repo {
         /// What to do.
         #[command(subcommand)]
-        action: index::RepoCommand,
+        action: repo::RepoCommand,
     },
     /// Manage local models: fetch the default model, distill the static one.
     Model {
@@ -323,7 +324,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Command::Mcp => serve::mcp_remote(server, token),
             Command::Index(args) => remote::repo(
                 remote,
-                index::RepoCommand::Add(index::RepoAddArgs {
+                repo::RepoCommand::Add(repo::RepoAddArgs {
                     source: args.source,
                     no_wait: false,
                 }),
@@ -346,7 +347,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         } => stats(&path, &config),
         Command::Parse { path, json, .. } => parse_tree(&path, json, &config),
         Command::Index(args) => index::index(args, &config),
-        Command::Repo { action } => index::repo(action, &config),
+        Command::Repo { action } => repo::repo(action, &config),
         Command::Search(args) => search::search(args, &config),
         Command::Scout(args) => scout::scout(args, &config),
         Command::Eval(args) => search::eval(args, &config, data_dir_given),

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::index::{RepoCommand, fail};
+use super::index::fail;
+use super::repo::{RepoCommand, print_files, print_json, print_list, print_settings};
 use super::search::SearchCommand;
 use super::{CliError, out, write_err};
-use crate::api::{JobBody, RepositoryList};
+use crate::api::{FileList, JobBody, RepositoryBody, RepositoryDetail, RepositoryList, wire};
 use crate::app::runtime;
 use crate::store::JobState;
 
@@ -117,26 +118,12 @@ pub fn repo(remote: Remote, action: RepoCommand) -> Result<(), CliError> {
         match action {
             RepoCommand::List => {
                 let list: RepositoryList = typed(remote.get("/api/v1/repositories").await?)?;
-                for r in list.repositories {
-                    let (_, location) = r.source.split();
-                    writeln!(
-                        w,
-                        "{}\t{}\t{location}{}",
-                        r.name,
-                        r.status,
-                        r.last_error
-                            .map(|e| format!("\terror: {e}"))
-                            .unwrap_or_default()
-                    )
-                    .map_err(write_err)?;
-                }
+                print_list(&mut w, &list.repositories)?;
             }
             RepoCommand::Show { name } => {
-                let repo = remote
-                    .get(&format!("/api/v1/repositories/{}", enc(&name)))
-                    .await?;
-                serde_json::to_writer_pretty(&mut w, &repo).map_err(fail)?;
-                writeln!(w).map_err(write_err)?;
+                let path = format!("/api/v1/repositories/{}", enc(&name));
+                let detail: RepositoryDetail = typed(remote.get(&path).await?)?;
+                print_json(&mut w, &detail)?;
             }
             RepoCommand::Remove { name } => {
                 let removed = remote
@@ -190,10 +177,26 @@ pub fn repo(remote: Remote, action: RepoCommand) -> Result<(), CliError> {
                     wait(&remote, &queued["job"], &mut w).await?;
                 }
             }
-            RepoCommand::Set(_) | RepoCommand::Files { .. } => {
-                return Err(fail(
-                    "this `repo` action works on a local data directory only; drop --server",
-                ));
+            RepoCommand::Set(args) => {
+                let path = format!("/api/v1/repositories/{}", enc(&args.name));
+                let current: RepositoryDetail = typed(remote.get(&path).await?)?;
+                let settings =
+                    wire::Settings::from(args.apply(current.repository.settings.into())?);
+                let body = json!({ "settings": settings, "ref": args.tracked_ref });
+                let saved: RepositoryBody = typed(
+                    remote
+                        .send(reqwest::Method::PATCH, &path, Some(body))
+                        .await?,
+                )?;
+                print_settings(&mut w, &saved.repository.name, &saved.repository.settings)?;
+            }
+            RepoCommand::Files { name, skipped } => {
+                let path = format!(
+                    "/api/v1/repositories/{}/files?skipped={skipped}",
+                    enc(&name)
+                );
+                let list: FileList = typed(remote.get(&path).await?)?;
+                print_files(&mut w, &list.files)?;
             }
         }
         Ok(())
@@ -223,7 +226,10 @@ async fn wait(remote: &Remote, job: &Value, w: &mut impl Write) -> Result<(), Cl
             last = line;
         }
         match job.state {
-            JobState::Succeeded => return writeln!(w, "indexed").map_err(write_err),
+            JobState::Succeeded => {
+                let done = job.message.as_deref().unwrap_or("done");
+                return writeln!(w, "indexed: {done}").map_err(write_err);
+            }
             JobState::Failed | JobState::Cancelled => {
                 return Err(fail(format!(
                     "job {id} {}: {}",

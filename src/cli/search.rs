@@ -4,19 +4,21 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::json;
 
 use super::index::{fail, sync_with_bars};
 use super::{CliError, out, write_err};
-use crate::app::{Background, build_reranker, open_indexer, open_meta, runtime};
+use crate::app::{Background, runtime};
 use crate::auth::Principal;
 use crate::config::Config;
 use crate::parse::SymbolKind;
-use crate::search::{Fusion, Priors, Retrieval, SearchHit, SearchOptions, Searcher, StageTimings};
-use crate::store::{RepoSettings, VectorStore};
+use crate::search::{
+    Fusion, Priors, Retrieval, SearchHit, SearchOptions, SearchResponse, StageTimings,
+};
+use crate::service::{Registration, Service, Source};
+use crate::store::RepoSettings;
 
 /// Search knobs shared by `search` and `eval` (the blueprint's configuration table).
 #[derive(Debug, Clone, clap::Args)]
@@ -149,19 +151,6 @@ pub struct EvalCommand {
     pub settings: SearchArgs,
 }
 
-async fn open_searcher(
-    config: &Config,
-) -> Result<(Arc<crate::index::Indexer>, Searcher), CliError> {
-    let meta = open_meta(config).await?;
-    let opened = open_indexer(config, meta.clone()).await?;
-    let (indexer, embedder) = (opened.indexer, opened.embedder);
-    let reranker = build_reranker(config).await?;
-    let indexer = Arc::new(indexer);
-    let vectors: Arc<dyn VectorStore> = indexer.vectors().clone();
-    let searcher = Searcher::new(meta, vectors, embedder, reranker);
-    Ok((indexer, searcher))
-}
-
 /// Runs one search on the local data directory, through the service as the server
 /// runs it (working trees checked for changes first, bounded), and prints what
 /// `--server` prints.
@@ -278,7 +267,8 @@ fn read_queries(path: &Path) -> Result<Vec<EvalQuery>, CliError> {
 }
 
 /// Indexes the corpus (into a temporary data directory unless `--data-dir` was given),
-/// runs every query and writes the results JSONL.
+/// runs every query through the service as the server would, and writes the results
+/// JSONL.
 pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<(), CliError> {
     let queries = read_queries(&args.queries)?;
     let temp = if data_dir_given {
@@ -298,135 +288,200 @@ pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<
     }
     config.allowed_roots.clear();
     runtime()?.block_on(async {
-        let (indexer, searcher) = open_searcher(&config).await?;
-        // One repository per distinct corpus.
-        let mut repos: BTreeMap<Option<String>, String> = BTreeMap::new();
-        for q in &queries {
-            if repos.contains_key(&q.corpus) {
-                continue;
-            }
-            let root = match &q.corpus {
-                Some(sub) if args.corpus.join(sub).is_dir() => args.corpus.join(sub),
-                _ => args.corpus.clone(),
-            };
-            let name = root
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "corpus".into());
-            let repo = indexer
-                .register_path(&root, Some(&name), RepoSettings::default())
-                .await
-                .map_err(fail)?;
-            eprintln!("sextant eval: indexing {} ({})", root.display(), repo.name);
-            let report = sync_with_bars(&indexer, &repo).await?;
-            eprintln!(
-                "sextant eval: {} files, {} chunks in {:.1} s",
-                report.indexed + report.unchanged,
-                report.chunks,
-                report.duration.as_secs_f64()
-            );
-            repos.insert(q.corpus.clone(), repo.id);
-        }
-        let file = std::fs::File::create(&args.out).map_err(|e| {
-            CliError::Output(format!("cannot create {}: {e}", args.out.display()))
-        })?;
+        let service = crate::app::start(&config, Background::None, |s| s)
+            .await?
+            .service;
+        let repos = index_corpora(&service, &args.corpus, &queries).await?;
+        let file = std::fs::File::create(&args.out)
+            .map_err(|e| CliError::Output(format!("cannot create {}: {e}", args.out.display())))?;
         let mut w = std::io::BufWriter::new(file);
         let base = args.settings.options();
-        let (mut graded, mut in_top, mut in_answer, mut answer_sizes) = (0usize, 0usize, 0usize, 0usize);
+        let mut tally = Tally::default();
         let mut latencies = Vec::new();
         for q in &queries {
             let mut options = base.clone();
             options.filter.repos = vec![repos[&q.corpus].clone()];
-            let response = searcher.search(&q.query, &options).await.map_err(fail)?;
+            let answer = service
+                .search(&Principal::local(), &q.query, options.into())
+                .await
+                .map_err(fail)?;
+            let response = answer.response;
             latencies.push(response.timings);
             // Function-level results leave file outlines out: an outline spans its whole
             // file, and a scorer that takes a range holding the gold as a hit would count
-            // it as finding every function of a small file. Outlines rank files: `files`
-            // lists the distinct files of all candidates, outlines included, in order.
+            // it as finding every function of a small file.
             let top: Vec<&SearchHit> = response
                 .candidates
                 .iter()
                 .filter(|h| h.chunk.node_kind != SymbolKind::File)
                 .take(args.top)
                 .collect();
-            let mut files: Vec<&str> = Vec::new();
-            for h in &response.candidates {
-                if !files.contains(&h.path.as_str()) {
-                    files.push(&h.path);
-                    if files.len() == args.top {
-                        break;
-                    }
-                }
-            }
-            let line = json!({
-                "query_id": q.id,
-                "files": files,
-                "results": top.iter().map(|h| json!({
-                    "path": h.path,
-                    "start_line": h.start_line,
-                    "end_line": h.end_line,
-                    "symbol": h.breadcrumb.replace(" > ", "."),
-                    "score": h.scores.final_score,
-                    "scores": h.scores,
-                })).collect::<Vec<_>>(),
-                "answer": response.results.iter().map(|h| json!({
-                    "path": h.path,
-                    "start_line": h.start_line,
-                    "end_line": h.end_line,
-                    "kind": h.kind,
-                })).collect::<Vec<_>>(),
-            });
-            serde_json::to_writer(&mut w, &line).map_err(fail)?;
+            serde_json::to_writer(&mut w, &result_line(q, &top, &response, args.top))
+                .map_err(fail)?;
             writeln!(w).map_err(write_err)?;
-            let gold = q.gold();
-            if !gold.is_empty() {
-                graded += 1;
-                answer_sizes += response.results.len();
-                let hit_any = |hits: &[&SearchHit]| hits.iter().any(|h| gold.iter().any(|g| is_hit(h, g)));
-                if hit_any(&top) {
-                    in_top += 1;
-                }
-                let answer: Vec<&SearchHit> = response
-                    .results
-                    .iter()
-                    .filter(|h| h.chunk.node_kind != SymbolKind::File)
-                    .collect();
-                if hit_any(&answer) {
-                    in_answer += 1;
-                }
-            }
+            tally.add(&q.gold(), &top, &response.results);
         }
         w.flush().map_err(write_err)?;
-        let pct = |stage: fn(&StageTimings) -> f64, p: f64| {
-            let mut v: Vec<f64> = latencies.iter().map(stage).collect();
-            v.sort_by(f64::total_cmp);
-            v.get(((v.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0.0)
-        };
         eprintln!(
-            "sextant eval: {} queries → {} (p50 {:.0} ms, p95 {:.0} ms; p50 per stage: freshness {:.1}, embed {:.1}, retrieve {:.1}, units {:.1}, rerank {:.1}, priors {:.1}, enrich {:.1} ms)",
+            "sextant eval: {} queries → {} ({})",
             queries.len(),
             args.out.display(),
-            pct(|t| t.total_ms, 0.5),
-            pct(|t| t.total_ms, 0.95),
-            pct(|t| t.freshness_ms, 0.5),
-            pct(|t| t.embed_ms, 0.5),
-            pct(|t| t.retrieve_ms, 0.5),
-            pct(|t| t.units_ms, 0.5),
-            pct(|t| t.rerank_ms, 0.5),
-            pct(|t| t.priors_ms, 0.5),
-            pct(|t| t.enrich_ms, 0.5),
+            latency_summary(&latencies)
         );
-        if graded > 0 {
-            eprintln!(
-                "sextant eval: gold in top {}: {}/{graded} ({:.3}); gold in the gated, budgeted answer: {}/{graded} ({:.3}), {:.1} results per answer",
-                args.top,
-                in_top,
-                in_top as f64 / graded as f64,
-                in_answer,
-                in_answer as f64 / graded as f64,
-                answer_sizes as f64 / graded as f64
-            );
-        }
+        tally.print(args.top);
         Ok(())
     })
+}
+
+/// Registers and syncs one repository per distinct corpus of `queries` (a query's
+/// `corpus` subdirectory of `corpus` when it exists, else `corpus` itself). Returns
+/// the repository id of each.
+async fn index_corpora(
+    service: &Service,
+    corpus: &Path,
+    queries: &[EvalQuery],
+) -> Result<BTreeMap<Option<String>, String>, CliError> {
+    let mut repos: BTreeMap<Option<String>, String> = BTreeMap::new();
+    for q in queries {
+        if repos.contains_key(&q.corpus) {
+            continue;
+        }
+        let root = match &q.corpus {
+            Some(sub) if corpus.join(sub).is_dir() => corpus.join(sub),
+            _ => corpus.to_path_buf(),
+        };
+        let name = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "corpus".into());
+        let registration = Registration {
+            source: Source::Path(root.clone()),
+            name: Some(name),
+            settings: RepoSettings::default(),
+        };
+        let repo = service
+            .add(&Principal::local(), registration)
+            .await
+            .map_err(fail)?;
+        eprintln!("sextant eval: indexing {} ({})", root.display(), repo.name);
+        let (repo, report) = sync_with_bars(service, &repo.id).await?;
+        eprintln!(
+            "sextant eval: {} files, {} chunks in {:.1} s",
+            report.indexed + report.unchanged,
+            report.chunks,
+            report.duration.as_secs_f64()
+        );
+        repos.insert(q.corpus.clone(), repo.id);
+    }
+    Ok(repos)
+}
+
+/// One line of the results JSONL: the top function-level results with their scores,
+/// the distinct files of all candidates (outlines included: they rank files), in order,
+/// and the gated, budgeted answer.
+fn result_line(
+    q: &EvalQuery,
+    top: &[&SearchHit],
+    response: &SearchResponse,
+    most: usize,
+) -> serde_json::Value {
+    let mut files: Vec<&str> = Vec::new();
+    for h in &response.candidates {
+        if !files.contains(&h.path.as_str()) {
+            files.push(&h.path);
+            if files.len() == most {
+                break;
+            }
+        }
+    }
+    json!({
+        "query_id": q.id,
+        "files": files,
+        "results": top.iter().map(|h| json!({
+            "path": h.path,
+            "start_line": h.start_line,
+            "end_line": h.end_line,
+            "symbol": h.breadcrumb.replace(" > ", "."),
+            "score": h.scores.final_score,
+            "scores": h.scores,
+        })).collect::<Vec<_>>(),
+        "answer": response.results.iter().map(|h| json!({
+            "path": h.path,
+            "start_line": h.start_line,
+            "end_line": h.end_line,
+            "kind": h.kind,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Median and 95th percentile latency, and each stage's median.
+fn latency_summary(latencies: &[StageTimings]) -> String {
+    let pct = |stage: fn(&StageTimings) -> f64, p: f64| {
+        let mut v: Vec<f64> = latencies.iter().map(stage).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(((v.len() as f64 - 1.0) * p) as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    format!(
+        "p50 {:.0} ms, p95 {:.0} ms; p50 per stage: freshness {:.1}, embed {:.1}, retrieve {:.1}, units {:.1}, rerank {:.1}, priors {:.1}, enrich {:.1} ms",
+        pct(|t| t.total_ms, 0.5),
+        pct(|t| t.total_ms, 0.95),
+        pct(|t| t.freshness_ms, 0.5),
+        pct(|t| t.embed_ms, 0.5),
+        pct(|t| t.retrieve_ms, 0.5),
+        pct(|t| t.units_ms, 0.5),
+        pct(|t| t.rerank_ms, 0.5),
+        pct(|t| t.priors_ms, 0.5),
+        pct(|t| t.enrich_ms, 0.5),
+    )
+}
+
+/// How often the gold was found, over the queries that have gold answers.
+#[derive(Debug, Default)]
+struct Tally {
+    graded: usize,
+    in_top: usize,
+    in_answer: usize,
+    answer_sizes: usize,
+}
+
+impl Tally {
+    /// Counts one query: whether a gold answer is among `top` and among the function-
+    /// level results of `answer`.
+    fn add(&mut self, gold: &[Gold], top: &[&SearchHit], answer: &[SearchHit]) {
+        if gold.is_empty() {
+            return;
+        }
+        self.graded += 1;
+        self.answer_sizes += answer.len();
+        let is_gold = |h: &SearchHit| gold.iter().any(|g| is_hit(h, g));
+        if top.iter().any(|h| is_gold(h)) {
+            self.in_top += 1;
+        }
+        if answer
+            .iter()
+            .any(|h| h.chunk.node_kind != SymbolKind::File && is_gold(h))
+        {
+            self.in_answer += 1;
+        }
+    }
+
+    /// Prints the tally on stderr (nothing without graded queries).
+    fn print(&self, top: usize) {
+        if self.graded == 0 {
+            return;
+        }
+        let share = |n: usize| n as f64 / self.graded as f64;
+        eprintln!(
+            "sextant eval: gold in top {top}: {}/{} ({:.3}); gold in the gated, budgeted answer: {}/{} ({:.3}), {:.1} results per answer",
+            self.in_top,
+            self.graded,
+            share(self.in_top),
+            self.in_answer,
+            self.graded,
+            share(self.in_answer),
+            share(self.answer_sizes)
+        );
+    }
 }

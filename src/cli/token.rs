@@ -75,39 +75,7 @@ pub fn token(action: TokenCommand, config: &Config) -> Result<(), CliError> {
             }
             TokenCommand::Create {
                 scope, repos, name, ..
-            } => {
-                let mut ids = Vec::with_capacity(repos.len());
-                for r in &repos {
-                    let repo = match meta.get_repository_by_name(r).await.map_err(fail)? {
-                        Some(repo) => repo,
-                        None => meta.get_repository(r).await.map_err(fail)?.ok_or_else(|| {
-                            fail(format!(
-                                "no repository `{r}` (see `sextant repo list`); register it \
-                                 before creating a token for it"
-                            ))
-                        })?,
-                    };
-                    ids.push(repo.id);
-                }
-                let secret = new_secret();
-                let token = new_token(name, hash_secret(&secret), scope, ids);
-                meta.create_token(&token).await.map_err(fail)?;
-                writeln!(w, "{secret}").map_err(write_err)?;
-                w.flush().map_err(write_err)?;
-                eprintln!(
-                    "sextant: token {} ({}, {}{}) created. The secret above is shown only \
-                     once; send it as `Authorization: Bearer <secret>`. A running `sextant \
-                     serve` that had no tokens needs a restart to require them.",
-                    token.id,
-                    token.name,
-                    token.scope,
-                    if repos.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", repositories: {}", repos.join(", "))
-                    }
-                );
-            }
+            } => create(meta.as_ref(), scope, &repos, name, &mut w).await?,
             TokenCommand::List => {
                 for t in meta.list_tokens().await.map_err(fail)? {
                     writeln!(
@@ -142,6 +110,48 @@ pub fn token(action: TokenCommand, config: &Config) -> Result<(), CliError> {
         }
         Ok(())
     })
+}
+
+/// Creates a token with a new secret, printed on stdout (and only there, only now).
+async fn create(
+    meta: &dyn MetaStore,
+    scope: Scope,
+    repos: &[String],
+    name: String,
+    w: &mut impl Write,
+) -> Result<(), CliError> {
+    let mut ids = Vec::with_capacity(repos.len());
+    for r in repos {
+        let repo = match meta.get_repository_by_name(r).await.map_err(fail)? {
+            Some(repo) => repo,
+            None => meta.get_repository(r).await.map_err(fail)?.ok_or_else(|| {
+                fail(format!(
+                    "no repository `{r}` (see `sextant repo list`); register it \
+                         before creating a token for it"
+                ))
+            })?,
+        };
+        ids.push(repo.id);
+    }
+    let secret = new_secret();
+    let token = new_token(name, hash_secret(&secret), scope, ids);
+    meta.create_token(&token).await.map_err(fail)?;
+    writeln!(w, "{secret}").map_err(write_err)?;
+    w.flush().map_err(write_err)?;
+    eprintln!(
+        "sextant: token {} ({}, {}{}) created. The secret above is shown only \
+             once; send it as `Authorization: Bearer <secret>`. A running `sextant \
+             serve` that had no tokens needs a restart to require them.",
+        token.id,
+        token.name,
+        token.scope,
+        if repos.is_empty() {
+            String::new()
+        } else {
+            format!(", repositories: {}", repos.join(", "))
+        }
+    );
+    Ok(())
 }
 
 /// Shortest secret accepted from a file: as strong as a generated one is long enough.

@@ -1,13 +1,13 @@
 //! The tools' arguments as agents send them (pure: no I/O), and how each becomes a
 //! request of the service's. The tool router deserializes `arguments` into these with
 //! serde; [`ToolArgs::parse`] does the same by tool name, for the fuzzer of the JSON-RPC
-//! envelope (`crate::fuzz::mcp_message`).
+//! envelope (`crate::dev::fuzz::mcp_message`).
 
 use rmcp::schemars;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::search::options::SearchOverrides;
+use crate::service::records::SearchOverrides;
 
 /// Arguments of `codebase_search`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

@@ -33,8 +33,8 @@ pub use args::{
 };
 
 use crate::auth::Principal;
+use crate::service::records::RepoSettings;
 use crate::service::{Registration, ScoutRequest, Service, ServiceError, Source};
-use crate::store::RepoSettings;
 
 /// Where tool calls are reported (whether each failed), for counters.
 pub trait ToolCalls: Send + Sync {

@@ -31,6 +31,18 @@ pub use scout::{MAX_TAGS, ScoutRequest};
 pub use search::SearchAnswer;
 pub use stats::ServerStats;
 
+/// The records the operations take and return, defined where they live (the store, the
+/// indexer, the searcher) and named here, so that the adapters depend on the service
+/// alone (the architecture test holds them to it).
+pub mod records {
+    pub use crate::index::{Phase, ProgressEvent, SyncReport};
+    pub use crate::search::{SearchOverrides, SearchResponse};
+    pub use crate::store::{
+        FileCounts, FileRecord, Job, JobState, RepoSettings, RepoSource, RepoStatus, Repository,
+        SymbolRecord,
+    };
+}
+
 /// Searches run at once by default.
 pub const DEFAULT_MAX_SEARCHES: usize = 32;
 

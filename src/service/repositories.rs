@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::{Service, ServiceError, require_admin};
 use crate::auth::Principal;
+use crate::index::{Progress, ProgressEvent, SyncReport};
 use crate::store::{Enqueued, FileCounts, FileRecord, Job, RepoSettings, Repository, SymbolRecord};
 
 /// Where a new repository's files come from.
@@ -94,6 +95,19 @@ impl Service {
         caller: &Principal,
         new: Registration,
     ) -> Result<(Repository, Job), ServiceError> {
+        let repo = self.add(caller, new).await?;
+        let job = self.jobs.enqueue_sync(&repo.id).await?;
+        Ok((repo, job))
+    }
+
+    /// Registers a repository without queuing a sync (same rights as
+    /// [`Service::register`]), for callers that sync it themselves with
+    /// [`Service::sync_now`]; a source registered already is returned as it is.
+    pub async fn add(
+        &self,
+        caller: &Principal,
+        new: Registration,
+    ) -> Result<Repository, ServiceError> {
         require_admin(caller)?;
         if !caller.sees_all() {
             return Err(ServiceError::Forbidden(
@@ -101,7 +115,7 @@ impl Service {
             ));
         }
         let name = new.name.as_deref();
-        let repo = match new.source {
+        Ok(match new.source {
             Source::Path(path) => {
                 self.indexer
                     .register_path(&path, name, new.settings)
@@ -112,9 +126,26 @@ impl Service {
                     .register_git(&url, name, tracked_ref.as_deref(), new.settings)
                     .await?
             }
-        };
-        let job = self.jobs.enqueue_sync(&repo.id).await?;
-        Ok((repo, job))
+        })
+    }
+
+    /// Syncs a repository now, in the caller's task, sending its progress to `events`
+    /// (admin): the local CLI's `index`, `repo sync` and `eval`, which show the progress
+    /// themselves. A server queues syncs instead ([`Service::sync`]).
+    #[tracing::instrument(name = "service.sync_now", skip_all, fields(enduser.id = caller.name(), sextant.repository = name))]
+    pub async fn sync_now(
+        &self,
+        caller: &Principal,
+        name: &str,
+        events: tokio::sync::broadcast::Sender<ProgressEvent>,
+    ) -> Result<(Repository, SyncReport), ServiceError> {
+        let repo = self.visible_repo(caller, name).await?;
+        require_admin(caller)?;
+        let report = self
+            .indexer
+            .sync(&repo, &mut Progress::new(&repo.id, events))
+            .await?;
+        Ok((repo, report))
     }
 
     /// One repository with its counts and five most recent jobs.

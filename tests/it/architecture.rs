@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 const RULES: &[(&str, &[&str], &str)] = &[
     (
         "api",
-        &["mcp", "server", "cli", "app"],
-        "REST is an adapter beside MCP",
+        &["mcp", "server", "cli", "app", "index", "search", "store"],
+        "REST is an adapter beside MCP, over the service alone",
     ),
     (
         "mcp",
-        &["api", "server", "cli", "app"],
-        "MCP is an adapter beside REST",
+        &["api", "server", "cli", "app", "index", "search", "store"],
+        "MCP is an adapter beside REST, over the service alone",
     ),
     (
         "app",
@@ -64,6 +64,54 @@ const RULES: &[(&str, &[&str], &str)] = &[
             "service", "api", "mcp", "server", "cli", "app", "index", "search", "store", "embed",
         ],
         "process plumbing every layer may use, depending on none",
+    ),
+    (
+        "scout",
+        &[
+            "service", "api", "mcp", "server", "cli", "app", "index", "search", "store", "graph",
+            "embed",
+        ],
+        "Scout's exploration is pure: the service hands it the graph and a model",
+    ),
+    (
+        "roles",
+        &[
+            "service", "api", "mcp", "server", "cli", "app", "index", "search", "store", "graph",
+            "embed", "chunk",
+        ],
+        "pure: path rules that search and the indexer read",
+    ),
+    (
+        "auth",
+        &[
+            "service", "api", "mcp", "server", "cli", "app", "index", "search", "store", "graph",
+            "embed", "parse", "chunk",
+        ],
+        "principals and scopes, below the service that checks them",
+    ),
+    (
+        "text",
+        &[
+            "service",
+            "api",
+            "mcp",
+            "server",
+            "cli",
+            "app",
+            "index",
+            "search",
+            "store",
+            "graph",
+            "embed",
+            "parse",
+            "chunk",
+            "render",
+            "roles",
+            "auth",
+            "scout",
+            "telemetry",
+        ],
+        "pure text helpers every layer uses, depending on none",
     ),
     (
         "parse",

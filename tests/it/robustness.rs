@@ -267,17 +267,17 @@ fn a_hundred_thousand_levels_parse_in_linear_time_in_every_language() {
 
 /// Every input the fuzzers kept (`fuzz/corpus/<target>`: the inputs that reached new
 /// code) and every crasher found and fixed (`fuzz/regressions/<target>`) goes through the
-/// fuzz targets' checks again (`sextant::fuzz`), so what the coverage-guided runs proved
+/// fuzz targets' checks again (`sextant::dev::fuzz`), so what the coverage-guided runs proved
 /// stays proved without a nightly toolchain.
 #[test]
 fn the_fuzz_corpus_and_past_crashers_still_pass() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
     type Check = fn(&[u8]);
     let targets: [(&str, Check); 4] = [
-        ("parse_chunk", sextant::fuzz::parse_and_chunk),
-        ("search_request", sextant::fuzz::search_request),
-        ("query", sextant::fuzz::query),
-        ("mcp_message", sextant::fuzz::mcp_message),
+        ("parse_chunk", sextant::dev::fuzz::parse_and_chunk),
+        ("search_request", sextant::dev::fuzz::search_request),
+        ("query", sextant::dev::fuzz::query),
+        ("mcp_message", sextant::dev::fuzz::mcp_message),
     ];
     for (target, check) in targets {
         let mut inputs = 0;

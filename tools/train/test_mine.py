@@ -1,6 +1,6 @@
 """Tests of the miner's filters (run by .ci/run: `python3 -m unittest discover -s tools/train`).
 
-The code side's JSDoc removal is Sextant's own (`src/chunk/pairs.rs`) and tested there.
+The code side's JSDoc removal is Sextant's own (`src/dev/pairs.rs`) and tested there.
 """
 
 import random

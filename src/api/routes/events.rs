@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 use super::Shared;
 use crate::api::error::{ApiError, ErrorBody, Unauthenticated};
 use crate::api::extract::Caller;
-use crate::index::ProgressEvent;
+use crate::service::records::ProgressEvent;
 use crate::service::{ProgressFeed, Service};
 
 pub(in crate::api) fn routes() -> OpenApiRouter<Arc<Service>> {

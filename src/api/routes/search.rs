@@ -13,7 +13,7 @@ use super::Shared;
 use crate::api::error::{ApiError, ErrorBody, Unauthenticated};
 use crate::api::extract::{Body, Caller};
 use crate::render::ContentItem;
-use crate::search::{SearchOverrides, SearchResponse};
+use crate::service::records::{SearchOverrides, SearchResponse};
 use crate::service::{SearchAnswer, Service};
 
 pub(in crate::api) fn routes() -> OpenApiRouter<Arc<Service>> {

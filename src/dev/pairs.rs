@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{ChunkOptions, chunk_file, purpose_of};
+use crate::chunk::{ChunkOptions, chunk_file, purpose_of};
 use crate::parse::{ByteRange, ParseError, ParseLimits, SymbolKind, parse_bytes};
 use crate::text::collapse_whitespace;
 
@@ -51,7 +51,7 @@ pub enum Skipped {
 /// Returns the file's training pairs, or why it was skipped as a whole.
 ///
 /// ```
-/// use sextant::chunk::pairs::doc_pairs;
+/// use sextant::dev::pairs::doc_pairs;
 ///
 /// let source = "/**\n * Adds two numbers and returns their sum.\n */\n\
 ///               export function add(a: number, b: number): number {\n  return a + b;\n}\n";

@@ -1,0 +1,274 @@
+//! `sextant repo …`: the repository registry, on the local data directory through the
+//! service (as a local admin) or on a server over REST (`cli::remote`). Both print
+//! through the same functions here, from the REST documents, so they print alike.
+
+use std::io::Write;
+
+use clap::Subcommand;
+
+use super::index::{SourceArgs, fail, sync_with_bars};
+use super::{CliError, out, write_err};
+use crate::api::RepositoryDetail;
+use crate::api::wire;
+use crate::app::{Background, runtime};
+use crate::auth::Principal;
+use crate::config::Config;
+use crate::index::SyncReport;
+use crate::service::RepositoryChange;
+use crate::store::RepoSettings;
+
+/// `sextant repo` actions.
+#[derive(Debug, Subcommand)]
+pub enum RepoCommand {
+    /// List registered repositories with their status and file counts.
+    List,
+    /// Register a directory or git repository (indexed by the next sync: at once with
+    /// `--server`, by `sextant repo sync` or `sextant serve` locally).
+    Add(RepoAddArgs),
+    /// Sync a repository now and wait for it (with `--no-wait`, only queue it on the
+    /// server).
+    Sync {
+        /// Name or id.
+        name: String,
+        /// With --server: return once queued.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Remove a repository and everything indexed for it.
+    Remove {
+        /// Name or id.
+        name: String,
+    },
+    /// Show one repository: source, status, indexed commit, settings, file counts (JSON).
+    Show {
+        /// Name or id.
+        name: String,
+    },
+    /// Change a repository's settings; the next sync applies them.
+    Set(RepoSetArgs),
+    /// List a repository's files; with --skipped only those not indexed, with the reason.
+    Files {
+        /// Name or id.
+        name: String,
+        /// Only skipped files.
+        #[arg(long)]
+        skipped: bool,
+    },
+}
+
+/// Options of `sextant repo add`.
+#[derive(Debug, clap::Args)]
+pub struct RepoAddArgs {
+    /// What to register.
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// With --server: return once registered, without waiting for the first sync.
+    #[arg(long)]
+    pub no_wait: bool,
+}
+
+/// Options of `sextant repo set`: each given flag replaces that setting.
+#[derive(Debug, clap::Args)]
+pub struct RepoSetArgs {
+    /// Name or id.
+    pub name: String,
+    /// Include globs (repeatable; replaces the list). `--include ''` clears it.
+    #[arg(long)]
+    pub include: Option<Vec<String>>,
+    /// Exclude globs (repeatable; replaces the list). `--exclude ''` clears it.
+    #[arg(long)]
+    pub exclude: Option<Vec<String>>,
+    /// Largest file indexed, in bytes (`--max-file-size`: the global `--max-file-bytes`
+    /// is the parser's own limit).
+    #[arg(long = "max-file-size", id = "repo_max_file_bytes")]
+    pub max_file_bytes: Option<u64>,
+    /// Most files indexed.
+    #[arg(long)]
+    pub max_files: Option<u64>,
+    /// Language ids to index (`typescript`, `tsx`, `javascript`; comma-separated; empty: all).
+    #[arg(long, value_delimiter = ',')]
+    pub languages: Option<Vec<String>>,
+    /// Watch the working tree for changes (`sextant serve`).
+    #[arg(long)]
+    pub watch: Option<bool>,
+    /// Seconds between fetches of a git repository (0: never).
+    #[arg(long)]
+    pub fetch_interval: Option<u64>,
+    /// Git repositories: the branch, tag or commit to track.
+    #[arg(long = "ref")]
+    pub tracked_ref: Option<String>,
+    /// Ranking role of paths, `ROLE=GLOB` (repeatable; replaces the list; roles: source,
+    /// test, fixture, example, declaration, generated), e.g. `--path-role
+    /// 'source=test/helpers/**'`. `--path-role ''` clears it.
+    #[arg(long = "path-role")]
+    pub path_roles: Option<Vec<String>>,
+}
+
+impl RepoSetArgs {
+    /// `current` with each given flag's setting replaced.
+    pub(super) fn apply(&self, current: RepoSettings) -> Result<RepoSettings, CliError> {
+        let mut settings = current;
+        if let Some(v) = &self.include {
+            settings.include = non_empty(v.clone());
+        }
+        if let Some(v) = &self.exclude {
+            settings.exclude = non_empty(v.clone());
+        }
+        if let Some(v) = &self.languages {
+            settings.languages = non_empty(v.clone());
+        }
+        settings.max_file_bytes = self.max_file_bytes.unwrap_or(settings.max_file_bytes);
+        settings.max_files = self.max_files.unwrap_or(settings.max_files);
+        settings.watch = self.watch.unwrap_or(settings.watch);
+        settings.fetch_interval_secs = self.fetch_interval.unwrap_or(settings.fetch_interval_secs);
+        if let Some(rules) = &self.path_roles {
+            settings.path_roles = path_roles(rules)?;
+        }
+        Ok(settings)
+    }
+}
+
+/// `ROLE=GLOB` flags as the `pathRoles` setting (checked when the settings are saved).
+fn path_roles(
+    rules: &[String],
+) -> Result<std::collections::BTreeMap<String, Vec<String>>, CliError> {
+    let mut out: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for rule in non_empty(rules.to_vec()) {
+        let (role, glob) = rule.split_once('=').ok_or_else(|| {
+            CliError::Output(format!(
+                "--path-role {rule:?}: write ROLE=GLOB, e.g. 'source=test/helpers/**'"
+            ))
+        })?;
+        out.entry(role.trim().to_string())
+            .or_default()
+            .push(glob.trim().to_string());
+    }
+    Ok(out)
+}
+
+fn non_empty(list: Vec<String>) -> Vec<String> {
+    list.into_iter().filter(|s| !s.trim().is_empty()).collect()
+}
+
+/// Runs a `sextant repo` action on the local data directory.
+pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
+    runtime()?.block_on(async {
+        let service = crate::app::start(config, Background::None, |s| s)
+            .await?
+            .service;
+        let me = Principal::local();
+        let mut w = out();
+        match action {
+            RepoCommand::List => {
+                let repositories = service.list_repositories(&me).await.map_err(fail)?;
+                print_list(&mut w, &wire::all(repositories))?;
+            }
+            RepoCommand::Add(args) => {
+                let repo = service
+                    .add(&me, args.source.registration())
+                    .await
+                    .map_err(fail)?;
+                writeln!(
+                    w,
+                    "registered {} ({}); index it with `sextant repo sync {}` or let `sextant serve` do it",
+                    repo.name, repo.id, repo.name
+                )
+                .map_err(write_err)?;
+            }
+            RepoCommand::Sync { name, .. } => {
+                let (_, report) = sync_with_bars(&service, &name).await?;
+                writeln!(w, "indexed: {}", synced(&report)).map_err(write_err)?;
+            }
+            RepoCommand::Remove { name } => {
+                let repo = service.remove(&me, &name).await.map_err(fail)?;
+                writeln!(w, "removed {} ({})", repo.name, repo.id).map_err(write_err)?;
+            }
+            RepoCommand::Show { name } => {
+                let status = service.repository(&me, &name).await.map_err(fail)?;
+                print_json(&mut w, &RepositoryDetail::from(status))?;
+            }
+            RepoCommand::Set(args) => {
+                let current = service.repository(&me, &args.name).await.map_err(fail)?;
+                let change = RepositoryChange {
+                    settings: Some(args.apply(current.repository.settings)?),
+                    tracked_ref: args.tracked_ref.clone(),
+                };
+                let repo = service
+                    .update(&me, &args.name, change)
+                    .await
+                    .map_err(fail)?;
+                print_settings(&mut w, &repo.name, &repo.settings.into())?;
+            }
+            RepoCommand::Files { name, skipped } => {
+                let files = service.files(&me, &name, skipped).await.map_err(fail)?;
+                print_files(&mut w, &wire::all(files))?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// What a finished sync did, as the job that runs it on a server says it.
+pub(super) fn synced(report: &SyncReport) -> String {
+    format!(
+        "{} indexed, {} removed, {} embedded",
+        report.indexed, report.removed, report.embedded
+    )
+}
+
+/// `repo list`: one line per repository: name, status, location, last error.
+pub(super) fn print_list(
+    w: &mut impl Write,
+    repositories: &[wire::Repository],
+) -> Result<(), CliError> {
+    for r in repositories {
+        let (_, location) = r.source.split();
+        writeln!(
+            w,
+            "{}\t{}\t{location}{}",
+            r.name,
+            r.status,
+            r.last_error
+                .as_ref()
+                .map(|e| format!("\terror: {e}"))
+                .unwrap_or_default()
+        )
+        .map_err(write_err)?;
+    }
+    Ok(())
+}
+
+/// `repo files`: one line per file, with its symbol count or why it was skipped.
+pub(super) fn print_files(w: &mut impl Write, files: &[wire::File]) -> Result<(), CliError> {
+    for f in files {
+        match &f.skip_reason {
+            Some(why) => writeln!(w, "{}\tskipped: {why}", f.path),
+            None => writeln!(w, "{}\t{} symbols", f.path, f.symbol_count),
+        }
+        .map_err(write_err)?;
+    }
+    Ok(())
+}
+
+/// `repo set`: the saved settings (JSON), then what happens next.
+pub(super) fn print_settings(
+    w: &mut impl Write,
+    name: &str,
+    settings: &wire::Settings,
+) -> Result<(), CliError> {
+    print_json(w, settings)?;
+    writeln!(
+        w,
+        "{name}: settings saved; run `sextant repo sync {name}` or wait for the next sync"
+    )
+    .map_err(write_err)
+}
+
+/// A document as indented JSON and a newline.
+pub(super) fn print_json(
+    w: &mut impl Write,
+    value: &impl serde::Serialize,
+) -> Result<(), CliError> {
+    serde_json::to_writer_pretty(&mut *w, value).map_err(fail)?;
+    writeln!(w).map_err(write_err)
+}
