@@ -259,6 +259,26 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
             "--format {format}"
         );
     }
+    // So do the repository commands: one printer for both, fed from the REST documents.
+    for args in [
+        &["repo", "list"][..],
+        &["repo", "show", "ws"],
+        &["repo", "files", "ws"],
+    ] {
+        let on_server = Command::new(BIN)
+            .args(["--server", &base, "--token", &reader])
+            .args(args)
+            .output()
+            .unwrap();
+        let local = sextant(&data, &model).args(args).output().unwrap();
+        assert!(on_server.status.success(), "{args:?}: {on_server:?}");
+        assert!(local.status.success(), "{args:?}: {local:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&local.stdout),
+            String::from_utf8_lossy(&on_server.stdout),
+            "{args:?}"
+        );
+    }
     let listed = Command::new(BIN)
         .args(["--server", &base, "--token", &reader, "repo", "list"])
         .output()
