@@ -31,3 +31,11 @@ pub mod config {
         pub chunk: crate::chunk::ChunkOptions,
     }
 }
+
+/// What the MCP tools' arguments name of the service: the search overrides.
+pub mod service {
+    /// The records the operations take (here only the search overrides).
+    pub mod records {
+        pub use crate::search::options::SearchOverrides;
+    }
+}
