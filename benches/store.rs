@@ -224,7 +224,7 @@ async fn main() {
         .collect();
     let none = ChunkFilter::default();
     let filtered = ChunkFilter {
-        repos: vec!["repo3".into()],
+        repositories: vec!["repo3".into()],
         kinds: vec!["method".into()],
         paths: vec!["src/m3/".into()],
         ..Default::default()

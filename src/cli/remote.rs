@@ -102,7 +102,7 @@ pub fn search(remote: Remote, args: SearchCommand) -> Result<(), CliError> {
     runtime()?.block_on(async {
         let mut body = serde_json::to_value(args.settings.options()).map_err(fail)?;
         body["query"] = json!(args.query);
-        body["repos"] = json!(args.repos);
+        body["repositories"] = json!(args.repos);
         body["paths"] = json!(args.paths);
         let answer = remote
             .send(reqwest::Method::POST, "/api/v1/search", Some(body))

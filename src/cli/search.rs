@@ -160,7 +160,7 @@ pub fn search(args: SearchCommand, config: &Config) -> Result<(), CliError> {
             .await?
             .service;
         let mut options = args.settings.options();
-        options.filter.repos = args.repos.clone();
+        options.filter.repositories = args.repos.clone();
         options.filter.paths = args.paths.clone();
         let answer = service
             .search(&Principal::local(), &args.query, options.into())
@@ -300,7 +300,7 @@ pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<
         let mut latencies = Vec::new();
         for q in &queries {
             let mut options = base.clone();
-            options.filter.repos = vec![repos[&q.corpus].clone()];
+            options.filter.repositories = vec![repos[&q.corpus].clone()];
             let answer = service
                 .search(&Principal::local(), &q.query, options.into())
                 .await

@@ -146,7 +146,7 @@ pub fn mcp_message(data: &[u8]) {
         // As `Service::symbol` asks: an exact lookup within at most one repository.
         ToolArgs::Symbol(args) => {
             let mut options = SearchOptions::default();
-            options.filter.repos = args.repository.into_iter().collect();
+            options.filter.repositories = args.repository.into_iter().collect();
             search(&format!("symbol = {}", args.name), &options);
         }
         // The others reach the store and the graph (the server-level replay in

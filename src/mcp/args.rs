@@ -20,8 +20,9 @@ pub struct SearchArgs {
     #[serde(default)]
     pub repositories: Vec<String>,
     /// Only these paths: directory prefixes (`src/auth/`), files, or globs (`**/*.ts`).
-    #[serde(default)]
-    pub path: Vec<String>,
+    /// (`path`, the blueprint's name, is read as well.)
+    #[serde(default, alias = "path")]
+    pub paths: Vec<String>,
     /// Only these languages (`typescript`, `tsx`, `javascript`, `python`, `go`, `rust`, `java`).
     #[serde(default)]
     pub languages: Vec<String>,
@@ -99,8 +100,8 @@ impl SearchArgs {
         let given = SearchOverrides {
             max_token_budget: self.max_token_budget,
             minimum_relevance_threshold: self.minimum_relevance_threshold,
-            repos: Some(self.repositories),
-            paths: Some(self.path),
+            repositories: Some(self.repositories),
+            paths: Some(self.paths),
             languages: Some(self.languages),
             ..SearchOverrides::default()
         };
@@ -172,9 +173,17 @@ mod tests {
         let (query, given) = args.into_search();
         assert_eq!(query, "where is the token checked");
         assert_eq!(given.max_token_budget, Some(1200));
-        assert_eq!(given.repos, Some(vec!["api".to_string()]));
+        assert_eq!(given.repositories, Some(vec!["api".to_string()]));
         assert_eq!(given.paths, Some(vec!["src/auth/".to_string()]));
         assert_eq!(given.languages, Some(vec![]));
+        // `paths` is the name REST and the schema use; `path` (the blueprint's) is read too.
+        let arguments = serde_json::json!({ "query": "q", "paths": ["lib/"] });
+        let Some(Ok(ToolArgs::Search(args))) =
+            ToolArgs::parse("codebase_search", arguments.as_object().cloned())
+        else {
+            panic!("codebase_search arguments read");
+        };
+        assert_eq!(args.into_search().1.paths, Some(vec!["lib/".to_string()]));
         // A missing required field is the agent's error, not a panic.
         assert!(matches!(ToolArgs::parse("get_symbol", None), Some(Err(_))));
     }

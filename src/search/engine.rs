@@ -292,7 +292,7 @@ impl Searcher {
         let start = Instant::now();
         let mut timings = StageTimings::default();
         let t = Instant::now();
-        self.refresh(&options.filter.repos)
+        self.refresh(&options.filter.repositories)
             .instrument(tracing::info_span!("search.freshness"))
             .await;
         timings.freshness_ms = ms(t);
@@ -308,7 +308,7 @@ impl Searcher {
             Query::Text(text) => {
                 let (ranked, embedding) = tokio::join!(
                     self.rank(&text, options, &mut timings),
-                    self.embedding_state(&options.filter.repos)
+                    self.embedding_state(&options.filter.repositories)
                 );
                 let (ranked, reranked) = ranked?;
                 pending_vectors = embedding?;
@@ -453,7 +453,7 @@ impl Searcher {
         for reading in path.readings() {
             let found = self
                 .meta
-                .symbols_named(&reading.name, &options.filter.repos)
+                .symbols_named(&reading.name, &options.filter.repositories)
                 .await?;
             for (repo, file, symbol) in found {
                 if reading.matches(&file, &symbol.breadcrumb) {
@@ -852,7 +852,7 @@ impl Searcher {
                 })
                 .collect()
         };
-        let repos = &options.filter.repos;
+        let repos = &options.filter.repositories;
         let mut corrections = Vec::new();
         for name in names.into_iter().take(4) {
             let mut found = defining(self.meta.symbols_named(name, repos).await?);

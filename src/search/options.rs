@@ -252,8 +252,9 @@ overrides! {
         priors: Priors,
     }
     filter {
-        /// Only these repositories (names or ids).
-        repos,
+        /// Only these repositories (names or ids; `repos` is read as well).
+        #[serde(alias = "repos")]
+        repositories,
         /// Only these paths: directory prefixes (`src/auth/`), files, or globs.
         paths,
         /// Only these languages (`typescript`, `tsx`, `javascript`, `python`, `go`, `rust`, `java`).
@@ -285,6 +286,10 @@ mod overrides_tests {
         assert_eq!(options.max_token_budget, 3000, "the server's default stays");
         assert!(!options.rerank);
         assert_eq!(SearchOverrides::default().apply(defaults.clone()), defaults);
+        // The older name of the repository list is still read.
+        let older: SearchOverrides =
+            serde_json::from_value(serde_json::json!({ "repos": ["api"] })).unwrap();
+        assert_eq!(older.repositories, Some(vec!["api".to_string()]));
         // Options given whole replace every default.
         let whole = SearchOverrides::from(options.clone());
         assert_eq!(whole.apply(SearchOptions::default()), options);

@@ -552,7 +552,7 @@ mod tests {
         assert!(json["openapi"].as_str().unwrap().starts_with("3.1"));
         // The documented bounds are the enforced ones.
         let filter = &json["components"]["schemas"]["SearchOverrides"]["properties"];
-        for list in ["repos", "paths", "languages", "kinds"] {
+        for list in ["repositories", "paths", "languages", "kinds"] {
             assert_eq!(
                 filter[list]["maxItems"],
                 crate::store::MAX_FILTER_ENTRIES,

@@ -154,7 +154,7 @@ impl Service {
         // No symbol named in the question: the hybrid search's best answer.
         let mut options = self.search_defaults.clone();
         options.filter = Default::default();
-        options.filter.repos = scope.to_vec();
+        options.filter.repositories = scope.to_vec();
         let answer = self.search_with(caller, text, options).await?;
         match answer.response.results.first() {
             Some(hit) => {

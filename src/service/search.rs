@@ -20,7 +20,7 @@ pub struct SearchAnswer {
 }
 
 impl Service {
-    /// Searches the repositories `caller` sees (those the request names in `repos`, names
+    /// Searches the repositories `caller` sees (those the request names in `repositories`, names
     /// or ids, when given) and renders the answer: the server's search defaults with what
     /// the request sets replacing them, validated here.
     pub async fn search(
@@ -48,7 +48,7 @@ impl Service {
         // Sizes and ranges first: nothing (not even a repository name) is looked up for a
         // request that is refused anyway.
         crate::search::validate_request(query, &options)?;
-        options.filter.repos = self.search_scope(caller, &options.filter.repos).await?;
+        options.filter.repositories = self.search_scope(caller, &options.filter.repositories).await?;
         let _slot = self.search_slots.try_acquire().map_err(|_| {
             ServiceError::Busy(
                 "the server is answering as many searches as it may; retry shortly".into(),
@@ -56,7 +56,7 @@ impl Service {
         })?;
         tracing::Span::current().record(
             "sextant.repositories",
-            tracing::field::display(options.filter.repos.join(",")),
+            tracing::field::display(options.filter.repositories.join(",")),
         );
         let response = self.searcher.search(query, &options).await?;
         let render = tracing::info_span!("search.render");
@@ -92,7 +92,7 @@ impl Service {
         }
         let mut options = self.search_defaults.clone();
         options.filter = Default::default();
-        options.filter.repos = repository.into_iter().collect();
+        options.filter.repositories = repository.into_iter().collect();
         self.search_with(caller, &format!("symbol = {name}"), options)
             .await
     }

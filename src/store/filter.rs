@@ -11,7 +11,8 @@ pub struct ChunkFilter {
     // The schema bounds repeat `MAX_FILTER_ENTRIES` (a literal is required here; a test
     // in `api` checks that they agree).
     #[schema(max_items = 100)]
-    pub repos: Vec<String>,
+    #[serde(alias = "repos")]
+    pub repositories: Vec<String>,
     /// Paths: a directory prefix (`src/auth/`), an exact file (`src/a.ts`) or a glob
     /// (`**/*.test.ts`, `src/*/index.ts`).
     #[schema(max_items = 100)]
@@ -72,7 +73,7 @@ pub(crate) fn is_glob(path: &str) -> bool {
     path.contains(['*', '?', '[', '{'])
 }
 
-/// Most entries one filter list (`repos`, `paths`, `languages`, `kinds`) may hold: the
+/// Most entries one filter list (`repositories`, `paths`, `languages`, `kinds`) may hold: the
 /// store predicate and the path matcher grow with them, so a request cannot make either
 /// unbounded.
 pub const MAX_FILTER_ENTRIES: usize = 100;
@@ -118,7 +119,7 @@ impl ChunkFilter {
 
     /// Whether the filter restricts nothing.
     pub fn is_empty(&self) -> bool {
-        self.repos.is_empty()
+        self.repositories.is_empty()
             && self.paths.is_empty()
             && self.languages.is_empty()
             && self.kinds.is_empty()
@@ -127,7 +128,7 @@ impl ChunkFilter {
     /// Checks the filter's size and its globs; the message names the field and the limit.
     pub fn validate(&self) -> Result<(), String> {
         for (name, list) in [
-            ("repos", &self.repos),
+            ("repositories", &self.repositories),
             ("paths", &self.paths),
             ("languages", &self.languages),
             ("kinds", &self.kinds),
@@ -186,7 +187,7 @@ impl ChunkFilter {
     /// `LIKE`) drops the path clause altogether, leaving the [`PathMatcher`] to decide.
     pub fn to_sql(&self) -> Option<String> {
         let mut clauses = Vec::new();
-        clauses.extend(any_of("repo_id", &self.repos));
+        clauses.extend(any_of("repo_id", &self.repositories));
         clauses.extend(any_of("language", &self.languages));
         clauses.extend(any_of("node_kind", &self.kinds));
         let unexpressible = self
@@ -240,7 +241,7 @@ mod tests {
     #[test]
     fn builds_quoted_predicates() {
         let f = ChunkFilter {
-            repos: vec!["r1".into()],
+            repositories: vec!["r1".into()],
             paths: vec!["src/auth/".into(), "lib/o'neil.ts".into()],
             languages: vec!["typescript".into(), "tsx".into()],
             kinds: vec![],
@@ -298,10 +299,10 @@ mod tests {
         // One flat OR of at most one LIKE per entry plus one IN list: bounded.
         let sql = ok.to_sql().unwrap();
         assert_eq!(sql.matches(" OR ").count(), MAX_FILTER_ENTRIES);
-        for field in ["repos", "paths", "languages", "kinds"] {
+        for field in ["repositories", "paths", "languages", "kinds"] {
             let mut f = ChunkFilter::default();
             let list = match field {
-                "repos" => &mut f.repos,
+                "repositories" => &mut f.repositories,
                 "paths" => &mut f.paths,
                 "languages" => &mut f.languages,
                 _ => &mut f.kinds,

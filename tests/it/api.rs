@@ -132,7 +132,7 @@ async fn register_sync_and_search_over_http() {
     let (status, body) = s
         .post(
             "/api/v1/search",
-            json!({ "query": "symbol = decode", "repos": ["ws"] }),
+            json!({ "query": "symbol = decode", "repositories": ["ws"] }),
         )
         .await;
     assert_eq!(status, 200, "{body}");
@@ -290,7 +290,7 @@ async fn bad_input_gets_one_error_shape() {
         (
             "POST",
             "/api/v1/search".into(),
-            Some(json!({ "query": "x", "repos": ["nope"] }).to_string()),
+            Some(json!({ "query": "x", "repositories": ["nope"] }).to_string()),
             true,
             404,
             "not_found",
@@ -876,7 +876,7 @@ async fn hostile_requests_are_refused_with_the_field_named() {
     let (status, body) = s
         .post(
             "/api/v1/search",
-            json!({ "query": "token", "repos": vec!["r"; 5_000] }),
+            json!({ "query": "token", "repositories": vec!["r"; 5_000] }),
         )
         .await;
     assert_eq!(status, 400, "{body}");
@@ -884,7 +884,7 @@ async fn hostile_requests_are_refused_with_the_field_named() {
         body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("`repos`")
+            .contains("`repositories`")
     );
     // Issue 37, finding 10: Scout's `repositories` had no bound (60,000 names: 3.7 s a
     // request, each looked up); now at most 100, refused before any lookup.

@@ -86,7 +86,7 @@ async fn snapshot(data: &Path) -> BTreeMap<String, (Option<String>, Vec<String>,
     }
     let stored = lance
         .count(&ChunkFilter {
-            repos: vec![repo.id.clone()],
+            repositories: vec![repo.id.clone()],
             ..ChunkFilter::default()
         })
         .await

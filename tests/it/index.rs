@@ -139,7 +139,7 @@ impl World {
     async fn total_chunks(&self) -> usize {
         self.vectors
             .count(&ChunkFilter {
-                repos: vec![self.repo.id.clone()],
+                repositories: vec![self.repo.id.clone()],
                 ..ChunkFilter::default()
             })
             .await

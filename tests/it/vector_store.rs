@@ -120,7 +120,7 @@ async fn round_trip_replace_filters_and_deletes() {
         classes.len() + component.len() + commonjs.len()
     );
     let r1 = ChunkFilter {
-        repos: vec!["r1".into()],
+        repositories: vec!["r1".into()],
         ..Default::default()
     };
     assert_eq!(
@@ -198,7 +198,7 @@ async fn round_trip_replace_filters_and_deletes() {
             "repository connect",
             10,
             &ChunkFilter {
-                repos: vec!["r2".into()],
+                repositories: vec!["r2".into()],
                 ..Default::default()
             },
         )
@@ -275,7 +275,7 @@ async fn round_trip_replace_filters_and_deletes() {
     assert_eq!(
         store
             .count(&ChunkFilter {
-                repos: vec!["r2".into()],
+                repositories: vec!["r2".into()],
                 ..Default::default()
             })
             .await
@@ -510,7 +510,7 @@ async fn the_largest_allowed_filter_runs_on_a_worker_thread() {
         .collect();
     paths.push("src/a.ts".into());
     let filter = ChunkFilter {
-        repos: (0..MAX_FILTER_ENTRIES - 1)
+        repositories: (0..MAX_FILTER_ENTRIES - 1)
             .map(|i| format!("repo{i}"))
             .chain(["r".to_string()])
             .collect(),

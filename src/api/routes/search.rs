@@ -21,14 +21,14 @@ pub(in crate::api) fn routes() -> OpenApiRouter<Arc<Service>> {
 }
 
 /// `POST /api/v1/search`: the query and any search option; what it leaves out comes from
-/// the server's defaults. `repos` may hold names or ids.
+/// the server's defaults. `repositories` may hold names or ids.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct SearchRequest {
     /// A natural-language question, or `symbol = [path/file.ts >] [Parent >] name`
     /// (at most 8,192 bytes).
     #[schema(min_length = 1, max_length = 8192, pattern = "\\S")]
     pub query: String,
-    /// Budget, thresholds, recall sizes and scope (`repos`, `paths`, `languages`, `kinds`).
+    /// Budget, thresholds, recall sizes and scope (`repositories`, `paths`, `languages`, `kinds`).
     #[serde(flatten)]
     pub options: SearchOverrides,
 }
@@ -59,7 +59,7 @@ impl From<SearchAnswer> for SearchResult {
         (status = 200, description = "Results", body = SearchResult),
         (status = 400, description = "Empty query or invalid option (named)", body = ErrorBody),
         Unauthenticated,
-        (status = 404, description = "A repository in `repos` does not exist", body = ErrorBody),
+        (status = 404, description = "A repository in `repositories` does not exist", body = ErrorBody),
         (status = 429, description = "Too many searches at once (see Retry-After)", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
         (status = 415, description = "Body is not JSON", body = ErrorBody),
