@@ -23,6 +23,36 @@ pub struct ErrorBody {
 #[allow(dead_code)] // Described, never built: the authentication layer answers it.
 pub struct Unauthenticated(ErrorBody);
 
+/// 413, 415 and 422: what a route with a JSON body answers about a body it cannot read.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)] // Described, never built: the `Body` extractor answers these.
+pub enum BodyRejected {
+    /// The body is over [`crate::api::MAX_BODY_BYTES`].
+    #[response(status = 413, description = "Body too large")]
+    TooLarge(ErrorBody),
+    /// The body is not `application/json`.
+    #[response(status = 415, description = "Body is not JSON")]
+    NotJson(ErrorBody),
+    /// The body is JSON of the wrong shape.
+    #[response(status = 422, description = "Body of the wrong shape")]
+    WrongShape(ErrorBody),
+}
+
+/// 403 for a change that needs the `admin` scope.
+#[derive(utoipa::IntoResponses)]
+#[response(status = 403, description = "Not an admin token")]
+#[allow(dead_code)] // Described, never built: `ApiError` from the service's refusal is.
+pub struct AdminOnly(ErrorBody);
+
+/// 404 for a `{repo}` path parameter that names no repository the token sees.
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 404,
+    description = "No such repository (or not visible to this token)"
+)]
+#[allow(dead_code)] // Described, never built: `ApiError` from the service's refusal is.
+pub struct NoSuchRepository(ErrorBody);
+
 /// Code and message of an error.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorDetail {

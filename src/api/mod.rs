@@ -22,7 +22,10 @@ use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::service::Service;
-pub use error::{ApiError, ErrorBody, ErrorCode, ErrorDetail, Unauthenticated};
+pub use error::{
+    AdminOnly, ApiError, BodyRejected, ErrorBody, ErrorCode, ErrorDetail, NoSuchRepository,
+    Unauthenticated,
+};
 pub use routes::jobs::JobList;
 pub use routes::repositories::{
     FileList, FileSymbols, JobBody, NewRepository, Removed, RepositoryBody, RepositoryCreated,

@@ -48,7 +48,9 @@ impl Service {
         // Sizes and ranges first: nothing (not even a repository name) is looked up for a
         // request that is refused anyway.
         crate::search::validate_request(query, &options)?;
-        options.filter.repositories = self.search_scope(caller, &options.filter.repositories).await?;
+        options.filter.repositories = self
+            .search_scope(caller, &options.filter.repositories)
+            .await?;
         let _slot = self.search_slots.try_acquire().map_err(|_| {
             ServiceError::Busy(
                 "the server is answering as many searches as it may; retry shortly".into(),

@@ -10,7 +10,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Shared;
-use crate::api::error::{ApiError, ErrorBody, Unauthenticated};
+use crate::api::error::{ApiError, ErrorBody, NoSuchRepository, Unauthenticated};
 use crate::api::extract::Caller;
 use crate::service::records::ProgressEvent;
 use crate::service::{ProgressFeed, Service};
@@ -41,7 +41,7 @@ async fn events(
     responses(
         (status = 200, description = "An endless stream of `progress` events", content_type = "text/event-stream", body = ProgressEvent),
         Unauthenticated,
-        (status = 404, description = "No such repository", body = ErrorBody),
+        NoSuchRepository,
         (status = 429, description = "The token holds as many sessions (streams and MCP sessions) as allowed", body = ErrorBody)))]
 async fn repository_events(
     State(service): Shared,

@@ -11,7 +11,7 @@ use utoipa_axum::routes;
 
 use super::Shared;
 use super::repositories::JobBody;
-use crate::api::error::{ApiError, ErrorBody, Unauthenticated};
+use crate::api::error::{ApiError, ErrorBody, NoSuchRepository, Unauthenticated};
 use crate::api::extract::{Caller, Params};
 use crate::api::wire::{self, Job};
 use crate::service::Service;
@@ -47,7 +47,7 @@ pub struct JobList {
         (status = 200, description = "Jobs", body = JobList),
         (status = 400, description = "Bad limit", body = ErrorBody),
         Unauthenticated,
-        (status = 404, description = "No such repository", body = ErrorBody)))]
+        NoSuchRepository))]
 async fn list_jobs(
     State(service): Shared,
     Caller(caller): Caller,

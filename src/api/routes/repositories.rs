@@ -11,7 +11,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Shared;
-use crate::api::error::{ApiError, ErrorBody, Unauthenticated};
+use crate::api::error::{
+    AdminOnly, ApiError, BodyRejected, ErrorBody, NoSuchRepository, Unauthenticated,
+};
 use crate::api::extract::{Body, Caller, Params};
 use crate::api::wire::{self, File, Job, Repository, Settings, Symbol};
 use crate::service::{
@@ -138,9 +140,7 @@ pub struct RepositoryCreated {
         Unauthenticated,
         (status = 403, description = "Not an unrestricted admin token", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
-        (status = 413, description = "Body too large", body = ErrorBody),
-        (status = 415, description = "Body is not JSON", body = ErrorBody),
-        (status = 422, description = "Body of the wrong shape ", body = ErrorBody)))]
+        BodyRejected))]
 async fn add_repository(
     State(service): Shared,
     Caller(caller): Caller,
@@ -185,7 +185,7 @@ pub struct RepositoryDetail {
     responses(
         (status = 200, description = "The repository", body = RepositoryDetail),
         Unauthenticated,
-        (status = 404, description = "No such repository (or not visible to this token)", body = ErrorBody)))]
+        NoSuchRepository))]
 async fn get_repository(
     State(service): Shared,
     Caller(caller): Caller,
@@ -234,10 +234,9 @@ pub struct RepositoryBody {
         (status = 200, description = "Saved", body = RepositoryBody),
         (status = 400, description = "Invalid settings", body = ErrorBody),
         Unauthenticated,
-        (status = 403, description = "Not an admin token", body = ErrorBody),
-        (status = 404, description = "No such repository", body = ErrorBody),
-        (status = 415, description = "Body is not JSON", body = ErrorBody),
-        (status = 422, description = "Body of the wrong shape", body = ErrorBody)))]
+        AdminOnly,
+        NoSuchRepository,
+        BodyRejected))]
 async fn update_repository(
     State(service): Shared,
     Caller(caller): Caller,
@@ -265,8 +264,8 @@ pub struct Removed {
     responses(
         (status = 200, description = "Removed", body = Removed),
         Unauthenticated,
-        (status = 403, description = "Not an admin token", body = ErrorBody),
-        (status = 404, description = "No such repository", body = ErrorBody)))]
+        AdminOnly,
+        NoSuchRepository))]
 async fn delete_repository(
     State(service): Shared,
     Caller(caller): Caller,
@@ -289,8 +288,8 @@ pub struct JobBody {
     responses(
         (status = 202, description = "Queued; follow it at /api/v1/jobs/{id} or /api/v1/events", body = JobBody),
         Unauthenticated,
-        (status = 403, description = "Not an admin token", body = ErrorBody),
-        (status = 404, description = "No such repository", body = ErrorBody),
+        AdminOnly,
+        NoSuchRepository,
         (status = 409, description = "A sync is already queued or running", body = ErrorBody)))]
 async fn sync_repository(
     State(service): Shared,
@@ -324,7 +323,7 @@ pub struct FileList {
         (status = 200, description = "Files", body = FileList),
         (status = 400, description = "Invalid query string", body = ErrorBody),
         Unauthenticated,
-        (status = 404, description = "No such repository", body = ErrorBody)))]
+        NoSuchRepository))]
 async fn list_files(
     State(service): Shared,
     Caller(caller): Caller,

@@ -16,7 +16,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Shared;
-use crate::api::error::{ApiError, ErrorBody, ErrorDetail, Unauthenticated};
+use crate::api::error::{ApiError, BodyRejected, ErrorBody, ErrorDetail, Unauthenticated};
 use crate::api::extract::{Body, Caller};
 use crate::scout::{Risk, ScoutResponse};
 use crate::service::{ScoutRequest, Service};
@@ -78,9 +78,7 @@ pub struct ScoutProgress {
         (status = 400, description = "Empty query, bad budget or tags (named)", body = ErrorBody),
         Unauthenticated,
         (status = 404, description = "A repository in `repositories` does not exist", body = ErrorBody),
-        (status = 413, description = "Body too large", body = ErrorBody),
-        (status = 415, description = "Body is not JSON", body = ErrorBody),
-        (status = 422, description = "Body of the wrong shape", body = ErrorBody),
+        BodyRejected,
         (status = 429, description = "Too many searches at once (see Retry-After)", body = ErrorBody)))]
 async fn scout(
     State(service): Shared,

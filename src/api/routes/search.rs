@@ -10,7 +10,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Shared;
-use crate::api::error::{ApiError, ErrorBody, Unauthenticated};
+use crate::api::error::{ApiError, BodyRejected, ErrorBody, Unauthenticated};
 use crate::api::extract::{Body, Caller};
 use crate::render::ContentItem;
 use crate::service::records::{SearchOverrides, SearchResponse};
@@ -61,9 +61,7 @@ impl From<SearchAnswer> for SearchResult {
         Unauthenticated,
         (status = 404, description = "A repository in `repositories` does not exist", body = ErrorBody),
         (status = 429, description = "Too many searches at once (see Retry-After)", body = ErrorBody),
-        (status = 413, description = "Body too large", body = ErrorBody),
-        (status = 415, description = "Body is not JSON", body = ErrorBody),
-        (status = 422, description = "Body of the wrong shape", body = ErrorBody)))]
+        BodyRejected))]
 async fn search(
     State(service): Shared,
     Caller(caller): Caller,

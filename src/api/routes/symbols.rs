@@ -11,7 +11,7 @@ use utoipa_axum::routes;
 
 use super::Shared;
 use super::search::SearchResult;
-use crate::api::error::{ApiError, ErrorBody, Unauthenticated};
+use crate::api::error::{ApiError, ErrorBody, NoSuchRepository, Unauthenticated};
 use crate::api::extract::{Caller, Params};
 use crate::service::Service;
 
@@ -39,7 +39,7 @@ struct SymbolQuery {
         (status = 200, description = "Matches (possibly none)", body = SearchResult),
         (status = 400, description = "Missing or empty `name`", body = ErrorBody),
         Unauthenticated,
-        (status = 404, description = "No such repository", body = ErrorBody),
+        NoSuchRepository,
         (status = 429, description = "Too many searches at once (see Retry-After)", body = ErrorBody)))]
 async fn get_symbol(
     State(service): Shared,
