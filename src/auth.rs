@@ -12,20 +12,9 @@ use sha2::{Digest, Sha256};
 
 /// What a token may do (`read` / `admin` in the store, on the command line and on the
 /// wire).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    serde::Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::Display, strum::EnumString, strum::IntoStaticStr, clap::ValueEnum)]
 #[strum(serialize_all = "lowercase")]
 pub enum Scope {
     /// Search, list, read symbols, follow progress.

@@ -51,21 +51,9 @@ impl ByteRange {
 
 /// What a symbol (or root-level statement) is. Serialised in kebab-case
 /// (`"re-export"`), which is also the chunk `nodeKind`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::EnumIter,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::Display, strum::EnumString, strum::IntoStaticStr, strum::EnumIter)]
 #[strum(serialize_all = "kebab-case")]
 pub enum SymbolKind {
     /// Function declaration, or a variable bound to a function/arrow expression.
@@ -156,22 +144,9 @@ impl SymbolKind {
 }
 
 /// A declaration modifier. Serialised in lower case.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::EnumIter,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::EnumIter)]
 #[strum(serialize_all = "lowercase")]
 pub enum Modifier {
     /// `export` (or CommonJS `exports.x` / `module.exports`).

@@ -13,19 +13,9 @@ use crate::store::ChunkFilter;
 pub const MAX_QUERY_BYTES: usize = 8 * 1024;
 
 /// Which retrievers feed stage 1.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    Serialize,
-    Deserialize,
-    clap::ValueEnum,
-    utoipa::ToSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(clap::ValueEnum, utoipa::ToSchema)]
 pub enum Retrieval {
     /// Vector ANN and BM25, fused (the default).
     #[default]
@@ -38,19 +28,9 @@ pub enum Retrieval {
 
 /// How the vector and BM25 lists are fused when there is no reranker (and how the
 /// candidate order fed to a reranker is formed).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    Serialize,
-    Deserialize,
-    clap::ValueEnum,
-    utoipa::ToSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(clap::ValueEnum, utoipa::ToSchema)]
 pub enum Fusion {
     /// Reciprocal rank fusion, normalised so that a chunk ranked first by every
     /// retriever scores 1.0 (see [`crate::search::score::rrf`]).

@@ -46,24 +46,11 @@ impl RepoSource {
 
 /// A repository's lifecycle state. Its name (`ready`) is the same in the store, on the
 /// wire and in messages.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::EnumIter,
-    utoipa::ToSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(
+    strum::Display, strum::EnumString, strum::IntoStaticStr, strum::EnumIter, utoipa::ToSchema,
+)]
 #[strum(serialize_all = "lowercase")]
 pub enum RepoStatus {
     /// Registered, never indexed.
@@ -274,21 +261,9 @@ impl SymbolRecord {
 }
 
 /// Kind of a symbol-graph edge (`param-type` in the store and on the wire).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::EnumIter,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::Display, strum::EnumString, strum::IntoStaticStr, strum::EnumIter)]
 #[strum(serialize_all = "kebab-case")]
 pub enum EdgeKind {
     /// Calls.
@@ -328,24 +303,11 @@ pub struct EdgeRecord {
 }
 
 /// State of a job (`running` in the store, on the wire and in messages).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::EnumIter,
-    utoipa::ToSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(
+    strum::Display, strum::EnumString, strum::IntoStaticStr, strum::EnumIter, utoipa::ToSchema,
+)]
 #[strum(serialize_all = "lowercase")]
 pub enum JobState {
     /// Waiting for a worker.
