@@ -20,6 +20,18 @@ pub struct BatchLimits {
     pub max_text_tokens: usize,
 }
 
+impl BatchLimits {
+    /// `texts` texts of at most `text_tokens` tokens each, whatever their total: a local
+    /// model's batch.
+    pub const fn texts_of(texts: usize, text_tokens: usize) -> Self {
+        Self {
+            max_texts: texts,
+            max_tokens: texts * text_tokens,
+            max_text_tokens: text_tokens,
+        }
+    }
+}
+
 /// Splits `texts` into consecutive ranges, each within `limits`. Every range holds at
 /// least one text, so a single over-long text still gets its own call.
 pub fn plan_batches(texts: &[String], limits: BatchLimits) -> Vec<Range<usize>> {

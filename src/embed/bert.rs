@@ -265,11 +265,7 @@ impl Embedder for BertEmbedder {
     }
 
     fn limits(&self) -> BatchLimits {
-        BatchLimits {
-            max_texts: 64,
-            max_tokens: 64 * self.inner.max_tokens,
-            max_text_tokens: self.inner.max_tokens,
-        }
+        BatchLimits::texts_of(64, self.inner.max_tokens)
     }
 
     async fn embed(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {

@@ -254,12 +254,7 @@ impl Embedder for OnnxEmbedder {
     }
 
     fn limits(&self) -> BatchLimits {
-        let max = self.inner.loaded.max_tokens;
-        BatchLimits {
-            max_texts: 64,
-            max_tokens: 64 * max,
-            max_text_tokens: max,
-        }
+        BatchLimits::texts_of(64, self.inner.loaded.max_tokens)
     }
 
     async fn embed(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {

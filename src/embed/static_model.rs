@@ -192,11 +192,7 @@ impl Embedder for StaticEmbedder {
     }
 
     fn limits(&self) -> BatchLimits {
-        BatchLimits {
-            max_texts: 1024,
-            max_tokens: 1024 * MAX_TOKENS,
-            max_text_tokens: MAX_TOKENS,
-        }
+        BatchLimits::texts_of(1024, MAX_TOKENS)
     }
 
     async fn embed(&self, texts: &[String], _kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
