@@ -1,6 +1,13 @@
 //! The blueprint's ten global validation rules, checked on one file's parse + chunks.
 //!
 //! Used by the fixture and real-corpus tests and by `sextant parse --stats`. Pure.
+//!
+//! # Design notes
+//!
+//! `check_rules` implements rules 1–7, 9, 10 of the blueprint; `check_determinism` rule 8.
+//! Two interpretations are fixed here: rule 1 treats comment-only lines and lone `;` (empty
+//! statements) as non-code; rule 2 lets siblings share one boundary line when their byte
+//! spans are disjoint (`}, () => {`, `a(); b();`).
 
 use std::collections::HashMap;
 

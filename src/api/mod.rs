@@ -9,6 +9,30 @@
 //! ([`ErrorCode`]). The server ([`crate::server`]) mounts these routes behind its
 //! authentication layer, which leaves the caller's [`crate::auth::Principal`] in each
 //! request ([`extract::Caller`]).
+//!
+//! # Design notes
+//!
+//! - One file per resource under `api/routes/` (`repositories`, `jobs`, `search`, `scout`, `symbols`, `events`); each handler takes `State<Arc<Service>>`,
+//!   the `Caller` extractor (the principal the server's authentication left in the
+//!   request), `Path`, `Params<T>` (query string) and `Body<T>` (JSON), makes one service
+//!   call and returns `api::wire` types. Extractor rejections come in the error shape:
+//!   bodies ≤ 1 MiB (413), JSON only (415), shape errors 422 naming the field, malformed
+//!   JSON and bad query strings 400.
+//! - Wire types (`api::wire`): `Repository`, `Settings`, `Job`, `File`, `Symbol`, built from
+//!   the store's plain records with `From`; every public field name is camelCase (REST
+//!   bodies, SSE events, MCP arguments, the OpenAPI document; a unit test walks the document
+//!   and fails on any other casing). The CLI's `--server` mode reads answers into the same
+//!   types, and its local `repo show` prints the same document as `GET …/repositories/{repo}`.
+//! - Errors are `{"error": {"code", "message"}}`; `ErrorCode` is a closed enum, each code
+//!   with its one HTTP status (`bad_request` 400, `unauthorized` 401, `forbidden` 403,
+//!   `not_found` 404, `request_timeout` 408 (a body that did not arrive within
+//!   `--body-timeout`), `conflict` 409, `payload_too_large` 413, `uri_too_long` 414,
+//!   `unsupported_media_type` 415, `unprocessable` 422, `too_many_requests` 429 with
+//!   `Retry-After`, `internal` 500, `unavailable` / `not_ready` 503).
+//! - OpenAPI: every handler carries `#[utoipa::path]`; `utoipa_axum::OpenApiRouter`
+//!   collects them, so `server::openapi()` (the API's routes plus health and metrics)
+//!   cannot miss a route. The committed `openapi/openapi.json` is compared with it by
+//!   `tests/it/openapi.rs`; `/openapi.json` adds a `servers` entry for the caller's base URL.
 
 mod error;
 pub mod extract;

@@ -6,6 +6,42 @@
 //! line range, the imports it uses, a deterministic id, its breadcrumb, the embedding
 //! text (metadata preamble + collapsed code) and a lexical search text with identifiers
 //! split. Pure: no I/O, language-neutral (it reads only the parser's data model).
+//!
+//! # Design notes
+//!
+//! - One chunk per symbol and per root statement, emitted depth-first (parents first).
+//! - Content = the symbol's bytes with the body of every nearest body-bearing descendant
+//!   replaced by the language's collapsed body (`{ … }`, `…` in Python), following lines
+//!   dedented by the symbol's column.
+//! - `relevantImports`: imports (outside the chunk) with a binding among the identifiers used
+//!   in the content (collapsed bodies excluded).
+//! - Ids: first 16 bytes of SHA-256 over (path, parent id, kind, name, ordinal among same-kind
+//!   same-name siblings), hex. Stable across runs and across body edits; distinct for
+//!   overload-free duplicates (getter + setter, repeated `it('x')`).
+//! - Embedding text is capped at `ChunkOptions::max_embedding_tokens` (32,000); over-size
+//!   containers (bundled files) are cut at a line with a note and flagged `truncated`.
+//! - File outlines (`outline::outline_chunk`, the "module answer"): after `chunk_file`, a file
+//!   that declares at least three listable things (named root declarations, variables only
+//!   when exported or documented, members of root classes/interfaces/namespaces/object
+//!   literals) gets one more unit of kind `file`: the path, the leading comment (licence
+//!   headers skipped), the imported modules, then one line per declaration (signature,
+//!   `export` when exported, and the first sentence of its documentation), at most 60.
+//!   Its range is the whole file but its `fullSource`/`content` are the outline text. The
+//!   indexer stores it with the chunks (so it is embedded and searchable) and keeps it out of
+//!   the symbol table and the graph (`FileFacts` are computed before it is added). Search
+//!   never folds it into, or folds into it, the file's code (`score::Span::outline`);
+//!   snapshots show it above the file's other targets; `filter.kinds = ["file"]` asks for
+//!   outlines only. `sextant eval` leaves outlines out of its function-level `results` (a
+//!   whole-file range would count as finding every function of a small file) and ranks
+//!   files with them in `files`.
+//! - Extension point: cross-file referenced-symbol signatures will come from `graph` (issue
+//!   "Structural analysis"); today the preamble quotes same-file declarations only.
+//! - Training pairs (`pairs::doc_pairs`, for the code-search model in `tools/train/`): each
+//!   documented symbol's first JSDoc sentence (inline `{@link}` resolved) against its
+//!   embedding text after every `/** … */` block of the file is blanked (newlines kept) and
+//!   the file chunked again; the chunk is found by id (ids do not depend on text). Generated
+//!   and minified files, and chunks under 40 code characters, give none.
+//!   `examples/mine_pairs.rs` runs it over a folder for `tools/train/mine.py`.
 
 mod content;
 mod ids;

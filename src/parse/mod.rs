@@ -9,6 +9,75 @@
 //! This layer is pure: it receives bytes and returns data. It never reads files, logs
 //! per-file noise or panics on bad input; unreadable input becomes a [`ParseError`] whose
 //! message says why the file was skipped.
+//!
+//! # Design notes
+//!
+//! - The language table (`parse::languages::LANGUAGES`, one row per language) picks the
+//!   grammar and walk by extension: `.ts .mts .cts` → tree-sitter `typescript`, `.tsx` →
+//!   `tsx`, `.js .jsx .mjs .cjs` → `javascript` (accepts JSX), `.py .pyi` → `python`,
+//!   `.go` → `go`, `.rs` → `rust`, `.java` → `java`; a file without an extension by its
+//!   shebang (`python`, `node`); the scanner, the git sync and the watcher read only such
+//!   files' first bytes (`index::scan::language_of`). A row also gives the collapsed body
+//!   (`{ … }`, or `…` for Python's indented blocks), the test-file convention and the
+//!   module rules the graph resolves imports by.
+//! - `parse::tree` holds what both parsers share: positions and spans, one iterative
+//!   pre-order walk (`preorder_with_parent` hands each node its parent from the walk's own
+//!   ancestor stack: tree-sitter's `Node::parent` descends from the root, so calling it per
+//!   node makes deep nesting quadratic; no walk calls it per node), the
+//!   identifier/comment/diagnostic scan, kind-id lookup tables, the extraction limits,
+//!   `Ctx` and the symbol constructor (`symbol_at`). `parse::scopes` keeps the names open
+//!   scopes bind for both graph walks, a shadowing stack per name, so a lookup costs one
+//!   hash probe however deep scopes nest.
+//! - `parse::lang` parses Python, Go, Rust and Java with one walk (`lang::Extractor`, the
+//!   TypeScript walk made language-neutral) driven by a per-language `lang::Syntax` that
+//!   says what a node is in a place (`Container`: root and Rust `mod` bodies, every
+//!   statement an item; `Members`: type bodies; `Nested`: function bodies, definitions
+//!   only). Kinds map onto one vocabulary (`class`, `struct`, `interface` for traits and
+//!   Go interfaces, `impl`, `enum`, `function`, `method`, `constructor`, `property` for
+//!   fields, `const`, `variable`, `type`, `macro`, `module` for Rust `mod` and Go/Java
+//!   `package`), the language's own word kept in `nativeKind` (`trait`, `record`, `static`,
+//!   `macro_rules`, `package`, …), which the chunk, the chunk store and search results carry. Doc comments fill the `jsdoc` slot: Python docstrings
+//!   (treated as comments, so they are never chunked as code), `///` and `/** */` in Rust,
+//!   the `//` block above a Go declaration, Javadoc. Rust attributes and Python decorators
+//!   belong to their item's range. Go methods are root chunks named `Type.Method`;
+//!   grouped Go `const`/`var` blocks are one chunk with every name in `bindings`.
+//!   `Syntax::imports` describes an import statement once (`ImportSpec`: modules and
+//!   per-name `Binding`s); it feeds both the chunker's `imports` and the graph's bindings.
+//!   `lang::refs` is the graph walk for these languages (calls, member accesses with
+//!   `self`/`this`/receiver and typed locals, reads, type uses, `extends` / `implements` /
+//!   trait impls, field types), the same `FileRefs` as TypeScript's; each language's
+//!   `RefSyntax` gives its node shapes and a table of where names are declared.
+//! - `parse::check_input` rejects over-size (`max_file_bytes`, default 16 MiB), binary (NUL
+//!   byte) and non-UTF-8 input with a `ParseError` that reads as a skip reason.
+//! - `parse::typescript::Extractor` walks one tree. Scopes behave differently:
+//!   - container scopes (file root, `namespace`, `declare module`, `declare global`): every
+//!     statement becomes a symbol or a statement item (import, re-export, export, expression,
+//!     control flow; stray tokens after error recovery become `error` items, so no line is
+//!     lost);
+//!   - function, method, callback and statement bodies contribute only nested *definitions*:
+//!     function declarations, classes, `const f = () => {…}`, object-literal methods,
+//!     `x.y = function () {…}`, and anonymous functions with block bodies (`callback:forEach`,
+//!     `describe('label')`, `iife`, `anonymous`);
+//!   - class bodies contribute members (methods, accessors, constructors, fields,
+//!     arrow-function fields as methods, class-valued fields as classes); interface bodies
+//!     their property and method signatures.
+//! - Overload signatures fold into the implementation (range starts at the first overload,
+//!   JSDoc from the first overload, `overloads` lists the signatures). Ranges start at the
+//!   first decorator and exclude JSDoc.
+//! - CommonJS: `const x = require('y')` is an import; `exports.f = function` /
+//!   `module.exports.f = …` are exported symbols named `f`; `module.exports = {…}` is an
+//!   exported expression whose methods are children; any other assignment of a function or
+//!   class at the top level (`Runner.prototype.run = function (fn) {…}`,
+//!   `app.use = function use(fn) {…}`) is that function, one unit named by its target
+//!   (it used to be an expression plus a function with the same lines, answered twice).
+//! - React: functions/arrow consts with an upper-case name returning JSX, annotated `FC` /
+//!   `FunctionComponent` / …, or wrapped in `forwardRef` / `memo`, and classes extending
+//!   `(React.)(Pure)Component`, are `component`s.
+//! - The walk is iterative over syntax depth (tree cursors, explicit stacks); only the
+//!   descent from a symbol to its child symbols recurses, capped at `MAX_SYMBOL_DEPTH` (32).
+//!   Hot kind tests use kind-id tables, not string compares.
+//! - One extra pass collects identifier occurrences (for `relevantImports` and referenced
+//!   symbols), comment spans (for the coverage rule) and syntax diagnostics.
 
 mod input;
 pub mod lang;

@@ -7,6 +7,28 @@
 //! - [`content_items`]: the MCP multi-content response: the graph first (priority 1.0),
 //!   then the snapshots in score order with priority from `finalScore`, every item for
 //!   `audience: ["assistant"]`.
+//!
+//! # Design notes
+//!
+//! - `snapshot::snapshot(path, targets, file_chunks)`: a file outline among the targets comes
+//!   first, as written; then the `// path` header (once), the targets shown
+//!   whole; root-level constants, variables, types, interfaces and enums whose names the
+//!   shown code uses, and properties of a class that wraps a target, to a fixed point (a
+//!   shown `private cache = new Cache(TTL)` brings `TTL`); every ancestor as a wrapper (its
+//!   lines up to the one opening the body, then `}`); the imports the shown code and the
+//!   wrapper heads use, in source order. Plain declarations stay together; bodies are set off
+//!   by blank lines. Name use is by identifier (a local that shadows a same-file constant
+//!   still pulls the constant in).
+//! - `graph::render(GraphInput)`: the connection graph. Entries list kind + modifiers,
+//!   `exported`, `refs: N files`, signature (not for class-likes, whose heritage lines say
+//!   it), Extends / Implements / Subtypes, Members, Calls, Called by / Used by, Types in /
+//!   out. In multi-result graphs a symbol that is a result is marked `★`, a non-result symbol
+//!   2+ results depend on (calls, types, parents) `◆` and listed under "Shared dependencies
+//!   not in results" with how it is used; single-result graphs give paths instead. The
+//!   summary's token count covers the graph and the snapshots (a fixed point, since the
+//!   count is part of the text).
+//! - `content_items`: the graph first (priority 1.0), then one snapshot per file in score
+//!   order, priority = the file's best `finalScore`.
 
 pub mod graph;
 pub mod snapshot;

@@ -10,6 +10,50 @@
 //! Everything here is pure except the graph, which the service implements over the stores
 //! ([`crate::service`]). The default rater ([`StructuralRater`]) is offline and
 //! deterministic: it rates from what the graph and the syntax say.
+//!
+//! # Design notes
+//!
+//! - The seed's split of judgment and decision: a `Rater` gives each link a `Rubric`
+//!   (relevance, risk, complexity, confidence 1–5, tags); `should_expand` is the seed's
+//!   formula verbatim (relevance·2 + risk·1.5 + matching tags·3 + confidence·0.5 − depth·2 −
+//!   complexity·0.5 − 3 at a node with more than 5 links, expanded above 8.0), its
+//!   coefficients in `ExpandRule`, configured as JSON over the defaults (`--scout-rule`,
+//!   `SEXTANT_SCOUT_RULE`).
+//! - `explore`: breadth first from the seeds; each explored node's links are fetched
+//!   (`ScoutGraph::links`), deduplicated (one rating per neighbour, a node is explored once,
+//!   cycles end), rated in one batch and expanded by the rule. The budget is the number of
+//!   nodes explored, seeds included (the seed's loop spends budget when it queues a node;
+//!   counting the seeds too makes it exact).
+//! - `StructuralRater` (default, offline, deterministic; its rules are in its doc comment):
+//!   imports and re-exports are safe to ignore; a `switch` over an enum's members or a
+//!   union's literals, a `Record<T, …>` or a mapped type over `T` are high risk
+//!   (`pattern-match`, `exhaustive`, `record`); implementations, overrides and subclasses
+//!   are high risk; call sites are high risk next to the symbol and low further out; type
+//!   uses and other references are worth a look.
+//! - `synthesize`: pointers (medium and high risk, most risky and nearest first) with an
+//!   action each where something must change; the summary says how many must change, what is
+//!   worth a look, and what was ignored and why.
+//! - The service (`service::scout`) resolves the query to seeds: `symbol = …`, else the
+//!   question's identifiers (code-like words first: inner capitals, `_`, digits; then
+//!   capitalised words; then the rest), else the hybrid search's best result. Different
+//!   symbols sharing the name are not guessed: their `symbol = …` forms come back in the
+//!   interpretation. Its `ScoutGraph` reads `edges_to` (calls, references, extends,
+//!   implements, type uses), a member's overrides (the same name in subclasses or
+//!   implementations of its class or interface) and, next to the symbol, the import and
+//!   re-export statements that reach its file, following barrels (`imports_of`). An
+//!   exploration takes one of the search slots.
+//! - Surfaces: `POST /api/v1/scout` (one JSON answer, or with `Accept: text/event-stream` a
+//!   `progress` event per rated link then `result`), the MCP tool `scout` (progress
+//!   notifications per rated link when the call carries a progress token), `sextant scout`
+//!   (local or `--server`).
+//! - Optional chat model (`--scout-model-url`, `--scout-model`, any OpenAI-compatible
+//!   endpoint; `embed::OpenAiChat` behind `scout::Chat`): `LlmRater` sends the seed's rating
+//!   prompt per batch of 10 links, validates the JSON (an array of rubrics, each dimension
+//!   1–5, tags limited to the caller's), asks once more, then falls back to the structural
+//!   rating with confidence 1; `synthesize_with` uses the seed's synthesis prompt for the
+//!   summary (the deterministic one when the model fails). Pointers and actions stay
+//!   deterministic.
+//!   Fixtures: `fixtures/scout/` (the five scenarios), checked by `tests/it/scout.rs`.
 
 mod explore;
 mod llm;

@@ -10,6 +10,44 @@
 //! cross-site refusal), CORS, request metrics, tracing, then per group: authentication
 //! (`auth`) for `/api/v1`, `/mcp` and `/metrics`, session counting for streams and MCP,
 //! and a timeout for the non-streaming API routes.
+//!
+//! # Design notes
+//!
+//! - `router(Arc<ServerState>, HttpOptions)`: `ServerState` is the `Service` plus the
+//!   `AuthPolicy`, request/tool-call `Metrics` and per-token `Sessions`. It mounts
+//!   `api::routes()` under `/api/v1` (plain routes behind a 408 timeout, streams apart) and
+//!   `mcp::http_service` at `/mcp`, side by side.
+//! - `server::serve` is the accept loop (hyper HTTP/1.1 per connection): a header-read
+//!   timeout (slow or silent clients are disconnected), a write timeout (a client that stops
+//!   reading is disconnected once a write makes no progress) and a connection cap (beyond
+//!   it, an immediate 503 with `Retry-After`).
+//! - `server::sessions`: SSE streams and MCP sessions per token (at most `SessionLimits::
+//!   per_token`, 429 beyond). The streams' layer takes a `StreamPermit` and attaches it to
+//!   the response body, so it is given back when the client goes away; the `/mcp` layer
+//!   records sessions from rmcp's `Mcp-Session-Id`, forgets deleted ones and closes those
+//!   idle past `SessionLimits::idle` in rmcp's `LocalSessionManager`.
+//! - Layers, outermost first: `guard` (URI ≤ 8 KiB → 414; trusted `X-Forwarded-*`; `Host`
+//!   allowlist against DNS rebinding, probes exempt only at exactly `/healthz` and `/readyz`;
+//!   state-changing requests that a browser sends from another site, by `Sec-Fetch-Site` or
+//!   `Origin`, → 403 unless the origin is allowed), CORS when origins are configured,
+//!   request metrics (`MatchedPath` labels, unknown methods as `other`), tracing; then
+//!   `auth::authenticate` on `/api/v1`, `/mcp` and `/metrics` (`Service::authenticate`:
+//!   bearer token → `auth::Principal` in the request extensions; 401 with
+//!   `WWW-Authenticate`). A metadata database that does not answer (`StoreError::
+//!   is_unavailable`: pool timeout after 10 s, I/O) is a 503 `unavailable`; `/readyz` gives
+//!   up after 3 s.
+//! - `sextant serve` (`cli::serve`) decides the `AuthPolicy` at start (`--auth auto`:
+//!   tokens when any exists or the bind is not loopback; a non-loopback bind without tokens
+//!   refuses to start), opens the stores and the model, resumes interrupted jobs, watches
+//!   working trees with `settings.watch` and runs the queue. Tokens are checked per request
+//!   against the store, so creating or revoking one takes effect at once. SIGINT/SIGTERM
+//!   start the graceful shutdown, bounded by `SHUTDOWN_GRACE` (5 s): SSE and MCP
+//!   streams never end by themselves, so the server stops waiting for them.
+//! - `deploy/`: an nginx site and a systemd unit; `deploy/nginx/smoke.sh` runs the site in
+//!   a real nginx in front of the binary and checks REST, SSE, MCP and the Host allowlist
+//!   through it. `deploy/helm/sextant` is the Helm chart and `deploy/check.sh` validates it
+//!   (and `docker/compose.yaml`) without a cluster; `docker/` holds the image
+//!   (`Dockerfile`, `build-local.sh`, `test-image.sh`).
 
 mod accept;
 mod auth;

@@ -7,6 +7,36 @@
 //! and changing anything needs the `admin` scope. Results are domain types; failures are a
 //! [`ServiceError`]. The adapters — REST ([`crate::api`]), MCP ([`crate::mcp`]) and the
 //! CLI — only translate their protocol into these calls and the answers back.
+//!
+//! # Design notes
+//!
+//! - `Service::new(indexer, searcher, jobs, events)` with `with_search_defaults`,
+//!   `with_max_searches` (searches at once; beyond, `ServiceError::Busy`) and
+//!   `with_embed_cache`. Each operation takes the caller's `auth::Principal`:
+//!   `list_repositories`, `register(Registration)`, `scout(ScoutRequest)`, `repository`, `update(RepositoryChange)`,
+//!   `remove`, `sync`, `files`, `file_symbols`, `jobs`, `job`, `progress` (a `ProgressFeed`
+//!   of the events the caller may see; slow subscribers skip, never stall a sync), `search`,
+//!   `symbol`, `stats` (for `/metrics`), plus `authenticate` (bearer header → principal)
+//!   and `ready`.
+//! - Authorization is decided here and only here, through two questions to the principal:
+//!   `is_admin` (`Forbidden`) and `sees(repo)` (an invisible repository answers exactly like
+//!   an unknown one, `NotFound`). Searches are checked (`search::validate_request`: query
+//!   ≤ 8 KiB, option ranges, filter sizes, globs) before their repository names are looked
+//!   up, then scoped to the visible repositories; rendering runs on the blocking pool.
+//! - A registration is one tagged type: `Source::Path(dir)` or `Source::Git { url, ref }`;
+//!   `Source::from_fields` reads the flat form REST bodies and MCP arguments share (exactly
+//!   one of `path` and `git`; `ref` only with `git`). Search options are the server's
+//!   defaults with the request's `search::SearchOverrides` applied (`apply`), for REST and
+//!   MCP alike.
+//! - `sync` is atomic: `MetaStore::enqueue_job_unless_active` takes the repository's row
+//!   lock (Postgres; the write lock on SQLite), checks for a queued or running job of the
+//!   same kind and inserts in one transaction, so of racing callers exactly one queues and
+//!   the others get `Conflict` naming the job that won (tested on both backends, and
+//!   over HTTP with six clients at once).
+//! - `ServiceError`: `Unauthenticated`, `Forbidden`, `NotFound`, `Conflict`, `Invalid {
+//!   field, message }`, `Busy`, `Unavailable` (a store that does not answer), `Internal`.
+//!   Each adapter maps it to its own form: REST to an `ErrorCode` and status, MCP to a tool
+//!   result with `isError`.
 
 mod error;
 mod repositories;

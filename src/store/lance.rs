@@ -631,8 +631,8 @@ fn rows_of(
         }
         let columns = Columns::read(batch)?;
         let scores = scores(batch, score_column)?;
-        for i in 0..n {
-            out.push((columns.row(i)?, scores[i]));
+        for (i, score) in scores.into_iter().enumerate() {
+            out.push((columns.row(i)?, score));
         }
     }
     Ok(out)

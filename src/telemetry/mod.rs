@@ -14,6 +14,37 @@
 //!
 //! W3C trace context (`traceparent`) is read from incoming requests and written on
 //! outgoing embedding, rerank and chat calls ([`propagate`]).
+//!
+//! # Design notes
+//!
+//! - `telemetry::init(format, default_filter)` (called once by `main`, after the CLI is
+//!   parsed and before anything starts a thread) installs `registry + EnvFilter + optional
+//!   OpenTelemetry layer + fmt layer`. The filter applies to spans too, so with export on
+//!   and no `RUST_LOG` the default becomes `warn,sextant=info` (Sextant's spans are at
+//!   `info`). `--log-format json` uses `telemetry::json::JsonLines` (fields, the innermost
+//!   span's name, its `trace_id`/`span_id`); it installs a tracer even without a collector,
+//!   so lines of one request share an id. `telemetry::notice` writes the program's own
+//!   status lines (`serving on …`) in whichever format was chosen.
+//! - Export is off unless `OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT` is set (`OTEL_SDK_DISABLED`,
+//!   `OTEL_TRACES_EXPORTER=none` turn it off). `export::Bounded` wraps the SDK's
+//!   `BatchSpanProcessor`: spans waiting for export are at most `OTEL_BSP_MAX_QUEUE_SIZE`
+//!   (beyond, dropped and counted), the SDK's own channel has room for twice that so it never
+//!   drops unseen, and `export::Counting` counts exported and failed spans; `/metrics` shows
+//!   them as `sextant_trace_spans_total{outcome}`. Ending a span never blocks: the export
+//!   runs on the processor's thread. `telemetry::grpc` sends the OTLP `Export` call over
+//!   hyper's HTTP/2 client on its own current-thread runtime (tonic's channel would turn on
+//!   `tower` features that rebuild LanceDB).
+//! - Spans: `server::trace::http_span` (one per request: `METHOD /route/template`, kind
+//!   server, status, `sextant.repository` from the path, `enduser.id` = the token's id,
+//!   recorded by authentication; continues an incoming `traceparent`), `mcp.tool` (one per
+//!   tool call; continues the `traceparent` of the HTTP request that carried it), service
+//!   operations (`service.search`, `service.sync`, `service.register`, …), the search stages
+//!   (`search.freshness`, `.embed`, `.retrieve`, `.units`, `.rerank`, `.enrich`, `.render`,
+//!   `.lookup`), jobs (`job`, a root span) and sync phases (`sync` → `sync.scan`, `.parse`,
+//!   `.cache` (the cached vectors), `.write`, `.graph`, `.maintain`, `.embed` (the embedding
+//!   stage)), and outgoing calls (`http.client` in
+//!   `embed::http::HttpClient`, which writes `traceparent` on embedding, rerank and chat
+//!   requests).
 
 mod export;
 mod grpc;

@@ -717,11 +717,9 @@ impl<'s> Walker<'s> {
             }
             "assignment_expression" => self.commonjs_export(node),
             "member_expression" => self.member_read(node),
-            "nested_type_identifier" => {
-                if !self.handled.contains(&node.id()) {
-                    let kind = self.type_kind();
-                    self.use_expression(node, kind);
-                }
+            "nested_type_identifier" if !self.handled.contains(&node.id()) => {
+                let kind = self.type_kind();
+                self.use_expression(node, kind);
             }
             _ => {}
         }
