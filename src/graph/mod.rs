@@ -18,7 +18,7 @@
 //!
 //! # Design notes
 //!
-//! - The parser's second pass (`parse::typescript::refs`, one iterative walk with a stack
+//! - The parser's second pass (`parse::typescript::ref_walk`, one iterative walk with a stack
 //!   of function/block scopes and of annotation contexts) reports per file: import bindings
 //!   (named, default, namespace, `require`), exports (`export {…}`, `export … from`,
 //!   `export *`, `export =`, `module.exports`), module uses, declared types of fields and

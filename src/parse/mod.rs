@@ -43,7 +43,7 @@
 //!   grouped Go `const`/`var` blocks are one chunk with every name in `bindings`.
 //!   `Syntax::imports` describes an import statement once (`ImportSpec`: modules and
 //!   per-name `Binding`s); it feeds both the chunker's `imports` and the graph's bindings.
-//!   `lang::refs` is the graph walk for these languages (calls, member accesses with
+//!   `lang::ref_walk` is the graph walk for these languages (calls, member accesses with
 //!   `self`/`this`/receiver and typed locals, reads, type uses, `extends` / `implements` /
 //!   trait impls, field types), the same `FileRefs` as TypeScript's; each language's
 //!   `RefSyntax` gives its node shapes and a table of where names are declared.

@@ -1,6 +1,6 @@
 //! Name facts of one file, for the symbol graph: what each occurrence refers to by name,
-//! what the file imports and what it exports. Language-neutral data; the TypeScript walk
-//! that produces it lives in `parse::typescript::refs`.
+//! what the file imports and what it exports. Language-neutral data; the walks that
+//! produce it are `parse::typescript::ref_walk` and `parse::lang::ref_walk`.
 //!
 //! The parser only knows one file, so nothing here is resolved: a reference says "a call
 //! of the free name `validate`" or "a read of member `secret` of `this`", and

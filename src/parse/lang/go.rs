@@ -328,7 +328,7 @@ impl Syntax for Go {
         line_comments_text(comments.iter().map(|c| src.text_of(*c)), "//")
     }
 
-    fn refs(&self) -> &dyn super::refs::RefSyntax {
+    fn refs(&self) -> &dyn super::ref_walk::RefSyntax {
         self
     }
 }
@@ -337,7 +337,7 @@ mod graph {
     use tree_sitter::Node;
 
     use super::Go;
-    use crate::parse::lang::refs::{Access, Local, RefSyntax, type_name};
+    use crate::parse::lang::ref_walk::{Access, Local, RefSyntax, type_name};
     use crate::parse::lang::{SourceText, named_children};
     use crate::parse::refs::DeclaredType;
 

@@ -158,7 +158,7 @@ impl Syntax for Java {
         }
     }
 
-    fn refs(&self) -> &dyn super::refs::RefSyntax {
+    fn refs(&self) -> &dyn super::ref_walk::RefSyntax {
         self
     }
 }
@@ -167,7 +167,7 @@ mod graph {
     use tree_sitter::Node;
 
     use super::Java;
-    use crate::parse::lang::refs::{Access, Local, RefSyntax, type_name};
+    use crate::parse::lang::ref_walk::{Access, Local, RefSyntax, type_name};
     use crate::parse::lang::{SourceText, named_children};
     use crate::parse::refs::{DeclaredType, RefKind};
 

@@ -12,7 +12,7 @@
 pub(super) mod go;
 pub(super) mod java;
 pub(super) mod python;
-mod refs;
+mod ref_walk;
 pub(super) mod rust;
 
 use tree_sitter::Node;
@@ -65,7 +65,7 @@ impl LanguageParser for TreeParser {
         };
         ex.scan(root);
         let symbols = ex.container(root, &Ctx::root());
-        let refs = refs::extract(syntax, root, source);
+        let refs = ref_walk::extract(syntax, root, source);
         Ok(ParsedFile {
             language: self.language,
             symbols,
@@ -305,7 +305,7 @@ pub(crate) trait Syntax: Sync {
     }
 
     /// The walk that finds references, imports and exports for the symbol graph.
-    fn refs(&self) -> &dyn refs::RefSyntax;
+    fn refs(&self) -> &dyn ref_walk::RefSyntax;
 }
 
 /// 1-indexed line numbers of byte offsets asked in increasing order, counted

@@ -277,7 +277,7 @@ impl Syntax for Python {
         docstring_text(src.text_of(first.named_child(0)?))
     }
 
-    fn refs(&self) -> &dyn super::refs::RefSyntax {
+    fn refs(&self) -> &dyn super::ref_walk::RefSyntax {
         self
     }
 }
@@ -288,7 +288,7 @@ mod graph {
     use super::{Python, target_names};
     use crate::parse::lang::SourceText;
     use crate::parse::lang::named_children;
-    use crate::parse::lang::refs::{Access, Local, RefSyntax, type_name};
+    use crate::parse::lang::ref_walk::{Access, Local, RefSyntax, type_name};
     use crate::parse::refs::{DeclaredType, RefKind};
 
     /// Whether a function definition is a method: its (decorated) definition sits in a

@@ -285,7 +285,7 @@ impl Syntax for Rust {
         doc_attributes(def.outer, src).or_else(|| inner_doc(def.decl, src))
     }
 
-    fn refs(&self) -> &dyn super::refs::RefSyntax {
+    fn refs(&self) -> &dyn super::ref_walk::RefSyntax {
         self
     }
 }
@@ -294,7 +294,7 @@ mod graph {
     use tree_sitter::Node;
 
     use super::Rust;
-    use crate::parse::lang::refs::{Access, Local, RefSyntax, type_name};
+    use crate::parse::lang::ref_walk::{Access, Local, RefSyntax, type_name};
     use crate::parse::lang::{SourceText, named_children};
     use crate::parse::refs::{DeclaredType, RefKind};
 

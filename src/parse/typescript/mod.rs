@@ -20,7 +20,7 @@ use super::{
 };
 use crate::text::{collapse_truncate, collapse_whitespace, truncate_chars};
 
-mod refs;
+mod ref_walk;
 
 /// tree-sitter parser for one of the TS/JS languages.
 #[derive(Debug, Clone, Copy)]
@@ -46,7 +46,7 @@ impl LanguageParser for TsParser {
         let root = tree.root_node();
         ex.scan(root);
         let symbols = ex.container(root, &Ctx::root());
-        let refs = refs::extract(root, source);
+        let refs = ref_walk::extract(root, source);
         let line_count = source.lines().count() as u32;
         Ok(ParsedFile {
             language: self.language,
