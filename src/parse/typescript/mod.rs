@@ -827,33 +827,10 @@ impl<'s> Extractor<'s> {
         name: &str,
         mods: &[Modifier],
     ) -> Option<Draft<'t>> {
-        let mut mods = mods.to_vec();
+        let mods = mods.to_vec();
         let kind = value.kind();
         if is_function_like(kind) {
-            if has_child_kind(value, "async") {
-                mods.push(Modifier::Async);
-            }
-            if kind == "generator_function" || has_child_kind(value, "*") {
-                mods.push(Modifier::Generator);
-            }
-            let body = value
-                .child_by_field_name("body")
-                .filter(|b| b.kind() == "statement_block");
-            let kind = if self.is_component_fn(name, value, body) {
-                SymbolKind::Component
-            } else {
-                SymbolKind::Function
-            };
-            return Some(
-                Draft::new(
-                    kind,
-                    name.to_string(),
-                    outer,
-                    self.head(value, value.child_by_field_name("body")),
-                    mods,
-                )
-                .with_body(body, Children::Nested),
-            );
+            return Some(self.function_draft(value, outer, name.to_string(), mods));
         }
         if is_class_like(kind) {
             return Some(self.class_draft(value, outer, name.to_string(), mods));
