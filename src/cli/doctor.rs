@@ -18,7 +18,7 @@ use super::{CliError, out, write_err};
 use crate::app::{indexer_over, open_embedder, open_meta, runtime};
 use crate::config::Config;
 use crate::index::IndexError;
-use crate::store::{LanceStore, LanceStoreOptions};
+use crate::store::{DatabaseSize, LanceStore, LanceStoreOptions, StoreStats};
 
 /// Why opening or auditing failed: the chunk store itself (what `--repair` may move
 /// aside), or anything else (the model, the metadata database), which it must not touch.
@@ -38,10 +38,13 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
             crate::config::without_password(&config.database_url())
         )
         .map_err(write_err)?;
+        if let Ok(size) = meta.size().await {
+            writeln!(w, "  {}", database_size(&size)).map_err(write_err)?;
+        }
         let (embedder, cached) = open_embedder(config, meta.clone()).await?;
         let lance = config.lance_uri();
         let mut moved = false;
-        let audits = loop {
+        let (audits, stats) = loop {
             let attempt = async {
                 let vectors = LanceStore::open(LanceStoreOptions::new(&lance, embedder.dims()))
                     .await
@@ -58,15 +61,18 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
                     .await
                     .map_err(|e| Failure::Other(e.into()))?;
                 // Reading every repository's paths touches every data file.
-                indexer.audit(repair).await.map_err(|e| match e {
+                let as_failure = |e: IndexError| match e {
                     IndexError::Store(s) if s.is_chunk_store() => {
                         Failure::ChunkStore(s.to_string())
                     }
                     other => Failure::Other(fail(other)),
-                })
+                };
+                let audits = indexer.audit(repair).await.map_err(as_failure)?;
+                let stats = indexer.vectors().stats().await;
+                Ok((audits, stats.map_err(IndexError::from).map_err(as_failure)?))
             };
             match attempt.await {
-                Ok(audits) => break audits,
+                Ok(found) => break found,
                 Err(Failure::Other(e)) => return Err(e),
                 Err(Failure::ChunkStore(e)) if repair && !moved && !lance.contains("://") => {
                     let aside = move_aside(Path::new(&lance))?;
@@ -87,6 +93,9 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
             }
         };
         writeln!(w, "chunk store: opened ({lance})").map_err(write_err)?;
+        for line in chunk_store_size(&stats) {
+            writeln!(w, "  {line}").map_err(write_err)?;
+        }
         let mut problems = 0;
         for audit in &audits {
             if audit.is_consistent() {
@@ -123,6 +132,42 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
         }
         Ok(())
     })
+}
+
+/// Megabytes, one decimal.
+fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+/// The metadata database's size line.
+fn database_size(size: &DatabaseSize) -> String {
+    match size.free_bytes {
+        Some(free) if free > 0 => format!(
+            "{} ({} of free pages; `VACUUM` gives them back)",
+            mb(size.bytes),
+            mb(free)
+        ),
+        _ => mb(size.bytes),
+    }
+}
+
+/// What the chunk store holds and keeps on disk, and what maintenance would reclaim.
+fn chunk_store_size(stats: &StoreStats) -> Vec<String> {
+    let s = &stats.storage;
+    let mut lines = vec![format!(
+        "{} rows ({} deleted, kept until compaction); {} version(s) kept, {} fragment(s) ({} small)",
+        stats.rows, s.deleted_rows, s.versions, s.fragments, s.small_fragments
+    )];
+    match (s.disk_bytes, s.reclaimable_bytes()) {
+        (Some(disk), Some(reclaim)) => lines.push(format!(
+            "{} on disk, {} live: maintenance (compaction, old versions pruned) would reclaim {}",
+            mb(disk),
+            mb(s.live_bytes),
+            mb(reclaim)
+        )),
+        _ => lines.push(format!("{} live", mb(s.live_bytes))),
+    }
+    lines
 }
 
 /// Renames `dir` to `<dir>.broken-<seconds since epoch>`; returns the new name.

@@ -236,6 +236,32 @@ pub(super) fn render(metrics: &Metrics, stats: &ServerStats) -> String {
             &[(String::new(), rows as f64)],
         );
     }
+    if let Some(storage) = &stats.chunk_storage {
+        let mut bytes = vec![("state=\"live\"".to_string(), storage.live_bytes as f64)];
+        if let Some(disk) = storage.disk_bytes {
+            bytes.push(("state=\"on_disk\"".into(), disk as f64));
+        }
+        gauge(
+            &mut out,
+            "sextant_chunk_store_bytes",
+            "Bytes of the chunk store: the current version's files (live) and the table's \
+             directory (on_disk, old versions and deleted rows included, which maintenance \
+             reclaims).",
+            &bytes,
+        );
+        gauge(
+            &mut out,
+            "sextant_chunk_store_versions",
+            "Table versions the chunk store keeps.",
+            &[(String::new(), storage.versions as f64)],
+        );
+        gauge(
+            &mut out,
+            "sextant_chunk_store_deleted_rows",
+            "Rows deleted or replaced but kept in data files until compaction.",
+            &[(String::new(), storage.deleted_rows as f64)],
+        );
+    }
     if let Some(jobs) = &stats.jobs {
         let samples: Vec<(String, f64)> = jobs
             .iter()

@@ -23,6 +23,8 @@ pub struct ServerStats {
     pub files: Option<(u64, u64)>,
     /// Chunk rows in the vector store.
     pub chunks: Option<u64>,
+    /// What the chunk store keeps on disk.
+    pub chunk_storage: Option<crate::store::StoreStorage>,
     /// The most recent `STATS_JOBS` (10,000) jobs by state (every state present).
     pub jobs: Option<BTreeMap<JobState, u64>>,
     /// Texts answered from the embedding cache and sent to the model.
@@ -55,6 +57,7 @@ impl Service {
         }
         if let Ok(vectors) = self.indexer.vectors().stats().await {
             stats.chunks = Some(vectors.rows as u64);
+            stats.chunk_storage = Some(vectors.storage);
         }
         if let Ok(jobs) = meta.list_jobs(None, STATS_JOBS).await {
             let mut by_state: BTreeMap<JobState, u64> = JobState::iter().map(|s| (s, 0)).collect();

@@ -43,7 +43,7 @@ use tokio::sync::Mutex;
 
 use super::{
     ChunkFilter, ChunkRow, EmbeddingState, PendingVector, ScoredChunk, StoreError, StoreStats,
-    VectorStore,
+    StoreStorage, VectorStore,
 };
 use crate::chunk::CodeChunk;
 use crate::parse::{ByteRange, Language, Modifier, SymbolKind};
@@ -462,6 +462,27 @@ impl LanceStore {
         Ok(())
     }
 
+    /// What the table keeps on disk: versions, fragments, deleted rows, and bytes live
+    /// and on disk (a walk of the table's directory, for a local store).
+    async fn storage(&self) -> Result<StoreStorage, StoreError> {
+        let stats = self.table.stats().await?;
+        let versions = self.table.list_versions().await?.len();
+        let disk_bytes = if self.options.uri.contains("://") {
+            None
+        } else {
+            let dir = Path::new(&self.options.uri).join(format!("{}.lance", self.options.table));
+            Some(directory_bytes(&dir))
+        };
+        Ok(StoreStorage {
+            deleted_rows: stats.num_deleted_rows.unwrap_or(0),
+            versions,
+            fragments: stats.fragment_stats.num_fragments,
+            small_fragments: stats.fragment_stats.num_small_fragments,
+            live_bytes: stats.total_bytes as u64,
+            disk_bytes,
+        })
+    }
+
     /// Maintenance without taking the write lock (callers hold it).
     async fn maintain_locked(&self) -> Result<StoreStats, StoreError> {
         self.writes_since_maintain.store(0, Ordering::Relaxed);
@@ -527,6 +548,17 @@ impl LanceStore {
         }
         Ok(())
     }
+}
+
+/// Bytes of the files under `dir` (0 when it cannot be read: a store not created yet).
+fn directory_bytes(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
 }
 
 fn column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a ArrayRef, StoreError> {
@@ -1200,6 +1232,7 @@ impl VectorStore for LanceStore {
             text_index: self.has_index_on("search_text").await?,
             text_unindexed_rows: self.text_unindexed_rows().await?,
             version: self.table.version().await?,
+            storage: self.storage().await?,
         })
     }
 }

@@ -79,8 +79,10 @@ pub use meta::{
     MetaStore, NewJob, NewRepository, RepoSettings, RepoSource, RepoStatus, Repository,
     SymbolRecord,
 };
-pub use sql::SqlMetaStore;
-pub use vector::{ChunkRow, EmbeddingState, PendingVector, ScoredChunk, StoreStats, VectorStore};
+pub use sql::{DatabaseSize, SqlMetaStore};
+pub use vector::{
+    ChunkRow, EmbeddingState, PendingVector, ScoredChunk, StoreStats, StoreStorage, VectorStore,
+};
 
 /// Milliseconds since the Unix epoch, the one timestamp unit stored everywhere.
 pub fn now_ms() -> i64 {

@@ -126,6 +126,34 @@ impl SqlMetaStore {
         Self::open(&data_dir.join("sextant.db").to_string_lossy()).await
     }
 
+    /// How large the database is, and (SQLite) how much of it is free pages that
+    /// `VACUUM` would give back.
+    pub async fn size(&self) -> Result<DatabaseSize, StoreError> {
+        if self.backend == "sqlite" {
+            let pragma = |name: &'static str| async move {
+                let value: i64 = sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA {name}")))
+                    .fetch_one(&self.pool)
+                    .await?
+                    .try_get(0)?;
+                Ok::<u64, StoreError>(value.max(0) as u64)
+            };
+            let page = pragma("page_size").await?;
+            Ok(DatabaseSize {
+                bytes: pragma("page_count").await? * page,
+                free_bytes: Some(pragma("freelist_count").await? * page),
+            })
+        } else {
+            let bytes: i64 = sqlx::query("SELECT pg_database_size(current_database())")
+                .fetch_one(&self.pool)
+                .await?
+                .try_get(0)?;
+            Ok(DatabaseSize {
+                bytes: bytes.max(0) as u64,
+                free_bytes: None,
+            })
+        }
+    }
+
     /// The connection pool (for store extensions in this layer).
     pub(super) fn pool(&self) -> &AnyPool {
         &self.pool
@@ -135,6 +163,16 @@ impl SqlMetaStore {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// The metadata database's size ([`SqlMetaStore::size`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DatabaseSize {
+    /// Bytes the database takes (SQLite: pages × page size, WAL aside; Postgres:
+    /// `pg_database_size`).
+    pub bytes: u64,
+    /// Bytes in free pages, which `VACUUM` gives back (SQLite only).
+    pub free_bytes: Option<u64>,
 }
 
 fn repository(row: &AnyRow) -> Result<Repository, StoreError> {

@@ -82,6 +82,34 @@ pub struct StoreStats {
     pub text_unindexed_rows: usize,
     /// Table version (grows with every write).
     pub version: u64,
+    /// Where the bytes go.
+    pub storage: StoreStorage,
+}
+
+/// What the chunk store keeps on disk, and what compaction would give back.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StoreStorage {
+    /// Rows deleted (or replaced) but still in their data files until compaction.
+    pub deleted_rows: usize,
+    /// Table versions kept (each write makes one; maintenance prunes old ones).
+    pub versions: usize,
+    /// Data fragments, and how many of them are small (compaction merges those).
+    pub fragments: usize,
+    /// Fragments small enough to merge.
+    pub small_fragments: usize,
+    /// Bytes the current version's data and index files take.
+    pub live_bytes: u64,
+    /// Bytes of the table's directory on disk (every version kept, manifests, deletion
+    /// files); `None` for a store that is not a local directory.
+    pub disk_bytes: Option<u64>,
+}
+
+impl StoreStorage {
+    /// Bytes on disk that the current version does not use: old versions and deleted
+    /// rows, which maintenance (compaction and version pruning) gives back.
+    pub fn reclaimable_bytes(&self) -> Option<u64> {
+        self.disk_bytes.map(|d| d.saturating_sub(self.live_bytes))
+    }
 }
 
 /// Chunk rows with vectors and lexical text.

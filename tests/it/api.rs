@@ -687,6 +687,19 @@ async fn tokens_gate_every_route_and_bound_what_each_token_sees() {
         metrics.contains("sextant_jobs{state=\"succeeded\"} 2"),
         "{metrics}"
     );
+    // The chunk store's size: live bytes and the directory on disk, versions kept.
+    let gauge = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name} missing: {metrics}"))
+    };
+    let live = gauge("sextant_chunk_store_bytes{state=\"live\"}");
+    let on_disk = gauge("sextant_chunk_store_bytes{state=\"on_disk\"}");
+    assert!(live > 0.0 && on_disk >= live, "{metrics}");
+    assert!(gauge("sextant_chunk_store_versions") >= 1.0, "{metrics}");
 
     // Progress: the limited token's stream carries only its repository's events, and the
     // other repository's own stream does not exist for it.

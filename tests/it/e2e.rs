@@ -392,6 +392,12 @@ fn doctor_reports_and_repairs_a_damaged_chunk_store() {
     assert!(run(&["index", &ws_arg]).0);
     let (ok, text) = run(&["doctor"]);
     assert!(ok && text.contains("ws: ok"), "{text}");
+    // It says what each store takes on disk and what maintenance would give back.
+    assert!(
+        text.contains(" MB on disk, ") && text.contains("would reclaim"),
+        "{text}"
+    );
+    assert!(text.contains("version(s) kept"), "{text}");
     std::fs::remove_dir_all(data.join("lance/chunks.lance/data")).unwrap();
     let (ok, text) = run(&["search", "validate the token"]);
     assert!(!ok && text.contains("sextant doctor"), "{text}");

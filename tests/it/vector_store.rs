@@ -409,8 +409,35 @@ async fn maintenance_indexes_and_keeps_the_directory_bounded() {
             .count()
     };
     let before = data_files();
+    // What `sextant doctor` and `/metrics` report: every write kept a version, and the
+    // directory holds far more than the current version uses.
+    let kept = store.stats().await.expect("stats").storage;
+    let on_disk = kept.disk_bytes.expect("a local store has a size on disk");
+    println!("before maintenance: {kept:?}");
+    assert!(kept.versions >= 40, "{kept:?}");
+    assert!(
+        kept.live_bytes > 0 && on_disk > 2 * kept.live_bytes,
+        "{kept:?}"
+    );
     let stats = store.maintain().await.expect("maintain");
     let after = data_files();
+    let pruned = &stats.storage;
+    println!("after maintenance: {pruned:?}");
+    assert!(pruned.versions < kept.versions / 4, "{pruned:?}");
+    let reclaimable = |s: &sextant::store::StoreStorage| s.reclaimable_bytes().unwrap();
+    assert!(
+        reclaimable(pruned) < reclaimable(&kept) / 4,
+        "maintenance gave back what it said it would: {kept:?} → {pruned:?}"
+    );
+    let files: u64 = walk(&dir.path().join("lance").join("chunks.lance"))
+        .iter()
+        .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+        .sum();
+    assert_eq!(
+        pruned.disk_bytes,
+        Some(files),
+        "the size on disk is the files' size"
+    );
     println!("data files before {before}, after {after}");
     assert_eq!(stats.rows, chunks.len());
     assert!(stats.text_index, "text index exists");
