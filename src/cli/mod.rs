@@ -16,6 +16,7 @@ mod repo;
 mod scout;
 mod search;
 mod serve;
+mod setup;
 mod token;
 
 use crate::chunk::chunk_file;
@@ -181,6 +182,37 @@ pub struct GlobalArgs {
     /// API token for --server (`sextant token create` on the server's machine).
     #[arg(long, global = true, env = "SEXTANT_TOKEN", hide_env_values = true)]
     pub token: Option<crate::config::Secret>,
+    /// A file holding the API token for --server (read at start, surrounding whitespace
+    /// ignored): what `sextant setup` writes into clients' configurations, so that the
+    /// token itself is never in them.
+    #[arg(
+        long,
+        global = true,
+        env = "SEXTANT_TOKEN_FILE",
+        conflicts_with = "token"
+    )]
+    pub token_file: Option<PathBuf>,
+}
+
+impl GlobalArgs {
+    /// The token for --server: `--token`, or the contents of `--token-file`.
+    fn server_token(&self) -> Result<Option<String>, CliError> {
+        if let Some(path) = &self.token_file {
+            let text = std::fs::read_to_string(path).map_err(|source| CliError::Read {
+                path: path.display().to_string(),
+                source,
+            })?;
+            let token = text.trim();
+            if token.is_empty() {
+                return Err(CliError::Failed(format!(
+                    "{} is empty: put the token (`sextant token create` on the server's machine) in it",
+                    path.display()
+                )));
+            }
+            return Ok(Some(token.to_string()));
+        }
+        Ok(self.token.as_ref().map(|t| t.expose().to_string()))
+    }
 }
 
 impl GlobalArgs {
@@ -280,6 +312,10 @@ pub enum Command {
     },
     /// Serve the MCP tools over stdio (for a local agent such as Claude Code).
     Mcp,
+    /// Configure an MCP client (Claude Code, Cursor, VS Code, Codex, or any that reads
+    /// `mcpServers` JSON) to start Sextant: on this data directory, or with --server and
+    /// --token-file as a relay to a shared server.
+    Setup(setup::SetupArgs),
     /// Ask a running server whether it is ready (`GET /readyz`); exits non-zero when it is
     /// not. The container image's health check.
     Health(serve::HealthArgs),
@@ -315,13 +351,14 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     let config = cli.global.config();
     let data_dir_given = cli.global.data_dir.is_some();
     if let Some(server) = &cli.global.server {
-        let token = cli.global.token.as_ref().map(|t| t.expose().to_string());
+        let token = cli.global.server_token()?;
         let remote = remote::Remote::new(server, token.clone())?;
         return match cli.command {
             Command::Search(args) => remote::search(remote, args),
             Command::Scout(args) => scout::scout_remote(remote, args),
             Command::Repo { action } => remote::repo(remote, action),
             Command::Mcp => serve::mcp_remote(server, token),
+            Command::Setup(args) => setup::setup(args, &cli.global),
             Command::Index(args) => remote::repo(
                 remote,
                 repo::RepoCommand::Add(repo::RepoAddArgs {
@@ -361,6 +398,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             let mut w = out();
             writeln!(w, "{}", openapi_json()?).map_err(write_err)
         }
+        Command::Setup(args) => setup::setup(args, &cli.global),
         Command::Embed { texts, query } => models::embed(texts, query, &config),
         Command::Rerank { query, documents } => models::rerank(query, documents, &config),
     }

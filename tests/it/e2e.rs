@@ -50,15 +50,19 @@ fn create_token(data: &std::path::Path, model: &std::path::Path, args: &[&str]) 
         .to_string()
 }
 
-/// rmcp's client over the stdio of `sextant ARGS…`.
-async fn stdio_client<I, A>(args: I) -> rmcp::service::RunningService<rmcp::RoleClient, ()>
-where
-    I: IntoIterator<Item = A>,
-    A: AsRef<std::ffi::OsStr>,
-{
+/// An MCP client of the server an MCP configuration entry (`command`, `args`) starts.
+async fn configured_client(entry: &Value) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
     use rmcp::ServiceExt;
-    let mut cmd = tokio::process::Command::new(BIN);
-    cmd.args(args);
+    let command = entry["command"].as_str().expect("a command");
+    assert!(std::path::Path::new(command).is_absolute(), "{entry}");
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .map(|a| a.as_str().expect("string arguments"))
+        .collect();
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(&args).env_remove("SEXTANT_TOKEN");
     let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
         .stderr(Stdio::null())
         .spawn()
@@ -297,8 +301,26 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
         "{refused:?}"
     );
 
-    // `sextant --server … mcp`: a stdio relay to the server's /mcp, with the token.
-    let client = stdio_client(["--server", &base, "--token", &reader, "mcp"]).await;
+    // `sextant --server … mcp`: a stdio relay to the server's /mcp, with the token, as
+    // `sextant setup` configures it for a client: the token in a file, never in the
+    // client's configuration.
+    let token_file = tmp.path().join("token");
+    std::fs::write(&token_file, format!("{reader}\n")).unwrap();
+    let printed = Command::new(BIN)
+        .args(["--server", &base, "--token-file"])
+        .arg(&token_file)
+        .args(["setup", "json", "--print"])
+        .env_remove("SEXTANT_TOKEN")
+        .output()
+        .unwrap();
+    assert!(printed.status.success(), "{printed:?}");
+    let text = String::from_utf8(printed.stdout).unwrap();
+    assert!(
+        !text.contains(&reader),
+        "the token stays out of the configuration: {text}"
+    );
+    let config: Value = serde_json::from_str(&text).unwrap();
+    let client = configured_client(&config["mcpServers"]["sextant"]).await;
     let info = client.peer_info().unwrap();
     assert_eq!(info.server_info.as_ref().unwrap().name, "sextant");
     let result = call_tool(&client, "index_status", json!({ "repository": "ws" })).await;
@@ -307,15 +329,35 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
     client.cancel().await.unwrap();
     drop(server);
 
-    // `sextant mcp` over stdio on the same data directory, with rmcp's client.
-    let local = [
-        "--data-dir".as_ref(),
-        data.as_os_str(),
-        "--model-dir".as_ref(),
-        model.as_os_str(),
-        "mcp".as_ref(),
-    ];
-    let client = stdio_client::<_, &std::ffi::OsStr>(local).await;
+    // `sextant mcp` over stdio on the same data directory, with rmcp's client, started
+    // as the configuration `sextant setup claude-code` writes says (read the way Claude
+    // Code reads `.mcp.json`).
+    let project = tmp.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let setup = sextant(&data, &model)
+        .args(["setup", "claude-code", "--dir"])
+        .arg(&project)
+        .output()
+        .unwrap();
+    assert!(setup.status.success(), "{setup:?}");
+    let written = std::fs::read_to_string(project.join(".mcp.json")).unwrap();
+    let again = sextant(&data, &model)
+        .args(["setup", "claude-code", "--dir"])
+        .arg(&project)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("already set up"),
+        "{again:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join(".mcp.json")).unwrap(),
+        written
+    );
+    let config: Value = serde_json::from_str(&written).unwrap();
+    let entry = &config["mcpServers"]["sextant"];
+    assert_eq!(entry["type"], "stdio", "{written}");
+    let client = configured_client(entry).await;
     let result = call_tool(&client, "get_symbol", json!({ "name": "validateToken" })).await;
     assert_eq!(result.content.len(), 2);
     let snapshot = result.content[1].as_text().unwrap().text.clone();
