@@ -82,8 +82,11 @@ impl SextantMcp {
         signature, what it calls, who calls it, type hierarchy and type flows; ★ marks \
         results, ◆ dependencies shared by several results), then one snapshot per file \
         showing the matching functions complete with the imports, constants and fields they \
-        use. Use `symbol = Name`, `symbol = Class > method` or `symbol = path/file.ts > \
-        name` for an exact lookup."
+        use. Use it first for any question in words (how, where, why), when you do not \
+        know the exact name: it replaces grep loops and reading whole files. When you know \
+        the name, get_symbol is exact and cheaper (or `symbol = Name`, `symbol = Class > \
+        method`, `symbol = path/file.ts > name` here); before changing a symbol, scout says \
+        what else must change."
     )]
     async fn codebase_search(
         &self,
@@ -100,7 +103,9 @@ impl SextantMcp {
         description = "Look a symbol up by exact name, with no ranking: `name`, \
         `Parent > name` (a method of a class) or `path/file.ts > Parent > name`. Returns every \
         match complete, in the same form as codebase_search (connection graph, then \
-        snapshots); an unknown name returns an empty result."
+        snapshots); an unknown name returns an empty result. Use it when you have the name \
+        (from an error, a stack trace, a previous answer); for a question in words use \
+        codebase_search."
     )]
     async fn get_symbol(
         &self,
@@ -121,7 +126,8 @@ impl SextantMcp {
         over or is keyed by the symbol the query names, rates each link (relevance, risk, \
         tags) and answers with a summary: the places that must change with their action, \
         those worth a look, and what was safely ignored (imports, re-exports). Progress is \
-        reported as symbols are explored."
+        reported as symbols are explored. Use it before changing a symbol's signature, \
+        shape or behaviour; to find code, use codebase_search or get_symbol."
     )]
     async fn scout(
         &self,
@@ -251,7 +257,8 @@ impl SextantMcp {
 
     #[tool(
         description = "List the symbols of one file (kind, breadcrumb, signature, lines), \
-        to see its structure without reading it."
+        to see its structure without reading it. Then get_symbol (`path/file.ts > name`) \
+        returns any of them complete."
     )]
     async fn get_file_symbols(
         &self,

@@ -103,6 +103,28 @@ async fn agents_list_and_call_the_tools_over_http() {
     ] {
         assert!(tools.contains(&expected), "{tools:?}");
     }
+    // The tools that find code say when to use another one instead.
+    let description = |name: &str| {
+        list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .and_then(|t| t["description"].as_str())
+            .unwrap_or_else(|| panic!("{name} has a description: {list}"))
+            .to_string()
+    };
+    for (tool, names) in [
+        ("codebase_search", &["get_symbol", "scout"][..]),
+        ("get_symbol", &["codebase_search"]),
+        ("scout", &["codebase_search", "get_symbol"]),
+        ("get_file_symbols", &["get_symbol"]),
+    ] {
+        let text = description(tool);
+        for other in names {
+            assert!(text.contains(other), "{tool} does not point to {other}: {text}");
+        }
+    }
     let search = list["result"]["tools"]
         .as_array()
         .unwrap()
