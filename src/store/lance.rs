@@ -14,7 +14,8 @@
 //! - B-tree indexes on `id` and `relative_path` (point lookups by id and by file), created
 //!   by the first `maintain` and refreshed by later ones.
 //! - Compaction: `maintain` merges small fragments and removes table versions older than
-//!   `prune_older_than`. Writes are serialised by a lock inside the store, and maintenance
+//!   `prune_older_than`; versions it had to keep are pruned by one deferred task once
+//!   they are old enough (`prune_later`). Writes are serialised by a lock inside the store, and maintenance
 //!   runs under it, so removing unverified files is safe for the embedded single-process
 //!   deployment.
 
@@ -88,7 +89,9 @@ pub struct LanceStore {
     options: LanceStoreOptions,
     table: Table,
     schema: SchemaRef,
-    write_lock: Mutex<()>,
+    write_lock: Arc<Mutex<()>>,
+    /// Whether a deferred prune is waiting (at most one at a time).
+    prune_pending: Arc<std::sync::atomic::AtomicBool>,
     writes_since_maintain: AtomicUsize,
     /// Rows written since the last maintenance (not yet in the full-text index).
     rows_since_maintain: AtomicUsize,
@@ -282,7 +285,8 @@ impl LanceStore {
             options,
             table,
             schema: expected,
-            write_lock: Mutex::new(()),
+            write_lock: Arc::new(Mutex::new(())),
+            prune_pending: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             writes_since_maintain: AtomicUsize::new(0),
             all_embedded_at: std::sync::Mutex::new(None),
             rows_since_maintain: AtomicUsize::new(0),
@@ -523,16 +527,40 @@ impl LanceStore {
                 .optimize(OptimizeAction::Index(Default::default()))
                 .await?;
         }
-        let older_than = PruneDuration::from_std(self.options.prune_older_than)
-            .map_err(|e| StoreError::Invalid(format!("prune interval out of range: {e}")))?;
-        self.table
-            .optimize(OptimizeAction::Prune {
-                older_than: Some(older_than),
-                delete_unverified: Some(true),
-                error_if_tagged_old_versions: Some(false),
-            })
-            .await?;
-        self.stats().await
+        prune(&self.table, self.options.prune_older_than).await?;
+        let stats = self.stats().await?;
+        if stats.storage.versions > 1 {
+            self.prune_later();
+        }
+        Ok(stats)
+    }
+
+    /// Versions younger than `prune_older_than` survive a maintenance (a reader may still
+    /// be on them); without another write they would stay on disk. So once they are old
+    /// enough, a task prunes them (at most one waits at a time; it ends with the process,
+    /// a one-shot command leaving them to the next maintenance).
+    fn prune_later(&self) {
+        if self.prune_pending.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            self.prune_pending.store(false, Ordering::Release);
+            return;
+        };
+        let (table, lock, pending) = (
+            self.table.clone(),
+            self.write_lock.clone(),
+            self.prune_pending.clone(),
+        );
+        let wait = self.options.prune_older_than + std::time::Duration::from_millis(500);
+        runtime.spawn(async move {
+            tokio::time::sleep(wait).await;
+            let _guard = lock.lock().await;
+            pending.store(false, Ordering::Release);
+            if let Err(e) = prune(&table, wait).await {
+                tracing::warn!(error = %e, "deferred pruning of old chunk-store versions failed; the next maintenance retries");
+            }
+        });
     }
 
     /// Counts a write of `rows` rows and runs maintenance when either threshold is met.
@@ -548,6 +576,20 @@ impl LanceStore {
         }
         Ok(())
     }
+}
+
+/// Removes table versions older than `older_than` and the files only they use.
+async fn prune(table: &Table, older_than: std::time::Duration) -> Result<(), StoreError> {
+    let older_than = PruneDuration::from_std(older_than)
+        .map_err(|e| StoreError::Invalid(format!("prune interval out of range: {e}")))?;
+    table
+        .optimize(OptimizeAction::Prune {
+            older_than: Some(older_than),
+            delete_unverified: Some(true),
+            error_if_tagged_old_versions: Some(false),
+        })
+        .await?;
+    Ok(())
 }
 
 /// Bytes of the files under `dir` (0 when it cannot be read: a store not created yet).

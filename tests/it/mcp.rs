@@ -122,7 +122,10 @@ async fn agents_list_and_call_the_tools_over_http() {
     ] {
         let text = description(tool);
         for other in names {
-            assert!(text.contains(other), "{tool} does not point to {other}: {text}");
+            assert!(
+                text.contains(other),
+                "{tool} does not point to {other}: {text}"
+            );
         }
     }
     let search = list["result"]["tools"]

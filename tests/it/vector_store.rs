@@ -653,3 +653,46 @@ async fn languages_own_kind_names_are_kept_and_older_stores_gain_the_column() {
         .expect("read");
     assert_eq!(native(&read), native(&chunks));
 }
+
+/// Versions too young to prune at a maintenance are pruned once they are old enough,
+/// without another write (issue 44: a store left alone after a sync shrinks to what it
+/// uses).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_kept_by_a_maintenance_are_pruned_once_old_enough() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut options = LanceStoreOptions::new(dir.path().join("lance").to_string_lossy(), DIMS);
+    options.prune_older_than = std::time::Duration::from_secs(1);
+    options.maintain_every_writes = 1_000;
+    let store = LanceStore::open(options).await.expect("open");
+    let chunks = rows("r1", "src/a.ts", &fixture("functions.ts"));
+    for _ in 0..10 {
+        store
+            .replace_file("r1", "src/a.ts", chunks.clone())
+            .await
+            .expect("write");
+    }
+    let kept = store.maintain().await.expect("maintain").storage;
+    println!("right after maintenance: {kept:?}");
+    assert!(
+        kept.versions > 1,
+        "young versions are kept at first: {kept:?}"
+    );
+    let mut now = kept.clone();
+    for _ in 0..40 {
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        now = store.stats().await.expect("stats").storage;
+        if now.versions == 1 {
+            break;
+        }
+    }
+    println!("later: {now:?}");
+    assert_eq!(now.versions, 1, "{now:?}");
+    assert!(
+        now.reclaimable_bytes().unwrap() < kept.reclaimable_bytes().unwrap(),
+        "{kept:?} → {now:?}"
+    );
+    assert_eq!(
+        store.count(&ChunkFilter::default()).await.expect("count"),
+        chunks.len()
+    );
+}
