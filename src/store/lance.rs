@@ -527,7 +527,7 @@ impl LanceStore {
                 .optimize(OptimizeAction::Index(Default::default()))
                 .await?;
         }
-        prune(&self.table, self.options.prune_older_than).await?;
+        prune(&self.table, self.options.prune_older_than, true).await?;
         let stats = self.stats().await?;
         if stats.storage.versions > 1 {
             self.prune_later();
@@ -557,7 +557,9 @@ impl LanceStore {
             tokio::time::sleep(wait).await;
             let _guard = lock.lock().await;
             pending.store(false, Ordering::Release);
-            if let Err(e) = prune(&table, wait).await {
+            // Only the files of old versions: files no version names yet may belong to
+            // work in flight (an index being built), whatever the lock.
+            if let Err(e) = prune(&table, wait, false).await {
                 tracing::warn!(error = %e, "deferred pruning of old chunk-store versions failed; the next maintenance retries");
             }
         });
@@ -578,14 +580,19 @@ impl LanceStore {
     }
 }
 
-/// Removes table versions older than `older_than` and the files only they use.
-async fn prune(table: &Table, older_than: std::time::Duration) -> Result<(), StoreError> {
+/// Removes table versions older than `older_than` and the files only they use; with
+/// `unverified`, also files no version names (left by interrupted writes).
+async fn prune(
+    table: &Table,
+    older_than: std::time::Duration,
+    unverified: bool,
+) -> Result<(), StoreError> {
     let older_than = PruneDuration::from_std(older_than)
         .map_err(|e| StoreError::Invalid(format!("prune interval out of range: {e}")))?;
     table
         .optimize(OptimizeAction::Prune {
             older_than: Some(older_than),
-            delete_unverified: Some(true),
+            delete_unverified: Some(unverified),
             error_if_tagged_old_versions: Some(false),
         })
         .await?;
