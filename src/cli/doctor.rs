@@ -17,7 +17,7 @@ use super::index::fail;
 use super::{CliError, out, write_err};
 use crate::app::{indexer_over, open_embedder, open_meta, runtime};
 use crate::config::Config;
-use crate::index::IndexError;
+use crate::index::{IndexError, RepoAudit};
 use crate::store::{DatabaseSize, LanceStore, LanceStoreOptions, StoreStats};
 
 /// Why opening or auditing failed: the chunk store itself (what `--repair` may move
@@ -45,32 +45,7 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
         let lance = config.lance_uri();
         let mut moved = false;
         let (audits, stats) = loop {
-            let attempt = async {
-                let vectors = LanceStore::open(LanceStoreOptions::new(&lance, embedder.dims()))
-                    .await
-                    .map_err(|e| {
-                        if e.is_chunk_store() {
-                            Failure::ChunkStore(e.to_string())
-                        } else {
-                            // A width that does not fit the model, a directory that cannot
-                            // be created: nothing to repair by moving the store.
-                            Failure::Other(fail(e))
-                        }
-                    })?;
-                let indexer = indexer_over(config, meta.clone(), Arc::new(vectors), cached.clone())
-                    .await
-                    .map_err(|e| Failure::Other(e.into()))?;
-                // Reading every repository's paths touches every data file.
-                let as_failure = |e: IndexError| match e {
-                    IndexError::Store(s) if s.is_chunk_store() => {
-                        Failure::ChunkStore(s.to_string())
-                    }
-                    other => Failure::Other(fail(other)),
-                };
-                let audits = indexer.audit(repair).await.map_err(as_failure)?;
-                let stats = indexer.vectors().stats().await;
-                Ok((audits, stats.map_err(IndexError::from).map_err(as_failure)?))
-            };
+            let attempt = open_and_audit(config, &meta, embedder.dims(), &cached, repair);
             match attempt.await {
                 Ok(found) => break found,
                 Err(Failure::Other(e)) => return Err(e),
@@ -132,6 +107,41 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
         }
         Ok(())
     })
+}
+
+/// Opens the chunk store and audits every repository against the metadata database;
+/// the chunk store's own failures are told apart from the rest (only those may be
+/// repaired by moving it aside).
+async fn open_and_audit(
+    config: &Config,
+    meta: &Arc<crate::store::SqlMetaStore>,
+    dims: usize,
+    cached: &Arc<crate::embed::CachedEmbedder>,
+    repair: bool,
+) -> Result<(Vec<RepoAudit>, StoreStats), Failure> {
+    let lance = config.lance_uri();
+    let vectors = LanceStore::open(LanceStoreOptions::new(&lance, dims))
+        .await
+        .map_err(|e| {
+            if e.is_chunk_store() {
+                Failure::ChunkStore(e.to_string())
+            } else {
+                // A width that does not fit the model, a directory that cannot be
+                // created: nothing to repair by moving the store.
+                Failure::Other(fail(e))
+            }
+        })?;
+    let indexer = indexer_over(config, meta.clone(), Arc::new(vectors), cached.clone())
+        .await
+        .map_err(|e| Failure::Other(e.into()))?;
+    let as_failure = |e: IndexError| match e {
+        IndexError::Store(s) if s.is_chunk_store() => Failure::ChunkStore(s.to_string()),
+        other => Failure::Other(fail(other)),
+    };
+    // Reading every repository's paths touches every data file.
+    let audits = indexer.audit(repair).await.map_err(as_failure)?;
+    let stats = indexer.vectors().stats().await;
+    Ok((audits, stats.map_err(IndexError::from).map_err(as_failure)?))
 }
 
 /// Megabytes, one decimal.
