@@ -18,7 +18,7 @@ use super::{CliError, out, write_err};
 use crate::app::{indexer_over, open_embedder, open_meta, runtime};
 use crate::config::Config;
 use crate::index::{IndexError, RepoAudit};
-use crate::store::{DatabaseSize, LanceStore, LanceStoreOptions, StoreStats};
+use crate::store::{DatabaseSize, LanceStore, LanceStoreOptions, StoreStats, StoreStorage};
 
 /// Why opening or auditing failed: the chunk store itself (what `--repair` may move
 /// aside), or anything else (the model, the metadata database), which it must not touch.
@@ -44,7 +44,7 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
         let (embedder, cached) = open_embedder(config, meta.clone()).await?;
         let lance = config.lance_uri();
         let mut moved = false;
-        let (audits, stats) = loop {
+        let (audits, stats, storage) = loop {
             let attempt = open_and_audit(config, &meta, embedder.dims(), &cached, repair);
             match attempt.await {
                 Ok(found) => break found,
@@ -68,7 +68,7 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
             }
         };
         writeln!(w, "chunk store: opened ({lance})").map_err(write_err)?;
-        for line in chunk_store_size(&stats) {
+        for line in chunk_store_size(&stats, &storage) {
             writeln!(w, "  {line}").map_err(write_err)?;
         }
         let mut problems = 0;
@@ -118,7 +118,7 @@ async fn open_and_audit(
     dims: usize,
     cached: &Arc<crate::embed::CachedEmbedder>,
     repair: bool,
-) -> Result<(Vec<RepoAudit>, StoreStats), Failure> {
+) -> Result<(Vec<RepoAudit>, StoreStats, StoreStorage), Failure> {
     let lance = config.lance_uri();
     let vectors = LanceStore::open(LanceStoreOptions::new(&lance, dims))
         .await
@@ -141,7 +141,12 @@ async fn open_and_audit(
     // Reading every repository's paths touches every data file.
     let audits = indexer.audit(repair).await.map_err(as_failure)?;
     let stats = indexer.vectors().stats().await;
-    Ok((audits, stats.map_err(IndexError::from).map_err(as_failure)?))
+    let storage = indexer.vectors().storage().await;
+    Ok((
+        audits,
+        stats.map_err(IndexError::from).map_err(as_failure)?,
+        storage.map_err(IndexError::from).map_err(as_failure)?,
+    ))
 }
 
 /// Megabytes, one decimal.
@@ -162,8 +167,7 @@ fn database_size(size: &DatabaseSize) -> String {
 }
 
 /// What the chunk store holds and keeps on disk, and what maintenance would reclaim.
-fn chunk_store_size(stats: &StoreStats) -> Vec<String> {
-    let s = &stats.storage;
+fn chunk_store_size(stats: &StoreStats, s: &StoreStorage) -> Vec<String> {
     let mut lines = vec![format!(
         "{} rows ({} deleted, kept until compaction); {} version(s) kept, {} fragment(s) ({} small)",
         stats.rows, s.deleted_rows, s.versions, s.fragments, s.small_fragments

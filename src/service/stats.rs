@@ -57,7 +57,7 @@ impl Service {
         }
         if let Ok(vectors) = self.indexer.vectors().stats().await {
             stats.chunks = Some(vectors.rows as u64);
-            stats.chunk_storage = Some(vectors.storage);
+            stats.chunk_storage = self.indexer.vectors().storage().await.ok();
         }
         if let Ok(jobs) = meta.list_jobs(None, STATS_JOBS).await {
             let mut by_state: BTreeMap<JobState, u64> = JobState::iter().map(|s| (s, 0)).collect();

@@ -466,27 +466,6 @@ impl LanceStore {
         Ok(())
     }
 
-    /// What the table keeps on disk: versions, fragments, deleted rows, and bytes live
-    /// and on disk (a walk of the table's directory, for a local store).
-    async fn storage(&self) -> Result<StoreStorage, StoreError> {
-        let stats = self.table.stats().await?;
-        let versions = self.table.list_versions().await?.len();
-        let disk_bytes = if self.options.uri.contains("://") {
-            None
-        } else {
-            let dir = Path::new(&self.options.uri).join(format!("{}.lance", self.options.table));
-            Some(directory_bytes(&dir))
-        };
-        Ok(StoreStorage {
-            deleted_rows: stats.num_deleted_rows.unwrap_or(0),
-            versions,
-            fragments: stats.fragment_stats.num_fragments,
-            small_fragments: stats.fragment_stats.num_small_fragments,
-            live_bytes: stats.total_bytes as u64,
-            disk_bytes,
-        })
-    }
-
     /// Maintenance without taking the write lock (callers hold it).
     async fn maintain_locked(&self) -> Result<StoreStats, StoreError> {
         self.writes_since_maintain.store(0, Ordering::Relaxed);
@@ -528,11 +507,11 @@ impl LanceStore {
                 .await?;
         }
         prune(&self.table, self.options.prune_older_than, true).await?;
-        let stats = self.stats().await?;
-        if stats.storage.versions > 1 {
+        // Only the count of versions here: the size walk is `storage`'s, for readers.
+        if self.table.list_versions().await?.len() > 1 {
             self.prune_later();
         }
-        Ok(stats)
+        self.stats().await
     }
 
     /// Versions younger than `prune_older_than` survive a maintenance (a reader may still
@@ -1281,7 +1260,25 @@ impl VectorStore for LanceStore {
             text_index: self.has_index_on("search_text").await?,
             text_unindexed_rows: self.text_unindexed_rows().await?,
             version: self.table.version().await?,
-            storage: self.storage().await?,
+        })
+    }
+
+    async fn storage(&self) -> Result<StoreStorage, StoreError> {
+        let stats = self.table.stats().await?;
+        let versions = self.table.list_versions().await?.len();
+        let disk_bytes = if self.options.uri.contains("://") {
+            None
+        } else {
+            let dir = Path::new(&self.options.uri).join(format!("{}.lance", self.options.table));
+            Some(directory_bytes(&dir))
+        };
+        Ok(StoreStorage {
+            deleted_rows: stats.num_deleted_rows.unwrap_or(0),
+            versions,
+            fragments: stats.fragment_stats.num_fragments,
+            small_fragments: stats.fragment_stats.num_small_fragments,
+            live_bytes: stats.total_bytes as u64,
+            disk_bytes,
         })
     }
 }

@@ -82,8 +82,6 @@ pub struct StoreStats {
     pub text_unindexed_rows: usize,
     /// Table version (grows with every write).
     pub version: u64,
-    /// Where the bytes go.
-    pub storage: StoreStorage,
 }
 
 /// What the chunk store keeps on disk, and what compaction would give back.
@@ -173,6 +171,11 @@ pub trait VectorStore: Send + Sync {
     async fn maintain(&self) -> Result<StoreStats, StoreError>;
     /// Current size and index state.
     async fn stats(&self) -> Result<StoreStats, StoreError>;
+
+    /// What the store keeps on disk and what maintenance would reclaim (reads the
+    /// table's manifests and, for a local store, walks its directory: for `doctor` and
+    /// `/metrics`, not for every write).
+    async fn storage(&self) -> Result<StoreStorage, StoreError>;
     /// Up to `limit` rows of one repository that have no vector yet.
     async fn unembedded(
         &self,

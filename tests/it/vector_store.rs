@@ -411,7 +411,7 @@ async fn maintenance_indexes_and_keeps_the_directory_bounded() {
     let before = data_files();
     // What `sextant doctor` and `/metrics` report: every write kept a version, and the
     // directory holds far more than the current version uses.
-    let kept = store.stats().await.expect("stats").storage;
+    let kept = store.storage().await.expect("storage");
     let on_disk = kept.disk_bytes.expect("a local store has a size on disk");
     println!("before maintenance: {kept:?}");
     assert!(kept.versions >= 40, "{kept:?}");
@@ -421,7 +421,7 @@ async fn maintenance_indexes_and_keeps_the_directory_bounded() {
     );
     let stats = store.maintain().await.expect("maintain");
     let after = data_files();
-    let pruned = &stats.storage;
+    let pruned = &store.storage().await.expect("storage");
     println!("after maintenance: {pruned:?}");
     assert!(pruned.versions < kept.versions / 4, "{pruned:?}");
     let reclaimable = |s: &sextant::store::StoreStorage| s.reclaimable_bytes().unwrap();
@@ -671,7 +671,8 @@ async fn versions_kept_by_a_maintenance_are_pruned_once_old_enough() {
             .await
             .expect("write");
     }
-    let kept = store.maintain().await.expect("maintain").storage;
+    store.maintain().await.expect("maintain");
+    let kept = store.storage().await.expect("storage");
     println!("right after maintenance: {kept:?}");
     assert!(
         kept.versions > 1,
@@ -680,7 +681,7 @@ async fn versions_kept_by_a_maintenance_are_pruned_once_old_enough() {
     let mut now = kept.clone();
     for _ in 0..40 {
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-        now = store.stats().await.expect("stats").storage;
+        now = store.storage().await.expect("storage");
         if now.versions == 1 {
             break;
         }
