@@ -10,7 +10,7 @@ use super::index::fail;
 use super::repo::{RepoCommand, print_files, print_json, print_list, print_settings};
 use super::search::SearchCommand;
 use super::{CliError, out, write_err};
-use crate::api::{FileList, JobBody, RepositoryBody, RepositoryDetail, RepositoryList, wire};
+use crate::api::{FileList, JobBody, RepositoryBody, RepositoryDetail, RepositoryList};
 use crate::app::runtime;
 use crate::store::JobState;
 
@@ -180,8 +180,7 @@ pub fn repo(remote: Remote, action: RepoCommand) -> Result<(), CliError> {
             RepoCommand::Set(args) => {
                 let path = format!("/api/v1/repositories/{}", enc(&args.name));
                 let current: RepositoryDetail = typed(remote.get(&path).await?)?;
-                let settings =
-                    wire::Settings::from(args.apply(current.repository.settings.into())?);
+                let settings = args.apply(current.repository.settings)?;
                 let body = json!({ "settings": settings, "ref": args.tracked_ref });
                 let saved: RepositoryBody = typed(
                     remote

@@ -161,7 +161,7 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
         match action {
             RepoCommand::List => {
                 let repositories = service.list_repositories(&me).await.map_err(fail)?;
-                print_list(&mut w, &wire::all(repositories))?;
+                print_list(&mut w, &repositories)?;
             }
             RepoCommand::Add(args) => {
                 let repo = service
@@ -197,11 +197,11 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
                     .update(&me, &args.name, change)
                     .await
                     .map_err(fail)?;
-                print_settings(&mut w, &repo.name, &repo.settings.into())?;
+                print_settings(&mut w, &repo.name, &repo.settings)?;
             }
             RepoCommand::Files { name, skipped } => {
                 let files = service.files(&me, &name, skipped).await.map_err(fail)?;
-                print_files(&mut w, &wire::all(files))?;
+                print_files(&mut w, &files)?;
             }
         }
         Ok(())

@@ -103,28 +103,31 @@ impl TryFrom<String> for crate::auth::Scope {
     }
 }
 
-/// Per-repository indexing settings (stored as JSON; unknown fields are kept by later
-/// versions through `#[serde(default)]`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+/// Per-repository indexing settings; a field left out takes its default.
+// The same record is stored (as JSON, read by `sql::stored_settings`) and travels on the
+// wire; an unknown field is refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[schema(as = Settings)]
 pub struct RepoSettings {
     /// Globs of files to include (empty: every supported file).
     pub include: Vec<String>,
     /// Globs of files to exclude.
     pub exclude: Vec<String>,
-    /// Largest file indexed, in bytes.
+    /// Largest file indexed, in bytes (default 1 MiB).
     pub max_file_bytes: u64,
-    /// Most files indexed.
+    /// Most files indexed (default 100,000).
     pub max_files: u64,
     /// Language ids to index (empty: all).
     pub languages: Vec<String>,
-    /// Watch the working tree for changes.
+    /// Watch the working tree for changes (directories only).
     pub watch: bool,
     /// Seconds between fetches of a git repository (0: never).
     pub fetch_interval_secs: u64,
-    /// Ranking roles of paths, role name → globs (`test`, `fixture`, `example`,
-    /// `declaration`, `generated`, or `source` to exempt a path from the built-in rules);
-    /// read by search (`search::prior::PathRoles`).
+    /// Ranking roles of paths: role name (`source`, `test`, `fixture`, `example`,
+    /// `declaration`, `generated`) → globs, checked before the built-in rules (tests,
+    /// fixtures, examples, `.d.ts` and generated files rank a little lower unless a
+    /// question asks for them).
     pub path_roles: std::collections::BTreeMap<String, Vec<String>>,
 }
 
@@ -157,15 +160,16 @@ pub struct NewRepository {
 }
 
 /// A registered repository.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Repository {
     /// Stable id.
     pub id: String,
     /// Unique display name.
     pub name: String,
-    /// Source.
+    /// Where its files come from: `{"type": "path" | "git", "location": …}`.
     pub source: RepoSource,
-    /// Tracked branch or ref.
+    /// Tracked branch, tag or commit (git).
     pub tracked_ref: Option<String>,
     /// Commit the index reflects (git).
     pub indexed_commit: Option<String>,
@@ -173,7 +177,7 @@ pub struct Repository {
     pub status: RepoStatus,
     /// Last sync error.
     pub last_error: Option<String>,
-    /// Settings.
+    /// Indexing settings.
     pub settings: RepoSettings,
     /// Created (ms since epoch).
     pub created_at: i64,
@@ -182,7 +186,9 @@ pub struct Repository {
 }
 
 /// One file of a repository, indexed or skipped.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = File)]
 pub struct FileRecord {
     /// Repository id.
     pub repo_id: String,
@@ -200,24 +206,26 @@ pub struct FileRecord {
     pub line_count: i64,
     /// Symbols extracted.
     pub symbol_count: i64,
-    /// When it was last indexed.
+    /// When it was last indexed (ms since epoch).
     pub indexed_at: Option<i64>,
     /// Why it was not indexed, when it was not.
     pub skip_reason: Option<String>,
 }
 
 /// One symbol (one chunk) of a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Symbol)]
 pub struct SymbolRecord {
     /// Chunk id (unique within the repository).
     pub chunk_id: String,
     /// Name or statement label.
     pub name: String,
-    /// Node kind.
+    /// Node kind (`function`, `method`, `class`…).
     pub kind: String,
-    /// Parent chunk id.
+    /// The enclosing symbol's chunk id.
     pub parent_chunk_id: Option<String>,
-    /// Parent name.
+    /// The enclosing symbol's name.
     pub parent_name: Option<String>,
     /// `Parent > name`.
     pub breadcrumb: String,
@@ -225,11 +233,11 @@ pub struct SymbolRecord {
     pub signature: String,
     /// Modifiers, space-separated.
     pub modifiers: String,
-    /// Exported.
+    /// Exported from its module.
     pub exported: bool,
-    /// Depth.
+    /// Nesting depth.
     pub depth: i64,
-    /// First line.
+    /// First line (1-based).
     pub start_line: i64,
     /// Last line.
     pub end_line: i64,
@@ -340,14 +348,15 @@ pub struct NewJob {
     pub kind: String,
 }
 
-/// A durable job.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+/// A durable job (a sync).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Job {
     /// Id.
     pub id: String,
-    /// Repository.
+    /// The repository it works on.
     pub repo_id: Option<String>,
-    /// Kind.
+    /// Kind (`sync`).
     pub kind: String,
     /// State.
     #[sqlx(try_from = "String")]
@@ -362,7 +371,7 @@ pub struct Job {
     pub error: Option<String>,
     /// Times it was claimed.
     pub attempts: i64,
-    /// Created.
+    /// Created (ms since epoch).
     pub created_at: i64,
     /// Claimed.
     pub started_at: Option<i64>,

@@ -175,6 +175,33 @@ pub struct DatabaseSize {
     pub free_bytes: Option<u64>,
 }
 
+/// Reads stored settings. Versions before 0.2 wrote snake_case keys; the record (which is
+/// also the wire's) takes camelCase only, so a stored key is camel-cased first.
+fn stored_settings(text: &str) -> Result<RepoSettings, StoreError> {
+    let invalid = |e: serde_json::Error| {
+        StoreError::Invalid(format!(
+            "stored repository settings are not valid: {e}; set them again with `sextant repo set`"
+        ))
+    };
+    let mut value: serde_json::Value = serde_json::from_str(text).map_err(invalid)?;
+    if let Some(map) = value.as_object_mut() {
+        let snake: Vec<String> = map.keys().filter(|k| k.contains('_')).cloned().collect();
+        for key in snake {
+            if let Some(v) = map.remove(&key) {
+                let mut parts = key.split('_');
+                let mut camel = parts.next().unwrap_or_default().to_string();
+                for part in parts {
+                    let mut chars = part.chars();
+                    camel.extend(chars.next().map(|c| c.to_ascii_uppercase()));
+                    camel.push_str(chars.as_str());
+                }
+                map.insert(camel, v);
+            }
+        }
+    }
+    serde_json::from_value(value).map_err(invalid)
+}
+
 fn repository(row: &AnyRow) -> Result<Repository, StoreError> {
     let settings: String = row.try_get("settings")?;
     Ok(Repository {
@@ -188,11 +215,7 @@ fn repository(row: &AnyRow) -> Result<Repository, StoreError> {
         indexed_commit: row.try_get("indexed_commit")?,
         status: row.try_get::<String, _>("status")?.try_into()?,
         last_error: row.try_get("last_error")?,
-        settings: serde_json::from_str(&settings).map_err(|e| {
-            StoreError::Invalid(format!(
-                "stored repository settings are not valid JSON: {e}"
-            ))
-        })?,
+        settings: stored_settings(&settings)?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
     })
@@ -1178,5 +1201,26 @@ impl MetaStore for SqlMetaStore {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn settings_stored_by_earlier_versions_still_read() {
+        let old = r#"{"include":["src/**"],"exclude":[],"max_file_bytes":10,"max_files":5,
+            "languages":["go"],"watch":true,"fetch_interval_secs":60,"path_roles":{"test":["t/**"]}}"#;
+        let read = super::stored_settings(old).unwrap();
+        assert_eq!(read.max_file_bytes, 10);
+        assert_eq!(read.max_files, 5);
+        assert_eq!(read.fetch_interval_secs, 60);
+        assert_eq!(read.path_roles["test"], vec!["t/**".to_string()]);
+        // What is written now is the wire's camelCase, and reads back the same.
+        let now = serde_json::to_string(&read).unwrap();
+        assert!(now.contains("\"maxFileBytes\":10"), "{now}");
+        assert_eq!(super::stored_settings(&now).unwrap(), read);
+        // Unknown keys are refused with what to do.
+        let err = super::stored_settings(r#"{"maxFileByte": 3}"#).unwrap_err();
+        assert!(err.to_string().contains("repo set"), "{err}");
     }
 }

@@ -589,13 +589,7 @@ async fn credentials_in_git_urls_are_kept_apart_and_never_shown() {
     );
     assert_eq!(repo.name, "r");
     // What the API shows of it, and what a debug log would.
-    let shown: Vec<sextant::api::wire::Repository> = meta
-        .list_repositories()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(Into::into)
-        .collect();
+    let shown = meta.list_repositories().await.unwrap();
     let listed = format!(
         "{} {:?}",
         serde_json::to_string(&shown).unwrap(),

@@ -13,7 +13,7 @@ use super::Shared;
 use super::repositories::JobBody;
 use crate::api::error::{ApiError, ErrorBody, NoSuchRepository, Unauthenticated};
 use crate::api::extract::{Caller, Params};
-use crate::api::wire::{self, Job};
+use crate::api::wire::Job;
 use crate::service::Service;
 
 pub(in crate::api) fn routes() -> OpenApiRouter<Arc<Service>> {
@@ -56,9 +56,7 @@ async fn list_jobs(
     let jobs = service
         .jobs(&caller, q.repository.as_deref(), q.limit.unwrap_or(50))
         .await?;
-    Ok(Json(JobList {
-        jobs: wire::all(jobs),
-    }))
+    Ok(Json(JobList { jobs }))
 }
 
 /// One job: state, progress, message.
@@ -73,6 +71,6 @@ async fn get_job(
     Caller(caller): Caller,
     Path(id): Path<String>,
 ) -> Result<Json<JobBody>, ApiError> {
-    let job = service.job(&caller, &id).await?.into();
+    let job = service.job(&caller, &id).await?;
     Ok(Json(JobBody { job }))
 }

@@ -15,7 +15,7 @@ use crate::api::error::{
     AdminOnly, ApiError, BodyRejected, ErrorBody, NoSuchRepository, Unauthenticated,
 };
 use crate::api::extract::{Body, Caller, Params};
-use crate::api::wire::{self, File, Job, Repository, Settings, Symbol};
+use crate::api::wire::{File, Job, Repository, Settings, Symbol};
 use crate::service::{
     Registration, RepositoryChange, RepositoryStatus, Service, ServiceError, Source,
 };
@@ -49,7 +49,7 @@ async fn list_repositories(
     State(service): Shared,
     Caller(caller): Caller,
 ) -> Result<Json<RepositoryList>, ApiError> {
-    let repositories = wire::all(service.list_repositories(&caller).await?);
+    let repositories = service.list_repositories(&caller).await?;
     Ok(Json(RepositoryList { repositories }))
 }
 
@@ -74,7 +74,7 @@ impl NewRepository {
         Ok(Registration {
             source: Source::from_fields(self.path, self.git, self.tracked_ref)?,
             name: self.name,
-            settings: self.settings.into(),
+            settings: self.settings,
         })
     }
 }
@@ -149,10 +149,7 @@ async fn add_repository(
     let (repository, job) = service.register(&caller, new.registration()?).await?;
     Ok((
         StatusCode::CREATED,
-        Json(RepositoryCreated {
-            repository: repository.into(),
-            job: job.into(),
-        }),
+        Json(RepositoryCreated { repository, job }),
     ))
 }
 
@@ -197,13 +194,13 @@ async fn get_repository(
 impl From<RepositoryStatus> for RepositoryDetail {
     fn from(status: RepositoryStatus) -> Self {
         Self {
-            repository: status.repository.into(),
+            repository: status.repository,
             files: FileCounts {
                 indexed: status.counts.indexed,
                 skipped: status.counts.skipped,
             },
             symbols: status.counts.symbols,
-            recent_jobs: wire::all(status.recent_jobs),
+            recent_jobs: status.recent_jobs,
         }
     }
 }
@@ -244,10 +241,10 @@ async fn update_repository(
     Body(update): Body<RepositoryUpdate>,
 ) -> Result<Json<RepositoryBody>, ApiError> {
     let change = RepositoryChange {
-        settings: update.settings.map(Into::into),
+        settings: update.settings,
         tracked_ref: update.tracked_ref,
     };
-    let repository = service.update(&caller, &repo, change).await?.into();
+    let repository = service.update(&caller, &repo, change).await?;
     Ok(Json(RepositoryBody { repository }))
 }
 
@@ -271,7 +268,7 @@ async fn delete_repository(
     Caller(caller): Caller,
     Path(repo): Path<String>,
 ) -> Result<Json<Removed>, ApiError> {
-    let removed = service.remove(&caller, &repo).await?.into();
+    let removed = service.remove(&caller, &repo).await?;
     Ok(Json(Removed { removed }))
 }
 
@@ -296,7 +293,7 @@ async fn sync_repository(
     Caller(caller): Caller,
     Path(repo): Path<String>,
 ) -> Result<(StatusCode, Json<JobBody>), ApiError> {
-    let job = service.sync(&caller, &repo).await?.into();
+    let job = service.sync(&caller, &repo).await?;
     Ok((StatusCode::ACCEPTED, Json(JobBody { job })))
 }
 
@@ -330,7 +327,7 @@ async fn list_files(
     Path(repo): Path<String>,
     Params(q): Params<FilesQuery>,
 ) -> Result<Json<FileList>, ApiError> {
-    let files = wire::all(service.files(&caller, &repo, q.skipped).await?);
+    let files = service.files(&caller, &repo, q.skipped).await?;
     Ok(Json(FileList { files }))
 }
 
@@ -365,7 +362,7 @@ async fn file_symbols(
     Path(repo): Path<String>,
     Params(file): Params<FileQuery>,
 ) -> Result<Json<FileSymbols>, ApiError> {
-    let symbols = wire::all(service.file_symbols(&caller, &repo, &file.path).await?);
+    let symbols = service.file_symbols(&caller, &repo, &file.path).await?;
     Ok(Json(FileSymbols {
         path: file.path,
         symbols,
