@@ -155,6 +155,7 @@ pub fn index(args: IndexArgs, config: &Config) -> Result<(), CliError> {
                 report.duration.as_secs_f64()
             )
             .map_err(write_err)?;
+            writeln!(w, "  time: {}", report.phases).map_err(write_err)?;
             for (path, why) in &report.failed {
                 writeln!(w, "  failed: {path}: {why}").map_err(write_err)?;
             }

@@ -366,10 +366,11 @@ async fn index_corpora(
         eprintln!("sextant eval: indexing {} ({})", root.display(), repo.name);
         let (repo, report) = sync_with_bars(service, &repo.id).await?;
         eprintln!(
-            "sextant eval: {} files, {} chunks in {:.1} s",
+            "sextant eval: {} files, {} chunks in {:.1} s ({})",
             report.indexed + report.unchanged,
             report.chunks,
-            report.duration.as_secs_f64()
+            report.duration.as_secs_f64(),
+            report.phases
         );
         repos.insert(q.corpus.clone(), repo.id);
     }

@@ -23,8 +23,9 @@ use super::{
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum EmbedProvider {
-    /// A local model from its manifest (default: bge-small-en-v1.5, int8, run with ONNX
-    /// Runtime; `--embed-model all-minilm-l6-v2` runs MiniLM with candle).
+    /// A local model from its manifest (default: `sextant-code-small-v1-int8`, shipped
+    /// with Sextant and run with ONNX Runtime; `--embed-model all-minilm-l6-v2` runs
+    /// MiniLM with candle).
     #[default]
     Local,
     /// A local static (model2vec-format) model: fast, weaker.

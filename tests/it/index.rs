@@ -178,6 +178,25 @@ async fn initial_build_indexes_every_file_and_chunk() {
     assert_eq!(w.recorder.take().len(), expected_chunks);
     let repo = w.indexer.find_repo("ws").await.unwrap();
     assert_eq!(repo.status.as_str(), "ready");
+    // Where the time went: every working phase took some, and the phases (which run one
+    // after another) add up to no more than the sync took.
+    let p = report.phases;
+    for (name, took) in p.named() {
+        if !["drop", "graph", "maintain"].contains(&name) {
+            assert!(!took.is_zero(), "phase {name} was not timed: {p:?}");
+        }
+    }
+    let sum: Duration = p.named().iter().map(|(_, d)| *d).sum();
+    assert!(sum <= report.duration, "{sum:?} > {:?}", report.duration);
+    assert!(
+        !p.graph.is_zero(),
+        "the first sync resolves the graph: {p:?}"
+    );
+    let json = serde_json::to_value(&report).unwrap();
+    assert!(
+        json["phases"]["chunkRows"].as_f64().unwrap() > 0.0,
+        "{json}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

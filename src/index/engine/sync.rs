@@ -47,7 +47,8 @@ impl Indexer {
                 return Err(e);
             }
         }
-        report.duration += started.elapsed();
+        report.phases.embed = started.elapsed();
+        report.duration += report.phases.embed;
         report_done(&report, progress);
         Ok(report)
     }
@@ -133,6 +134,7 @@ impl Indexer {
         let (root, plan) = self
             .plan(repo, &filter, stored, &mut report, progress)
             .await?;
+        report.phases.scan = started.elapsed();
         let Plan {
             pending,
             removals,
@@ -164,11 +166,17 @@ impl Indexer {
             )),
         );
 
-        self.drop_files(repo, &removals, &skipped, &mut report)
-            .await?;
+        let mut drop_time = Duration::ZERO;
+        timed(
+            &mut drop_time,
+            self.drop_files(repo, &removals, &skipped, &mut report),
+        )
+        .await?;
+        report.phases.drop = drop_time;
         self.index_files(repo, &root, pending, progress, &mut report)
             .await?;
         if !changed.is_empty() {
+            let graph_started = Instant::now();
             let graph = crate::index::graph::update_graph(
                 self.meta.as_ref(),
                 &repo.id,
@@ -179,16 +187,18 @@ impl Indexer {
             .instrument(tracing::info_span!("sync.graph"))
             .await?;
             report.graph_edges = graph.edges;
+            report.phases.graph = graph_started.elapsed();
         }
         // After a bulk change, fold the new rows into the store's text and vector indexes
         // now rather than leaving searches to scan them; small changes wait for the
         // store's periodic maintenance (they are searchable either way).
         if report.indexed + report.removed >= self.options.maintain_after_files {
             progress.report(Phase::Write, 0, 0, Some("updating search indexes".into()));
-            self.vectors
+            let maintained = self
+                .vectors
                 .maintain()
-                .instrument(tracing::info_span!("sync.maintain"))
-                .await?;
+                .instrument(tracing::info_span!("sync.maintain"));
+            timed(&mut report.phases.maintain, maintained).await?;
         }
         report.duration = started.elapsed();
         Ok((report, commit))
@@ -282,8 +292,8 @@ impl Indexer {
             let batch_len = batch.len();
             let prepared = self
                 .prepare(batch)
-                .instrument(tracing::info_span!("sync.parse", files = batch_len))
-                .await?;
+                .instrument(tracing::info_span!("sync.parse", files = batch_len));
+            let prepared = timed(&mut report.phases.parse, prepared).await?;
             done += prepared.len() as u64;
             progress.report(Phase::Parse, done, total, None);
             self.write_batch(repo, root, prepared, progress, report)
@@ -351,8 +361,8 @@ impl Indexer {
         let vectors = self
             .embedder
             .lookup(&texts, InputKind::Document)
-            .instrument(tracing::info_span!("sync.cache", texts = texts.len()))
-            .await?;
+            .instrument(tracing::info_span!("sync.cache", texts = texts.len()));
+        let vectors = timed(&mut report.phases.cache, vectors).await?;
         let mut vectors = vectors.into_iter();
         let prepared_new: Vec<String> = prepared
             .iter()
@@ -396,16 +406,17 @@ impl Indexer {
             .filter(|rel| files.iter().any(|(f, rows)| f == rel && !rows.is_empty()))
             .collect();
         let write = tracing::info_span!("sync.write", files = records.len());
-        self.vectors
+        let rows = self
+            .vectors
             .replace_files(&repo.id, files)
-            .instrument(write.clone())
-            .await?;
+            .instrument(write.clone());
+        timed(&mut report.phases.chunk_rows, rows).await?;
         let written = async {
             self.meta.replace_files_symbols(&records).await?;
             self.meta.replace_files_facts(&repo.id, &facts).await
         }
         .instrument(write);
-        if let Err(e) = written.await {
+        if let Err(e) = timed(&mut report.phases.records, written).await {
             self.take_back(&repo.id, &added).await;
             return Err(e.into());
         }
