@@ -1,8 +1,10 @@
 //! [`VectorStore`] on LanceDB: one table of chunk rows keyed by (`repo_id`, `id`).
 //!
 //! Index and compaction policy (run by [`VectorStore::maintain`], which writers call every
-//! `maintain_every_writes` writes, and as soon as `reindex_after_rows` rows have been
-//! written since the last run, whatever the number of writes or files):
+//! `maintain_every_writes` writes, and as soon as `reindex_after_rows` rows, or a quarter
+//! of the table if that is more, have been written since the last run, whatever the
+//! number of writes or files; so the work of all runs during a bulk load stays linear in
+//! its rows):
 //!
 //! - Full-text (BM25) index on `search_text`: created with the first rows. Rows written
 //!   later are searched by a flat scan until `maintain` folds them into the index; the
@@ -95,6 +97,8 @@ pub struct LanceStore {
     writes_since_maintain: AtomicUsize,
     /// Rows written since the last maintenance (not yet in the full-text index).
     rows_since_maintain: AtomicUsize,
+    /// Rows in the table at the last maintenance: the write-count trigger scales with it.
+    rows_at_maintain: AtomicUsize,
     /// The last table version seen with every row embedded: until the table changes,
     /// vector searches need no `embedded` filter (which costs a column scan per query
     /// once the ANN index answers) and searches no pending count.
@@ -290,6 +294,7 @@ impl LanceStore {
             writes_since_maintain: AtomicUsize::new(0),
             all_embedded_at: std::sync::Mutex::new(None),
             rows_since_maintain: AtomicUsize::new(0),
+            rows_at_maintain: AtomicUsize::new(0),
             _db: db,
         };
         // Rows a previous process wrote but never folded into the full-text index count
@@ -471,6 +476,7 @@ impl LanceStore {
         self.writes_since_maintain.store(0, Ordering::Relaxed);
         self.rows_since_maintain.store(0, Ordering::Relaxed);
         let rows = self.table.count_rows(None).await?;
+        self.rows_at_maintain.store(rows, Ordering::Relaxed);
         if rows > 0 {
             self.ensure_text_index().await?;
             // Point lookups (`get` by id: search reads the parents of nested hits;
@@ -548,9 +554,14 @@ impl LanceStore {
     async fn after_write(&self, rows: usize) -> Result<(), StoreError> {
         let writes = self.writes_since_maintain.fetch_add(1, Ordering::Relaxed) + 1;
         let unindexed = self.rows_since_maintain.fetch_add(rows, Ordering::Relaxed) + rows;
-        if writes >= self.options.maintain_every_writes
-            || unindexed >= self.options.reindex_after_rows
-        {
+        // Maintenance rewrites and re-indexes in proportion to the table: run every so
+        // many rows whatever the table's size, a bulk load would cost the square of its
+        // size. Scaled to a quarter of the table, the work of all maintenances stays
+        // linear in the rows written (a geometric series), while text searches scan at
+        // most that many rows outside the index meanwhile.
+        let table = self.rows_at_maintain.load(Ordering::Relaxed);
+        let every_rows = self.options.reindex_after_rows.max(table / 4);
+        if writes >= self.options.maintain_every_writes || unindexed >= every_rows {
             self.maintain_locked().await?;
         } else {
             self.ensure_text_index().await?;

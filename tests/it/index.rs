@@ -1393,3 +1393,106 @@ async fn a_sync_answers_by_text_at_once_and_shows_its_embedding_progress() {
         Some(&*format!("5 indexed, 0 removed, {} embedded", state.total))
     );
 }
+
+/// Issue 44: a workspace that grows in steps (this repository's own Rust sources, a
+/// quarter at a time, then a quarter of them edited) keeps a chunk store whose size after
+/// maintenance stays within a fixed multiple of the source it indexes: no step leaves
+/// old versions or deleted rows behind, and the ratio does not creep up as it grows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_size_after_maintenance_stays_proportional_to_the_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("workspace");
+    let mut sources: Vec<std::path::PathBuf> = Vec::new();
+    let mut stack = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                sources.push(path);
+            }
+        }
+    }
+    sources.sort();
+    assert!(
+        sources.len() > 100,
+        "too few sources to grow: {}",
+        sources.len()
+    );
+    let meta = Arc::new(
+        SqlMetaStore::open(&tmp.path().join("db.sqlite").to_string_lossy())
+            .await
+            .unwrap(),
+    );
+    let mut options =
+        sextant::store::LanceStoreOptions::new(tmp.path().join("lance").to_string_lossy(), DIMS);
+    // Every version but the newest may go at once: nothing else reads this store.
+    options.prune_older_than = Duration::ZERO;
+    let vectors = Arc::new(LanceStore::open(options).await.unwrap());
+    let embedder = Arc::new(CachedEmbedder::new(
+        Arc::new(Recorder::default()),
+        Arc::new(MemoryCache::new(1_000_000)),
+    ));
+    let indexer = Indexer::new(
+        meta.clone(),
+        vectors.clone(),
+        embedder,
+        IndexOptions::default(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(&root).unwrap();
+    let repo = indexer
+        .register_path(&root, Some("grows"), RepoSettings::default())
+        .await
+        .unwrap();
+    let step = sources.len().div_ceil(4);
+    let mut source_bytes = 0u64;
+    let mut ratios = Vec::new();
+    for round in 0..5 {
+        if round < 4 {
+            for (i, path) in sources.iter().enumerate().skip(round * step).take(step) {
+                let text = std::fs::read(path).unwrap();
+                source_bytes += text.len() as u64;
+                std::fs::write(root.join(format!("f{i:04}.rs")), text).unwrap();
+            }
+        } else {
+            // An edit to a quarter of the files: their rows are rewritten.
+            for i in (0..sources.len()).step_by(4) {
+                let file = root.join(format!("f{i:04}.rs"));
+                let mut text = std::fs::read_to_string(&file).unwrap();
+                text.push_str("\n// edited\n");
+                source_bytes += "\n// edited\n".len() as u64;
+                std::fs::write(&file, text).unwrap();
+            }
+        }
+        let report = indexer
+            .sync(&repo, &mut Progress::silent(&repo.id))
+            .await
+            .unwrap();
+        assert!(report.indexed > 0, "round {round} indexed nothing");
+        vectors.maintain().await.unwrap();
+        let storage = vectors.storage().await.unwrap();
+        let disk = storage.disk_bytes.expect("a local store knows its size");
+        assert_eq!(storage.deleted_rows, 0, "round {round}: {storage:?}");
+        assert!(storage.versions <= 2, "round {round}: {storage:?}");
+        let ratio = disk as f64 / source_bytes as f64;
+        eprintln!(
+            "round {round}: source {source_bytes} B, store {disk} B ({ratio:.2}x), {storage:?}"
+        );
+        ratios.push(ratio);
+    }
+    // The bound: rows hold each chunk's source and its embedding text (about twice the
+    // source), the full-text and point-lookup indexes the rest.
+    for (round, ratio) in ratios.iter().enumerate() {
+        assert!(
+            *ratio < 6.0,
+            "round {round}: store is {ratio:.2}x the source: {ratios:?}"
+        );
+    }
+    let (first, last) = (ratios[0], ratios[ratios.len() - 1]);
+    assert!(
+        last <= first * 1.25,
+        "the store grew faster than the source: {ratios:?}"
+    );
+}

@@ -2,6 +2,7 @@
 //! (or apart from) the sync that wrote them.
 
 use super::*;
+use crate::store::PendingVector;
 
 impl Indexer {
     /// Embeds the rows of `repo` that have no vector yet (written by a sync before their
@@ -48,32 +49,31 @@ impl Indexer {
         async {
             progress.report(Phase::Embed, 0, total as u64, None);
             loop {
-                let pending = self.vectors.unembedded(&repo.id, slice).await?;
+                let pending = self
+                    .vectors
+                    .unembedded(&repo.id, slice * SLICES_PER_READ)
+                    .await?;
                 if pending.is_empty() {
                     break;
                 }
-                let texts: Vec<String> = pending.iter().map(|p| p.text.clone()).collect();
-                let vectors =
-                    crate::embed::embed_all(self.embedder.as_ref(), &texts, InputKind::Document)
-                        .await?;
+                let asked = pending.len();
                 let stored = self
-                    .vectors
-                    .set_vectors(&repo.id, pending.into_iter().zip(vectors).collect())
+                    .embed_and_store(repo, pending, slice, |stored| {
+                        done += stored;
+                        // Rows written meanwhile by another sync join this run.
+                        total = total.max(done);
+                        progress.report(Phase::Embed, done as u64, total as u64, None);
+                    })
                     .await?;
-                done += stored;
-                // Rows written meanwhile by another sync join this run.
-                total = total.max(done);
-                progress.report(Phase::Embed, done as u64, total as u64, None);
                 if stored == 0 {
-                    // Every row of the slice changed under us; their new versions are
-                    // read again (with their new text) on the next turn. Rows that never
-                    // take a vector would loop for ever: stop after a few turns.
+                    // Every row read changed under us; their new versions are read again
+                    // (with their new text) on the next turn. Rows that never take a
+                    // vector would loop for ever: stop after a few turns.
                     idle_turns += 1;
                     if idle_turns >= 3 {
                         return Err(IndexError::Task(format!(
-                            "vectors for {} rows of `{}` could not be stored; \
+                            "vectors for {asked} rows of `{}` could not be stored; \
                              `sextant doctor --repair` rebuilds what is inconsistent",
-                            texts.len(),
                             repo.name
                         )));
                     }
@@ -103,4 +103,60 @@ impl Indexer {
         .await?;
         Ok(done)
     }
+
+    /// Embeds `pending`, `slice` texts per call, while storing what has landed: each
+    /// store takes every slice embedded since the previous one began. A slow model thus
+    /// has each slice stored as it lands (searches use it at once, a crash loses one
+    /// slice), and a fast one has many slices stored per write, so that the number of
+    /// writes (each of which costs the store a pass over the table) does not grow with
+    /// the rows. `stored` hears each write's count; returns the rows stored.
+    async fn embed_and_store(
+        &self,
+        repo: &Repository,
+        pending: Vec<PendingVector>,
+        slice: usize,
+        mut stored: impl FnMut(usize),
+    ) -> Result<usize, IndexError> {
+        type Landed = Result<Vec<(PendingVector, Vec<f32>)>, IndexError>;
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Landed>(SLICES_PER_READ);
+        let embedder = self.embedder.clone();
+        let produce = async move {
+            let mut rest = pending.into_iter().peekable();
+            while rest.peek().is_some() {
+                let rows: Vec<PendingVector> = rest.by_ref().take(slice).collect();
+                let texts: Vec<String> = rows.iter().map(|p| p.text.clone()).collect();
+                let landed =
+                    crate::embed::embed_all(embedder.as_ref(), &texts, InputKind::Document)
+                        .await
+                        .map(|vectors| rows.into_iter().zip(vectors).collect())
+                        .map_err(IndexError::from);
+                let failed = landed.is_err();
+                // A closed channel: the writer failed, and says why.
+                if tx.send(landed).await.is_err() || failed {
+                    break;
+                }
+            }
+        };
+        let consume = async {
+            let mut written = 0;
+            while let Some(first) = rx.recv().await {
+                let mut batch = first?;
+                while let Ok(more) = rx.try_recv() {
+                    batch.extend(more?);
+                }
+                let rows = batch.len();
+                let count = self.vectors.set_vectors(&repo.id, batch).await?;
+                tracing::debug!(rows, stored = count, "vectors stored");
+                stored(count);
+                written += count;
+            }
+            Ok::<_, IndexError>(written)
+        };
+        let ((), written) = tokio::join!(produce, consume);
+        written
+    }
 }
+
+/// Slices read from the store at once by the embedding stage (and the most that may wait
+/// embedded for one write): 16 × `embed_slice` texts held in memory at the most.
+const SLICES_PER_READ: usize = 16;
