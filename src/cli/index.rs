@@ -134,6 +134,7 @@ pub fn index(args: IndexArgs, config: &Config) -> Result<(), CliError> {
             .await
             .map_err(fail)?;
         let (repo, report) = sync_with_bars(&service, &repo.id).await?;
+        service.finish().await.map_err(fail)?;
         let mut w = out();
         if args.json {
             serde_json::to_writer_pretty(&mut w, &report).map_err(fail)?;

@@ -178,6 +178,13 @@ impl Service {
         ))
     }
 
+    /// Ends a one-shot command (nothing in this process reads the index after it): the
+    /// chunk store drops at once the old versions it keeps for readers in flight, which
+    /// a bulk sync leaves many times the index's size of.
+    pub async fn finish(&self) -> Result<(), ServiceError> {
+        Ok(self.indexer.vectors().finish().await?)
+    }
+
     /// Whether the metadata store answers, within a few seconds even while it hangs.
     pub async fn ready(&self) -> Result<(), ServiceError> {
         match tokio::time::timeout(READY_TIMEOUT, self.indexer.meta().ping()).await {

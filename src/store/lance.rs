@@ -1274,6 +1274,16 @@ impl VectorStore for LanceStore {
         })
     }
 
+    async fn finish(&self) -> Result<(), StoreError> {
+        let _guard = self.write_lock.lock().await;
+        if self.table.list_versions().await?.len() > 1 {
+            // Only old versions' files: files no version names yet may belong to work
+            // of another process (an index being built).
+            prune(&self.table, std::time::Duration::ZERO, false).await?;
+        }
+        Ok(())
+    }
+
     async fn storage(&self) -> Result<StoreStorage, StoreError> {
         let stats = self.table.stats().await?;
         let versions = self.table.list_versions().await?.len();

@@ -176,6 +176,12 @@ pub trait VectorStore: Send + Sync {
     /// table's manifests and, for a local store, walks its directory: for `doctor` and
     /// `/metrics`, not for every write).
     async fn storage(&self) -> Result<StoreStorage, StoreError>;
+    /// Called when nothing in this process will read the store again (the end of a
+    /// one-shot command): removes at once what maintenance keeps only for readers still
+    /// in flight (old versions' files), instead of leaving it to the next maintenance.
+    async fn finish(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
     /// Up to `limit` rows of one repository that have no vector yet.
     async fn unembedded(
         &self,
