@@ -56,9 +56,12 @@
 //!     variable, which parks the sync on an await that never ends).
 //! - Embedding stage (`Indexer::embed_pending`, the end of `Indexer::sync`, after the
 //!   repository lock is released and its status is `ready`): the repository's unembedded
-//!   rows, `embed_slice` (256) at a time, through the cached embedder, each slice stored as
-//!   it lands (`set_vectors`), with `embed` progress. Searches use text for every row at
-//!   once and vectors as they land; a crash loses at most one slice, and the next sync (or
+//!   rows, read 16 slices of `embed_slice` (256) at a time, through the cached embedder;
+//!   while the model runs, what has landed is stored (`set_vectors`: one write for every
+//!   slice embedded since the last write began, so a slow model's slices go one by one and
+//!   a fast model's many at once, and writes, each a pass over the table, do not grow
+//!   with the rows), with `embed` progress. Searches use text for every row at once and
+//!   vectors as they land; a crash loses what was not stored yet, and the next sync (or
 //!   server start: `repos_to_complete`) resumes. One stage per repository runs at a time
 //!   (a per-repository lock, apart from the sync lock so syncs of changed files go on
 //!   meanwhile; rows they write join the running stage): `sync` waits for a running stage,
