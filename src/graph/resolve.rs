@@ -310,7 +310,7 @@ impl Resolver {
         kind: RefKind,
     ) -> Option<(Option<String>, String, bool)> {
         let resolved = match target {
-            Target::Member(base, member) => match self.member_of(file, from, base, member) {
+            Target::Member(base, member) => match self.member_of(file, from, base, member, 0) {
                 Some(r) => r,
                 None => {
                     // The receiver's type is unknown: the call is recorded by member name,
@@ -323,7 +323,7 @@ impl Resolver {
                     };
                 }
             },
-            other => self.resolve(file, from, other)?,
+            other => self.resolve(file, from, other, 0)?,
         };
         match resolved {
             Resolved::Symbol(p, i) => {
@@ -534,55 +534,69 @@ impl Resolver {
         None
     }
 
-    fn member_of(&self, file: &Indexed, from: &str, base: &Base, member: &str) -> Option<Resolved> {
+    /// Member `member` of what `base` names, seen from chunk `from`. `hops` counts the
+    /// resolution steps taken to get here (a base may name a class whose supertypes are
+    /// members of other bases): past [`MAX_HOPS`] there is no answer, so that a cycle
+    /// of them (`class A(m.B)`, `class B(m.A)`) ends.
+    fn member_of(
+        &self,
+        file: &Indexed,
+        from: &str,
+        base: &Base,
+        member: &str,
+        hops: usize,
+    ) -> Option<Resolved> {
+        if hops > MAX_HOPS {
+            return None;
+        }
         let path = file.view.path.as_str();
         match base {
             Base::This => {
                 let class = self.enclosing_class(file, from)?;
-                self.find_member(path, class, member, 0)
+                self.find_member(path, class, member, hops)
             }
             Base::Super => {
                 let class = self.enclosing_class(file, from)?;
-                self.supertypes(path, class, 0)
+                self.supertypes(path, class, hops)
                     .into_iter()
-                    .find_map(|(p, i)| self.find_member(&p, i, member, 1))
+                    .find_map(|(p, i)| self.find_member(&p, i, member, hops + 1))
             }
-            Base::Chunk(id) => self.find_member(path, *file.by_id.get(id)?, member, 0),
+            Base::Chunk(id) => self.find_member(path, *file.by_id.get(id)?, member, hops),
             Base::ThisMember(field) => {
                 let class = self.enclosing_class(file, from)?;
-                match self.find_member(path, class, field, 0)? {
-                    Resolved::Symbol(p, i) => self.member_by_type(&p, i, member, 0),
+                match self.find_member(path, class, field, hops)? {
+                    Resolved::Symbol(p, i) => self.member_by_type(&p, i, member, hops),
                     _ => None,
                 }
             }
             // `pkg.Type` (a Go parameter of an imported type): the package's type.
             Base::Typed(name) if name.contains('.') => {
                 let (package, ty) = name.rsplit_once('.')?;
-                match self.member_of(file, from, &Base::Name(package.to_string()), ty)? {
-                    Resolved::Symbol(p, i) => self.find_member(&p, i, member, 1),
+                match self.member_of(file, from, &Base::Name(package.to_string()), ty, hops + 1)? {
+                    Resolved::Symbol(p, i) => self.find_member(&p, i, member, hops + 1),
                     _ => None,
                 }
             }
-            Base::Name(name) | Base::Typed(name) => match self.name(file, from, name, 0)? {
+            Base::Name(name) | Base::Typed(name) => match self.name(file, from, name, hops)? {
                 // A value with a declared type (`const p: Provider = { … }`) has that
                 // type's members, as the compiler sees it; anything else its own.
                 Resolved::Symbol(p, i) => self
-                    .member_by_type(&p, i, member, 0)
-                    .or_else(|| self.find_member(&p, i, member, 0)),
-                Resolved::Module(p) => self.export(&p, member, 1),
+                    .member_by_type(&p, i, member, hops)
+                    .or_else(|| self.find_member(&p, i, member, hops)),
+                Resolved::Module(p) => self.export(&p, member, hops + 1),
                 Resolved::External(display) => {
                     Some(Resolved::External(format!("{display}.{member}")))
                 }
             },
             Base::Callback(callee, arg, param) => {
-                let (p, i) = match self.resolve(file, from, callee)? {
+                let (p, i) = match self.resolve(file, from, callee, hops + 1)? {
                     Resolved::Symbol(p, i) => (p, i),
                     _ => return None,
                 };
                 // `new C(cb)` passes the callback to C's constructor.
                 let (p, i) = match self.file(&p)?.symbol(i).kind {
                     SymbolKind::Class | SymbolKind::Component => {
-                        match self.find_member(&p, i, "constructor", 0)? {
+                        match self.find_member(&p, i, "constructor", hops)? {
                             Resolved::Symbol(p, i) => (p, i),
                             _ => return None,
                         }
@@ -596,10 +610,10 @@ impl Resolver {
                     .get(&(id.clone(), *arg))?
                     .get(*param)?
                     .as_ref()?;
-                match self.name(declaring, id, type_name, 1)? {
+                match self.name(declaring, id, type_name, hops + 1)? {
                     Resolved::Symbol(tp, ti) => self
-                        .find_member(&tp, ti, member, 1)
-                        .or_else(|| self.member_by_type(&tp, ti, member, 1)),
+                        .find_member(&tp, ti, member, hops + 1)
+                        .or_else(|| self.member_by_type(&tp, ti, member, hops + 1)),
                     _ => None,
                 }
             }
@@ -607,15 +621,21 @@ impl Resolver {
         }
     }
 
-    /// What a reference target names.
-    fn resolve(&self, file: &Indexed, from: &str, target: &Target) -> Option<Resolved> {
+    /// What a reference target names, `hops` steps into a resolution.
+    fn resolve(
+        &self,
+        file: &Indexed,
+        from: &str,
+        target: &Target,
+        hops: usize,
+    ) -> Option<Resolved> {
         match target {
             Target::Chunk(id) => Some(Resolved::Symbol(
                 file.view.path.clone(),
                 *file.by_id.get(id)?,
             )),
-            Target::Name(name) => self.name(file, from, name, 0),
-            Target::Member(base, member) => self.member_of(file, from, base, member),
+            Target::Name(name) => self.name(file, from, name, hops),
+            Target::Member(base, member) => self.member_of(file, from, base, member, hops),
         }
     }
 
@@ -756,7 +776,7 @@ impl Resolver {
             .filter_map(|r| {
                 let resolved = match &r.target {
                     Target::Name(n) => self.name(file, id, n, hops + 1),
-                    Target::Member(base, m) => self.member_of(file, id, base, m),
+                    Target::Member(base, m) => self.member_of(file, id, base, m, hops + 1),
                     Target::Chunk(c) => {
                         Some(Resolved::Symbol(path.to_string(), *file.by_id.get(c)?))
                     }

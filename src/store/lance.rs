@@ -919,6 +919,11 @@ impl VectorStore for LanceStore {
         let _guard = self.write_lock.lock().await;
         if rows.is_empty() {
             self.table.delete(scope.as_str()).await?;
+        } else if self.table.count_rows(Some(scope.clone())).await? == 0 {
+            // None of the files has rows yet (a first index, new files): an append. A
+            // merge would join the batch against the whole table, so that a bulk load
+            // cost the square of its size.
+            self.table.add(self.batch(&rows)?).execute().await?;
         } else {
             let batch = self.batch(&rows)?;
             let reader = RecordBatchIterator::new(vec![Ok(batch)], self.schema.clone());

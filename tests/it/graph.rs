@@ -144,3 +144,36 @@ fn phase_five_connection_graphs_match_exactly() {
         }
     }
 }
+
+/// A class whose base is a member of itself, or of a class that extends it back, is a
+/// cycle that resolution must leave (a 1M-line corpus overflowed the stack on one):
+/// resolving members through those bases gives up after a bounded number of steps.
+#[test]
+fn cycles_through_member_bases_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "a.py",
+            "import b\n\nclass Outer(Outer.Inner):\n    def run(self):\n        return self.missing()\n\n\
+             class A(b.B):\n    def go(self):\n        return self.nothing() + super().gone()\n",
+        ),
+        (
+            "b.py",
+            "import a\n\nclass B(a.A):\n    def back(self):\n        return self.go()\n",
+        ),
+        (
+            "c.ts",
+            "export class C extends C.D {\n  run() {\n    return this.missing();\n  }\n}\n",
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let (files, configs) = sextant::index::read_sources(dir.path()).expect("readable sources");
+    let graph = MemoryGraph::build(&files, &configs);
+    assert!(graph.failed.is_empty(), "{:?}", graph.failed);
+    // What does resolve still does: `B.back` calls `A.go`, found through the cycle.
+    let back = graph.find("b.py", "B > back").expect("B.back");
+    let calls = refs(&graph.slice.metadata(&back.id).expect("metadata").calls);
+    assert_eq!(calls, ["A.go (a.py)"]);
+}
