@@ -3,6 +3,7 @@
 use clap::Parser;
 
 fn main() -> anyhow::Result<()> {
+    sextant::app::cap_allocator_arenas();
     // SAFETY: no thread has been started yet (telemetry starts its export thread below);
     // libgit2 keeps these in plain globals.
     unsafe {

@@ -69,6 +69,12 @@ pub struct LanceStoreOptions {
     pub reindex_after_rows: usize,
     /// Table versions older than this are removed by maintenance.
     pub prune_older_than: std::time::Duration,
+    /// Bytes LanceDB may keep of opened indexes (full-text, vector, B-tree) in memory.
+    /// Each maintenance makes new index versions; without a bound the old ones stay
+    /// cached (LanceDB's default budget is 6 GiB), so memory grew with the repository.
+    pub index_cache_bytes: usize,
+    /// Bytes LanceDB may keep of table metadata (manifests, fragments, deletion files).
+    pub metadata_cache_bytes: usize,
 }
 
 impl LanceStoreOptions {
@@ -82,6 +88,8 @@ impl LanceStoreOptions {
             maintain_every_writes: 64,
             reindex_after_rows: 1_000,
             prune_older_than: std::time::Duration::from_secs(60),
+            index_cache_bytes: 256 << 20,
+            metadata_cache_bytes: 64 << 20,
         }
     }
 }
@@ -234,7 +242,15 @@ impl LanceStore {
                 source,
             })?;
         }
-        let db = lancedb::connect(&options.uri).execute().await?;
+        let session = lance::session::Session::new(
+            options.index_cache_bytes,
+            options.metadata_cache_bytes,
+            Arc::new(lance::io::ObjectStoreRegistry::default()),
+        );
+        let db = lancedb::connect(&options.uri)
+            .session(Arc::new(session))
+            .execute()
+            .await?;
         let expected = schema(options.dims);
         let names = db.table_names().execute().await?;
         let table = if names.contains(&options.table) {
