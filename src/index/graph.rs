@@ -4,12 +4,12 @@
 //! replaced. Files the resolution needs beyond those (the modules they import, the classes
 //! they extend) are loaded on demand; nothing is re-parsed.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::IndexError;
 use super::progress::{Phase, Progress};
 use crate::graph::{FileFacts, FileView, ModuleResolver, Resolver, SymbolNode, dir_of};
-use crate::store::{EdgeRecord, MetaStore};
+use crate::store::{EdgeRecord, MetaStore, SymbolRecord};
 
 /// At most this many resolve-and-load rounds (each round loads what the last one missed).
 const MAX_ROUNDS: usize = 32;
@@ -50,13 +50,18 @@ async fn load(
     paths: &[String],
     resolver: &mut Resolver,
 ) -> Result<usize, IndexError> {
-    let facts: std::collections::HashMap<String, String> = meta
+    let facts: HashMap<String, String> = meta
         .files_facts(repo_id, paths)
         .await?
         .into_iter()
         .collect();
+    // One query per few hundred files, not one per file (in source order per file).
+    let mut by_file: HashMap<String, Vec<SymbolRecord>> = HashMap::new();
+    for (path, symbol) in meta.symbols_of_files(repo_id, paths).await? {
+        by_file.entry(path).or_default().push(symbol);
+    }
     for path in paths {
-        let symbols = meta.file_symbols(repo_id, path).await?;
+        let symbols = by_file.remove(path).unwrap_or_default();
         let facts: FileFacts = facts
             .get(path)
             .and_then(|json| serde_json::from_str(json).ok())
