@@ -134,7 +134,7 @@ pub fn index(args: IndexArgs, config: &Config) -> Result<(), CliError> {
             .await
             .map_err(fail)?;
         let (repo, report) = sync_with_bars(&service, &repo.id).await?;
-        service.finish().await.map_err(fail)?;
+        service.finish().await;
         let mut w = out();
         if args.json {
             serde_json::to_writer_pretty(&mut w, &report).map_err(fail)?;

@@ -177,7 +177,7 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
             }
             RepoCommand::Sync { name, .. } => {
                 let (_, report) = sync_with_bars(&service, &name).await?;
-                service.finish().await.map_err(fail)?;
+                service.finish().await;
                 writeln!(w, "indexed: {}", synced(&report)).map_err(write_err)?;
             }
             RepoCommand::Remove { name } => {

@@ -293,7 +293,7 @@ pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<
             .service;
         let repos = index_corpora(&service, &args.corpus, &queries).await?;
         // Queries read the newest version only, one at a time.
-        service.finish().await.map_err(fail)?;
+        service.finish().await;
         let file = std::fs::File::create(&args.out)
             .map_err(|e| CliError::Output(format!("cannot create {}: {e}", args.out.display())))?;
         let mut w = std::io::BufWriter::new(file);

@@ -17,9 +17,10 @@
 //!   by the first `maintain` and refreshed by later ones.
 //! - Compaction: `maintain` merges small fragments and removes table versions older than
 //!   `prune_older_than`; versions it had to keep are pruned by one deferred task once
-//!   they are old enough (`prune_later`). Writes are serialised by a lock inside the store, and maintenance
-//!   runs under it, so removing unverified files is safe for the embedded single-process
-//!   deployment.
+//!   they are old enough (`prune_later`), or at once by [`VectorStore::finish`] at the end
+//!   of a one-shot command. Writes are serialised by a lock inside the store, and
+//!   maintenance runs under it, so removing unverified files is safe for the embedded
+//!   single-process deployment.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -105,7 +106,8 @@ pub struct LanceStore {
     writes_since_maintain: AtomicUsize,
     /// Rows written since the last maintenance (not yet in the full-text index).
     rows_since_maintain: AtomicUsize,
-    /// Rows in the table at the last maintenance: the write-count trigger scales with it.
+    /// Rows in the table at the last maintenance (or at opening): the row-count trigger
+    /// of `after_write` scales with it.
     rows_at_maintain: AtomicUsize,
     /// The last table version seen with every row embedded: until the table changes,
     /// vector searches need no `embedded` filter (which costs a column scan per query
@@ -319,6 +321,11 @@ impl LanceStore {
         store
             .rows_since_maintain
             .store(unindexed, Ordering::Relaxed);
+        // The row trigger scales with the table from the start, not from the first
+        // maintenance of this process (a large store reopened would otherwise be
+        // maintained every `reindex_after_rows` rows until then).
+        let rows = store.table.count_rows(None).await?;
+        store.rows_at_maintain.store(rows, Ordering::Relaxed);
         Ok(store)
     }
 
@@ -538,8 +545,8 @@ impl LanceStore {
 
     /// Versions younger than `prune_older_than` survive a maintenance (a reader may still
     /// be on them); without another write they would stay on disk. So once they are old
-    /// enough, a task prunes them (at most one waits at a time; it ends with the process,
-    /// a one-shot command leaving them to the next maintenance).
+    /// enough, a task prunes them (at most one waits at a time; it ends with the process:
+    /// a one-shot command calls [`VectorStore::finish`] instead).
     fn prune_later(&self) {
         if self.prune_pending.swap(true, Ordering::AcqRel) {
             return;

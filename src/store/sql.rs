@@ -4,6 +4,7 @@
 //! placeholders, `ON CONFLICT … DO UPDATE`, `RETURNING`-free), so the same code and the
 //! same migrations (`migrations/`, embedded at build time) serve both backends.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
 
@@ -176,37 +177,42 @@ pub struct DatabaseSize {
 }
 
 /// Reads stored settings. Versions before 0.2 wrote snake_case keys; the record (which is
-/// also the wire's) takes camelCase only, so a stored key is camel-cased first.
+/// also the wire's) takes its own camelCase names only, so each stored key is matched to
+/// the record's names without case or underscores (`max_file_bytes` → `maxFileBytes`).
 fn stored_settings(text: &str) -> Result<RepoSettings, StoreError> {
     let invalid = |e: serde_json::Error| {
         StoreError::Invalid(format!(
             "stored repository settings are not valid: {e}; set them again with `sextant repo set`"
         ))
     };
+    let folded = |key: &str| key.replace('_', "").to_ascii_lowercase();
+    let names: HashMap<String, String> = match serde_json::to_value(RepoSettings::default()) {
+        Ok(serde_json::Value::Object(fields)) => {
+            fields.keys().map(|k| (folded(k), k.clone())).collect()
+        }
+        _ => HashMap::new(),
+    };
     let mut value: serde_json::Value = serde_json::from_str(text).map_err(invalid)?;
     if let Some(map) = value.as_object_mut() {
-        let snake: Vec<String> = map.keys().filter(|k| k.contains('_')).cloned().collect();
-        for key in snake {
-            if let Some(v) = map.remove(&key) {
-                let mut parts = key.split('_');
-                let mut camel = parts.next().unwrap_or_default().to_string();
-                for part in parts {
-                    let mut chars = part.chars();
-                    camel.extend(chars.next().map(|c| c.to_ascii_uppercase()));
-                    camel.push_str(chars.as_str());
-                }
-                map.insert(camel, v);
-            }
-        }
+        *map = std::mem::take(map)
+            .into_iter()
+            .map(|(key, v)| (names.get(&folded(&key)).cloned().unwrap_or(key), v))
+            .collect();
     }
     serde_json::from_value(value).map_err(invalid)
 }
 
 fn repository(row: &AnyRow) -> Result<Repository, StoreError> {
-    let settings: String = row.try_get("settings")?;
+    let name: String = row.try_get("name")?;
+    // One repository's unreadable settings must not hide every repository (nor the
+    // command that sets them again): it gets the defaults, and the log says so.
+    let settings = stored_settings(&row.try_get::<String, _>("settings")?).unwrap_or_else(|e| {
+        tracing::warn!(repository = %name, error = %e, "using default settings");
+        RepoSettings::default()
+    });
     Ok(Repository {
         id: row.try_get("id")?,
-        name: row.try_get("name")?,
+        name,
         source: RepoSource::join(
             &row.try_get::<String, _>("source_kind")?,
             row.try_get("source")?,
@@ -215,7 +221,7 @@ fn repository(row: &AnyRow) -> Result<Repository, StoreError> {
         indexed_commit: row.try_get("indexed_commit")?,
         status: row.try_get::<String, _>("status")?.try_into()?,
         last_error: row.try_get("last_error")?,
-        settings: stored_settings(&settings)?,
+        settings,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
     })
@@ -1222,5 +1228,44 @@ mod tests {
         // Unknown keys are refused with what to do.
         let err = super::stored_settings(r#"{"maxFileByte": 3}"#).unwrap_err();
         assert!(err.to_string().contains("repo set"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn unreadable_settings_of_one_repository_do_not_hide_the_others() {
+        use super::super::meta::{MetaStore, NewRepository, RepoSettings, RepoSource};
+        let dir = tempfile::tempdir().unwrap();
+        let store = super::SqlMetaStore::open(&dir.path().join("db").to_string_lossy())
+            .await
+            .unwrap();
+        let settings = RepoSettings {
+            max_files: 7,
+            ..RepoSettings::default()
+        };
+        for name in ["good", "bad"] {
+            let new = NewRepository {
+                name: name.into(),
+                source: RepoSource::Path(format!("/src/{name}")),
+                tracked_ref: None,
+                settings: settings.clone(),
+            };
+            store.create_repository(new).await.unwrap();
+        }
+        sqlx::query("UPDATE repositories SET settings = $1 WHERE name = $2")
+            .bind(r#"{"maxFiles": "many"}"#)
+            .bind("bad")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        let listed = store.list_repositories().await.unwrap();
+        let of = |name: &str| {
+            listed
+                .iter()
+                .find(|r| r.name == name)
+                .unwrap()
+                .settings
+                .clone()
+        };
+        assert_eq!(of("good"), settings);
+        assert_eq!(of("bad"), RepoSettings::default());
     }
 }

@@ -166,13 +166,10 @@ impl Indexer {
             )),
         );
 
-        let mut drop_time = Duration::ZERO;
-        timed(
-            &mut drop_time,
-            self.drop_files(repo, &removals, &skipped, &mut report),
-        )
-        .await?;
-        report.phases.drop = drop_time;
+        let drop_started = Instant::now();
+        self.drop_files(repo, &removals, &skipped, &mut report)
+            .await?;
+        report.phases.drop = drop_started.elapsed();
         self.index_files(repo, &root, pending, progress, &mut report)
             .await?;
         if !changed.is_empty() {
