@@ -199,8 +199,13 @@ pub async fn indexer_over(
 /// What runs beside a service [`start`] builds.
 #[derive(Debug, Clone, Copy)]
 pub enum Background {
-    /// Nothing: a one-shot local command reads the index and never syncs.
+    /// Nothing: a one-shot local command reads the index and never syncs (beyond the
+    /// freshness check before a search).
     None,
+    /// No syncs in the background, but change journals of working trees, as a server
+    /// keeps them: a command that answers many searches (`eval`) and should answer them
+    /// as a server would.
+    Queries,
     /// The sync queue (`max_syncs` at once, each abandoned after `deadline`), resumed
     /// and unfinished syncs, and watched working trees (`serve`, `mcp`).
     Syncs {
@@ -231,7 +236,12 @@ pub async fn start(
 ) -> Result<Started, AppError> {
     let meta = open_meta(config).await?;
     let opened = open_indexer(config, meta.clone()).await?;
-    let indexer = Arc::new(opened.indexer);
+    // A process that lives on keeps change journals of its working trees: searches
+    // after which nothing changed skip the walk of the freshness check.
+    let indexer = Arc::new(match background {
+        Background::None => opened.indexer,
+        Background::Queries | Background::Syncs { .. } => opened.indexer.with_journals(),
+    });
     let reranker = build_reranker(config).await?;
     let searcher = Searcher::new(
         meta.clone(),
@@ -242,7 +252,7 @@ pub async fn start(
     .with_freshness(indexer.clone(), Duration::from_secs(2));
     let (events, _) = broadcast::channel(1024);
     let (max_syncs, deadline) = match background {
-        Background::None => (1, crate::index::jobs::DEFAULT_JOB_DEADLINE),
+        Background::None | Background::Queries => (1, crate::index::jobs::DEFAULT_JOB_DEADLINE),
         Background::Syncs {
             max_syncs,
             deadline,

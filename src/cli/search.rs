@@ -288,7 +288,7 @@ pub fn eval(args: EvalCommand, config: &Config, data_dir_given: bool) -> Result<
     }
     config.allowed_roots.clear();
     runtime()?.block_on(async {
-        let service = crate::app::start(&config, Background::None, |s| s)
+        let service = crate::app::start(&config, Background::Queries, |s| s)
             .await?
             .service;
         let repos = index_corpora(&service, &args.corpus, &queries).await?;

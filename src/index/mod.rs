@@ -122,6 +122,7 @@ pub mod fetch_proxy;
 pub mod git;
 mod graph;
 pub mod jobs;
+pub mod journal;
 pub mod progress;
 pub mod scan;
 pub mod source;

@@ -159,10 +159,13 @@ fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// Ignore files the walker honours.
+pub const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".sextantignore"];
+
 /// The walker every scan of a working tree uses: ignore files honoured (`.gitignore`
 /// outside git too, `.ignore`, `.sextantignore`), hidden files included, symlinks not
 /// followed, [`SKIPPED_DIRS`] never entered.
-fn walk(root: &Path) -> ignore::Walk {
+pub(crate) fn walk(root: &Path) -> ignore::Walk {
     ignore::WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)

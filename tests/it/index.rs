@@ -1173,6 +1173,69 @@ async fn a_freshness_check_does_not_queue_behind_a_running_sync() {
     assert_eq!(check.unwrap().unwrap().unchanged, FILES.len() + 300);
 }
 
+/// The freshness check of a process that keeps change journals: after a sync, a check
+/// reads the journal instead of walking the tree, and still sees an edit made just
+/// before it, in an existing directory or a new one.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_journaled_freshness_check_walks_only_after_a_change() {
+    let mut w = world().await;
+    w.indexer = Arc::new(
+        Arc::try_unwrap(w.indexer)
+            .ok()
+            .expect("the only handle")
+            .with_journals(),
+    );
+    let check = |w: &World| {
+        let (indexer, meta, id) = (w.indexer.clone(), w.meta.clone(), w.repo.id.clone());
+        async move {
+            let repo = meta.get_repository(&id).await.unwrap().unwrap();
+            indexer
+                .refresh_unless_running(&repo, &mut Progress::silent(&id))
+                .await
+                .expect("no sync is running")
+                .unwrap()
+        }
+    };
+    let first = check(&w).await;
+    assert_eq!(first.indexed, FILES.len(), "the first check is a full sync");
+    let quiet = check(&w).await;
+    assert_eq!(
+        (quiet.scanned, quiet.indexed),
+        (0, 0),
+        "nothing changed: no walk"
+    );
+
+    write(&w.root, "src/math.ts", "export function twice(x: number) { return 2 * x; }\n");
+    let edited = check(&w).await;
+    assert_eq!(edited.indexed, 1, "{edited:?}");
+    assert!(edited.scanned >= FILES.len(), "a change walks: {edited:?}");
+    assert_eq!(check(&w).await.scanned, 0, "and the walk clears it");
+
+    // A new directory: the journal starts again, so edits inside it are seen too.
+    write(&w.root, "fresh/dir/new.ts", "export const made = 1;\n");
+    assert_eq!(check(&w).await.indexed, 1);
+    assert_eq!(check(&w).await.scanned, 0);
+    write(&w.root, "fresh/dir/new.ts", "export const made = 2;\n");
+    assert_eq!(check(&w).await.indexed, 1, "an edit in the new directory");
+
+    // Files that cannot matter change nothing.
+    write(&w.root, "notes.txt", "words");
+    assert_eq!(check(&w).await.scanned, 0);
+
+    // A process without journals walks every time.
+    let plain = w
+        .indexer
+        .sync_unless_running(
+            &w.meta.get_repository(&w.repo.id).await.unwrap().unwrap(),
+            &mut Progress::silent(&w.repo.id),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(plain.scanned > 0);
+}
+
 /// Found by the load run: each freshness check (one per search) rewrote every skipped
 /// file (a chunk-store commit and a record each) and flipped the status to `indexing` and
 /// back, taking the database's write lock behind a running sync. A sync that finds

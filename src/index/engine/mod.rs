@@ -37,6 +37,7 @@ use crate::store::{
 };
 
 mod embedding;
+mod fresh;
 mod model;
 mod plan;
 mod registry;
@@ -317,6 +318,8 @@ pub struct Indexer {
     repo_locks: RepoLocks,
     /// One embedding stage per repository at a time.
     embed_locks: RepoLocks,
+    /// Change journals of working trees, when kept ([`Indexer::with_journals`]).
+    journals: Option<fresh::Journals>,
 }
 
 /// Per-repository locks, created on first use.
@@ -383,6 +386,7 @@ impl Indexer {
             options,
             repo_locks: std::sync::Mutex::new(HashMap::new()),
             embed_locks: std::sync::Mutex::new(HashMap::new()),
+            journals: None,
         })
     }
 

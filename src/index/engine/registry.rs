@@ -275,6 +275,7 @@ impl Indexer {
         // removal can be repeated.
         self.vectors.delete_repo(&repo.id).await?;
         self.meta.delete_repository(&repo.id).await?;
+        self.forget_journal(&repo.id);
         let mirror = self.checkout_dir(&repo.id);
         if matches!(repo.source, RepoSource::Git(_)) && mirror.exists() {
             // Best effort: a left-over mirror is re-used or overwritten by nothing.

@@ -64,6 +64,15 @@ impl Indexer {
     ) -> Option<Result<SyncReport, IndexError>> {
         let lock = self.repo_lock(&repo.id);
         let _held = lock.try_lock().ok()?;
+        Some(self.sync_reported(repo, progress).await)
+    }
+
+    /// A sync in its span, reported done; the repository's lock held by the caller.
+    pub(super) async fn sync_reported(
+        &self,
+        repo: &Repository,
+        progress: &mut Progress,
+    ) -> Result<SyncReport, IndexError> {
         let outcome = self
             .sync_held(repo, progress)
             .instrument(sync_span(repo))
@@ -71,7 +80,7 @@ impl Indexer {
         if let Ok(report) = &outcome {
             report_done(report, progress);
         }
-        Some(outcome)
+        outcome
     }
 
     /// A sync, with the repository's lock held by the caller.
@@ -80,10 +89,14 @@ impl Indexer {
         repo: &Repository,
         progress: &mut Progress,
     ) -> Result<SyncReport, IndexError> {
+        self.journal_before_sync(repo).await;
         let outcome = self
             .sync_locked(repo, progress)
             .await
             .map_err(IndexError::explained);
+        if outcome.is_ok() {
+            self.journal_after_sync(repo);
+        }
         let (status, error, commit) = match &outcome {
             Ok((_, commit)) => (RepoStatus::Ready, None, commit.clone()),
             Err(e) => (RepoStatus::Error, Some(e.to_string()), None),
