@@ -159,11 +159,18 @@ impl Embedder for CachedEmbedder {
         self.inner.score_spread()
     }
 
+    fn worth_caching(&self) -> bool {
+        self.inner.worth_caching()
+    }
+
     async fn lookup(
         &self,
         texts: &[String],
         kind: InputKind,
     ) -> Result<Vec<Option<Vec<f32>>>, EmbedError> {
+        if !self.inner.worth_caching() {
+            return self.inner.lookup(texts, kind).await;
+        }
         let keys: Vec<String> = texts.iter().map(|t| cache_key(kind, t)).collect();
         let mut found = Vec::with_capacity(keys.len());
         // In slices, so that one lookup never builds a huge SQL statement.
@@ -178,6 +185,11 @@ impl Embedder for CachedEmbedder {
     }
 
     async fn embed(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if !self.inner.worth_caching() {
+            let vectors = self.inner.embed(texts, kind).await?;
+            self.misses.fetch_add(texts.len() as u64, Ordering::Relaxed);
+            return Ok(vectors);
+        }
         let model = self.inner.model_id().to_string();
         let keys: Vec<String> = texts.iter().map(|t| cache_key(kind, t)).collect();
         let mut found = self.cache.get_vectors(&model, &keys).await?;
@@ -229,6 +241,8 @@ mod tests {
     #[derive(Default)]
     struct Counting {
         texts: AtomicU64,
+        /// Plays a model cheaper than the cache (the static one).
+        cheap: bool,
     }
 
     #[async_trait]
@@ -238,6 +252,24 @@ mod tests {
         }
         fn dims(&self) -> usize {
             2
+        }
+        fn worth_caching(&self) -> bool {
+            !self.cheap
+        }
+        async fn lookup(
+            &self,
+            texts: &[String],
+            kind: InputKind,
+        ) -> Result<Vec<Option<Vec<f32>>>, EmbedError> {
+            if !self.cheap {
+                return Ok(vec![None; texts.len()]);
+            }
+            Ok(self
+                .embed(texts, kind)
+                .await?
+                .into_iter()
+                .map(Some)
+                .collect())
         }
         fn limits(&self) -> BatchLimits {
             BatchLimits {
@@ -283,6 +315,27 @@ mod tests {
         cached.embed(&s(&["beta"]), InputKind::Query).await.unwrap();
         assert_eq!(inner.texts.load(Ordering::Relaxed), 4);
         assert_eq!(cached.stats(), CacheStats { hits: 2, misses: 4 });
+    }
+
+    #[tokio::test]
+    async fn a_model_cheaper_than_the_cache_is_neither_stored_nor_read() {
+        let inner = Arc::new(Counting {
+            cheap: true,
+            ..Counting::default()
+        });
+        let cache = Arc::new(MemoryCache::new(100));
+        let cached = CachedEmbedder::new(inner.clone(), cache.clone());
+        let texts = s(&["alpha", "beta"]);
+        let looked = cached.lookup(&texts, InputKind::Document).await.unwrap();
+        assert_eq!(looked, vec![Some(vec![5.0, 97.0]), Some(vec![4.0, 98.0])]);
+        cached.embed(&texts, InputKind::Document).await.unwrap();
+        cached.embed(&texts, InputKind::Document).await.unwrap();
+        assert!(cache.is_empty(), "{} vectors stored", cache.len());
+        assert_eq!(
+            inner.texts.load(Ordering::Relaxed),
+            6,
+            "the model runs every time"
+        );
     }
 
     #[tokio::test]

@@ -143,10 +143,17 @@ pub trait Embedder: Send + Sync {
     fn score_spread(&self) -> f32 {
         1.0
     }
+    /// Whether remembering this model's vectors saves work. `false` for a model cheaper
+    /// to run than a cache read and write (the static model): [`cache::CachedEmbedder`]
+    /// then neither stores nor reads its vectors.
+    fn worth_caching(&self) -> bool {
+        true
+    }
     /// Embeds one batch, returning one vector per text in order.
     async fn embed(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError>;
-    /// The vectors known without running the model (a cache's hits), `None` elsewhere.
-    /// The indexer writes these with the rows and leaves the rest to its embedding stage.
+    /// The vectors known without the embedding stage (a cache's hits, or all of them
+    /// from a model as cheap as a lookup), `None` elsewhere. The indexer writes these with
+    /// the rows and leaves the rest to its embedding stage.
     async fn lookup(
         &self,
         texts: &[String],

@@ -222,7 +222,11 @@ mod tests {
                 restart: false
             }
         );
-        assert_eq!(journal.read(), Reading::default(), "a read drains the queue");
+        assert_eq!(
+            journal.read(),
+            Reading::default(),
+            "a read drains the queue"
+        );
 
         std::fs::remove_file(root.join("src/deep/a.ts")).unwrap();
         assert!(journal.read().changed, "a deletion");
@@ -266,7 +270,10 @@ mod tests {
         );
         let mut journal = Journal::start(root).unwrap();
         std::fs::write(root.join(".gitignore"), "lib/\n").unwrap();
-        assert!(journal.read().restart, "an ignore file re-decides what is walked");
+        assert!(
+            journal.read().restart,
+            "an ignore file re-decides what is walked"
+        );
         let mut journal = Journal::start(root).unwrap();
         std::fs::remove_dir(root.join("lib")).unwrap();
         assert!(journal.read().restart, "a directory deleted");

@@ -52,7 +52,8 @@
 //! - Index/compaction policy (`maintain`): FTS index on `search_text` with the first rows
 //!   (later rows are flat-scanned until folded in); IVF-PQ (cosine) from `ann_min_rows`
 //!   (10,000) rows and every row has its vector (an exact scan of jest's 26,000 rows cost
-//!   38 ms of a search, the index 12 ms, with the same ranking quality: docs/BENCHMARKS.md); compaction and pruning of versions older than `prune_older_than`.
+//!   38 ms of a search, the index 12 ms, with the same ranking quality: docs/BENCHMARKS.md),
+//!   its candidates re-scored with full vectors (`ann_refine_factor`, 10); compaction and pruning of versions older than `prune_older_than`.
 //!   Writers run `maintain` every `maintain_every_writes` writes, and as soon as
 //!   `reindex_after_rows` (1,000) rows are outside the FTS index (counted from the index's
 //!   own statistics at open), so one large file is never flat-scanned for long. Writes are serialised by a

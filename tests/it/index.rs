@@ -1206,7 +1206,11 @@ async fn a_journaled_freshness_check_walks_only_after_a_change() {
         "nothing changed: no walk"
     );
 
-    write(&w.root, "src/math.ts", "export function twice(x: number) { return 2 * x; }\n");
+    write(
+        &w.root,
+        "src/math.ts",
+        "export function twice(x: number) { return 2 * x; }\n",
+    );
     let edited = check(&w).await;
     assert_eq!(edited.indexed, 1, "{edited:?}");
     assert!(edited.scanned >= FILES.len(), "a change walks: {edited:?}");
