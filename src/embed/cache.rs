@@ -256,21 +256,6 @@ mod tests {
         fn worth_caching(&self) -> bool {
             !self.cheap
         }
-        async fn lookup(
-            &self,
-            texts: &[String],
-            kind: InputKind,
-        ) -> Result<Vec<Option<Vec<f32>>>, EmbedError> {
-            if !self.cheap {
-                return Ok(vec![None; texts.len()]);
-            }
-            Ok(self
-                .embed(texts, kind)
-                .await?
-                .into_iter()
-                .map(Some)
-                .collect())
-        }
         fn limits(&self) -> BatchLimits {
             BatchLimits {
                 max_texts: 10,

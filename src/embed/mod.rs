@@ -151,15 +151,24 @@ pub trait Embedder: Send + Sync {
     }
     /// Embeds one batch, returning one vector per text in order.
     async fn embed(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError>;
-    /// The vectors known without the embedding stage (a cache's hits, or all of them
-    /// from a model as cheap as a lookup), `None` elsewhere. The indexer writes these with
-    /// the rows and leaves the rest to its embedding stage.
+    /// The vectors known without the embedding stage (a cache's hits; every vector of a
+    /// model not [`worth caching`](Embedder::worth_caching), computed at once), `None`
+    /// elsewhere. The indexer writes these with the rows, so that rows of such a model
+    /// are written once, and leaves the rest to its embedding stage.
     async fn lookup(
         &self,
         texts: &[String],
-        _kind: InputKind,
+        kind: InputKind,
     ) -> Result<Vec<Option<Vec<f32>>>, EmbedError> {
-        Ok(vec![None; texts.len()])
+        if self.worth_caching() {
+            return Ok(vec![None; texts.len()]);
+        }
+        Ok(self
+            .embed(texts, kind)
+            .await?
+            .into_iter()
+            .map(Some)
+            .collect())
     }
 }
 

@@ -195,24 +195,11 @@ impl Embedder for StaticEmbedder {
         BatchLimits::texts_of(1024, MAX_TOKENS)
     }
 
-    /// A table lookup per token: cheaper than reading a cached vector back.
+    /// A table lookup per token: cheaper than reading a cached vector back. So every
+    /// vector is computed with its row (`lookup`), and the embedding stage (a second
+    /// write of each row) has nothing to do.
     fn worth_caching(&self) -> bool {
         false
-    }
-
-    /// Every vector, at once: rows are written with their vectors, and the embedding
-    /// stage (a second write of each row) has nothing to do.
-    async fn lookup(
-        &self,
-        texts: &[String],
-        kind: InputKind,
-    ) -> Result<Vec<Option<Vec<f32>>>, EmbedError> {
-        Ok(self
-            .embed(texts, kind)
-            .await?
-            .into_iter()
-            .map(Some)
-            .collect())
     }
 
     async fn embed(&self, texts: &[String], _kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {

@@ -416,7 +416,7 @@ impl Searcher {
                 let mut progress = Progress::silent(&repo.id);
                 // A sync already running brings the index up to date; searches do not
                 // queue behind it (nor pile up syncs to run after it).
-                match indexer.refresh_unless_running(&repo, &mut progress).await {
+                match indexer.sync_unless_running(&repo, &mut progress).await {
                     Some(Err(e)) => {
                         tracing::warn!(repo = %repo.name, error = %e, "freshness sync failed");
                     }

@@ -40,22 +40,6 @@ impl Indexer {
         self
     }
 
-    /// The freshness check before a search: [`Indexer::sync_unless_running`], except that
-    /// a working tree whose journal has seen nothing since its last sync is not walked
-    /// (the report then says nothing changed).
-    pub async fn refresh_unless_running(
-        &self,
-        repo: &Repository,
-        progress: &mut Progress,
-    ) -> Option<Result<SyncReport, IndexError>> {
-        let lock = self.repo_lock(&repo.id);
-        let _held = lock.try_lock().ok()?;
-        if self.unchanged_since_sync(repo) {
-            return Some(Ok(SyncReport::default()));
-        }
-        Some(self.sync_reported(repo, progress).await)
-    }
-
     fn journals(&self) -> Option<std::sync::MutexGuard<'_, HashMap<String, Tracked>>> {
         let journals = self.journals.as_ref()?;
         Some(
@@ -66,7 +50,7 @@ impl Indexer {
     }
 
     /// Whether `repo`'s journal vouches that nothing changed since its last sync.
-    fn unchanged_since_sync(&self, repo: &Repository) -> bool {
+    pub(super) fn unchanged_since_sync(&self, repo: &Repository) -> bool {
         let RepoSource::Path(root) = &repo.source else {
             return false;
         };

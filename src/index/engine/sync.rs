@@ -53,10 +53,13 @@ impl Indexer {
         Ok(report)
     }
 
-    /// [`Indexer::sync`] without its embedding stage, unless a sync of `repo` is running
-    /// already: then `None` at once (that sync brings the index up to date; callers that
-    /// only want freshness, such as the check before a search, need not queue behind
-    /// it). Rows it writes are searchable by text; call [`Indexer::embed_pending`] after.
+    /// The freshness check before a search: [`Indexer::sync`] without its embedding
+    /// stage, unless a sync of `repo` is running already: then `None` at once (that sync
+    /// brings the index up to date; callers that only want freshness need not queue
+    /// behind it). With journals ([`Indexer::with_journals`]), a working tree whose
+    /// journal has seen nothing since its last sync is not walked: the report says
+    /// nothing changed. Rows it writes are searchable by text; call
+    /// [`Indexer::embed_pending`] after.
     pub async fn sync_unless_running(
         &self,
         repo: &Repository,
@@ -64,6 +67,9 @@ impl Indexer {
     ) -> Option<Result<SyncReport, IndexError>> {
         let lock = self.repo_lock(&repo.id);
         let _held = lock.try_lock().ok()?;
+        if self.unchanged_since_sync(repo) {
+            return Some(Ok(SyncReport::default()));
+        }
         Some(self.sync_reported(repo, progress).await)
     }
 
