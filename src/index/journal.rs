@@ -16,6 +16,24 @@
 
 use std::path::Path;
 
+/// Why a journal could not be started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartError {
+    /// This system cannot keep one for this tree (no inotify, or the watch limit):
+    /// checks walk the tree instead.
+    Unavailable(String),
+    /// The tree's root is not a readable directory now: the next sync tries again.
+    NoRoot(String),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unavailable(why) | Self::NoRoot(why) => f.write_str(why),
+        }
+    }
+}
+
 /// What [`Journal::read`] found in the events queued since the last read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Reading {
@@ -48,7 +66,7 @@ mod imp {
 
     use inotify::{EventMask, Inotify, WatchMask};
 
-    use super::Reading;
+    use super::{Reading, StartError};
 
     /// Events that can change what a scan finds. Attribute changes are left out: a
     /// `touch` alone cannot change a file's content.
@@ -71,12 +89,25 @@ mod imp {
     }
 
     impl Journal {
-        pub fn start(root: &Path) -> Result<Self, String> {
-            let inotify = Inotify::init().map_err(|e| format!("inotify: {e}"))?;
-            let mut directories = 0;
+        pub fn start(root: &Path) -> Result<Self, StartError> {
+            let inotify =
+                Inotify::init().map_err(|e| StartError::Unavailable(format!("inotify: {e}")))?;
+            // The root first: a journal that watches nothing would vouch for everything.
+            inotify
+                .watches()
+                .add(root, mask())
+                .map_err(|e| match e.kind() {
+                    ErrorKind::NotFound
+                    | ErrorKind::NotADirectory
+                    | ErrorKind::PermissionDenied => {
+                        StartError::NoRoot(format!("cannot watch {}: {e}", root.display()))
+                    }
+                    _ => StartError::Unavailable(format!("cannot watch {}: {e}", root.display())),
+                })?;
+            let mut directories = 1;
             for entry in crate::index::scan::walk(root) {
                 let Ok(entry) = entry else { continue };
-                if !entry.file_type().is_some_and(|t| t.is_dir()) {
+                if entry.depth() == 0 || !entry.file_type().is_some_and(|t| t.is_dir()) {
                     continue;
                 }
                 match inotify.watches().add(entry.path(), mask()) {
@@ -84,11 +115,11 @@ mod imp {
                     // Gone since it was listed: the sync's own scan sees the tree as it is.
                     Err(e) if e.kind() == ErrorKind::NotFound => {}
                     Err(e) => {
-                        return Err(format!(
+                        return Err(StartError::Unavailable(format!(
                             "cannot watch {} ({e}; raise fs.inotify.max_user_watches for \
                              trees with this many directories)",
                             entry.path().display()
-                        ));
+                        )));
                     }
                 }
             }
@@ -151,13 +182,15 @@ mod imp {
 mod imp {
     use std::path::Path;
 
-    use super::Reading;
+    use super::{Reading, StartError};
 
     pub struct Journal;
 
     impl Journal {
-        pub fn start(_root: &Path) -> Result<Self, String> {
-            Err("change journals need inotify (Linux)".into())
+        pub fn start(_root: &Path) -> Result<Self, StartError> {
+            Err(StartError::Unavailable(
+                "change journals need inotify (Linux)".into(),
+            ))
         }
 
         pub fn directories(&self) -> usize {
@@ -178,9 +211,9 @@ pub struct Journal(imp::Journal);
 
 impl Journal {
     /// Watches every directory a scan of `root` enters. Fails on platforms without
-    /// inotify and past the system's watch limit; the caller then walks on every check.
-    /// Blocking: walks the tree.
-    pub fn start(root: &Path) -> Result<Self, String> {
+    /// inotify and past the system's watch limit (the caller then walks on every check),
+    /// and when `root` cannot be watched now. Blocking: walks the tree.
+    pub fn start(root: &Path) -> Result<Self, StartError> {
         imp::Journal::start(root).map(Self)
     }
 
@@ -252,6 +285,17 @@ mod tests {
         std::fs::write(root.join("node_modules/x/index.js"), "module.exports = 1").unwrap();
         std::fs::write(root.join("ignored/a.ts"), "export {}").unwrap();
         assert_eq!(journal.read(), Reading::default());
+    }
+
+    #[test]
+    fn a_missing_root_starts_no_journal() {
+        let tmp = tempfile::tempdir().unwrap();
+        let gone = tmp.path().join("gone");
+        assert!(matches!(Journal::start(&gone), Err(StartError::NoRoot(_))));
+        std::fs::create_dir(&gone).unwrap();
+        let mut journal = Journal::start(&gone).unwrap();
+        std::fs::remove_dir(&gone).unwrap();
+        assert!(journal.read().restart, "the root itself went");
     }
 
     #[test]

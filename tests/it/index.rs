@@ -1226,6 +1226,21 @@ async fn a_journaled_freshness_check_walks_only_after_a_change() {
     // Files that cannot matter change nothing.
     write(&w.root, "notes.txt", "words");
     assert_eq!(check(&w).await.scanned, 0);
+
+    // The root moved away and back: edits after its return are still seen.
+    let away = w.root.with_file_name("away");
+    std::fs::rename(&w.root, &away).unwrap();
+    let repo = w.meta.get_repository(&w.repo.id).await.unwrap().unwrap();
+    let gone = w
+        .indexer
+        .sync_unless_running(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .expect("no sync is running");
+    assert!(gone.is_err(), "a missing root fails the sync: {gone:?}");
+    std::fs::rename(&away, &w.root).unwrap();
+    assert!(check(&w).await.scanned > 0, "back: walked");
+    write(&w.root, "src/math.ts", "export function thrice(x: number) { return 3 * x; }\n");
+    assert_eq!(check(&w).await.indexed, 1, "an edit after the root came back");
 }
 
 /// Found by the load run: each freshness check (one per search) rewrote every skipped

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::index::journal::Journal;
+use crate::index::journal::{Journal, StartError};
 
 /// A working tree's journal and what it has seen since its last finished sync.
 pub(super) enum Tracked {
@@ -121,7 +121,12 @@ impl Indexer {
                     restart: false,
                 }
             }
-            Ok(Err(reason)) => {
+            // Not there now (the sync reports it): tried again by the next sync.
+            Ok(Err(StartError::NoRoot(reason))) => {
+                tracing::debug!(repo = %repo.name, %reason, "no change journal yet");
+                return;
+            }
+            Ok(Err(StartError::Unavailable(reason))) => {
                 tracing::warn!(repo = %repo.name, %reason, "no change journal: every search walks this working tree to check it is fresh");
                 Tracked::Unwatchable { root }
             }
