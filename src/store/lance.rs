@@ -102,6 +102,9 @@ impl LanceStoreOptions {
     }
 }
 
+/// k-means iterations when the ANN index is trained (by maintenance).
+const ANN_KMEANS_ITERATIONS: u32 = 10;
+
 /// The LanceDB chunk store.
 pub struct LanceStore {
     options: LanceStoreOptions,
@@ -526,7 +529,12 @@ impl LanceStore {
                 && !self.has_index_on("vector").await?
                 && self.all_embedded().await?
             {
-                let builder = IvfPqIndexBuilder::default().distance_type(DistanceType::Cosine);
+                // 10 k-means iterations instead of LanceDB's 50: at 104k rows the build
+                // takes 34 s instead of 84 s, with the same recall once candidates are
+                // re-scored (0.951 against 0.943 at 50) and the same search time.
+                let builder = IvfPqIndexBuilder::default()
+                    .distance_type(DistanceType::Cosine)
+                    .max_iterations(ANN_KMEANS_ITERATIONS);
                 self.table
                     .create_index(&["vector"], Index::IvfPq(builder))
                     .execute()
