@@ -15,6 +15,10 @@ use crate::store::{EdgeRecord, MetaStore, SymbolRecord};
 const MAX_ROUNDS: usize = 32;
 /// Files per edge-writing transaction.
 const WRITE_BATCH: usize = 200;
+/// Files resolved together: each batch loads its files and what they need, writes its
+/// edges and is dropped, so memory follows the batch, not the repository (a cold index
+/// re-resolves every file).
+const RESOLVE_BATCH: usize = 1_000;
 
 /// What the graph stage did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -113,37 +117,45 @@ pub(super) async fn update_graph(
         .filter(|p| indexed.contains(*p))
         .cloned()
         .collect();
-    let mut resolver = Resolver::new(ModuleResolver::new(indexed.iter().cloned(), configs));
+    // Files that are recorded but no longer indexed keep no edges.
+    let dropped: Vec<(String, Vec<EdgeRecord>)> = affected
+        .iter()
+        .filter(|p| !indexed.contains(*p) && recorded.contains(p.as_str()))
+        .map(|p| (p.clone(), Vec::new()))
+        .collect();
+    let modules = ModuleResolver::new(indexed.iter().cloned(), configs);
     let mut report = GraphReport {
         files: targets.len(),
-        loaded: load(meta, repo_id, &targets, &mut resolver).await?,
         ..GraphReport::default()
     };
-    let mut edges: Vec<(String, Vec<EdgeRecord>)>;
-    let mut rounds = 0;
-    loop {
-        edges = targets
-            .iter()
-            .map(|p| (p.clone(), resolver.edges(p)))
-            .collect();
-        let missing = resolver.missing();
-        rounds += 1;
-        if missing.is_empty() || rounds >= MAX_ROUNDS {
-            break;
-        }
-        report.loaded += load(meta, repo_id, &missing, &mut resolver).await?;
-    }
-    // Files that are recorded but no longer indexed keep no edges.
-    edges.extend(
-        affected
-            .iter()
-            .filter(|p| !indexed.contains(*p) && recorded.contains(p.as_str()))
-            .map(|p| (p.clone(), Vec::new())),
-    );
-    let total = edges.len() as u64;
+    let total = (targets.len() + dropped.len()) as u64;
     let mut written = 0u64;
-    for batch in edges.chunks(WRITE_BATCH) {
-        report.edges += batch.iter().map(|(_, e)| e.len()).sum::<usize>();
+    for group in targets.chunks(RESOLVE_BATCH) {
+        let mut resolver = Resolver::new(modules.clone());
+        report.loaded += load(meta, repo_id, group, &mut resolver).await?;
+        let mut edges: Vec<(String, Vec<EdgeRecord>)>;
+        let mut rounds = 0;
+        loop {
+            edges = group
+                .iter()
+                .map(|p| (p.clone(), resolver.edges(p)))
+                .collect();
+            let missing = resolver.missing();
+            rounds += 1;
+            if missing.is_empty() || rounds >= MAX_ROUNDS {
+                break;
+            }
+            report.loaded += load(meta, repo_id, &missing, &mut resolver).await?;
+        }
+        drop(resolver);
+        for batch in edges.chunks(WRITE_BATCH) {
+            report.edges += batch.iter().map(|(_, e)| e.len()).sum::<usize>();
+            meta.replace_files_edges(repo_id, batch).await?;
+            written += batch.len() as u64;
+            progress.report(Phase::Graph, written, total, None);
+        }
+    }
+    for batch in dropped.chunks(WRITE_BATCH) {
         meta.replace_files_edges(repo_id, batch).await?;
         written += batch.len() as u64;
         progress.report(Phase::Graph, written, total, None);
