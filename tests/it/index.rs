@@ -1239,8 +1239,16 @@ async fn a_journaled_freshness_check_walks_only_after_a_change() {
     assert!(gone.is_err(), "a missing root fails the sync: {gone:?}");
     std::fs::rename(&away, &w.root).unwrap();
     assert!(check(&w).await.scanned > 0, "back: walked");
-    write(&w.root, "src/math.ts", "export function thrice(x: number) { return 3 * x; }\n");
-    assert_eq!(check(&w).await.indexed, 1, "an edit after the root came back");
+    write(
+        &w.root,
+        "src/math.ts",
+        "export function thrice(x: number) { return 3 * x; }\n",
+    );
+    assert_eq!(
+        check(&w).await.indexed,
+        1,
+        "an edit after the root came back"
+    );
 }
 
 /// Found by the load run: each freshness check (one per search) rewrote every skipped

@@ -4,9 +4,16 @@
 //! tree and stats every file (~14 µs a file: 75 ms at 5,000 files), before every search.
 //! With journals on ([`Indexer::with_journals`], for processes that live on), each sync
 //! of a working tree starts or drains its [`Journal`]; a check then reads the journal's
-//! queue and walks only when something that can matter changed since the last sync ended.
+//! queue and walks only when something that can matter changed since the last sync ended
+//! (or a minute passed since the last walk: [`WALK_AT_LEAST_EVERY`]).
 
 use std::path::PathBuf;
+
+/// However quiet its journal, a working tree is walked again after this long: inotify
+/// does not see every change (writes by another machine to a network file system, a
+/// file changed through a memory mapping), and this bounds how long such a change can
+/// go unseen. One walk a minute costs a server ~75 ms per 5,000 files.
+const WALK_AT_LEAST_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 use super::*;
 use crate::index::journal::{Journal, StartError};
@@ -22,6 +29,8 @@ pub(super) enum Tracked {
         dirty: bool,
         /// The journal cannot vouch for the tree any more: the next sync starts a new one.
         restart: bool,
+        /// When the last sync that walked the tree began.
+        walked: Instant,
     },
     /// No journal can be kept of `root` (no inotify, or past the watch limit): every
     /// check walks. Not retried while the root stays the same.
@@ -66,11 +75,15 @@ impl Indexer {
             journal,
             dirty,
             restart,
+            walked,
         }) = journals.get_mut(&repo.id)
         else {
             return false;
         };
-        if watched.as_os_str() != root.as_str() || *settings != repo.settings {
+        if watched.as_os_str() != root.as_str()
+            || *settings != repo.settings
+            || walked.elapsed() >= WALK_AT_LEAST_EVERY
+        {
             return false;
         }
         let reading = journal.read();
@@ -96,9 +109,11 @@ impl Indexer {
                     settings,
                     journal,
                     restart: false,
+                    walked,
                     ..
                 }) if *watched == root && *settings == repo.settings => {
                     let _ = journal.read();
+                    *walked = Instant::now();
                     return;
                 }
                 Some(Tracked::Unwatchable { root: r }) if *r == root => return,
@@ -119,6 +134,7 @@ impl Indexer {
                     journal,
                     dirty: true,
                     restart: false,
+                    walked: Instant::now(),
                 }
             }
             // Not there now (the sync reports it): tried again by the next sync.
