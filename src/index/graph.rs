@@ -2,7 +2,9 @@
 //! edges of every changed file, and of every file that imports one (transitively, so that
 //! barrels and inheritance chains are followed), are re-resolved from the stored facts and
 //! replaced. Files the resolution needs beyond those (the modules they import, the classes
-//! they extend) are loaded on demand; nothing is re-parsed.
+//! they extend) are loaded on demand; nothing is re-parsed. Files are resolved
+//! [`RESOLVE_BATCH`] at a time, each batch written before the next is loaded, so the
+//! stage's memory follows the batch, not the repository (a cold index resolves every file).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -79,6 +81,32 @@ async fn load(
     Ok(paths.len())
 }
 
+/// The edges of `group`, from a resolver that holds the group and what it needs (loaded
+/// in rounds, counted in `loaded`); dropped with the group.
+async fn resolve_group(
+    meta: &dyn MetaStore,
+    repo_id: &str,
+    modules: &ModuleResolver,
+    group: &[String],
+    loaded: &mut usize,
+) -> Result<Vec<(String, Vec<EdgeRecord>)>, IndexError> {
+    let mut resolver = Resolver::new(modules.clone());
+    *loaded += load(meta, repo_id, group, &mut resolver).await?;
+    let mut rounds = 0;
+    loop {
+        let edges = group
+            .iter()
+            .map(|p| (p.clone(), resolver.edges(p)))
+            .collect();
+        let missing = resolver.missing();
+        rounds += 1;
+        if missing.is_empty() || rounds >= MAX_ROUNDS {
+            return Ok(edges);
+        }
+        *loaded += load(meta, repo_id, &missing, &mut resolver).await?;
+    }
+}
+
 /// Re-resolves the edges of `changed` files and their importers. See the module docs.
 pub(super) async fn update_graph(
     meta: &dyn MetaStore,
@@ -130,35 +158,23 @@ pub(super) async fn update_graph(
     };
     let total = (targets.len() + dropped.len()) as u64;
     let mut written = 0u64;
-    for group in targets.chunks(RESOLVE_BATCH) {
-        let mut resolver = Resolver::new(modules.clone());
-        report.loaded += load(meta, repo_id, group, &mut resolver).await?;
-        let mut edges: Vec<(String, Vec<EdgeRecord>)>;
-        let mut rounds = 0;
-        loop {
-            edges = group
-                .iter()
-                .map(|p| (p.clone(), resolver.edges(p)))
-                .collect();
-            let missing = resolver.missing();
-            rounds += 1;
-            if missing.is_empty() || rounds >= MAX_ROUNDS {
-                break;
-            }
-            report.loaded += load(meta, repo_id, &missing, &mut resolver).await?;
-        }
-        drop(resolver);
+    // Each group of targets, resolved and written in turn; then the dropped files.
+    let mut groups = targets.chunks(RESOLVE_BATCH);
+    let mut dropped = Some(dropped);
+    loop {
+        let edges = if let Some(group) = groups.next() {
+            resolve_group(meta, repo_id, &modules, group, &mut report.loaded).await?
+        } else if let Some(rest) = dropped.take() {
+            rest
+        } else {
+            break;
+        };
         for batch in edges.chunks(WRITE_BATCH) {
             report.edges += batch.iter().map(|(_, e)| e.len()).sum::<usize>();
             meta.replace_files_edges(repo_id, batch).await?;
             written += batch.len() as u64;
             progress.report(Phase::Graph, written, total, None);
         }
-    }
-    for batch in dropped.chunks(WRITE_BATCH) {
-        meta.replace_files_edges(repo_id, batch).await?;
-        written += batch.len() as u64;
-        progress.report(Phase::Graph, written, total, None);
     }
     progress.report(
         Phase::Graph,
