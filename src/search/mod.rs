@@ -88,6 +88,7 @@
 
 pub mod engine;
 pub mod enrich;
+pub mod grep;
 mod error;
 pub mod lexical;
 pub mod options;

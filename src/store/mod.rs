@@ -64,6 +64,7 @@
 mod embed_cache;
 mod error;
 mod filter;
+pub mod grep;
 mod lance;
 mod meta;
 mod sql;

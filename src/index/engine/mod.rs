@@ -31,6 +31,7 @@ use crate::chunk::{ChunkOptions, CodeChunk, chunk_file, outline_chunk};
 use crate::embed::{Embedder, InputKind};
 use crate::graph::FileFacts;
 use crate::parse::{ParseLimits, SymbolKind, parse_bytes};
+use crate::store::grep::{GrepIndex, NewDoc};
 use crate::store::{
     ChunkRow, FileRecord, MetaStore, NewRepository, RepoSettings, RepoSource, RepoStatus,
     Repository, SymbolRecord, VectorStore, now_ms,
@@ -236,6 +237,9 @@ pub struct PhaseTimes {
     /// Writing chunk rows to the chunk store.
     #[serde(with = "secs")]
     pub chunk_rows: Duration,
+    /// Writing file contents to the grep index.
+    #[serde(with = "secs")]
+    pub grep: Duration,
     /// Writing file, symbol and fact records to the metadata store.
     #[serde(with = "secs")]
     pub records: Duration,
@@ -252,13 +256,14 @@ pub struct PhaseTimes {
 
 impl PhaseTimes {
     /// The phases by name, in the order they run.
-    pub fn named(&self) -> [(&'static str, Duration); 9] {
+    pub fn named(&self) -> [(&'static str, Duration); 10] {
         [
             ("scan", self.scan),
             ("drop", self.drop),
             ("parse", self.parse),
             ("cache", self.cache),
             ("chunk rows", self.chunk_rows),
+            ("grep", self.grep),
             ("records", self.records),
             ("graph", self.graph),
             ("maintain", self.maintain),
@@ -320,6 +325,8 @@ pub struct Indexer {
     embed_locks: RepoLocks,
     /// Change journals of working trees, when kept ([`Indexer::with_journals`]).
     journals: Option<fresh::Journals>,
+    /// The grep index, when kept ([`Indexer::with_grep`]).
+    grep: Option<Arc<GrepIndex>>,
 }
 
 /// Per-repository locks, created on first use.
@@ -356,6 +363,8 @@ struct Prepared {
     hash: String,
     /// The metadata store has no record of the file.
     is_new: bool,
+    /// The file's content (for the grep index).
+    bytes: Vec<u8>,
     /// Chunks, line count and the file's symbol-graph facts (JSON).
     outcome: Result<(Vec<CodeChunk>, u32, String), String>,
 }
@@ -387,7 +396,43 @@ impl Indexer {
             repo_locks: std::sync::Mutex::new(HashMap::new()),
             embed_locks: std::sync::Mutex::new(HashMap::new()),
             journals: None,
+            grep: None,
         })
+    }
+
+    /// Keeps the content of every indexed file in `grep`, written with each batch before
+    /// the batch's records (so a file the metadata store calls indexed is always there);
+    /// files it lacks (an index made before it, or a lost one) are read again by the next
+    /// sync.
+    pub fn with_grep(mut self, grep: Arc<GrepIndex>) -> Self {
+        self.grep = Some(grep);
+        self
+    }
+
+    /// The grep index, when kept.
+    pub fn grep(&self) -> Option<&Arc<GrepIndex>> {
+        self.grep.as_ref()
+    }
+
+    /// Replaces `docs`' and `removed`'s versions in the grep index (when kept), off the
+    /// async threads.
+    async fn grep_replace(
+        &self,
+        repo_id: &str,
+        docs: Vec<NewDoc>,
+        removed: Vec<String>,
+    ) -> Result<(), IndexError> {
+        let Some(grep) = self.grep.clone() else {
+            return Ok(());
+        };
+        if docs.is_empty() && removed.is_empty() {
+            return Ok(());
+        }
+        let repo_id = repo_id.to_string();
+        tokio::task::spawn_blocking(move || grep.replace(&repo_id, &docs, &removed))
+            .await
+            .map_err(|e| IndexError::Task(e.to_string()))??;
+        Ok(())
     }
 
     /// The metadata store.

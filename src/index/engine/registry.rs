@@ -276,6 +276,14 @@ impl Indexer {
         self.vectors.delete_repo(&repo.id).await?;
         self.meta.delete_repository(&repo.id).await?;
         self.forget_journal(&repo.id);
+        if let Some(grep) = &self.grep {
+            // Best effort too: a left-over index is never read (no repository has its id).
+            let (grep, id) = (grep.clone(), repo.id.clone());
+            let dropped = tokio::task::spawn_blocking(move || grep.drop_repository(&id)).await;
+            if let Ok(Err(e)) = dropped {
+                tracing::warn!(repo = %repo.name, error = %e, "cannot remove the repository's grep index");
+            }
+        }
         let mirror = self.checkout_dir(&repo.id);
         if matches!(repo.source, RepoSource::Git(_)) && mirror.exists() {
             // Best effort: a left-over mirror is re-used or overwritten by nothing.

@@ -142,7 +142,7 @@ impl Indexer {
     ) -> Result<(SyncReport, Option<String>), IndexError> {
         let started = Instant::now();
         let filter = FileFilter::new(&repo.settings)?;
-        let stored: HashMap<String, FileRecord> = self
+        let mut stored: HashMap<String, FileRecord> = self
             .meta
             .list_files(&repo.id)
             .await?
@@ -150,8 +150,14 @@ impl Indexer {
             .map(|f| (f.path.clone(), f))
             .collect();
         let mut report = SyncReport::default();
+        // Files the grep index lacks are read again: their records lose the mtime and
+        // hash the change check compares, and a git source is diffed against nothing.
+        let mut planned = std::borrow::Cow::Borrowed(repo);
+        if self.forget_ungrepped(&repo.id, &mut stored) > 0 {
+            planned.to_mut().indexed_commit = None;
+        }
         let (root, plan) = self
-            .plan(repo, &filter, stored, &mut report, progress)
+            .plan(&planned, &filter, stored, &mut report, progress)
             .await?;
         report.phases.scan = started.elapsed();
         let Plan {
@@ -220,6 +226,30 @@ impl Indexer {
         Ok((report, commit))
     }
 
+    /// Makes the indexed files in `stored` that the grep index (when kept) does not hold
+    /// at their recorded hash look changed to the planner; returns how many.
+    fn forget_ungrepped(&self, repo_id: &str, stored: &mut HashMap<String, FileRecord>) -> usize {
+        let Some(grep) = &self.grep else {
+            return 0;
+        };
+        let held = grep.snapshot(repo_id).files();
+        let mut forgotten = 0;
+        for record in stored.values_mut() {
+            if record.skip_reason.is_none()
+                && record.content_hash.is_some()
+                && held.get(&record.path) != record.content_hash.as_ref()
+            {
+                record.content_hash = None;
+                record.mtime_ms = None;
+                forgotten += 1;
+            }
+        }
+        if forgotten > 0 {
+            tracing::info!(files = forgotten, "reading files the grep index lacks");
+        }
+        forgotten
+    }
+
     /// What the sync does: the working tree's files against the stored records, or the
     /// fetched commit's tree against the indexed one. Returns the root files are read
     /// from (empty for git, which reads blobs).
@@ -266,6 +296,8 @@ impl Indexer {
             for path in removals {
                 self.meta.delete_file(&repo.id, path).await?;
             }
+            self.grep_replace(&repo.id, Vec::new(), removals.to_vec())
+                .await?;
             report.removed = removals.len();
         }
         // Files now skipped: chunks go, a record with the reason stays.
@@ -275,6 +307,8 @@ impl Indexer {
                 .map(|(f, _)| (f.rel.clone(), Vec::new()))
                 .collect();
             self.vectors.replace_files(&repo.id, batch).await?;
+            let paths = skipped.iter().map(|(f, _)| f.rel.clone()).collect();
+            self.grep_replace(&repo.id, Vec::new(), paths).await?;
             for (file, reason) in skipped {
                 self.meta
                     .upsert_file(&skipped_record(&repo.id, file, reason))
@@ -348,6 +382,7 @@ impl Indexer {
                         file: p.file,
                         hash: p.hash,
                         is_new: p.is_new,
+                        bytes: p.bytes,
                         outcome,
                     }
                 })
@@ -388,10 +423,18 @@ impl Indexer {
         let mut files = Vec::with_capacity(prepared.len());
         let mut records = Vec::with_capacity(prepared.len());
         let mut facts = Vec::with_capacity(prepared.len());
+        let mut grep_docs = Vec::with_capacity(prepared.len());
+        let mut grep_removed = Vec::new();
         for p in prepared {
             let rel = p.file.rel.clone();
             match p.outcome {
                 Ok((chunks, lines, file_facts)) => {
+                    grep_docs.push(NewDoc {
+                        path: rel.clone(),
+                        hash: p.hash.clone(),
+                        language: p.file.language.id().to_string(),
+                        content: p.bytes,
+                    });
                     facts.push((rel.clone(), Some(file_facts)));
                     let (record, symbols, rows) = file_rows(
                         &repo.id,
@@ -409,6 +452,7 @@ impl Indexer {
                     records.push((record, symbols));
                 }
                 Err(reason) => {
+                    grep_removed.push(rel.clone());
                     facts.push((rel.clone(), None));
                     report.failed.push((rel.clone(), reason.clone()));
                     files.push((rel, Vec::new()));
@@ -427,6 +471,13 @@ impl Indexer {
             .replace_files(&repo.id, files)
             .instrument(write.clone());
         timed(&mut report.phases.chunk_rows, rows).await?;
+        let grep = self
+            .grep_replace(&repo.id, grep_docs, grep_removed)
+            .instrument(tracing::info_span!("sync.grep"));
+        if let Err(e) = timed(&mut report.phases.grep, grep).await {
+            self.take_back(&repo.id, &added).await;
+            return Err(e);
+        }
         let written = async {
             self.meta.replace_files_symbols(&records).await?;
             self.meta.replace_files_facts(&repo.id, &facts).await

@@ -1,0 +1,543 @@
+//! The grep index: every indexed file's content, as the index holds it, with trigram
+//! postings over it, so that exact and regex searches read only the files that can
+//! match.
+//!
+//! One directory per repository under `<data-dir>/grep/<repository id>/`: immutable
+//! segment files ([`segment`]) and a `manifest.json` naming the live ones with the
+//! documents each has lost to newer versions. A sync adds a segment per batch of changed
+//! files (and marks the old versions deleted) before it records the batch in the
+//! metadata store, so what the metadata store calls indexed is always here; a file here
+//! whose record says otherwise is rewritten by the next sync. Segments are merged by size
+//! tier ([`merge_plan`]): four of one tier become one of the next, and a segment more than
+//! half deleted is rewritten, so a repository has a few dozen segments at most.
+//!
+//! Readers take a [`Snapshot`] (the segments and deletions at one moment, memory-mapped)
+//! and never wait for a writer; a merged-away segment's file is unlinked while readers
+//! that hold it keep reading it.
+
+pub mod segment;
+pub mod trigrams;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use roaring::RoaringBitmap;
+use serde::{Deserialize, Serialize};
+
+use super::StoreError;
+pub use segment::{DocMeta, NewDoc, Segment};
+pub use trigrams::Plan;
+
+const MANIFEST: &str = "manifest.json";
+
+/// The grep indexes of every repository, under one directory.
+#[derive(Debug)]
+pub struct GrepIndex {
+    dir: PathBuf,
+    repos: Mutex<HashMap<String, Arc<RepoGrep>>>,
+}
+
+/// One repository's grep index.
+#[derive(Debug)]
+struct RepoGrep {
+    dir: PathBuf,
+    current: RwLock<Arc<Snapshot>>,
+    /// Held by the one writer (syncs of a repository are serialised already; this keeps
+    /// the index whole even if they were not), with the number of the last segment file.
+    writing: Mutex<u64>,
+}
+
+/// A live segment with the documents it has lost.
+#[derive(Debug, Clone)]
+pub struct LiveSegment {
+    /// The segment.
+    pub segment: Arc<Segment>,
+    /// Documents replaced by newer versions or removed.
+    pub deleted: RoaringBitmap,
+}
+
+impl LiveSegment {
+    fn live_docs(&self) -> u64 {
+        self.segment.docs().len() as u64 - self.deleted.len()
+    }
+}
+
+/// A repository's grep index at one moment.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    segments: Vec<LiveSegment>,
+    by_path: HashMap<String, (usize, u32)>,
+}
+
+/// One file a query may match in: its segment and number there.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    segment: Arc<Segment>,
+    doc: u32,
+}
+
+impl Candidate {
+    /// Path, hash and language of this version.
+    pub fn meta(&self) -> &DocMeta {
+        &self.segment.docs()[self.doc as usize]
+    }
+
+    /// Its content.
+    pub fn content(&self) -> &[u8] {
+        self.segment.content(self.doc)
+    }
+}
+
+impl Snapshot {
+    fn new(segments: Vec<LiveSegment>) -> Snapshot {
+        let mut by_path = HashMap::new();
+        for (i, live) in segments.iter().enumerate() {
+            for (doc, meta) in live.segment.docs().iter().enumerate() {
+                if !live.deleted.contains(doc as u32) {
+                    by_path.insert(meta.path.clone(), (i, doc as u32));
+                }
+            }
+        }
+        Snapshot { segments, by_path }
+    }
+
+    /// The files `plan` admits, in path order, each file once (its current version).
+    pub fn candidates(&self, plan: &Plan) -> Vec<Candidate> {
+        let mut out: Vec<Candidate> = Vec::new();
+        for live in &self.segments {
+            let docs = live.segment.candidates(plan) - &live.deleted;
+            out.extend(docs.iter().map(|doc| Candidate {
+                segment: live.segment.clone(),
+                doc,
+            }));
+        }
+        out.sort_by(|a, b| a.meta().path.cmp(&b.meta().path));
+        out
+    }
+
+    /// Files indexed, with the hash of the version held.
+    pub fn files(&self) -> HashMap<String, String> {
+        self.by_path
+            .iter()
+            .map(|(path, &(seg, doc))| {
+                let meta = &self.segments[seg].segment.docs()[doc as usize];
+                (path.clone(), meta.hash.clone())
+            })
+            .collect()
+    }
+
+    /// Number of live files.
+    pub fn file_count(&self) -> usize {
+        self.by_path.len()
+    }
+
+    /// Bytes of the segment files.
+    pub fn bytes(&self) -> u64 {
+        self.segments.iter().map(|s| s.segment.bytes()).sum()
+    }
+
+    /// Number of segments.
+    pub fn segment_count(&self) -> usize {
+        self.segments.len()
+    }
+}
+
+/// What `manifest.json` records.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Manifest {
+    /// Number of the last segment file written.
+    last: u64,
+    segments: Vec<ManifestSegment>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct ManifestSegment {
+    name: String,
+    deleted: Vec<u32>,
+}
+
+fn io(path: &Path, source: std::io::Error) -> StoreError {
+    StoreError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+impl GrepIndex {
+    /// The grep indexes kept under `dir` (created when missing).
+    pub fn open(dir: impl Into<PathBuf>) -> Result<GrepIndex, StoreError> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        Ok(GrepIndex {
+            dir,
+            repos: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Where the indexes live.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn repo(&self, repo_id: &str) -> Arc<RepoGrep> {
+        let mut repos = self
+            .repos
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        repos
+            .entry(repo_id.to_string())
+            .or_insert_with(|| Arc::new(RepoGrep::open(self.dir.join(repo_id))))
+            .clone()
+    }
+
+    /// The repository's index as it is now (empty when it has none).
+    pub fn snapshot(&self, repo_id: &str) -> Arc<Snapshot> {
+        self.repo(repo_id).snapshot()
+    }
+
+    /// Replaces the indexed versions of `docs`' paths with these and drops `removed`
+    /// (blocking: call from the blocking pool).
+    pub fn replace(
+        &self,
+        repo_id: &str,
+        docs: &[NewDoc],
+        removed: &[String],
+    ) -> Result<(), StoreError> {
+        self.repo(repo_id).replace(docs, removed)
+    }
+
+    /// Drops a repository's index.
+    pub fn drop_repository(&self, repo_id: &str) -> Result<(), StoreError> {
+        let removed = self
+            .repos
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(repo_id);
+        let dir = self.dir.join(repo_id);
+        let _writing = removed.as_ref().map(|r| r.writing.lock());
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&dir, e)),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl RepoGrep {
+    /// Opens a repository's index; a missing or unreadable one reads as empty (with a
+    /// warning), and the next sync writes what is missing.
+    fn open(dir: PathBuf) -> RepoGrep {
+        let (segments, last) = match load(&dir) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), error = %e, "grep index unreadable; the next sync rebuilds it");
+                (Vec::new(), highest_segment_number(&dir))
+            }
+        };
+        RepoGrep {
+            dir,
+            current: RwLock::new(Arc::new(Snapshot::new(segments))),
+            writing: Mutex::new(last),
+        }
+    }
+
+    fn snapshot(&self) -> Arc<Snapshot> {
+        self.current
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    fn replace(&self, docs: &[NewDoc], removed: &[String]) -> Result<(), StoreError> {
+        let mut last = self
+            .writing
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        std::fs::create_dir_all(&self.dir).map_err(|e| io(&self.dir, e))?;
+        let before = self.snapshot();
+        let mut segments = before.segments.clone();
+        for path in docs.iter().map(|d| &d.path).chain(removed) {
+            if let Some(&(seg, doc)) = before.by_path.get(path) {
+                segments[seg].deleted.insert(doc);
+            }
+        }
+        if !docs.is_empty() {
+            let path = self.dir.join(segment_name(&mut last));
+            segment::write(&path, docs)?;
+            segments.push(LiveSegment {
+                segment: Arc::new(Segment::open(&path)?),
+                deleted: RoaringBitmap::new(),
+            });
+        }
+        segments.retain(|s| s.live_docs() > 0);
+        let segments = self.merge(segments, &mut last)?;
+        self.commit(segments, *last)
+    }
+
+    /// Merges what [`merge_plan`] says, until it says nothing.
+    fn merge(
+        &self,
+        mut segments: Vec<LiveSegment>,
+        last: &mut u64,
+    ) -> Result<Vec<LiveSegment>, StoreError> {
+        loop {
+            let sizes: Vec<(u64, u64, u64)> = segments
+                .iter()
+                .map(|s| (s.segment.bytes(), s.segment.docs().len() as u64, s.deleted.len()))
+                .collect();
+            let Some(group) = merge_plan(&sizes) else {
+                return Ok(segments);
+            };
+            let path = self.dir.join(segment_name(last));
+            let inputs: Vec<(&Segment, &RoaringBitmap)> = group
+                .iter()
+                .map(|&i| (segments[i].segment.as_ref(), &segments[i].deleted))
+                .collect();
+            segment::merge(&path, &inputs)?;
+            let merged = LiveSegment {
+                segment: Arc::new(Segment::open(&path)?),
+                deleted: RoaringBitmap::new(),
+            };
+            // The merged segment takes the place of the first of its inputs: the order of
+            // segments stays the order of writes.
+            let first = group[0];
+            let mut kept = Vec::with_capacity(segments.len() - group.len() + 1);
+            for (i, s) in segments.into_iter().enumerate() {
+                if i == first {
+                    kept.push(merged.clone());
+                } else if !group.contains(&i) {
+                    kept.push(s);
+                }
+            }
+            segments = kept;
+        }
+    }
+
+    /// Records `segments` in the manifest, publishes them to readers and removes segment
+    /// files no longer named.
+    fn commit(&self, segments: Vec<LiveSegment>, last: u64) -> Result<(), StoreError> {
+        let manifest = Manifest {
+            last,
+            segments: segments
+                .iter()
+                .map(|s| ManifestSegment {
+                    name: s.segment.name().to_string(),
+                    deleted: s.deleted.iter().collect(),
+                })
+                .collect(),
+        };
+        write_manifest(&self.dir, &manifest)?;
+        let named: std::collections::HashSet<&str> =
+            manifest.segments.iter().map(|s| s.name.as_str()).collect();
+        remove_unnamed(&self.dir, &named);
+        *self
+            .current
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(Snapshot::new(segments));
+        Ok(())
+    }
+}
+
+/// The name of the next segment file.
+fn segment_name(last: &mut u64) -> String {
+    *last += 1;
+    format!("{last:08}.seg")
+}
+
+/// The highest number among the segment files in `dir` (0 when none).
+fn highest_segment_number(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.split('.').next()?.parse::<u64>().ok()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+fn read_manifest(dir: &Path) -> Result<Manifest, StoreError> {
+    let path = dir.join(MANIFEST);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            StoreError::Invalid(format!(
+                "grep index manifest {} is damaged ({e}); it is rebuilt by the next sync",
+                path.display()
+            ))
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
+        Err(e) => Err(io(&path, e)),
+    }
+}
+
+fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), StoreError> {
+    let path = dir.join(MANIFEST);
+    let tmp = dir.join("manifest.json.tmp");
+    let bytes = serde_json::to_vec(manifest)
+        .map_err(|e| StoreError::Invalid(format!("cannot encode the grep manifest: {e}")))?;
+    std::fs::write(&tmp, bytes).map_err(|e| io(&tmp, e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| io(&path, e))
+}
+
+/// Segments the manifest names, opened with their deletions, and the number of the last
+/// segment file; files it does not name (left by a crash mid-write) are removed.
+fn load(dir: &Path) -> Result<(Vec<LiveSegment>, u64), StoreError> {
+    if !dir.exists() {
+        return Ok((Vec::new(), 0));
+    }
+    let manifest = read_manifest(dir)?;
+    let named: std::collections::HashSet<&str> =
+        manifest.segments.iter().map(|s| s.name.as_str()).collect();
+    remove_unnamed(dir, &named);
+    let segments = manifest
+        .segments
+        .iter()
+        .map(|s| {
+            Ok(LiveSegment {
+                segment: Arc::new(Segment::open(&dir.join(&s.name))?),
+                deleted: s.deleted.iter().copied().collect(),
+            })
+        })
+        .collect::<Result<_, StoreError>>()?;
+    Ok((segments, manifest.last.max(highest_segment_number(dir))))
+}
+
+fn remove_unnamed(dir: &Path, named: &std::collections::HashSet<&str>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let segment_file = name.ends_with(".seg") || name.ends_with(".tmp");
+        if segment_file && !named.contains(name.as_str()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Segments of at most this many bytes share the lowest tier.
+const TIER_BASE: u64 = 1 << 20;
+/// Segments of one tier merged at once (and the most one tier keeps).
+const TIER_FANOUT: usize = 4;
+
+/// The next merge for segments of these (bytes, documents, deleted documents), in write
+/// order: a segment more than half deleted alone (rewritten), or the first
+/// [`TIER_FANOUT`] segments of one size tier (tier `n` holds segments of live size
+/// within `TIER_BASE × 4ⁿ`). `None` when nothing needs merging.
+pub fn merge_plan(sizes: &[(u64, u64, u64)]) -> Option<Vec<usize>> {
+    if let Some(i) = sizes
+        .iter()
+        .position(|&(_, docs, deleted)| docs > 1 && deleted * 2 > docs)
+    {
+        return Some(vec![i]);
+    }
+    let tier = |&(bytes, docs, deleted): &(u64, u64, u64)| {
+        let live = bytes.saturating_mul(docs.saturating_sub(deleted)) / docs.max(1);
+        let mut tier = 0u32;
+        let mut limit = TIER_BASE;
+        while live > limit {
+            tier += 1;
+            limit = limit.saturating_mul(TIER_FANOUT as u64);
+        }
+        tier
+    };
+    let mut by_tier: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+    for (i, size) in sizes.iter().enumerate() {
+        by_tier.entry(tier(size)).or_default().push(i);
+    }
+    by_tier
+        .into_values()
+        .find(|members| members.len() >= TIER_FANOUT)
+        .map(|members| members.into_iter().take(TIER_FANOUT).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(path: &str, content: &str) -> NewDoc {
+        NewDoc {
+            path: path.into(),
+            hash: format!("{path}:{}", content.len()),
+            language: "python".into(),
+            content: content.as_bytes().to_vec(),
+        }
+    }
+
+    fn found(index: &GrepIndex, repo: &str, word: &str) -> Vec<String> {
+        let plan = Plan::Trigrams(trigrams::of_content(word.as_bytes()));
+        index
+            .snapshot(repo)
+            .candidates(&plan)
+            .into_iter()
+            .filter(|c| {
+                String::from_utf8_lossy(c.content()).contains(word)
+            })
+            .map(|c| c.meta().path.clone())
+            .collect()
+    }
+
+    #[test]
+    fn replaced_and_removed_files_are_no_longer_found() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let index = GrepIndex::open(dir.path()).expect("open");
+        index
+            .replace("r", &[doc("a.py", "alpha"), doc("b.py", "beta alpha")], &[])
+            .expect("write");
+        assert_eq!(found(&index, "r", "alpha"), ["a.py", "b.py"]);
+        index.replace("r", &[doc("a.py", "gamma")], &[]).expect("write");
+        assert_eq!(found(&index, "r", "alpha"), ["b.py"]);
+        assert_eq!(found(&index, "r", "gamma"), ["a.py"]);
+        index.replace("r", &[], &["b.py".to_string()]).expect("remove");
+        assert!(found(&index, "r", "alpha").is_empty());
+        assert!(found(&index, "other", "alpha").is_empty(), "repositories are apart");
+    }
+
+    #[test]
+    fn the_index_survives_a_restart_and_stray_files_go() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let index = GrepIndex::open(dir.path()).expect("open");
+            index.replace("r", &[doc("a.py", "alpha")], &[]).expect("write");
+            index.replace("r", &[doc("a.py", "delta")], &[]).expect("write");
+        }
+        // A segment written by a crashed sync, never named in the manifest.
+        std::fs::write(dir.path().join("r/99999999.seg"), b"partial").expect("write");
+        let index = GrepIndex::open(dir.path()).expect("reopen");
+        assert_eq!(found(&index, "r", "delta"), ["a.py"]);
+        assert!(found(&index, "r", "alpha").is_empty());
+        assert_eq!(index.snapshot("r").files()["a.py"], "a.py:5");
+        assert!(!dir.path().join("r/99999999.seg").exists());
+    }
+
+    #[test]
+    fn many_small_writes_are_merged_and_keep_every_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let index = GrepIndex::open(dir.path()).expect("open");
+        for i in 0..40 {
+            let path = format!("f{}.py", i % 13);
+            index
+                .replace("r", &[doc(&path, &format!("version {i} needle{i}"))], &[])
+                .expect("write");
+        }
+        let snapshot = index.snapshot("r");
+        assert!(snapshot.segment_count() < TIER_FANOUT, "{} segments", snapshot.segment_count());
+        assert_eq!(snapshot.file_count(), 13);
+        assert_eq!(found(&index, "r", "needle39"), ["f0.py"]);
+        assert!(found(&index, "r", "needle0 ").is_empty());
+        let files = std::fs::read_dir(dir.path().join("r")).expect("dir").count();
+        assert_eq!(files, snapshot.segment_count() + 1, "old segment files are removed");
+    }
+
+    #[test]
+    fn merge_plan_merges_a_full_tier_and_rewrites_mostly_deleted_segments() {
+        let small = (1000, 10, 0);
+        assert_eq!(merge_plan(&[small, small, small]), None);
+        assert_eq!(merge_plan(&[small, small, small, small]), Some(vec![0, 1, 2, 3]));
+        let big = (TIER_BASE * 3, 10, 0);
+        assert_eq!(merge_plan(&[big, small, small, big, small]), None);
+        assert_eq!(merge_plan(&[big, (500, 10, 6)]), Some(vec![1]));
+    }
+}
