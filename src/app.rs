@@ -13,6 +13,7 @@ use crate::index::watch::Watch;
 use crate::index::{IndexOptions, Indexer, JobRunner, ModelChange};
 use crate::search::Searcher;
 use crate::service::Service;
+use crate::store::grep::GrepIndex;
 use crate::store::{Enqueued, LanceStore, LanceStoreOptions, MetaStore, RepoSource, SqlMetaStore};
 
 /// Why the application could not be put together; each message says what to do.
@@ -82,6 +83,18 @@ pub async fn open_vectors(uri: &str, dims: usize) -> Result<LanceStore, AppError
                  the next sync (the registry, tokens and embedding cache are kept)."
             ))
         })
+}
+
+/// Opens the grep index under `<data-dir>/grep`.
+pub fn open_grep(config: &Config) -> Result<GrepIndex, AppError> {
+    let dir = config.data_dir.join("grep");
+    GrepIndex::open(&dir).map_err(|e| {
+        AppError::Failed(format!(
+            "the grep index at {} cannot be used: {e}\nIt is rebuilt from the indexed files: \
+             move it aside and the next sync of each repository writes it again.",
+            dir.display()
+        ))
+    })
 }
 
 /// Removes the chunk store when it holds vectors of another width than the configured
@@ -176,7 +189,8 @@ pub async fn indexer_over(
             ..IndexOptions::default()
         },
     )
-    .map_err(failed)?;
+    .map_err(failed)?
+    .with_grep(Arc::new(open_grep(config)?));
     let moved = indexer.move_stored_credentials().await.map_err(failed)?;
     if moved > 0 {
         crate::telemetry::notice(&format!(

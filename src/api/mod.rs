@@ -12,7 +12,7 @@
 //!
 //! # Design notes
 //!
-//! - One file per resource under `api/routes/` (`repositories`, `jobs`, `search`, `scout`, `symbols`, `events`); each handler takes `State<Arc<Service>>`,
+//! - One file per resource under `api/routes/` (`repositories`, `jobs`, `search`, `scout`, `symbols`, `grep`, `events`); each handler takes `State<Arc<Service>>`,
 //!   the `Caller` extractor (the principal the server's authentication left in the
 //!   request), `Path`, `Params<T>` (query string) and `Body<T>` (JSON), makes one service
 //!   call and returns `api::wire` types. Extractor rejections come in the error shape:
@@ -112,7 +112,8 @@ pub fn routes() -> Routes {
             .merge(routes::jobs::routes())
             .merge(routes::search::routes())
             .merge(routes::scout::routes())
-            .merge(routes::symbols::routes()),
+            .merge(routes::symbols::routes())
+            .merge(routes::grep::routes()),
         streams: routes::events::routes(),
     }
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 
 mod doctor;
+mod grep;
 mod index;
 mod models;
 mod remote;
@@ -281,6 +282,9 @@ pub enum Command {
     Index(index::IndexArgs),
     /// Search the index: a question, or `symbol = [path >] [Parent >] name`.
     Search(search::SearchCommand),
+    /// Find exact text or a regex in the indexed files (from the grep index): matching
+    /// lines by repository, path and line.
+    Grep(grep::GrepCommand),
     /// What must change with a symbol: callers, implementations, overrides, exhaustive
     /// `switch`es and `Record`s over it, rated, with what was safely ignored.
     Scout(scout::ScoutCommand),
@@ -355,6 +359,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         let remote = remote::Remote::new(server, token.clone())?;
         return match cli.command {
             Command::Search(args) => remote::search(remote, args),
+            Command::Grep(args) => grep::grep_remote(remote, args),
             Command::Scout(args) => scout::scout_remote(remote, args),
             Command::Repo { action } => remote::repo(remote, action),
             Command::Mcp => serve::mcp_remote(server, token),
@@ -367,7 +372,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
                 }),
             ),
             _ => Err(CliError::Failed(
-                "with --server only `search`, `scout`, `index`, `repo` and `mcp` run remotely; drop \
+                "with --server only `search`, `grep`, `scout`, `index`, `repo` and `mcp` run remotely; drop \
                  --server (and SEXTANT_SERVER) for local commands"
                     .into(),
             )),
@@ -386,6 +391,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Index(args) => index::index(args, &config),
         Command::Repo { action } => repo::repo(action, &config),
         Command::Search(args) => search::search(args, &config),
+        Command::Grep(args) => grep::grep(args, &config),
         Command::Scout(args) => scout::scout(args, &config),
         Command::Eval(args) => search::eval(args, &config, data_dir_given),
         Command::Model { action } => models::model(action, &config),

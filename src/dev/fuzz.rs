@@ -149,6 +149,11 @@ pub fn mcp_message(data: &[u8]) {
             options.filter.repositories = args.repository.into_iter().collect();
             search(&format!("symbol = {}", args.name), &options);
         }
+        // A grep request is checked and compiled (pattern size, regex size, plan) without
+        // panicking, whatever the agent sends.
+        ToolArgs::Grep(args) => {
+            let _ = crate::search::grep::CompiledGrep::new(&args.into_request());
+        }
         // The others reach the store and the graph (the server-level replay in
         // `tests/it/mcp.rs` sends the kept inputs through them).
         ToolArgs::Scout(_)

@@ -7,7 +7,10 @@ use rmcp::schemars;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::service::records::SearchOverrides;
+use crate::service::records::{GrepMode, GrepRequest, SearchOverrides};
+
+/// Token budget of a `grep` answer when the call does not set one.
+pub const DEFAULT_GREP_TOKENS: u32 = 4000;
 
 /// Arguments of `codebase_search`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -87,6 +90,60 @@ pub struct ScoutArgs {
     pub repositories: Vec<String>,
 }
 
+/// Arguments of `grep`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepArgs {
+    /// The exact text to find (or, with `regex: true`, a Rust regex).
+    pub pattern: String,
+    /// Read `pattern` as a regular expression (Rust `regex` syntax) rather than literal text.
+    #[serde(default)]
+    pub regex: bool,
+    /// Match regardless of case.
+    #[serde(default)]
+    pub case_insensitive: bool,
+    /// Only these repositories (names or ids); default: all.
+    #[serde(default)]
+    pub repositories: Vec<String>,
+    /// Only these paths: directory prefixes (`src/auth/`), files, or globs (`**/*.ts`).
+    #[serde(default, alias = "path")]
+    pub paths: Vec<String>,
+    /// Only these languages (`typescript`, `python`, `go`, `rust`, `java`, …).
+    #[serde(default)]
+    pub languages: Vec<String>,
+    /// Lines of context around each match (0–10, default 0).
+    #[serde(default)]
+    pub context: u32,
+    /// Most matching lines (1–1000, default 100).
+    pub limit: Option<u32>,
+    /// Token budget of the answer (default 4000).
+    pub max_tokens: Option<u32>,
+    /// `cursor` from a previous answer, to see the matches after it.
+    pub cursor: Option<String>,
+}
+
+impl GrepArgs {
+    /// The service request.
+    pub fn into_request(self) -> GrepRequest {
+        GrepRequest {
+            pattern: self.pattern,
+            mode: if self.regex {
+                GrepMode::Regex
+            } else {
+                GrepMode::Literal
+            },
+            case_insensitive: self.case_insensitive,
+            repositories: self.repositories,
+            paths: self.paths,
+            languages: self.languages,
+            context: self.context,
+            limit: self.limit,
+            max_tokens: Some(self.max_tokens.unwrap_or(DEFAULT_GREP_TOKENS)),
+            cursor: self.cursor,
+        }
+    }
+}
+
 /// Arguments of `index_status`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct RepoArgs {
@@ -124,6 +181,8 @@ pub enum ToolArgs {
     File(FileArgs),
     /// `index_status`.
     Repo(RepoArgs),
+    /// `grep`.
+    Grep(GrepArgs),
     /// `list_repositories` (no arguments).
     None,
 }
@@ -147,6 +206,7 @@ impl ToolArgs {
             "add_repository" => read(arguments).map(Self::AddRepository),
             "get_file_symbols" => read(arguments).map(Self::File),
             "index_status" => read(arguments).map(Self::Repo),
+            "grep" => read(arguments).map(Self::Grep),
             "list_repositories" => Ok(Self::None),
             _ => return None,
         })

@@ -29,7 +29,7 @@ use rmcp::{ErrorData as McpError, ServerHandler, tool, tool_handler, tool_router
 use tracing::Instrument;
 
 pub use args::{
-    AddRepositoryArgs, FileArgs, RepoArgs, ScoutArgs, SearchArgs, SymbolArgs, ToolArgs,
+    AddRepositoryArgs, FileArgs, GrepArgs, RepoArgs, ScoutArgs, SearchArgs, SymbolArgs, ToolArgs,
 };
 
 use crate::auth::Principal;
@@ -118,6 +118,29 @@ impl SextantMcp {
             .symbol(&caller, &args.name, args.repository)
             .await;
         Ok(self.answer("get_symbol", result.map(|r| search_content(r.content))))
+    }
+
+    #[tool(
+        description = "Find exact text or a regex in the indexed files, like grep but \
+        across every repository you may see and from an index (fast on large codebases): \
+        matching lines grouped by file, with line numbers and optional context. Use it for \
+        exact strings: an error message, a config key, a URL, a TODO, every use of an \
+        identifier, a regex over code (`regex: true`, Rust syntax). For questions in words \
+        use codebase_search; for a definition by name, get_symbol. The answer stays within \
+        `maxTokens` (default 4000); when there are more matches it ends with a cursor to \
+        pass back."
+    )]
+    async fn grep(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(args): Parameters<GrepArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let caller = principal(&ctx);
+        let result = self.service.grep(&caller, args.into_request()).await;
+        Ok(self.answer(
+            "grep",
+            result.map(|r| vec![text(crate::render::grep::render(&r))]),
+        ))
     }
 
     #[tool(

@@ -4,6 +4,8 @@
 //! - [`graph`] / [`connection_graph`]: the blueprint's connection graph (summary line, one
 //!   entry per result with hierarchy, calls, callers, type flows, ★/◆ markers, shared
 //!   dependencies), from the results' [`crate::graph::SymbolMetadata`].
+//! - [`grep::render`]: a grep answer as grep-like text (matches grouped by file, context
+//!   lines, the cursor to go on with).
 //! - [`content_items`]: the MCP multi-content response: the graph first (priority 1.0),
 //!   then the snapshots in score order with priority from `finalScore`, every item for
 //!   `audience: ["assistant"]`.
@@ -31,6 +33,7 @@
 //!   order, priority = the file's best `finalScore`.
 
 pub mod graph;
+pub mod grep;
 pub mod snapshot;
 
 use std::collections::HashMap;

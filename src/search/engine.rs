@@ -392,6 +392,12 @@ impl Searcher {
         Ok(out)
     }
 
+    /// The freshness check a search makes before it reads the index (see
+    /// [`Searcher::with_freshness`]), for other readers of the index (grep).
+    pub async fn freshen(&self, scope: &[String]) {
+        self.refresh(scope).await
+    }
+
     /// The bounded freshness check (see [`Searcher::with_freshness`]).
     async fn refresh(&self, scope: &[String]) {
         let Some((indexer, bound)) = &self.freshness else {

@@ -215,7 +215,10 @@ impl CompiledGrep {
     /// Checks and compiles `request` (its `repositories` are the service's to resolve).
     pub fn new(request: &GrepRequest) -> Result<CompiledGrep, GrepRequestError> {
         if request.pattern.is_empty() {
-            return Err(refused("pattern", "`pattern` is empty: pass the text or regex to find"));
+            return Err(refused(
+                "pattern",
+                "`pattern` is empty: pass the text or regex to find",
+            ));
         }
         if request.pattern.len() > MAX_PATTERN_BYTES {
             return Err(refused(
@@ -227,7 +230,10 @@ impl CompiledGrep {
             ));
         }
         if request.context > MAX_CONTEXT {
-            return Err(refused("context", format!("`context` must be 0–{MAX_CONTEXT} lines")));
+            return Err(refused(
+                "context",
+                format!("`context` must be 0–{MAX_CONTEXT} lines"),
+            ));
         }
         let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
         if !(1..=MAX_LIMIT).contains(&limit) {
@@ -263,7 +269,10 @@ impl CompiledGrep {
                         MAX_REGEX_BYTES / 1024
                     ),
                 ),
-                other => refused("pattern", format!("`pattern` is not a valid regex: {other}")),
+                other => refused(
+                    "pattern",
+                    format!("`pattern` is not a valid regex: {other}"),
+                ),
             })?;
         // The planner parses the same syntax; a pattern it cannot read (none the regex
         // crate accepts should) is simply not narrowed.
@@ -386,15 +395,18 @@ pub fn run(grep: &CompiledGrep, mut scopes: Vec<GrepScope>, deadline: Instant) -
                     None
                 };
                 if let Some(stop) = stop {
+                    // Everything before this match is done: the next page starts with
+                    // it (also when it alone is over the budget, so that a caller who
+                    // raises the budget goes on from here).
                     out.stopped = Some(stop);
-                    out.next_cursor = out.matches.last().map(|last| {
+                    out.next_cursor = Some(
                         Cursor {
-                            r: last.repository.clone(),
-                            p: last.path.clone(),
-                            l: last.line,
+                            r: hit.repository,
+                            p: hit.path,
+                            l: hit.line - 1,
                         }
-                        .encode()
-                    });
+                        .encode(),
+                    );
                     break 'repos;
                 }
                 out.tokens += tokens;
@@ -408,7 +420,8 @@ pub fn run(grep: &CompiledGrep, mut scopes: Vec<GrepScope>, deadline: Instant) -
 
 /// Estimated tokens of a match as the adapters show it.
 fn hit_tokens(hit: &GrepMatch) -> u64 {
-    let mut tokens = crate::text::estimate_tokens(&hit.path) + crate::text::estimate_tokens(&hit.text) + 4;
+    let mut tokens =
+        crate::text::estimate_tokens(&hit.path) + crate::text::estimate_tokens(&hit.text) + 4;
     for line in hit.before.iter().chain(&hit.after) {
         tokens += crate::text::estimate_tokens(line) + 1;
     }
@@ -425,7 +438,10 @@ struct Found {
 }
 
 /// The first match of each line of `content` that has one.
-fn line_matches<'a>(regex: &'a regex::bytes::Regex, content: &'a [u8]) -> impl Iterator<Item = Found> + 'a {
+fn line_matches<'a>(
+    regex: &'a regex::bytes::Regex,
+    content: &'a [u8],
+) -> impl Iterator<Item = Found> + 'a {
     let mut at = 0usize;
     std::iter::from_fn(move || {
         while at <= content.len() {
@@ -472,7 +488,10 @@ struct LineCounter {
 
 impl LineCounter {
     fn line_of(&mut self, content: &[u8], offset: usize) -> u64 {
-        self.line += content[self.at..offset].iter().filter(|&&b| b == b'\n').count() as u64;
+        self.line += content[self.at..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count() as u64;
         self.at = offset;
         self.line + 1
     }
@@ -489,7 +508,9 @@ fn shown_line(content: &[u8], line_start: usize, line_end: usize, start: usize) 
     if line.chars().count() <= MAX_LINE_CHARS {
         return line;
     }
-    let before = String::from_utf8_lossy(&content[line_start..start]).chars().count();
+    let before = String::from_utf8_lossy(&content[line_start..start])
+        .chars()
+        .count();
     let skip = before.saturating_sub(MAX_LINE_CHARS / 3);
     let cut: String = line.chars().skip(skip).take(MAX_LINE_CHARS).collect();
     format!("{}{cut}…", if skip > 0 { "…" } else { "" })
@@ -500,7 +521,10 @@ fn context_before(content: &[u8], line_start: usize, n: u32) -> Vec<String> {
     let mut end = line_start;
     while out.len() < n as usize && end > 0 {
         let stop = end - 1; // the newline ending the previous line
-        let start = content[..stop].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let start = content[..stop]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
         out.push(cut(text_of(&content[start..stop])));
         end = start;
     }
@@ -512,7 +536,10 @@ fn context_after(content: &[u8], line_end: usize, n: u32) -> Vec<String> {
     let mut out = Vec::new();
     let mut start = line_end + 1;
     while out.len() < n as usize && start < content.len() {
-        let end = content[start..].iter().position(|&b| b == b'\n').map_or(content.len(), |i| start + i);
+        let end = content[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(content.len(), |i| start + i);
         out.push(cut(text_of(&content[start..end])));
         start = end + 1;
     }
@@ -526,4 +553,68 @@ fn cut(line: String) -> String {
     let mut s: String = line.chars().take(MAX_LINE_CHARS).collect();
     s.push('…');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(pattern: &str, content: &str) -> Vec<(usize, String)> {
+        let regex = regex::bytes::RegexBuilder::new(pattern)
+            .multi_line(true)
+            .build()
+            .expect("valid");
+        let mut lines = LineCounter::default();
+        line_matches(&regex, content.as_bytes())
+            .map(|f| {
+                let line = lines.line_of(content.as_bytes(), f.line_start) as usize;
+                (line, content[f.start..f.end].to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_line_is_reported_once_at_its_first_match() {
+        assert_eq!(
+            matches("a+", "xa aa\nnone\naaa"),
+            [(1, "a".to_string()), (3, "aaa".to_string())]
+        );
+        // Anchors are per line; an empty match reports its line.
+        assert_eq!(matches("^", "a\nb").len(), 2);
+        assert_eq!(matches("b$", "ab\r\nb"), [(2, "b".to_string())]);
+    }
+
+    #[test]
+    fn a_match_never_spans_lines() {
+        // `\s+` would run from the end of line 1 into line 2; the lines are tried alone.
+        assert_eq!(matches(r"x\s+y", "x\ny\nx  y"), [(3, "x  y".to_string())]);
+        assert!(matches(r"a[^z]b", "a\nb").is_empty());
+    }
+
+    #[test]
+    fn long_lines_are_cut_around_the_match() {
+        let line = format!("{}needle{}", "a".repeat(1000), "b".repeat(1000));
+        let start = line.find("needle").expect("there");
+        let shown = shown_line(line.as_bytes(), 0, line.len(), start);
+        assert!(shown.contains("needle"), "{shown}");
+        assert!(shown.starts_with('…') && shown.ends_with('…'));
+        assert!(shown.chars().count() <= MAX_LINE_CHARS + 2);
+    }
+
+    #[test]
+    fn cursors_round_trip_and_order_positions() {
+        let c = Cursor {
+            r: "api".into(),
+            p: "src/a.ts".into(),
+            l: 7,
+        };
+        let back = Cursor::decode(&c.encode()).expect("decodes");
+        assert_eq!(back, c);
+        assert!(back.passed("api", "src/a.ts", 7));
+        assert!(!back.passed("api", "src/a.ts", 8));
+        assert!(back.passed_file("api", "src/0.ts"));
+        assert!(!back.passed_file("api", "src/a.ts"));
+        assert!(!back.passed("web", "a", 1));
+        assert_eq!(Cursor::decode("%%").unwrap_err().field, "cursor");
+    }
 }

@@ -88,8 +88,8 @@
 
 pub mod engine;
 pub mod enrich;
-pub mod grep;
 mod error;
+pub mod grep;
 pub mod lexical;
 pub mod options;
 pub mod prior;

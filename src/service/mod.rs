@@ -16,7 +16,7 @@
 //!   `list_repositories`, `register(Registration)`, `scout(ScoutRequest)`, `repository`, `update(RepositoryChange)`,
 //!   `remove`, `sync`, `files`, `file_symbols`, `jobs`, `job`, `progress` (a `ProgressFeed`
 //!   of the events the caller may see; slow subscribers skip, never stall a sync), `search`,
-//!   `symbol`, `stats` (for `/metrics`), plus `authenticate` (bearer header → principal)
+//!   `symbol`, `grep` (exact and regex search over the grep index), `stats` (for `/metrics`), plus `authenticate` (bearer header → principal)
 //!   and `ready`.
 //! - Authorization is decided here and only here, through two questions to the principal:
 //!   `is_admin` (`Forbidden`) and `sees(repo)` (an invisible repository answers exactly like
@@ -39,6 +39,7 @@
 //!   result with `isError`.
 
 mod error;
+mod grep;
 mod repositories;
 mod scout;
 mod search;
@@ -66,6 +67,7 @@ pub use stats::ServerStats;
 /// alone (the architecture test holds them to it).
 pub mod records {
     pub use crate::index::{Phase, ProgressEvent, SyncReport};
+    pub use crate::search::grep::{GrepMatch, GrepMode, GrepRequest, GrepResponse, GrepStop};
     pub use crate::search::{SearchOverrides, SearchResponse};
     pub use crate::store::{
         FileCounts, FileRecord, Job, JobState, RepoSettings, RepoSource, RepoStatus, Repository,

@@ -377,3 +377,80 @@ async fn serve_moves_old_url_credentials_out_before_serving() {
         "{lines}"
     );
 }
+
+/// `sextant grep` over an indexed directory: grep-like text (file headers, `N:` lines,
+/// `N-` context) and the structured answer with `--json`; a bad regex fails naming it.
+#[test]
+fn grep_prints_matching_lines_by_file() {
+    let model = match crate::support::models::static_model() {
+        Ok(m) => m,
+        Err(why) => return crate::support::skip("sextant grep (needs the static model)", why),
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    crate::support::write(
+        &ws,
+        "src/auth.py",
+        "import hmac\n\ndef validate_token(raw):\n    return hmac.compare_digest(raw, SECRET)\n",
+    );
+    crate::support::write(
+        &ws,
+        "src/main.go",
+        "package main\n\n// ValidateToken checks.\nfunc ValidateToken() {}\n",
+    );
+    let data = tmp.path().join("data");
+    let run = |args: &[&str]| {
+        sextant()
+            .arg("--data-dir")
+            .arg(&data)
+            .args(["--embed-provider", "static", "--static-model-dir"])
+            .arg(&model)
+            .args(args)
+            .env_remove("DATABASE_URL")
+            .output()
+            .unwrap()
+    };
+    let indexed = run(&["index", ws.to_str().unwrap(), "--name", "ws"]);
+    assert!(
+        indexed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&indexed.stderr)
+    );
+
+    let found = run(&["grep", "-i", "-C", "1", "validate_token"]);
+    let text = String::from_utf8_lossy(&found.stdout);
+    assert!(
+        found.status.success(),
+        "{}",
+        String::from_utf8_lossy(&found.stderr)
+    );
+    assert!(
+        text.starts_with("1 match in 1 file (read 1 of 2 indexed files)"),
+        "{text}"
+    );
+    assert!(text.contains("ws: src/auth.py (python, version "), "{text}");
+    assert!(
+        text.contains("  2- \n  3: def validate_token(raw):\n  4-     return hmac"),
+        "{text}"
+    );
+
+    let found = run(&["grep", "--regex", "--json", r"(?i)validate_?token\("]);
+    assert!(
+        found.status.success(),
+        "{}",
+        String::from_utf8_lossy(&found.stderr)
+    );
+    let body: serde_json::Value = serde_json::from_slice(&found.stdout).unwrap();
+    let hits: Vec<(&str, u64)> = body["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["path"].as_str().unwrap(), m["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(hits, [("src/auth.py", 3), ("src/main.go", 4)], "{body}");
+
+    let bad = run(&["grep", "--regex", "validate("]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(err.contains("`pattern` is not a valid regex"), "{err}");
+}

@@ -92,6 +92,17 @@ async fn snapshot(data: &Path) -> BTreeMap<String, (Option<String>, Vec<String>,
         .await
         .expect("count");
     assert_eq!(stored, chunk_total, "chunks that belong to no file record");
+    // The grep index holds every indexed file at its recorded hash (and may hold files
+    // of a batch whose records a kill prevented: the next sync rewrites those).
+    let grepped = sextant::store::grep::GrepIndex::open(data.join("grep"))
+        .expect("open grep")
+        .snapshot(&repo.id)
+        .files();
+    for (path, (hash, _, _)) in &out {
+        if let Some(hash) = hash {
+            assert_eq!(grepped.get(path), Some(hash), "{path} in the grep index");
+        }
+    }
     meta.close().await;
     out
 }
@@ -171,4 +182,25 @@ async fn a_killed_sync_converges_to_a_clean_build() {
     );
     assert_eq!(resumed.len(), reference.len());
     assert_eq!(resumed, reference);
+    let grepped = |data: &Path, id: &str| {
+        sextant::store::grep::GrepIndex::open(data.join("grep"))
+            .expect("open grep")
+            .snapshot(id)
+            .files()
+    };
+    let id = |data: &Path| {
+        std::fs::read_dir(data.join("grep"))
+            .expect("grep dir")
+            .flatten()
+            .next()
+            .expect("one repository")
+            .file_name()
+            .to_string_lossy()
+            .into_owned()
+    };
+    assert_eq!(
+        grepped(&crashed, &id(&crashed)),
+        grepped(&clean, &id(&clean)),
+        "the resumed grep index equals a clean build's"
+    );
 }

@@ -17,6 +17,7 @@ mod eval_cli;
 mod fixtures;
 mod git_sync;
 mod graph;
+mod grep;
 mod index;
 mod local_models;
 mod mcp;

@@ -265,6 +265,7 @@ async fn a_real_mcp_client_sees_only_what_its_token_allows() {
         "list_repositories",
         "index_status",
         "add_repository",
+        "grep",
     ] {
         assert!(tools.iter().any(|t| t == expected), "{tools:?}");
     }
@@ -287,7 +288,48 @@ async fn a_real_mcp_client_sees_only_what_its_token_allows() {
         .await
         .unwrap();
     assert_eq!(seen.content.len(), 2, "{}", text(&seen));
+    // grep: matching lines grouped by file, within the budget; hidden files never show.
+    let grepped = client
+        .call_tool(call("grep", json!({ "pattern": "decode(", "context": 1 })))
+        .await
+        .unwrap();
+    let shown = text(&grepped);
+    assert_ne!(grepped.is_error, Some(true), "{shown}");
+    assert!(shown.starts_with("2 matches in 2 files"), "{shown}");
+    assert!(
+        shown.contains("ws: src/auth.ts (typescript, version "),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("  4:   return decode(token) > 10;"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("  3- export function validateToken"),
+        "{shown}"
+    );
+    let hidden = client
+        .call_tool(call("grep", json!({ "pattern": "secretThing" })))
+        .await
+        .unwrap();
+    assert!(text(&hidden).starts_with("0 matches"), "{}", text(&hidden));
+    let tight = client
+        .call_tool(call(
+            "grep",
+            json!({ "pattern": "token", "caseInsensitive": true, "maxTokens": 20 }),
+        ))
+        .await
+        .unwrap();
+    assert!(
+        text(&tight).contains("call again with cursor"),
+        "{}",
+        text(&tight)
+    );
     for (tool, args) in [
+        (
+            "grep",
+            json!({ "pattern": "secret", "repositories": ["other"] }),
+        ),
         (
             "codebase_search",
             json!({ "query": "secret", "repositories": ["other"] }),

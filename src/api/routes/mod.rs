@@ -3,6 +3,7 @@
 //! [`super::wire`] types; each carries its OpenAPI description (`utoipa::path`).
 
 pub(crate) mod events;
+pub(crate) mod grep;
 pub(crate) mod jobs;
 pub(crate) mod repositories;
 pub(crate) mod scout;

@@ -283,7 +283,13 @@ impl RepoGrep {
         loop {
             let sizes: Vec<(u64, u64, u64)> = segments
                 .iter()
-                .map(|s| (s.segment.bytes(), s.segment.docs().len() as u64, s.deleted.len()))
+                .map(|s| {
+                    (
+                        s.segment.bytes(),
+                        s.segment.docs().len() as u64,
+                        s.deleted.len(),
+                    )
+                })
                 .collect();
             let Some(group) = merge_plan(&sizes) else {
                 return Ok(segments);
@@ -472,9 +478,7 @@ mod tests {
             .snapshot(repo)
             .candidates(&plan)
             .into_iter()
-            .filter(|c| {
-                String::from_utf8_lossy(c.content()).contains(word)
-            })
+            .filter(|c| String::from_utf8_lossy(c.content()).contains(word))
             .map(|c| c.meta().path.clone())
             .collect()
     }
@@ -487,12 +491,19 @@ mod tests {
             .replace("r", &[doc("a.py", "alpha"), doc("b.py", "beta alpha")], &[])
             .expect("write");
         assert_eq!(found(&index, "r", "alpha"), ["a.py", "b.py"]);
-        index.replace("r", &[doc("a.py", "gamma")], &[]).expect("write");
+        index
+            .replace("r", &[doc("a.py", "gamma")], &[])
+            .expect("write");
         assert_eq!(found(&index, "r", "alpha"), ["b.py"]);
         assert_eq!(found(&index, "r", "gamma"), ["a.py"]);
-        index.replace("r", &[], &["b.py".to_string()]).expect("remove");
+        index
+            .replace("r", &[], &["b.py".to_string()])
+            .expect("remove");
         assert!(found(&index, "r", "alpha").is_empty());
-        assert!(found(&index, "other", "alpha").is_empty(), "repositories are apart");
+        assert!(
+            found(&index, "other", "alpha").is_empty(),
+            "repositories are apart"
+        );
     }
 
     #[test]
@@ -500,8 +511,12 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         {
             let index = GrepIndex::open(dir.path()).expect("open");
-            index.replace("r", &[doc("a.py", "alpha")], &[]).expect("write");
-            index.replace("r", &[doc("a.py", "delta")], &[]).expect("write");
+            index
+                .replace("r", &[doc("a.py", "alpha")], &[])
+                .expect("write");
+            index
+                .replace("r", &[doc("a.py", "delta")], &[])
+                .expect("write");
         }
         // A segment written by a crashed sync, never named in the manifest.
         std::fs::write(dir.path().join("r/99999999.seg"), b"partial").expect("write");
@@ -523,19 +538,32 @@ mod tests {
                 .expect("write");
         }
         let snapshot = index.snapshot("r");
-        assert!(snapshot.segment_count() < TIER_FANOUT, "{} segments", snapshot.segment_count());
+        assert!(
+            snapshot.segment_count() < TIER_FANOUT,
+            "{} segments",
+            snapshot.segment_count()
+        );
         assert_eq!(snapshot.file_count(), 13);
         assert_eq!(found(&index, "r", "needle39"), ["f0.py"]);
         assert!(found(&index, "r", "needle0 ").is_empty());
-        let files = std::fs::read_dir(dir.path().join("r")).expect("dir").count();
-        assert_eq!(files, snapshot.segment_count() + 1, "old segment files are removed");
+        let files = std::fs::read_dir(dir.path().join("r"))
+            .expect("dir")
+            .count();
+        assert_eq!(
+            files,
+            snapshot.segment_count() + 1,
+            "old segment files are removed"
+        );
     }
 
     #[test]
     fn merge_plan_merges_a_full_tier_and_rewrites_mostly_deleted_segments() {
         let small = (1000, 10, 0);
         assert_eq!(merge_plan(&[small, small, small]), None);
-        assert_eq!(merge_plan(&[small, small, small, small]), Some(vec![0, 1, 2, 3]));
+        assert_eq!(
+            merge_plan(&[small, small, small, small]),
+            Some(vec![0, 1, 2, 3])
+        );
         let big = (TIER_BASE * 3, 10, 0);
         assert_eq!(merge_plan(&[big, small, small, big, small]), None);
         assert_eq!(merge_plan(&[big, (500, 10, 6)]), Some(vec![1]));

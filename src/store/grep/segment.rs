@@ -154,7 +154,11 @@ impl Segment {
                     len: reader.u64()?,
                 })
             })()
-            .filter(|d| d.offset.checked_add(d.len).is_some_and(|e| e as usize <= dir_off))
+            .filter(|d| {
+                d.offset
+                    .checked_add(d.len)
+                    .is_some_and(|e| e as usize <= dir_off)
+            })
             .ok_or_else(|| invalid(path, "document table out of range"))?;
             docs.push(doc);
         }
@@ -305,7 +309,13 @@ impl Writer {
         Ok(())
     }
 
-    fn content(&mut self, path: &str, hash: &str, language: &str, content: &[u8]) -> Result<(), StoreError> {
+    fn content(
+        &mut self,
+        path: &str,
+        hash: &str,
+        language: &str,
+        content: &[u8],
+    ) -> Result<(), StoreError> {
         self.docs.push(DocMeta {
             path: path.to_string(),
             hash: hash.to_string(),
@@ -393,7 +403,12 @@ pub fn merge(path: &Path, inputs: &[(&Segment, &RoaringBitmap)]) -> Result<(), S
                 map.push(u32::MAX);
                 continue;
             }
-            writer.content(&doc.path, &doc.hash, &doc.language, segment.content(number as u32))?;
+            writer.content(
+                &doc.path,
+                &doc.hash,
+                &doc.language,
+                segment.content(number as u32),
+            )?;
             map.push(next);
             next += 1;
         }
@@ -455,8 +470,14 @@ mod tests {
     fn a_written_segment_reads_back() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("1.seg");
-        write(&path, &[doc("a.rs", "fn validate_token() {}"), doc("b.rs", "struct Token;")])
-            .expect("written");
+        write(
+            &path,
+            &[
+                doc("a.rs", "fn validate_token() {}"),
+                doc("b.rs", "struct Token;"),
+            ],
+        )
+        .expect("written");
         let segment = Segment::open(&path).expect("opened");
         assert_eq!(segment.docs().len(), 2);
         assert_eq!(segment.docs()[1].hash, "h-b.rs");
@@ -469,10 +490,17 @@ mod tests {
     #[test]
     fn a_merge_keeps_live_documents_and_their_postings() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (p1, p2, out) = (dir.path().join("1.seg"), dir.path().join("2.seg"), dir.path().join("3.seg"));
+        let (p1, p2, out) = (
+            dir.path().join("1.seg"),
+            dir.path().join("2.seg"),
+            dir.path().join("3.seg"),
+        );
         write(&p1, &[doc("a.rs", "alpha beta"), doc("b.rs", "beta gamma")]).expect("written");
         write(&p2, &[doc("c.rs", "gamma delta")]).expect("written");
-        let (s1, s2) = (Segment::open(&p1).expect("open"), Segment::open(&p2).expect("open"));
+        let (s1, s2) = (
+            Segment::open(&p1).expect("open"),
+            Segment::open(&p2).expect("open"),
+        );
         let deleted: RoaringBitmap = [0u32].into_iter().collect();
         merge(&out, &[(&s1, &deleted), (&s2, &RoaringBitmap::new())]).expect("merged");
         let merged = Segment::open(&out).expect("open");
@@ -480,7 +508,10 @@ mod tests {
         assert_eq!(paths, ["b.rs", "c.rs"]);
         assert_eq!(merged.content(1), b"gamma delta");
         assert_eq!(lookup(&merged, "gamma"), vec!["b.rs", "c.rs"]);
-        assert!(lookup(&merged, "alpha").is_empty(), "a deleted document's postings go");
+        assert!(
+            lookup(&merged, "alpha").is_empty(),
+            "a deleted document's postings go"
+        );
     }
 
     #[test]
@@ -494,7 +525,10 @@ mod tests {
         bytes[n - FOOTER_LEN + 12..n - FOOTER_LEN + 20].copy_from_slice(&u64::MAX.to_le_bytes());
         std::fs::write(&path, &bytes).expect("write");
         let err = Segment::open(&path).expect_err("refused");
-        assert!(err.to_string().contains("rebuilt by the next sync"), "{err}");
+        assert!(
+            err.to_string().contains("rebuilt by the next sync"),
+            "{err}"
+        );
         std::fs::write(&path, b"short").expect("write");
         assert!(Segment::open(&path).is_err());
     }

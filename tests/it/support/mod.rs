@@ -118,7 +118,10 @@ pub async fn bow_indexer_on(
         std::sync::Arc::new(BagOfWords),
         sextant::index::IndexOptions::default(),
     )
-    .unwrap();
+    .unwrap()
+    .with_grep(std::sync::Arc::new(
+        sextant::store::grep::GrepIndex::open(dir.join("grep")).unwrap(),
+    ));
     (meta, vectors, std::sync::Arc::new(indexer))
 }
 

@@ -1,0 +1,339 @@
+//! Exact and regex search (`POST /api/v1/grep`, the MCP tool `grep`, `sextant grep`)
+//! over the grep index the syncs write: literal, regex and case, filters, caps and
+//! cursors, budgets, refused patterns, the indexed version (not the file on disk), a
+//! hidden repository that never leaks, and an index rebuilt when it is missing.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support;
+
+async fn grep(server: &support::app::TestServer, token: Option<&str>, body: Value) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{}/api/v1/grep", server.base))
+        .json(&body);
+    if let Some(t) = token {
+        request = request.bearer_auth(t);
+    }
+    let response = request.send().await.unwrap();
+    (
+        response.status().as_u16(),
+        response.json().await.unwrap_or(Value::Null),
+    )
+}
+
+fn lines(body: &Value) -> Vec<(String, u64)> {
+    body["matches"]
+        .as_array()
+        .unwrap_or(&Vec::new())
+        .iter()
+        .map(|m| {
+            (
+                m["path"].as_str().unwrap_or("").to_string(),
+                m["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grep_finds_literals_and_regexes_with_filters_caps_and_cursors() {
+    let server = support::app::start(false).await;
+    let many: String = (1..=30).map(|i| format!("needle_{i:02} = {i}\n")).collect();
+    support::write(&server.root, "lib/many.py", &many);
+    support::write(
+        &server.root,
+        "lib/slow.py",
+        &format!("s = \"{}!\"\n", "a".repeat(20_000)),
+    );
+    let repo = server.index(&server.root, "ws").await;
+
+    // A literal: the one line, its column, and the version it was read from.
+    let (status, body) = grep(&server, None, json!({ "pattern": "validateToken" })).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(lines(&body), [("src/auth.ts".to_string(), 3)]);
+    let hit = &body["matches"][0];
+    assert_eq!(hit["column"], 17, "{hit}");
+    assert_eq!(hit["repository"], "ws");
+    assert_eq!(hit["language"], "typescript");
+    let record = server
+        .indexer
+        .meta()
+        .get_file(&repo.id, "src/auth.ts")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(hit["contentHash"].as_str(), record.content_hash.as_deref());
+    assert_eq!(body["indexUsed"], true);
+    assert!(
+        body["filesRead"].as_u64().unwrap() < body["filesIndexed"].as_u64().unwrap(),
+        "the trigram index narrows the files read: {body}"
+    );
+
+    // Case: exact by default, either way on request.
+    let (_, body) = grep(&server, None, json!({ "pattern": "VALIDATETOKEN" })).await;
+    assert!(lines(&body).is_empty(), "{body}");
+    let (_, body) = grep(
+        &server,
+        None,
+        json!({ "pattern": "VALIDATETOKEN", "caseInsensitive": true }),
+    )
+    .await;
+    assert_eq!(lines(&body), [("src/auth.ts".to_string(), 3)]);
+
+    // Regex, and the same characters as a literal.
+    let (_, body) = grep(
+        &server,
+        None,
+        json!({ "pattern": r"decode\(\w+\) >", "mode": "regex" }),
+    )
+    .await;
+    assert_eq!(lines(&body), [("src/auth.ts".to_string(), 4)], "{body}");
+    assert_eq!(body["matches"][0]["matched"], "decode(token) >");
+    let (_, body) = grep(&server, None, json!({ "pattern": "decode(token)" })).await;
+    assert_eq!(lines(&body), [("src/auth.ts".to_string(), 4)], "{body}");
+
+    // Filters: paths (prefix, file, glob) and languages.
+    for (filter, expected) in [
+        (json!({ "paths": ["src/jwt.ts"] }), vec!["src/jwt.ts"]),
+        (
+            json!({ "paths": ["src/"] }),
+            vec!["src/auth.ts", "src/jwt.ts"],
+        ),
+        (json!({ "paths": ["**/auth.*"] }), vec!["src/auth.ts"]),
+        (json!({ "languages": ["python"] }), vec![]),
+    ] {
+        let mut request = json!({ "pattern": "token: string" });
+        for (k, v) in filter.as_object().unwrap() {
+            request[k] = v.clone();
+        }
+        let (status, body) = grep(&server, None, request).await;
+        assert_eq!(status, 200, "{body}");
+        let mut paths: Vec<String> = lines(&body).into_iter().map(|(p, _)| p).collect();
+        paths.dedup();
+        assert_eq!(paths, expected, "{filter}: {body}");
+    }
+
+    // Context lines.
+    let (_, body) = grep(
+        &server,
+        None,
+        json!({ "pattern": "needle_10", "context": 2 }),
+    )
+    .await;
+    assert_eq!(
+        body["matches"][0]["before"],
+        json!(["needle_08 = 8", "needle_09 = 9"])
+    );
+    assert_eq!(
+        body["matches"][0]["after"],
+        json!(["needle_11 = 11", "needle_12 = 12"])
+    );
+
+    // Caps: pages of 7 follow each other without gaps or repeats, in line order.
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..10 {
+        let mut request = json!({ "pattern": "needle_", "limit": 7 });
+        if let Some(c) = &cursor {
+            request["cursor"] = json!(c);
+        }
+        let (status, body) = grep(&server, None, request).await;
+        assert_eq!(status, 200, "{body}");
+        let page = lines(&body);
+        assert!(page.len() <= 7);
+        seen.extend(page.into_iter().map(|(_, line)| line));
+        cursor = body["nextCursor"].as_str().map(str::to_string);
+        if cursor.is_none() {
+            assert!(body["stopped"].is_null(), "{body}");
+            break;
+        }
+        assert_eq!(body["stopped"], "limit");
+    }
+    assert_eq!(seen, (1..=30).collect::<Vec<u64>>());
+
+    // A token budget stops before it is exceeded, with a cursor.
+    let (_, body) = grep(
+        &server,
+        None,
+        json!({ "pattern": "needle_", "maxTokens": 40 }),
+    )
+    .await;
+    assert_eq!(body["stopped"], "budget", "{body}");
+    let shown = lines(&body).len();
+    assert!((1..30).contains(&shown), "{body}");
+    assert!(body["tokens"].as_u64().unwrap() <= 40);
+    assert!(body["nextCursor"].is_string());
+
+    // The indexed version answers, not the file on disk (until a sync reads it).
+    support::write(&server.root, "src/jwt.ts", "export const changed = 1;\n");
+    let (_, body) = grep(&server, None, json!({ "pattern": "token.length" })).await;
+    assert_eq!(lines(&body), [("src/jwt.ts".to_string(), 2)], "{body}");
+    server.index(&server.root, "ws").await;
+    let (_, body) = grep(&server, None, json!({ "pattern": "token.length" })).await;
+    assert!(lines(&body).is_empty(), "{body}");
+    let (_, body) = grep(&server, None, json!({ "pattern": "changed = 1" })).await;
+    assert_eq!(lines(&body), [("src/jwt.ts".to_string(), 1)], "{body}");
+
+    // A pattern that backtracking engines take exponential time on runs in linear time
+    // here; one whose compiled form is too large is refused at once, with the field named.
+    let started = Instant::now();
+    let (status, body) = grep(
+        &server,
+        None,
+        json!({ "pattern": "(a+)+$", "mode": "regex" }),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(lines(&body).is_empty(), "{body}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let (status, body) = grep(
+        &server,
+        None,
+        json!({ "pattern": r"(\w{100}){100}{100}", "mode": "regex" }),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("pattern") && message.contains("simpler"),
+        "{body}"
+    );
+
+    // Other refusals name their field.
+    for (request, field) in [
+        (json!({ "pattern": "" }), "pattern"),
+        (json!({ "pattern": "(", "mode": "regex" }), "pattern"),
+        (json!({ "pattern": "x", "limit": 0 }), "limit"),
+        (json!({ "pattern": "x", "context": 11 }), "context"),
+        (
+            json!({ "pattern": "x", "cursor": "not-a-cursor" }),
+            "cursor",
+        ),
+        (json!({ "pattern": "x", "paths": ["src/[a"] }), "paths"),
+    ] {
+        let (status, body) = grep(&server, None, request.clone()).await;
+        assert_eq!(status, 400, "{request}: {body}");
+        assert_eq!(body["error"]["code"], "bad_request", "{request}: {body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&format!("`{field}`")), "{request}: {body}");
+    }
+    let (status, body) = grep(
+        &server,
+        None,
+        json!({ "pattern": "x", "repositories": ["nope"] }),
+    )
+    .await;
+    assert_eq!(status, 404, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hidden_repository_never_answers_grep() {
+    let server = support::app::start_with_tokens(false).await;
+    let other = server.tmp.path().join("other");
+    support::write(
+        &other,
+        "src/secret.ts",
+        "export const secretThing = 'validateToken';\n",
+    );
+    server.index(&server.root, "ws").await;
+    server.index(&other, "other").await;
+    let reader = server.token("read", &["ws"]).await;
+    let admin = server.token("admin", &[]).await;
+
+    let (status, body) = grep(&server, Some(&admin), json!({ "pattern": "validateToken" })).await;
+    assert_eq!(status, 200, "{body}");
+    let repos: Vec<&str> = body["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["repository"].as_str())
+        .collect();
+    assert_eq!(repos, ["other", "ws"], "{body}");
+
+    let (status, body) = grep(
+        &server,
+        Some(&reader),
+        json!({ "pattern": "validateToken" }),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(lines(&body), [("src/auth.ts".to_string(), 3)], "{body}");
+    assert_eq!(
+        body["filesIndexed"], 2,
+        "only ws's files are counted: {body}"
+    );
+    let (status, body) = grep(&server, Some(&reader), json!({ "pattern": "secretThing" })).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(lines(&body).is_empty(), "{body}");
+    // Naming it reads exactly like a repository that does not exist.
+    let (status, body) = grep(
+        &server,
+        Some(&reader),
+        json!({ "pattern": "secretThing", "repositories": ["other"] }),
+    )
+    .await;
+    assert_eq!(status, 404, "{body}");
+    assert!(!body.to_string().contains("secret.ts"), "{body}");
+    let (status, _) = grep(&server, None, json!({ "pattern": "secretThing" })).await;
+    assert_eq!(status, 401);
+}
+
+/// An index written before the grep index existed (or whose grep index was lost) gets
+/// one from its next sync, which reads the files again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_grep_index_is_rebuilt_by_the_next_sync() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("ws");
+    support::write(&root, "a.py", "def alpha():\n    return 'first'\n");
+    support::write(&root, "b.py", "def beta():\n    return 'second'\n");
+    let (meta, vectors, indexer) = support::bow_indexer(tmp.path()).await;
+    let repo = indexer
+        .register_path(&root, Some("ws"), Default::default())
+        .await
+        .unwrap();
+    let mut progress = sextant::index::Progress::silent(&repo.id);
+    indexer.sync(&repo, &mut progress).await.unwrap();
+    let grep_dir = tmp.path().join("grep");
+    assert_eq!(
+        indexer.grep().unwrap().snapshot(&repo.id).file_count(),
+        2,
+        "the sync wrote both files"
+    );
+    drop(indexer);
+    std::fs::remove_dir_all(&grep_dir).unwrap();
+
+    let indexer = sextant::index::Indexer::new(
+        meta,
+        vectors,
+        std::sync::Arc::new(support::embedders::BagOfWords),
+        sextant::index::IndexOptions::default(),
+    )
+    .unwrap()
+    .with_grep(std::sync::Arc::new(
+        sextant::store::grep::GrepIndex::open(&grep_dir).unwrap(),
+    ));
+    let repo = indexer.find_repo("ws").await.unwrap();
+    let report = indexer.sync(&repo, &mut progress).await.unwrap();
+    assert_eq!(report.indexed, 2, "{report:?}");
+    let snapshot = indexer.grep().unwrap().snapshot(&repo.id);
+    assert_eq!(snapshot.file_count(), 2);
+    // And a sync after that has nothing to do.
+    let repo = indexer.find_repo("ws").await.unwrap();
+    let report = indexer.sync(&repo, &mut progress).await.unwrap();
+    assert_eq!(report.indexed, 0, "{report:?}");
+    // A removed file leaves the grep index with its records.
+    std::fs::remove_file(root.join("b.py")).unwrap();
+    let report = indexer.sync(&repo, &mut progress).await.unwrap();
+    assert_eq!(report.removed, 1);
+    let files = indexer.grep().unwrap().snapshot(&repo.id).files();
+    assert_eq!(files.keys().collect::<Vec<_>>(), ["a.py"]);
+    // Removing the repository removes its grep index.
+    indexer.remove_repo("ws").await.unwrap();
+    assert!(!grep_dir.join(&repo.id).exists());
+}
