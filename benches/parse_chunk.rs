@@ -93,12 +93,13 @@ fn bench_file(c: &mut Criterion, path: &Path) {
     group.sample_size(10);
     group.throughput(Throughput::Bytes(source.len() as u64));
 
-    let grammar = sextant::parse::grammar(language);
-    group.bench_function("tree-sitter parse only", |b| {
-        let mut parser = tree_sitter::Parser::new();
-        parser.set_language(&grammar).expect("grammar loads");
-        b.iter(|| parser.parse(&source, None).expect("parses"))
-    });
+    if let Some(grammar) = sextant::parse::grammar(language) {
+        group.bench_function("tree-sitter parse only", |b| {
+            let mut parser = tree_sitter::Parser::new();
+            parser.set_language(&grammar).expect("grammar loads");
+            b.iter(|| parser.parse(&source, None).expect("parses"))
+        });
+    }
     group.bench_function("parse (symbols)", |b| {
         b.iter(|| parse_bytes(path, source.as_bytes(), &limits).expect("parses"))
     });

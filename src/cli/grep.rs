@@ -29,6 +29,9 @@ pub struct GrepCommand {
     /// Only these languages (repeatable).
     #[arg(long = "lang")]
     pub languages: Vec<String>,
+    /// Only `code`, `docs` or `config` files.
+    #[arg(long, value_enum)]
+    pub kind: Option<crate::parse::Category>,
     /// Lines of context before and after each match (0–10).
     #[arg(short = 'C', long, default_value_t = 0)]
     pub context: u32,
@@ -57,6 +60,7 @@ impl GrepCommand {
             repositories: self.repos.clone(),
             paths: self.paths.clone(),
             languages: self.languages.clone(),
+            categories: self.kind.iter().map(|k| k.to_string()).collect(),
             context: self.context,
             limit: Some(self.limit),
             max_tokens: None,

@@ -104,6 +104,7 @@ pub fn search(remote: Remote, args: SearchCommand) -> Result<(), CliError> {
         body["query"] = json!(args.query);
         body["repositories"] = json!(args.repos);
         body["paths"] = json!(args.paths);
+        body["categories"] = json!(args.kind.iter().map(|k| k.to_string()).collect::<Vec<_>>());
         let answer = remote
             .send(reqwest::Method::POST, "/api/v1/search", Some(body))
             .await?;

@@ -109,6 +109,9 @@ pub struct SearchCommand {
     /// Only these paths: directory prefixes, files or globs (repeatable).
     #[arg(long = "path")]
     pub paths: Vec<String>,
+    /// Only `code`, `docs` or `config` files.
+    #[arg(long, value_enum)]
+    pub kind: Option<crate::parse::Category>,
     /// Output: `text` (the connection graph, then one snapshot per file), `mcp` (the MCP
     /// content array as JSON) or `json` (the whole structured response).
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -162,6 +165,7 @@ pub fn search(args: SearchCommand, config: &Config) -> Result<(), CliError> {
         let mut options = args.settings.options();
         options.filter.repositories = args.repos.clone();
         options.filter.paths = args.paths.clone();
+        options.filter.categories = args.kind.iter().map(|k| k.to_string()).collect();
         let answer = service
             .search(&Principal::local(), &args.query, options.into())
             .await

@@ -68,7 +68,7 @@ pub(super) fn resolve(files: &Paths, from: &str, spec: &str) -> Option<Option<St
         ModuleSystem::Java => java(files, spec),
         ModuleSystem::Rust => rust(files, from, spec),
         ModuleSystem::Go => go(files, spec),
-        ModuleSystem::EcmaScript => return None,
+        ModuleSystem::EcmaScript | ModuleSystem::None => return None,
     })
 }
 

@@ -323,7 +323,7 @@ pub fn plan(
                 } else {
                     filter
                         .reason(&rel, language)
-                        .or_else(|| filter.size_reason(file.size))
+                        .or_else(|| filter.size_reason(file.size, language))
                 };
                 if let Some(reason) = reason {
                     plan.skipped.push((file, reason));

@@ -26,9 +26,13 @@ pub struct SearchArgs {
     /// (`path`, the blueprint's name, is read as well.)
     #[serde(default, alias = "path")]
     pub paths: Vec<String>,
-    /// Only these languages (`typescript`, `tsx`, `javascript`, `python`, `go`, `rust`, `java`).
+    /// Only these languages (`typescript`, `tsx`, `javascript`, `python`, `go`, `rust`,
+    /// `java`, `markdown`, `yaml`, `json`, `toml`, `shell`, …).
     #[serde(default)]
     pub languages: Vec<String>,
+    /// Only `code`, `docs` (Markdown, reStructuredText) or `config` (YAML, JSON, TOML,
+    /// Dockerfiles); default: all.
+    pub kind: Option<String>,
     /// Token budget of the returned code (default 8000).
     pub max_token_budget: Option<usize>,
     /// Minimum relevance (0–1) of a returned result (default 0.5).
@@ -108,9 +112,11 @@ pub struct GrepArgs {
     /// Only these paths: directory prefixes (`src/auth/`), files, or globs (`**/*.ts`).
     #[serde(default, alias = "path")]
     pub paths: Vec<String>,
-    /// Only these languages (`typescript`, `python`, `go`, `rust`, `java`, …).
+    /// Only these languages (`typescript`, `python`, `go`, `rust`, `java`, `yaml`, …).
     #[serde(default)]
     pub languages: Vec<String>,
+    /// Only `code`, `docs` or `config` files; default: all.
+    pub kind: Option<String>,
     /// Lines of context around each match (0–10, default 0).
     #[serde(default)]
     pub context: u32,
@@ -136,6 +142,7 @@ impl GrepArgs {
             repositories: self.repositories,
             paths: self.paths,
             languages: self.languages,
+            categories: self.kind.into_iter().collect(),
             context: self.context,
             limit: self.limit,
             max_tokens: Some(self.max_tokens.unwrap_or(DEFAULT_GREP_TOKENS)),
@@ -160,6 +167,7 @@ impl SearchArgs {
             repositories: Some(self.repositories),
             paths: Some(self.paths),
             languages: Some(self.languages),
+            categories: Some(self.kind.into_iter().collect()),
             ..SearchOverrides::default()
         };
         (self.query, given)

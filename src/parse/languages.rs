@@ -8,6 +8,22 @@
 
 use super::Language;
 use super::lang::{self, Syntax};
+use super::text::TextFormat;
+
+/// What a language's files are for: the search filter `kind` and the ranking read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[derive(strum::Display, strum::EnumString, strum::IntoStaticStr, strum::EnumIter)]
+#[strum(serialize_all = "lowercase")]
+#[derive(utoipa::ToSchema, clap::ValueEnum)]
+pub enum Category {
+    /// Source code (shell scripts included).
+    Code,
+    /// Documentation: Markdown, reStructuredText.
+    Docs,
+    /// Configuration: YAML, JSON, TOML, Dockerfiles.
+    Config,
+}
 
 /// One language's row of [`LANGUAGES`].
 pub struct LanguageDef {
@@ -19,11 +35,16 @@ pub struct LanguageDef {
     pub label: &'static str,
     /// File extensions, without the dot.
     pub extensions: &'static [&'static str],
+    /// Whole file names that are this language whatever their extension (`Dockerfile`);
+    /// a name followed by `.` and a suffix counts too (`Dockerfile.prod`).
+    pub file_names: &'static [&'static str],
+    /// Code, docs or config.
+    pub category: Category,
     /// Programs a shebang line names for scripts without an extension (`python3` counts
     /// as `python`: trailing version digits are ignored).
     pub interpreters: &'static [&'static str],
-    /// The tree-sitter grammar.
-    pub grammar: fn() -> tree_sitter::Language,
+    /// The tree-sitter grammar (`None` for text formats read by their lines).
+    pub grammar: Option<fn() -> tree_sitter::Language>,
     /// Which walk turns the tree into symbols.
     pub(crate) walker: Walker,
     /// Whether bodies are braced (`{ … }` when collapsed) rather than indented (`…`).
@@ -53,13 +74,41 @@ impl LanguageDef {
             id,
             label,
             extensions,
+            file_names: &[],
+            category: Category::Code,
             interpreters: &[],
-            grammar,
+            grammar: Some(grammar),
             walker,
             braces: true,
             jsx: false,
             test_file: no_convention,
             modules: ModuleRules::ECMASCRIPT,
+        }
+    }
+
+    /// A text format's row: no grammar, no module system, indented bodies.
+    const fn text(
+        language: Language,
+        id: &'static str,
+        label: &'static str,
+        extensions: &'static [&'static str],
+        category: Category,
+        format: TextFormat,
+    ) -> Self {
+        Self {
+            language,
+            id,
+            label,
+            extensions,
+            file_names: &[],
+            category,
+            interpreters: &[],
+            grammar: None,
+            walker: Walker::Text(format),
+            braces: false,
+            jsx: false,
+            test_file: no_convention,
+            modules: ModuleRules::of(ModuleSystem::None),
         }
     }
 }
@@ -71,6 +120,8 @@ pub(crate) enum Walker {
     TypeScript,
     /// The shared walk of `parse::lang`, driven by the language's [`Syntax`].
     Tree(&'static dyn Syntax),
+    /// A text format read by its lines (`parse::text`).
+    Text(TextFormat),
 }
 
 /// Which resolver turns an import into a repository file (see `graph::modules` and
@@ -87,6 +138,8 @@ pub enum ModuleSystem {
     Go,
     /// Fully qualified class names.
     Java,
+    /// No imports (documentation and configuration).
+    None,
 }
 
 /// How a language's imports and names are seen across files (read by the graph).
@@ -140,7 +193,7 @@ fn no_convention(_: &str) -> bool {
 }
 
 /// Every language, one row each, in [`Language`]'s declaration order.
-pub static LANGUAGES: [LanguageDef; 7] = [
+pub static LANGUAGES: [LanguageDef; 14] = [
     LanguageDef {
         interpreters: &["ts-node", "tsx"],
         ..LanguageDef::new(
@@ -247,6 +300,69 @@ pub static LANGUAGES: [LanguageDef; 7] = [
             &["java"],
             || tree_sitter_java::LANGUAGE.into(),
             Walker::Tree(&lang::java::Java),
+        )
+    },
+    LanguageDef::text(
+        Language::Markdown,
+        "markdown",
+        "Markdown",
+        &["md", "markdown", "mdx"],
+        Category::Docs,
+        TextFormat::Markdown,
+    ),
+    LanguageDef::text(
+        Language::Rst,
+        "rst",
+        "reStructuredText",
+        &["rst"],
+        Category::Docs,
+        TextFormat::Rst,
+    ),
+    LanguageDef::text(
+        Language::Yaml,
+        "yaml",
+        "YAML",
+        &["yaml", "yml"],
+        Category::Config,
+        TextFormat::Yaml,
+    ),
+    LanguageDef::text(
+        Language::Json,
+        "json",
+        "JSON",
+        &["json", "jsonc", "json5"],
+        Category::Config,
+        TextFormat::Json,
+    ),
+    LanguageDef::text(
+        Language::Toml,
+        "toml",
+        "TOML",
+        &["toml"],
+        Category::Config,
+        TextFormat::Toml,
+    ),
+    LanguageDef {
+        file_names: &["Dockerfile", "Containerfile", "dockerfile"],
+        ..LanguageDef::text(
+            Language::Dockerfile,
+            "dockerfile",
+            "Dockerfile",
+            &["dockerfile", "containerfile"],
+            Category::Config,
+            TextFormat::Dockerfile,
+        )
+    },
+    LanguageDef {
+        interpreters: &["sh", "bash", "zsh", "dash", "ksh"],
+        braces: true,
+        ..LanguageDef::text(
+            Language::Shell,
+            "shell",
+            "Shell",
+            &["sh", "bash", "zsh"],
+            Category::Code,
+            TextFormat::Shell,
         )
     },
 ];

@@ -85,12 +85,13 @@ mod languages;
 pub mod refs;
 mod scopes;
 mod symbol;
+pub mod text;
 mod tree;
 pub mod typescript;
 
 pub use input::{ParseError, ParseLimits, check_input};
 use languages::Walker;
-pub use languages::{LANGUAGES, LanguageDef, ModuleRules, ModuleSystem};
+pub use languages::{Category, LANGUAGES, LanguageDef, ModuleRules, ModuleSystem};
 pub use symbol::{
     ByteRange, Diagnostic, IdentRef, Import, LineRange, Modifier, ParsedFile, ParsedSymbol,
     SymbolKind,
@@ -120,6 +121,20 @@ pub enum Language {
     Rust,
     /// `.java`.
     Java,
+    /// `.md`, `.markdown`, `.mdx` (sections by heading; `parse::text`).
+    Markdown,
+    /// `.rst` (sections by title).
+    Rst,
+    /// `.yaml`, `.yml` (settings by key).
+    Yaml,
+    /// `.json`, `.jsonc`, `.json5` (settings by top-level key).
+    Json,
+    /// `.toml` (settings by table).
+    Toml,
+    /// `Dockerfile`, `Containerfile`, `*.dockerfile` (sections by stage).
+    Dockerfile,
+    /// `.sh`, `.bash`, `.zsh`, and scripts whose shebang names a shell.
+    Shell,
 }
 
 impl Language {
@@ -140,10 +155,28 @@ impl Language {
             .flat_map(|def| def.extensions.iter().copied())
     }
 
-    /// The language of a path by its extension, or `None` when Sextant does not parse it.
+    /// The language of a path by its file name (`Dockerfile`, `Dockerfile.prod`) or
+    /// extension, or `None` when Sextant does not parse it.
     pub fn from_path(path: &Path) -> Option<Self> {
+        let name = path.file_name()?.to_str()?;
+        let by_name = Self::all().find(|l| {
+            l.def().file_names.iter().any(|n| {
+                name == *n
+                    || name
+                        .strip_prefix(n)
+                        .is_some_and(|rest| rest.starts_with('.'))
+            })
+        });
+        if by_name.is_some() {
+            return by_name;
+        }
         let ext = path.extension()?.to_str()?;
         Self::all().find(|l| l.def().extensions.contains(&ext))
+    }
+
+    /// Code, docs or config.
+    pub fn category(self) -> Category {
+        self.def().category
     }
 
     /// The language a script's first line names (`#!/usr/bin/env python3`,
@@ -215,6 +248,23 @@ pub fn parser_for(language: Language) -> Box<dyn LanguageParser> {
     match language.def().walker {
         Walker::Tree(syntax) => Box::new(lang::TreeParser::new(language, syntax)),
         Walker::TypeScript => Box::new(typescript::TsParser::new(language)),
+        Walker::Text(format) => Box::new(TextParser { language, format }),
+    }
+}
+
+/// A text format's parser (`parse::text`).
+struct TextParser {
+    language: Language,
+    format: text::TextFormat,
+}
+
+impl LanguageParser for TextParser {
+    fn language(&self) -> Language {
+        self.language
+    }
+
+    fn parse(&self, source: &str) -> Result<ParsedFile, ParseError> {
+        Ok(text::parse(self.language, self.format, source))
     }
 }
 
@@ -233,9 +283,10 @@ pub fn parse_bytes(
     parser_for(language).parse(source)
 }
 
-/// The tree-sitter grammar of `language` (public for the parse benchmark).
-pub fn grammar(language: Language) -> tree_sitter::Language {
-    (language.def().grammar)()
+/// The tree-sitter grammar of `language` (public for the parse benchmark); `None` for
+/// text formats.
+pub fn grammar(language: Language) -> Option<tree_sitter::Language> {
+    language.def().grammar.map(|g| g())
 }
 
 thread_local! {
@@ -251,8 +302,12 @@ fn parse_tree(language: Language, source: &str) -> Result<Tree, ParseError> {
             Some(i) => i,
             None => {
                 let mut parser = Parser::new();
+                let grammar = grammar(language).ok_or(ParseError::Grammar {
+                    language: language.id(),
+                    message: "a text format has no grammar".into(),
+                })?;
                 parser
-                    .set_language(&grammar(language))
+                    .set_language(&grammar)
                     .map_err(|e| ParseError::Grammar {
                         language: language.id(),
                         message: e.to_string(),

@@ -103,6 +103,13 @@ pub enum SymbolKind {
     Callback,
     /// A region tree-sitter could not parse; its recovered declarations are its children.
     Error,
+    /// A section of a document (a Markdown or reStructuredText heading and its text) or
+    /// a Dockerfile build stage.
+    Section,
+    /// A configuration setting: a YAML or JSON key, a TOML table.
+    Setting,
+    /// A whole document or script with no structure to divide it by.
+    Document,
     /// A whole file's outline, the answer to "how is this organised" (made by
     /// [`crate::chunk::outline_chunk`], never by a parser).
     File,

@@ -61,6 +61,9 @@ pub struct GrepRequest {
     pub paths: Vec<String>,
     /// Language ids (`typescript`, `python`, …).
     pub languages: Vec<String>,
+    /// What the files are for: `code`, `docs`, `config` (`kind` is read as well).
+    #[serde(alias = "kind")]
+    pub categories: Vec<String>,
     /// Lines of context before and after each match (0–10, default 0).
     pub context: u32,
     /// Most matches to return (1–1000, default 100).
@@ -205,6 +208,8 @@ pub struct CompiledGrep {
     plan: Plan,
     filter: ChunkFilter,
     paths: PathMatcher,
+    /// Languages of the requested categories (empty: any).
+    category_languages: Vec<String>,
     context: u32,
     limit: u32,
     max_tokens: Option<u64>,
@@ -246,8 +251,10 @@ impl CompiledGrep {
             repositories: request.repositories.clone(),
             paths: request.paths.clone(),
             languages: request.languages.clone(),
+            categories: request.categories.clone(),
             ..ChunkFilter::default()
         };
+        let category_languages = filter.category_languages();
         filter.validate().map_err(|m| refused("paths", m))?;
         let paths = filter.path_matcher().map_err(|m| refused("paths", m))?;
         let source = match request.mode {
@@ -288,6 +295,7 @@ impl CompiledGrep {
             plan,
             filter,
             paths,
+            category_languages,
             context: request.context,
             limit,
             max_tokens: request.max_tokens.map(u64::from),
@@ -345,6 +353,8 @@ pub fn run(grep: &CompiledGrep, mut scopes: Vec<GrepScope>, deadline: Instant) -
             if !grep.paths.is_match(&meta.path)
                 || (!grep.filter.languages.is_empty()
                     && !grep.filter.languages.contains(&meta.language))
+                || (!grep.filter.categories.is_empty()
+                    && !grep.category_languages.contains(&meta.language))
             {
                 continue;
             }

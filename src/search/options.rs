@@ -241,6 +241,9 @@ overrides! {
         languages,
         /// Only these node kinds (`function`, `method`, `class`…).
         kinds,
+        /// Only files for this: `code`, `docs`, `config` (`kind` is read as well).
+        #[serde(alias = "kind")]
+        categories,
     }
 }
 

@@ -23,6 +23,11 @@ pub struct ChunkFilter {
     /// Node kinds (`function`, `method`, `class`, …).
     #[schema(max_items = 100)]
     pub kinds: Vec<String>,
+    /// What the files are for: `code`, `docs` (Markdown, reStructuredText), `config`
+    /// (YAML, JSON, TOML, Dockerfiles); `kind` is read as well.
+    #[schema(max_items = 3)]
+    #[serde(alias = "kind")]
+    pub categories: Vec<String>,
 }
 
 fn quote(value: &str) -> String {
@@ -123,6 +128,7 @@ impl ChunkFilter {
             && self.paths.is_empty()
             && self.languages.is_empty()
             && self.kinds.is_empty()
+            && self.categories.is_empty()
     }
 
     /// Checks the filter's size and its globs; the message names the field and the limit.
@@ -132,6 +138,7 @@ impl ChunkFilter {
             ("paths", &self.paths),
             ("languages", &self.languages),
             ("kinds", &self.kinds),
+            ("categories", &self.categories),
         ] {
             if list.len() > MAX_FILTER_ENTRIES {
                 return Err(format!(
@@ -147,7 +154,29 @@ impl ChunkFilter {
                 ));
             }
         }
+        if let Some(bad) = self
+            .categories
+            .iter()
+            .find(|c| c.parse::<crate::parse::Category>().is_err())
+        {
+            return Err(format!(
+                "`categories` entry `{bad}` is not one of `code`, `docs`, `config`"
+            ));
+        }
         self.path_matcher().map(|_| ())
+    }
+
+    /// The language ids of the filter's `categories` (empty when it names none).
+    pub fn category_languages(&self) -> Vec<String> {
+        let wanted: Vec<crate::parse::Category> = self
+            .categories
+            .iter()
+            .filter_map(|c| c.parse().ok())
+            .collect();
+        crate::parse::Language::all()
+            .filter(|l| wanted.contains(&l.category()))
+            .map(|l| l.id().to_string())
+            .collect()
     }
 
     /// The exact path check, compiled once (one `GlobSet` for every glob entry). Fails
@@ -190,6 +219,11 @@ impl ChunkFilter {
         clauses.extend(any_of("repo_id", &self.repositories));
         clauses.extend(any_of("language", &self.languages));
         clauses.extend(any_of("node_kind", &self.kinds));
+        if !self.categories.is_empty() {
+            let languages = self.category_languages();
+            // A category with no language can match nothing.
+            clauses.push(any_of("language", &languages).unwrap_or_else(|| "false".into()));
+        }
         let unexpressible = self
             .paths
             .iter()
