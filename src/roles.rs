@@ -21,6 +21,10 @@ pub enum PathRole {
     Declaration,
     /// Generated, built or vendored code (`dist/`, `build/`, `vendor/`, `*.min.js`).
     Generated,
+    /// Documentation (Markdown, reStructuredText).
+    Docs,
+    /// Configuration (YAML, JSON, TOML, Dockerfiles).
+    Config,
 }
 
 const FIXTURE_DIRS: &[&str] = &[
@@ -81,8 +85,14 @@ impl PathRole {
         let mut segments: Vec<&str> = lower.split('/').collect();
         let file = segments.pop().unwrap_or("");
         let any_dir = |names: &[&str]| segments.iter().any(|s| names.contains(s));
+        let category =
+            crate::parse::Language::from_path(std::path::Path::new(path)).map(|l| l.category());
         if any_dir(GENERATED_DIRS) || file.contains(".min.") || file.contains(".bundle.") {
             Self::Generated
+        } else if category == Some(crate::parse::Category::Docs) {
+            Self::Docs
+        } else if category == Some(crate::parse::Category::Config) {
+            Self::Config
         } else if any_dir(FIXTURE_DIRS) || file.contains(".fixture.") {
             Self::Fixture
         } else if any_dir(TEST_DIRS)
@@ -130,7 +140,7 @@ impl PathRoles {
             let role: PathRole = name.parse().map_err(|_| {
                 format!(
                     "pathRoles: unknown role {name:?}; use source, test, fixture, example, \
-                     declaration or generated"
+                     declaration, generated, docs or config"
                 )
             })?;
             for glob in globs {
@@ -175,6 +185,12 @@ mod tests {
             ("src/app/contest.py", PathRole::Source),
             ("src/main/java/a/BillingTest.java", PathRole::Test),
             ("src/main/java/a/Contest.java", PathRole::Source),
+            ("README.md", PathRole::Docs),
+            ("docs/guide/config.rst", PathRole::Docs),
+            (".github/workflows/ci.yml", PathRole::Config),
+            ("deploy/Dockerfile", PathRole::Config),
+            ("package.json", PathRole::Config),
+            ("scripts/release.sh", PathRole::Source),
         ];
         for (path, role) in cases {
             assert_eq!(PathRole::of(path), role, "{path}");

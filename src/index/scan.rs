@@ -472,13 +472,21 @@ mod tests {
         write(root, "README.md", "x");
         write(root, "bin/tool", "#!/usr/bin/env python3\nprint(1)\n");
         write(root, "bin/run", "#!/bin/sh\necho\n");
+        write(root, "bin/data", "#!/usr/bin/perl\nprint 1;\n");
+        write(root, "notes.txt", "x");
         write(root, ".gitignore", "src/gen/\n");
         write(root, ".sextantignore", "secret.ts\n");
         let filter = FileFilter::new(&RepoSettings::default()).unwrap();
         let scan = scan_tree(root, &filter).unwrap();
-        // An extensionless script is indexed by its shebang; a shell script is not.
-        assert_eq!(rels(&scan), ["bin/tool", "src/a.ts", "src/b.tsx"]);
-        assert_eq!(scan.files[0].language, Language::Python);
+        // An extensionless script is indexed by its shebang (a shell's too; not one of a
+        // language Sextant does not read); documentation beside the code.
+        assert_eq!(
+            rels(&scan),
+            ["README.md", "bin/run", "bin/tool", "src/a.ts", "src/b.tsx"]
+        );
+        assert_eq!(scan.files[2].language, Language::Python);
+        assert_eq!(scan.files[1].language, Language::Shell);
+        assert_eq!(scan.files[0].language, Language::Markdown);
         assert_eq!(scan.skipped.len(), 1);
         assert_eq!(scan.skipped[0].0.rel, "lib/jquery.min.js");
         assert!(scan.skipped[0].1.contains("minified"));

@@ -94,7 +94,11 @@ mod tests {
     fn only_source_files_outside_skipped_folders_matter() {
         let root = Path::new("/r");
         assert!(relevant(root, Path::new("/r/src/a.ts")));
-        assert!(!relevant(root, Path::new("/r/README.md")));
+        assert!(
+            relevant(root, Path::new("/r/README.md")),
+            "documentation is indexed"
+        );
+        assert!(!relevant(root, Path::new("/r/notes.txt")));
         assert!(!relevant(root, Path::new("/r/node_modules/x/a.js")));
         assert!(!relevant(root, Path::new("/r/.git/index")));
     }

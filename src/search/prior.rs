@@ -46,6 +46,11 @@ pub struct Priors {
     pub example_penalty: f32,
     /// Subtracted from declaration files, unless the question asks for them.
     pub declaration_penalty: f32,
+    /// Subtracted from documentation (Markdown, reStructuredText), unless the question
+    /// asks for docs or configuration.
+    pub docs_penalty: f32,
+    /// Subtracted from configuration files, unless the question asks for configuration.
+    pub config_penalty: f32,
     /// Subtracted from generated and vendored code.
     pub generated_penalty: f32,
     /// Subtracted from types and signatures (interfaces, type aliases, fields, methods
@@ -76,6 +81,8 @@ impl Default for Priors {
             fixture_penalty: 0.12,
             example_penalty: 0.05,
             declaration_penalty: 0.04,
+            docs_penalty: 0.12,
+            config_penalty: 0.12,
             generated_penalty: 0.08,
             signature_penalty: 0.03,
             path_words: 0.05,
@@ -89,12 +96,14 @@ impl Default for Priors {
 
 impl Priors {
     /// Every weight with its JSON name.
-    fn weights_mut(&mut self) -> [(&'static str, &mut f32); 10] {
+    fn weights_mut(&mut self) -> [(&'static str, &mut f32); 12] {
         [
             ("testPenalty", &mut self.test_penalty),
             ("fixturePenalty", &mut self.fixture_penalty),
             ("examplePenalty", &mut self.example_penalty),
             ("declarationPenalty", &mut self.declaration_penalty),
+            ("docsPenalty", &mut self.docs_penalty),
+            ("configPenalty", &mut self.config_penalty),
             ("generatedPenalty", &mut self.generated_penalty),
             ("signaturePenalty", &mut self.signature_penalty),
             ("pathWords", &mut self.path_words),
@@ -155,6 +164,10 @@ pub struct Intent {
     pub wants_examples: bool,
     /// The question asks for type declarations.
     pub wants_declarations: bool,
+    /// The question asks for documentation (or how to configure or use something).
+    pub wants_docs: bool,
+    /// The question asks about configuration.
+    pub wants_config: bool,
     /// The question asks about types or shapes ("type", "interface", "signature", …).
     pub wants_types: bool,
 }
@@ -246,6 +259,48 @@ pub fn understand(question: &str) -> Intent {
     intent.wants_examples = ["example", "examples", "demo", "demos", "sample", "samples"]
         .iter()
         .any(|w| has(w));
+    intent.wants_config = [
+        "config",
+        "configs",
+        "configure",
+        "configured",
+        "configuring",
+        "configuration",
+        "setting",
+        "settings",
+        "yaml",
+        "yml",
+        "json",
+        "toml",
+        "docker",
+        "dockerfile",
+        "compose",
+        "workflow",
+        "workflows",
+        "env",
+        "environment",
+    ]
+    .iter()
+    .any(|w| has(w));
+    intent.wants_docs = intent.wants_config
+        || [
+            "doc",
+            "docs",
+            "documentation",
+            "documented",
+            "document",
+            "readme",
+            "guide",
+            "tutorial",
+            "install",
+            "installation",
+            "changelog",
+            "faq",
+        ]
+        .iter()
+        .any(|w| has(w))
+        // A task the asker wants to do ("how do I …", "can we …").
+        || pair(&["do", "can", "should"], &["i", "we"]);
     intent.wants_declarations = ["declaration", "declarations", "typings", "d.ts"]
         .iter()
         .any(|w| has(w));
@@ -406,6 +461,7 @@ fn role_weight(role: PathRole) -> f32 {
         PathRole::Example => 0.5,
         PathRole::Test => 0.4,
         PathRole::Fixture | PathRole::Generated => 0.3,
+        PathRole::Docs | PathRole::Config => 0.5,
     }
 }
 
@@ -417,6 +473,8 @@ fn role_penalty(role: PathRole, intent: &Intent, priors: &Priors) -> f32 {
         PathRole::Example if !intent.wants_examples => priors.example_penalty,
         PathRole::Declaration if !intent.wants_declarations => priors.declaration_penalty,
         PathRole::Generated => priors.generated_penalty,
+        PathRole::Docs if !intent.wants_docs => priors.docs_penalty,
+        PathRole::Config if !intent.wants_config => priors.config_penalty,
         _ => 0.0,
     }
 }
@@ -637,6 +695,11 @@ mod tests {
         assert!(!understand("shuffle the order of tests with a seed").wants_tests);
         assert!(!understand("test runner worker pool").wants_tests);
         assert!(understand("an example of a custom reporter").wants_examples);
+        assert!(understand("how do I configure the reporter").wants_config);
+        assert!(understand("where is the release process documented").wants_docs);
+        assert!(understand("how do I run a single test").wants_docs);
+        assert!(!understand("how does the runner retry failed hooks").wants_docs);
+        assert!(!understand("parse command line options").wants_config);
     }
 
     #[test]

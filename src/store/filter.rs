@@ -279,6 +279,7 @@ mod tests {
             paths: vec!["src/auth/".into(), "lib/o'neil.ts".into()],
             languages: vec!["typescript".into(), "tsx".into()],
             kinds: vec![],
+            categories: vec![],
         };
         assert_eq!(
             f.to_sql().as_deref(),
@@ -361,5 +362,27 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(braces.to_sql(), None);
+    }
+
+    #[test]
+    fn categories_become_their_languages() {
+        let f = ChunkFilter {
+            categories: vec!["docs".into()],
+            ..ChunkFilter::default()
+        };
+        assert_eq!(
+            f.to_sql().as_deref(),
+            Some("language IN ('markdown', 'rst')")
+        );
+        assert_eq!(f.validate(), Ok(()));
+        let bad = ChunkFilter {
+            categories: vec!["prose".into()],
+            ..ChunkFilter::default()
+        };
+        assert!(
+            bad.validate()
+                .unwrap_err()
+                .contains("`code`, `docs`, `config`")
+        );
     }
 }

@@ -337,3 +337,119 @@ async fn a_missing_grep_index_is_rebuilt_by_the_next_sync() {
     indexer.remove_repo("ws").await.unwrap();
     assert!(!grep_dir.join(&repo.id).exists());
 }
+
+/// Documentation and configuration are indexed beside code, in units of their own
+/// (sections, keys), and the `kind` filter (`categories`) keeps to one of code, docs and
+/// config in search and grep alike; lock files and oversized configuration are skipped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn docs_and_config_are_indexed_beside_code_and_filtered_by_kind() {
+    let server = support::app::start(false).await;
+    support::write(
+        &server.root,
+        "README.md",
+        "# Tokens\n\nIntro.\n\n## Rotating the secret\n\nSet `rotate_after` in tokenkit.yaml to rotate the signing secret.\n",
+    );
+    support::write(
+        &server.root,
+        "deploy/tokenkit.yaml",
+        "signing:\n  rotate_after: 30\n  algorithm: HS256\nserver:\n  port: 8080\n",
+    );
+    support::write(
+        &server.root,
+        "package-lock.json",
+        "{\n  \"lockfileVersion\": 3\n}\n",
+    );
+    let big = format!("{{\n  \"rows\": [{}0]\n}}\n", "1, ".repeat(60_000));
+    support::write(&server.root, "data/rows.json", &big);
+    let repo = server.index(&server.root, "ws").await;
+
+    let files = server.indexer.meta().list_files(&repo.id).await.unwrap();
+    let record = |path: &str| files.iter().find(|f| f.path == path).cloned();
+    assert_eq!(
+        record("README.md").unwrap().language.as_deref(),
+        Some("markdown")
+    );
+    assert_eq!(
+        record("deploy/tokenkit.yaml").unwrap().language.as_deref(),
+        Some("yaml")
+    );
+    let lock = record("package-lock.json").expect("recorded as skipped");
+    assert!(lock.skip_reason.unwrap().contains("lock file"));
+    let data = record("data/rows.json").expect("recorded as skipped");
+    assert!(
+        data.skip_reason
+            .unwrap()
+            .contains("data rather than configuration")
+    );
+
+    // Sections and keys are units with breadcrumbs.
+    let symbols = server
+        .indexer
+        .meta()
+        .file_symbols(&repo.id, "README.md")
+        .await
+        .unwrap();
+    let crumbs: Vec<&str> = symbols.iter().map(|s| s.breadcrumb.as_str()).collect();
+    assert!(
+        crumbs.contains(&"Tokens > Rotating the secret"),
+        "{crumbs:?}"
+    );
+    let symbols = server
+        .indexer
+        .meta()
+        .file_symbols(&repo.id, "deploy/tokenkit.yaml")
+        .await
+        .unwrap();
+    let crumbs: Vec<&str> = symbols.iter().map(|s| s.breadcrumb.as_str()).collect();
+    assert!(crumbs.contains(&"signing > rotate_after"), "{crumbs:?}");
+
+    // grep by kind.
+    for (kind, expected) in [
+        ("docs", vec!["README.md"]),
+        ("config", vec!["deploy/tokenkit.yaml"]),
+        ("code", vec![]),
+    ] {
+        let (status, body) = grep(
+            &server,
+            None,
+            json!({ "pattern": "rotate_after", "kind": [kind] }),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        let paths: Vec<String> = lines(&body).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(paths, expected, "{kind}: {body}");
+    }
+    let (status, body) = grep(
+        &server,
+        None,
+        json!({ "pattern": "x", "categories": ["prose"] }),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+
+    // Search by kind: only documentation answers.
+    let (status, body) = {
+        let response = reqwest::Client::new()
+            .post(format!("{}/api/v1/search", server.base))
+            .json(&json!({
+                "query": "how do I rotate the signing secret",
+                "categories": ["docs"],
+                "minimumRelevanceThreshold": 0.0,
+            }))
+            .send()
+            .await
+            .unwrap();
+        (
+            response.status().as_u16(),
+            response.json::<Value>().await.unwrap(),
+        )
+    };
+    assert_eq!(status, 200, "{body}");
+    let results = body["response"]["results"].as_array().unwrap();
+    assert!(!results.is_empty(), "{body}");
+    assert!(results.iter().all(|r| r["path"] == "README.md"), "{body}");
+    assert_eq!(
+        results[0]["breadcrumb"], "Tokens > Rotating the secret",
+        "{body}"
+    );
+}

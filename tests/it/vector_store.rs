@@ -544,6 +544,7 @@ async fn the_largest_allowed_filter_runs_on_a_worker_thread() {
         paths,
         languages: vec!["typescript".into()],
         kinds: vec!["function".into()],
+        categories: vec![],
     };
     assert_eq!(filter.validate(), Ok(()));
     let task = {

@@ -27,14 +27,27 @@ fn languages_by_extension_and_shebang() {
         Language::from_shebang("#!/usr/bin/node"),
         Some(Language::JavaScript)
     );
-    assert_eq!(Language::from_shebang("#!/bin/sh"), None);
+    assert_eq!(Language::from_shebang("#!/bin/sh"), Some(Language::Shell));
+    assert_eq!(
+        Language::from_shebang("#!/usr/bin/env bash"),
+        Some(Language::Shell)
+    );
+    assert_eq!(Language::from_shebang("#!/usr/bin/perl"), None);
+    assert_eq!(
+        Language::from_path(Path::new("deploy/Dockerfile.prod")),
+        Some(Language::Dockerfile)
+    );
+    assert_eq!(
+        Language::from_path(Path::new("a/README.md")),
+        Some(Language::Markdown)
+    );
     assert_eq!(
         Language::detect(Path::new("bin/tool"), b"#!/usr/bin/env -S python3\n"),
         Some(Language::Python)
     );
     // An extension Sextant does not parse is not rescued by a shebang.
     assert_eq!(
-        Language::detect(Path::new("run.sh"), b"#!/usr/bin/env python\n"),
+        Language::detect(Path::new("run.pl"), b"#!/usr/bin/env python\n"),
         None
     );
     for l in Language::all() {
