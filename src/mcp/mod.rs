@@ -83,10 +83,13 @@ impl SextantMcp {
         results, ◆ dependencies shared by several results), then one snapshot per file \
         showing the matching functions complete with the imports, constants and fields they \
         use. Use it first for any question in words (how, where, why), when you do not \
-        know the exact name: it replaces grep loops and reading whole files. When you know \
-        the name, get_symbol is exact and cheaper (or `symbol = Name`, `symbol = Class > \
-        method`, `symbol = path/file.ts > name` here); before changing a symbol, scout says \
-        what else must change."
+        know the exact name: it replaces grep loops and reading whole files. Documentation \
+        and configuration (Markdown, YAML, JSON, TOML, Dockerfiles) are indexed too, by \
+        section and key: `kind: \"docs\"` or `\"config\"` keeps to them (\"how do I \
+        configure X\"), `\"code\"` to code. When you know the name, get_symbol is exact and \
+        cheaper (or `symbol = Name`, `symbol = Class > method`, `symbol = path/file.ts > \
+        name` here); for an exact string or a regex, grep; before changing a symbol, scout \
+        says what else must change."
     )]
     async fn codebase_search(
         &self,
@@ -434,8 +437,9 @@ impl ServerHandler for SextantMcp {
             .with_server_info(Implementation::new("sextant", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Sextant answers questions about indexed codebases with the exact functions \
-                 that matter and how they connect. Start with codebase_search; use get_symbol \
-                 when you know the name.",
+                 that matter and how they connect. Start with codebase_search (questions in \
+                 words, code, docs and config); use get_symbol when you know the name, grep \
+                 for exact text or a regex, scout before changing a symbol.",
             )
     }
 }

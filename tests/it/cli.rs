@@ -69,7 +69,7 @@ fn unreadable_and_unsupported_inputs_fail_with_a_reason() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read no/such/file.ts"));
 
     let out = sextant()
-        .args(["chunks", "Cargo.toml"])
+        .args(["chunks", "Cargo.lock"])
         .output()
         .expect("runs");
     assert!(!out.status.success());
