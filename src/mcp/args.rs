@@ -12,13 +12,9 @@ use crate::service::records::{GrepMode, GrepRequest, SearchOverrides};
 /// Token budget of a `grep` answer when the call does not set one.
 pub const DEFAULT_GREP_TOKENS: u32 = 4000;
 
-/// Arguments of `codebase_search`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchArgs {
-    /// What to find: a natural-language question ("where do we validate the auth
-    /// token?"), or an exact lookup `symbol = [path/file.ts >] [Parent >] name`.
-    pub query: String,
+/// Where a search or a grep looks: the arguments both tools share.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct ScopeArgs {
     /// Only these repositories (names or ids); default: all.
     #[serde(default)]
     pub repositories: Vec<String>,
@@ -33,6 +29,18 @@ pub struct SearchArgs {
     /// Only `code`, `docs` (Markdown, reStructuredText) or `config` (YAML, JSON, TOML,
     /// Dockerfiles); default: all.
     pub kind: Option<String>,
+}
+
+/// Arguments of `codebase_search`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchArgs {
+    /// What to find: a natural-language question ("where do we validate the auth
+    /// token?"), or an exact lookup `symbol = [path/file.ts >] [Parent >] name`.
+    pub query: String,
+    /// Where to look.
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
     /// Token budget of the returned code (default 8000).
     pub max_token_budget: Option<usize>,
     /// Minimum relevance (0–1) of a returned result (default 0.5).
@@ -106,17 +114,9 @@ pub struct GrepArgs {
     /// Match regardless of case.
     #[serde(default)]
     pub case_insensitive: bool,
-    /// Only these repositories (names or ids); default: all.
-    #[serde(default)]
-    pub repositories: Vec<String>,
-    /// Only these paths: directory prefixes (`src/auth/`), files, or globs (`**/*.ts`).
-    #[serde(default, alias = "path")]
-    pub paths: Vec<String>,
-    /// Only these languages (`typescript`, `python`, `go`, `rust`, `java`, `yaml`, …).
-    #[serde(default)]
-    pub languages: Vec<String>,
-    /// Only `code`, `docs` or `config` files; default: all.
-    pub kind: Option<String>,
+    /// Where to look.
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
     /// Lines of context around each match (0–10, default 0).
     #[serde(default)]
     pub context: u32,
@@ -139,10 +139,10 @@ impl GrepArgs {
                 GrepMode::Literal
             },
             case_insensitive: self.case_insensitive,
-            repositories: self.repositories,
-            paths: self.paths,
-            languages: self.languages,
-            categories: self.kind.into_iter().collect(),
+            repositories: self.scope.repositories,
+            paths: self.scope.paths,
+            languages: self.scope.languages,
+            categories: self.scope.kind.into_iter().collect(),
             context: self.context,
             limit: self.limit,
             max_tokens: Some(self.max_tokens.unwrap_or(DEFAULT_GREP_TOKENS)),
@@ -164,10 +164,10 @@ impl SearchArgs {
         let given = SearchOverrides {
             max_token_budget: self.max_token_budget,
             minimum_relevance_threshold: self.minimum_relevance_threshold,
-            repositories: Some(self.repositories),
-            paths: Some(self.paths),
-            languages: Some(self.languages),
-            categories: Some(self.kind.into_iter().collect()),
+            repositories: Some(self.scope.repositories),
+            paths: Some(self.scope.paths),
+            languages: Some(self.scope.languages),
+            categories: Some(self.scope.kind.into_iter().collect()),
             ..SearchOverrides::default()
         };
         (self.query, given)

@@ -29,7 +29,8 @@ use rmcp::{ErrorData as McpError, ServerHandler, tool, tool_handler, tool_router
 use tracing::Instrument;
 
 pub use args::{
-    AddRepositoryArgs, FileArgs, GrepArgs, RepoArgs, ScoutArgs, SearchArgs, SymbolArgs, ToolArgs,
+    AddRepositoryArgs, FileArgs, GrepArgs, RepoArgs, ScopeArgs, ScoutArgs, SearchArgs, SymbolArgs,
+    ToolArgs,
 };
 
 use crate::auth::Principal;

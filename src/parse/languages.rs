@@ -8,7 +8,6 @@
 
 use super::Language;
 use super::lang::{self, Syntax};
-use super::text::TextFormat;
 
 /// What a language's files are for: the search filter `kind` and the ranking read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -59,8 +58,8 @@ pub struct LanguageDef {
 }
 
 impl LanguageDef {
-    /// A row with braced bodies, no JSX, no shebangs, no test-file convention and
-    /// ECMAScript's module rules; rows change what differs.
+    /// A code row with a grammar, braced bodies, no JSX, no shebangs, no test-file
+    /// convention and ECMAScript's module rules; rows change what differs.
     const fn new(
         language: Language,
         id: &'static str,
@@ -70,30 +69,22 @@ impl LanguageDef {
         walker: Walker,
     ) -> Self {
         Self {
-            language,
-            id,
-            label,
-            extensions,
-            file_names: &[],
-            category: Category::Code,
-            interpreters: &[],
             grammar: Some(grammar),
             walker,
             braces: true,
-            jsx: false,
-            test_file: no_convention,
             modules: ModuleRules::ECMASCRIPT,
+            ..Self::text(language, id, label, extensions, Category::Code)
         }
     }
 
-    /// A text format's row: no grammar, no module system, indented bodies.
+    /// A row read by its lines (`Walker::Text`): no grammar, no module system, bodies
+    /// collapsed to `…`, no JSX, no shebangs, no test-file convention.
     const fn text(
         language: Language,
         id: &'static str,
         label: &'static str,
         extensions: &'static [&'static str],
         category: Category,
-        format: TextFormat,
     ) -> Self {
         Self {
             language,
@@ -104,7 +95,7 @@ impl LanguageDef {
             category,
             interpreters: &[],
             grammar: None,
-            walker: Walker::Text(format),
+            walker: Walker::Text,
             braces: false,
             jsx: false,
             test_file: no_convention,
@@ -120,8 +111,8 @@ pub(crate) enum Walker {
     TypeScript,
     /// The shared walk of `parse::lang`, driven by the language's [`Syntax`].
     Tree(&'static dyn Syntax),
-    /// A text format read by its lines (`parse::text`).
-    Text(TextFormat),
+    /// Read by its lines (`parse::text`): documentation, configuration, shell.
+    Text,
 }
 
 /// Which resolver turns an import into a repository file (see `graph::modules` and
@@ -308,7 +299,6 @@ pub static LANGUAGES: [LanguageDef; 14] = [
         "Markdown",
         &["md", "markdown", "mdx"],
         Category::Docs,
-        TextFormat::Markdown,
     ),
     LanguageDef::text(
         Language::Rst,
@@ -316,7 +306,6 @@ pub static LANGUAGES: [LanguageDef; 14] = [
         "reStructuredText",
         &["rst"],
         Category::Docs,
-        TextFormat::Rst,
     ),
     LanguageDef::text(
         Language::Yaml,
@@ -324,7 +313,6 @@ pub static LANGUAGES: [LanguageDef; 14] = [
         "YAML",
         &["yaml", "yml"],
         Category::Config,
-        TextFormat::Yaml,
     ),
     LanguageDef::text(
         Language::Json,
@@ -332,16 +320,8 @@ pub static LANGUAGES: [LanguageDef; 14] = [
         "JSON",
         &["json", "jsonc", "json5"],
         Category::Config,
-        TextFormat::Json,
     ),
-    LanguageDef::text(
-        Language::Toml,
-        "toml",
-        "TOML",
-        &["toml"],
-        Category::Config,
-        TextFormat::Toml,
-    ),
+    LanguageDef::text(Language::Toml, "toml", "TOML", &["toml"], Category::Config),
     LanguageDef {
         file_names: &["Dockerfile", "Containerfile", "dockerfile"],
         ..LanguageDef::text(
@@ -350,7 +330,6 @@ pub static LANGUAGES: [LanguageDef; 14] = [
             "Dockerfile",
             &["dockerfile", "containerfile"],
             Category::Config,
-            TextFormat::Dockerfile,
         )
     },
     LanguageDef {
@@ -362,7 +341,6 @@ pub static LANGUAGES: [LanguageDef; 14] = [
             "Shell",
             &["sh", "bash", "zsh"],
             Category::Code,
-            TextFormat::Shell,
         )
     },
 ];
@@ -392,7 +370,7 @@ mod tests {
                 (Some(grammar), _) => {
                     assert!(parser.set_language(&grammar()).is_ok(), "{}", def.id)
                 }
-                (None, Walker::Text(_)) => {}
+                (None, Walker::Text) => {}
                 (None, _) => panic!("{} has a tree walk but no grammar", def.id),
             }
         }

@@ -248,14 +248,13 @@ pub fn parser_for(language: Language) -> Box<dyn LanguageParser> {
     match language.def().walker {
         Walker::Tree(syntax) => Box::new(lang::TreeParser::new(language, syntax)),
         Walker::TypeScript => Box::new(typescript::TsParser::new(language)),
-        Walker::Text(format) => Box::new(TextParser { language, format }),
+        Walker::Text => Box::new(TextParser { language }),
     }
 }
 
-/// A text format's parser (`parse::text`).
+/// The parser of a language read by its lines (`parse::text`).
 struct TextParser {
     language: Language,
-    format: text::TextFormat,
 }
 
 impl LanguageParser for TextParser {
@@ -264,7 +263,7 @@ impl LanguageParser for TextParser {
     }
 
     fn parse(&self, source: &str) -> Result<ParsedFile, ParseError> {
-        Ok(text::parse(self.language, self.format, source))
+        Ok(text::parse(self.language, source))
     }
 }
 

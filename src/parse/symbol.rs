@@ -247,6 +247,28 @@ pub struct ParsedSymbol {
 }
 
 impl ParsedSymbol {
+    /// A root symbol of `kind` named `name` over `range` and `bytes`; everything else
+    /// empty, for the caller to fill in.
+    pub fn bare(kind: SymbolKind, name: String, range: LineRange, bytes: ByteRange) -> Self {
+        ParsedSymbol {
+            name,
+            kind,
+            depth: 0,
+            parent_name: None,
+            range,
+            bytes,
+            body: None,
+            signature: String::new(),
+            native_kind: None,
+            overloads: Vec::new(),
+            modifiers: Vec::new(),
+            jsdoc: None,
+            exported: false,
+            bindings: Vec::new(),
+            children: Vec::new(),
+        }
+    }
+
     /// Whether a parent collapses this symbol's body.
     pub fn is_body_bearing(&self) -> bool {
         self.body.is_some()

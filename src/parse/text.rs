@@ -15,40 +15,25 @@
 //!
 //! Every non-blank line lands in a unit (the first unit reaches back to line 1, the last
 //! to the end), units never overlap, and a file with no structure is one `document`.
+//! Which reader a file gets is its language's (`Language::Markdown`, …); the language
+//! table marks these languages with `Walker::Text`.
 
 use super::Language;
 use super::symbol::{ByteRange, LineRange, ParsedFile, ParsedSymbol, SymbolKind};
 
-/// How a text language is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TextFormat {
-    /// Markdown sections.
-    Markdown,
-    /// reStructuredText sections.
-    Rst,
-    /// YAML keys.
-    Yaml,
-    /// JSON top-level keys.
-    Json,
-    /// TOML tables.
-    Toml,
-    /// Dockerfile stages.
-    Dockerfile,
-    /// Shell functions and statements.
-    Shell,
-}
-
-/// Parses `source` as `format`.
-pub fn parse(language: Language, format: TextFormat, source: &str) -> ParsedFile {
+/// Parses `source` as `language` (a language of the table whose walker is
+/// `Walker::Text`; any other reads as one document).
+pub fn parse(language: Language, source: &str) -> ParsedFile {
     let text = Text::new(source);
-    let (symbols, comments) = match format {
-        TextFormat::Markdown => (headed(&text, &markdown_headings(&text)), Vec::new()),
-        TextFormat::Rst => (headed(&text, &rst_headings(&text)), Vec::new()),
-        TextFormat::Yaml => (yaml(&text), text.hash_comments()),
-        TextFormat::Json => (json(&text), Vec::new()),
-        TextFormat::Toml => (toml(&text), text.hash_comments()),
-        TextFormat::Dockerfile => (dockerfile(&text), text.hash_comments()),
-        TextFormat::Shell => (shell(&text), text.hash_comments()),
+    let (symbols, comments) = match language {
+        Language::Markdown => (headed(&text, &markdown_headings(&text)), Vec::new()),
+        Language::Rst => (headed(&text, &rst_headings(&text)), Vec::new()),
+        Language::Yaml => (yaml(&text), text.hash_comments()),
+        Language::Json => (json(&text), Vec::new()),
+        Language::Toml => (toml(&text), text.hash_comments()),
+        Language::Dockerfile => (dockerfile(&text), text.hash_comments()),
+        Language::Shell => (shell(&text), text.hash_comments()),
+        _ => (Vec::new(), Vec::new()),
     };
     let symbols = if symbols.is_empty() {
         text.whole("document", SymbolKind::Document)
@@ -127,32 +112,24 @@ impl<'a> Text<'a> {
         let to = self.last_filled(from, to.min(self.lines.len().checked_sub(1)?))?;
         let from = (from..=to).find(|&i| !self.blank(i))?;
         let body_line = from + head;
-        Some(ParsedSymbol {
-            name: name.to_string(),
+        let mut unit = ParsedSymbol::bare(
             kind,
-            depth: 0,
-            parent_name: None,
-            range: LineRange {
+            name.to_string(),
+            LineRange {
                 start: from as u32 + 1,
                 end: to as u32 + 1,
             },
-            bytes: ByteRange {
+            ByteRange {
                 start: self.starts[from],
                 end: self.end_of(to),
             },
-            body: (head > 0 && body_line <= to).then(|| ByteRange {
-                start: self.starts[body_line],
-                end: self.end_of(to),
-            }),
-            signature: crate::text::collapse_truncate(self.lines[from], 200),
-            native_kind: None,
-            overloads: Vec::new(),
-            modifiers: Vec::new(),
-            jsdoc: None,
-            exported: false,
-            bindings: Vec::new(),
-            children: Vec::new(),
-        })
+        );
+        unit.body = (head > 0 && body_line <= to).then(|| ByteRange {
+            start: self.starts[body_line],
+            end: self.end_of(to),
+        });
+        unit.signature = crate::text::collapse_truncate(self.lines[from], 200);
+        Some(unit)
     }
 
     /// The whole file as one unit.
@@ -178,6 +155,18 @@ struct Heading {
     level: usize,
     title: String,
     lines: usize,
+}
+
+impl Heading {
+    /// A title on line `line` with its underline on the next.
+    fn underlined(line: usize, level: usize, title: &str) -> Heading {
+        Heading {
+            line,
+            level,
+            title: title.trim().to_string(),
+            lines: 2,
+        }
+    }
 }
 
 /// Sections of headed text, nested by level: the text before the first heading is a
@@ -300,12 +289,7 @@ fn markdown_headings(text: &Text) -> Vec<Heading> {
                     None
                 };
                 if let Some(level) = level {
-                    out.push(Heading {
-                        line: i,
-                        level,
-                        title: line.trim().to_string(),
-                        lines: 2,
-                    });
+                    out.push(Heading::underlined(i, level, line));
                     i += 2;
                     continue;
                 }
@@ -353,12 +337,7 @@ fn rst_headings(text: &Text) -> Vec<Heading> {
             && next.trim_end().len() >= line.trim_end().chars().count().min(3)
         {
             let level = level_of(&mut styles, (c, false));
-            out.push(Heading {
-                line: i,
-                level,
-                title: line.trim().to_string(),
-                lines: 2,
-            });
+            out.push(Heading::underlined(i, level, line));
             i += 2;
             continue;
         }
@@ -681,15 +660,15 @@ mod tests {
         out
     }
 
-    fn parsed(language: Language, format: TextFormat, source: &str) -> Vec<String> {
-        names(&parse(language, format, source).symbols)
+    fn parsed(language: Language, source: &str) -> Vec<String> {
+        names(&parse(language, source).symbols)
     }
 
     #[test]
     fn markdown_sections_nest_by_level_and_skip_code_fences() {
         let md = "Intro line.\n\n# Sextant\n\nText.\n\n## Install\n\n```sh\n# not a heading\n```\n\n### From source\nBuild it.\n\nUsage\n-----\nRun it.\n";
         assert_eq!(
-            parsed(Language::Markdown, TextFormat::Markdown, md),
+            parsed(Language::Markdown, md),
             [
                 "preamble@1-1",
                 "Sextant@3-18",
@@ -705,7 +684,7 @@ mod tests {
         let rst =
             "=====\nTitle\n=====\n\nIntro.\n\nSection\n-------\n\nBody.\n\nOther\n-----\nMore.\n";
         assert_eq!(
-            parsed(Language::Rst, TextFormat::Rst, rst),
+            parsed(Language::Rst, rst),
             ["Title@1-14", "  Section@7-10", "  Other@12-14"]
         );
     }
@@ -714,7 +693,7 @@ mod tests {
     fn yaml_keys_and_their_children() {
         let yaml = "# compose\nservices:\n  web:\n    image: nginx\n  db:\n    image: postgres\nvolumes:\n  data: {}\n";
         assert_eq!(
-            parsed(Language::Yaml, TextFormat::Yaml, yaml),
+            parsed(Language::Yaml, yaml),
             ["services@1-6", "  web@3-4", "  db@5-6", "volumes@7-8"]
         );
     }
@@ -723,25 +702,22 @@ mod tests {
     fn json_top_level_keys_cover_the_object() {
         let json = "{\n  \"name\": \"x\",\n  \"scripts\": {\n    \"test\": \"jest\"\n  },\n  \"private\": true\n}\n";
         assert_eq!(
-            parsed(Language::Json, TextFormat::Json, json),
+            parsed(Language::Json, json),
             ["name@1-2", "scripts@3-5", "private@6-7"]
         );
-        assert_eq!(
-            parsed(Language::Json, TextFormat::Json, "[1, 2]\n"),
-            ["document@1-1"]
-        );
+        assert_eq!(parsed(Language::Json, "[1, 2]\n"), ["document@1-1"]);
     }
 
     #[test]
     fn toml_tables_and_dockerfile_stages() {
         let toml = "# top\nname = \"x\"\n\n[dependencies]\nserde = \"1\"\n\n[tool.ruff]\nline-length = 100\n";
         assert_eq!(
-            parsed(Language::Toml, TextFormat::Toml, toml),
+            parsed(Language::Toml, toml),
             ["root@1-2", "dependencies@4-5", "tool.ruff@7-8"]
         );
         let docker = "ARG V=1\nFROM rust:1 AS build\nRUN cargo build\n\nFROM debian:13\nCOPY --from=build /x /x\n";
         assert_eq!(
-            parsed(Language::Dockerfile, TextFormat::Dockerfile, docker),
+            parsed(Language::Dockerfile, docker),
             ["build@1-3", "debian:13@5-6"]
         );
     }
@@ -750,30 +726,19 @@ mod tests {
     fn shell_functions_and_the_lines_between() {
         let sh = "#!/bin/sh\nset -e\n\nbuild() {\n  cargo build\n}\n\nfunction test_all {\n  cargo test\n}\nbuild\n";
         assert_eq!(
-            parsed(Language::Shell, TextFormat::Shell, sh),
+            parsed(Language::Shell, sh),
             ["set -e@1-2", "build@4-6", "test_all@8-10", "build@11-11"]
         );
-        assert_eq!(
-            parsed(Language::Shell, TextFormat::Shell, "echo hi\n"),
-            ["document@1-1"]
-        );
+        assert_eq!(parsed(Language::Shell, "echo hi\n"), ["document@1-1"]);
     }
 
     #[test]
     fn any_text_parses_without_panicking() {
-        for format in [
-            TextFormat::Markdown,
-            TextFormat::Rst,
-            TextFormat::Yaml,
-            TextFormat::Json,
-            TextFormat::Toml,
-            TextFormat::Dockerfile,
-            TextFormat::Shell,
-        ] {
+        for language in Language::all() {
             for text in [
                 "", "\n", "#", "{\"a", "---\n---", "a\n=\n", "x() {", "[", "\"\\", "FROM",
             ] {
-                let _ = parse(Language::Markdown, format, text);
+                let _ = parse(language, text);
             }
         }
     }

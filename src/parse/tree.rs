@@ -156,29 +156,21 @@ pub(crate) fn symbol_at(
     outer: Node,
     ctx: &Ctx,
 ) -> ParsedSymbol {
-    ParsedSymbol {
-        name,
+    let mut symbol = ParsedSymbol::bare(
         kind,
-        depth: ctx.depth,
-        parent_name: ctx.parent.clone(),
-        range: LineRange {
+        name,
+        LineRange {
             start: line_of(first),
             end: end_line_of(outer),
         },
-        bytes: ByteRange {
+        ByteRange {
             start: first.start_byte(),
             end: outer.end_byte(),
         },
-        body: None,
-        signature: String::new(),
-        native_kind: None,
-        overloads: Vec::new(),
-        modifiers: Vec::new(),
-        jsdoc: None,
-        exported: false,
-        bindings: Vec::new(),
-        children: Vec::new(),
-    }
+    );
+    symbol.depth = ctx.depth;
+    symbol.parent_name = ctx.parent.clone();
+    symbol
 }
 
 /// `modifiers` in their fixed order, each once.
