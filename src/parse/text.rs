@@ -401,11 +401,10 @@ fn split_at(
                 // Lines before the key (comments, `---`) are the unit's too; its body
                 // still starts after the key.
                 unit.signature = crate::text::collapse_truncate(text.lines[*line], 200);
-                unit.body =
-                    (line + 1 <= last.min(unit.range.end as usize - 1)).then(|| ByteRange {
-                        start: text.starts[line + 1],
-                        end: unit.bytes.end,
-                    });
+                unit.body = (*line < last.min(unit.range.end as usize - 1)).then(|| ByteRange {
+                    start: text.starts[line + 1],
+                    end: unit.bytes.end,
+                });
             }
             out.push(unit);
         }
