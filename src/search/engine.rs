@@ -54,7 +54,7 @@ pub struct SearchHit {
     /// Estimated tokens of the symbol's full source.
     pub tokens: usize,
     /// Breadcrumbs of enclosing candidates folded into this one (parent/child
-    /// de-duplication).
+    /// de-duplication), and `path: breadcrumb` of copies of its text elsewhere.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub folded: Vec<String>,
     /// The chunk (full source, collapsed content, imports, …).
@@ -315,7 +315,7 @@ impl Searcher {
                 (SearchMode::Semantic, ranked, reranked)
             }
         };
-        let candidates = fold(ranked);
+        let candidates = fold_copies(fold(ranked));
         let scores: Vec<f32> = candidates.iter().map(|h| h.scores.relevance()).collect();
         let tokens: Vec<usize> = candidates.iter().map(|h| h.tokens).collect();
         let threshold = match mode {
@@ -712,6 +712,26 @@ impl Searcher {
             lexical_hits = tracing::field::Empty
         );
         let mut intent = super::prior::understand(text);
+        // A question that asks for neither documentation nor configuration is answered
+        // from code: otherwise prose, which sits near any question in words, takes the
+        // candidate slots and the best BM25 score that code questions need (measured on
+        // jest: docs/BENCHMARKS.md). A request that names categories or languages keeps
+        // them; with the priors off, nothing is routed.
+        let code_only;
+        let filter = if options.priors.enabled
+            && !intent.wants_docs
+            && !intent.wants_config
+            && filter.categories.is_empty()
+            && filter.languages.is_empty()
+        {
+            code_only = crate::store::ChunkFilter {
+                categories: vec![crate::parse::Category::Code.to_string()],
+                ..filter.clone()
+            };
+            &code_only
+        } else {
+            filter
+        };
         let vector = async {
             if !use_vector {
                 return Ok(Vec::new());
@@ -1013,6 +1033,46 @@ fn hit(row: ChunkRow, scores: StageScores) -> SearchHit {
         folded: Vec::new(),
         chunk,
     }
+}
+
+/// Copies: a candidate whose text is the same as a better-ranked one's (a vendored file,
+/// a versioned copy of a documentation page) is folded into it, as `path: breadcrumb`.
+fn fold_copies(ranked: Vec<SearchHit>) -> Vec<SearchHit> {
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    let mut copies: Vec<Option<usize>> = Vec::with_capacity(ranked.len());
+    for (i, hit) in ranked.iter().enumerate() {
+        let text = hit.chunk.full_source.trim();
+        // Short texts (`}`, one-line getters) are the same by accident, not by copying.
+        if text.lines().count() < 3 {
+            copies.push(None);
+            continue;
+        }
+        copies.push(match first.get(text) {
+            Some(&kept) => Some(kept),
+            None => {
+                first.insert(text, i);
+                None
+            }
+        });
+    }
+    let mut notes: HashMap<usize, Vec<String>> = HashMap::new();
+    for (i, copy) in copies.iter().enumerate() {
+        if let Some(kept) = copy {
+            notes
+                .entry(*kept)
+                .or_default()
+                .push(format!("{}: {}", ranked[i].path, ranked[i].breadcrumb));
+        }
+    }
+    ranked
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| copies[*i].is_none())
+        .map(|(i, mut hit)| {
+            hit.folded.extend(notes.remove(&i).unwrap_or_default());
+            hit
+        })
+        .collect()
 }
 
 /// Parent/child de-duplication ([`score::fold_enclosing`]): a candidate nested in (or

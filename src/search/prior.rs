@@ -81,8 +81,11 @@ impl Default for Priors {
             fixture_penalty: 0.12,
             example_penalty: 0.05,
             declaration_penalty: 0.04,
-            docs_penalty: 0.12,
-            config_penalty: 0.12,
+            // High enough that documentation and configuration answer code questions only
+            // when nothing in the code comes close (jest's documentation pages sit nearer
+            // to its "how does X work" questions than its code does: docs/BENCHMARKS.md).
+            docs_penalty: 0.3,
+            config_penalty: 0.3,
             generated_penalty: 0.08,
             signature_penalty: 0.03,
             path_words: 0.05,
@@ -259,15 +262,10 @@ pub fn understand(question: &str) -> Intent {
     intent.wants_examples = ["example", "examples", "demo", "demos", "sample", "samples"]
         .iter()
         .any(|w| has(w));
-    intent.wants_config = [
-        "config",
-        "configs",
-        "configure",
-        "configured",
-        "configuring",
-        "configuration",
-        "setting",
-        "settings",
+    // A task the asker wants to do ("how do I …", "can we …", "how to …"), rather than
+    // a question about how the code works ("how configuration files are read").
+    let task = pair(&["do", "can", "should"], &["i", "we"]) || pair(&["how"], &["to"]);
+    let format = [
         "yaml",
         "yml",
         "json",
@@ -277,18 +275,31 @@ pub fn understand(question: &str) -> Intent {
         "compose",
         "workflow",
         "workflows",
-        "env",
-        "environment",
     ]
     .iter()
     .any(|w| has(w));
+    let configuring = [
+        "config",
+        "configs",
+        "configure",
+        "configured",
+        "configuring",
+        "configuration",
+        "setting",
+        "settings",
+        "option",
+        "options",
+    ]
+    .iter()
+    .any(|w| has(w));
+    intent.wants_config = format || (configuring && task);
     intent.wants_docs = intent.wants_config
+        || task
         || [
             "doc",
             "docs",
             "documentation",
             "documented",
-            "document",
             "readme",
             "guide",
             "tutorial",
@@ -298,9 +309,7 @@ pub fn understand(question: &str) -> Intent {
             "faq",
         ]
         .iter()
-        .any(|w| has(w))
-        // A task the asker wants to do ("how do I …", "can we …").
-        || pair(&["do", "can", "should"], &["i", "we"]);
+        .any(|w| has(w));
     intent.wants_declarations = ["declaration", "declarations", "typings", "d.ts"]
         .iter()
         .any(|w| has(w));
@@ -696,10 +705,14 @@ mod tests {
         assert!(!understand("test runner worker pool").wants_tests);
         assert!(understand("an example of a custom reporter").wants_examples);
         assert!(understand("how do I configure the reporter").wants_config);
+        assert!(understand("how to set up the docker compose stack").wants_config);
         assert!(understand("where is the release process documented").wants_docs);
         assert!(understand("how do I run a single test").wants_docs);
         assert!(!understand("how does the runner retry failed hooks").wants_docs);
         assert!(!understand("parse command line options").wants_config);
+        let reading = understand("how configuration files are read, normalized and validated");
+        assert!(!reading.wants_config && !reading.wants_docs);
+        assert!(!understand("how the test environment sets up globals").wants_config);
     }
 
     #[test]
