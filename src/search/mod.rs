@@ -42,7 +42,14 @@
 //!   identifier-like words (`SnapshotState`, `runTests`, `load_config`, `A.b`, `A::b`;
 //!   in a question of at most three words also a capitalised or lone word) and whether it
 //!   is a *symbol question* (≤ 3 words with an identifier) or asks for tests, examples or
-//!   declarations ("spec", "fixture", "unit tests", "tests for", "example", "typings").
+//!   declarations ("spec", "fixture", "unit tests", "tests for", "example", "typings"),
+//!   documentation (a task: "how do I", "how to"; "documented", "readme", "guide") or
+//!   configuration (a format: "yaml", "dockerfile"; configuring words within a task). A
+//!   question that wants neither is recalled from code only (`categories: code` pushed
+//!   into both retrievers, unless the request names categories or languages); docs and
+//!   config candidates otherwise carry the `docs`/`config` role penalties (0.3) unless
+//!   asked for. After folding, a candidate whose full text equals a better-ranked one's
+//!   (a versioned copy, a vendored file) folds into it (`engine::fold_copies`).
 //!   `roles::PathRole::of` tells source from tests (by directory, marker or the language's
 //!   naming convention: `x.test.ts`, `x_test.go`, `test_x.py`, `XTest.java`), fixtures,
 //!   examples/docs/benchmarks, `.d.ts` and generated/vendored paths; a repository's `pathRoles` setting (role → globs,
