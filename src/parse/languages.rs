@@ -14,7 +14,7 @@ use super::lang::{self, Syntax};
 #[serde(rename_all = "lowercase")]
 #[derive(strum::Display, strum::EnumString, strum::IntoStaticStr, strum::EnumIter)]
 #[strum(serialize_all = "lowercase")]
-#[derive(utoipa::ToSchema, clap::ValueEnum)]
+#[derive(clap::ValueEnum)]
 pub enum Category {
     /// Source code (shell scripts included).
     Code,

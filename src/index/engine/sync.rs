@@ -232,12 +232,12 @@ impl Indexer {
         let Some(grep) = &self.grep else {
             return 0;
         };
-        let held = grep.snapshot(repo_id).files();
+        let held = grep.snapshot(repo_id);
         let mut forgotten = 0;
         for record in stored.values_mut() {
             if record.skip_reason.is_none()
                 && record.content_hash.is_some()
-                && held.get(&record.path) != record.content_hash.as_ref()
+                && held.hash_of(&record.path) != record.content_hash.as_deref()
             {
                 record.content_hash = None;
                 record.mtime_ms = None;

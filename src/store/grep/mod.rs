@@ -116,6 +116,16 @@ impl Snapshot {
         out
     }
 
+    /// The hash of the version of `path` held, if any.
+    pub fn hash_of(&self, path: &str) -> Option<&str> {
+        let &(seg, doc) = self.by_path.get(path)?;
+        Some(
+            self.segments[seg].segment.docs()[doc as usize]
+                .hash
+                .as_str(),
+        )
+    }
+
     /// Files indexed, with the hash of the version held.
     pub fn files(&self) -> HashMap<String, String> {
         self.by_path
@@ -524,6 +534,8 @@ mod tests {
         assert_eq!(found(&index, "r", "delta"), ["a.py"]);
         assert!(found(&index, "r", "alpha").is_empty());
         assert_eq!(index.snapshot("r").files()["a.py"], "a.py:5");
+        assert_eq!(index.snapshot("r").hash_of("a.py"), Some("a.py:5"));
+        assert_eq!(index.snapshot("r").hash_of("b.py"), None);
         assert!(!dir.path().join("r/99999999.seg").exists());
     }
 
