@@ -67,6 +67,10 @@ pub struct SymbolMetadata {
     /// For classes, interfaces, enums, namespaces: member names in source order, methods
     /// with `()`.
     pub members: Vec<String>,
+    /// For documentation: the code symbols its inline code names (`validateToken`,
+    /// `TokenService.validate`), resolved in its repository.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mentions: Vec<SymbolRef>,
 }
 
 impl SymbolMetadata {
@@ -203,6 +207,7 @@ impl GraphSlice {
             types_out: targets(&[EdgeKind::ReturnType]),
             types_used: targets(&[EdgeKind::Type]),
             members: self.members(&symbol.kind, children),
+            mentions: Vec::new(),
         })
     }
 

@@ -54,6 +54,105 @@ pub fn parse(language: Language, source: &str) -> ParsedFile {
     }
 }
 
+/// Most names [`mentions`] returns for one text.
+pub const MAX_MENTIONS: usize = 12;
+
+/// The code names a piece of documentation mentions in inline code (`` `validateToken` ``,
+/// `` `TokenService.validate()` ``, ``` ``parse_args`` ```): `(parents, name)` for each
+/// span that is an identifier or a dotted / `::` path of identifiers (call parentheses
+/// dropped), distinct, in order of appearance, at most [`MAX_MENTIONS`]. Fenced code is
+/// not read (it is an example, not a reference).
+pub fn mentions(text: &str) -> Vec<(Vec<String>, String)> {
+    let mut out: Vec<(Vec<String>, String)> = Vec::new();
+    let mut fenced = None;
+    for line in text.lines() {
+        if let Some(f) = fence(line) {
+            fenced = match fenced {
+                Some(open) if open == f => None,
+                None => Some(f),
+                other => other,
+            };
+            continue;
+        }
+        if fenced.is_some() {
+            continue;
+        }
+        for span in code_spans(line) {
+            let span = span.trim().trim_end_matches("()");
+            let parts: Vec<&str> = span.split(['.', ':']).filter(|p| !p.is_empty()).collect();
+            let identifier = |p: &&str| {
+                p.starts_with(|c: char| c.is_alphabetic() || c == '_')
+                    && p.chars().all(|c| c.is_alphanumeric() || c == '_')
+            };
+            if parts.is_empty() || !parts.iter().all(identifier) {
+                continue;
+            }
+            let Some((name, parents)) = parts.split_last() else {
+                continue;
+            };
+            // A bare lower-case word is prose in code font (`true`, `npm`), not a
+            // reference: a name has a capital, an underscore or a digit in it.
+            if parents.is_empty()
+                && !name
+                    .chars()
+                    .any(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit())
+            {
+                continue;
+            }
+            let mention = (
+                parents.iter().map(|p| (*p).to_string()).collect(),
+                (*name).to_string(),
+            );
+            if !out.contains(&mention) {
+                out.push(mention);
+            }
+            if out.len() == MAX_MENTIONS {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// The inline code spans of one line: text between a run of backticks and the next run
+/// of the same length.
+fn code_spans(line: &str) -> Vec<&str> {
+    let bytes = line.as_bytes();
+    let run_at = |i: usize| bytes[i..].iter().take_while(|&&b| b == b'`').count();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let open = run_at(i);
+        let start = i + open;
+        let mut j = start;
+        let mut closed = None;
+        while j < bytes.len() {
+            if bytes[j] == b'`' {
+                let run = run_at(j);
+                if run == open {
+                    closed = Some(j);
+                    break;
+                }
+                j += run;
+            } else {
+                j += 1;
+            }
+        }
+        match closed {
+            Some(end) => {
+                out.push(&line[start..end]);
+                i = end + open;
+            }
+            None => break,
+        }
+    }
+    out
+}
+
 /// A source split into lines, with their byte offsets.
 struct Text<'a> {
     source: &'a str,
@@ -729,6 +828,19 @@ mod tests {
             ["set -e@1-2", "build@4-6", "test_all@8-10", "build@11-11"]
         );
         assert_eq!(parsed(Language::Shell, "echo hi\n"), ["document@1-1"]);
+    }
+
+    #[test]
+    fn inline_code_names_are_mentions() {
+        let md = "Call `validateToken()` or `TokenService.validate`; set `true`.\n\n```js\n`notThis`\n```\nSee ``parse_args`` and `a b`.\n";
+        assert_eq!(
+            mentions(md),
+            [
+                (vec![], "validateToken".to_string()),
+                (vec!["TokenService".to_string()], "validate".to_string()),
+                (vec![], "parse_args".to_string()),
+            ]
+        );
     }
 
     #[test]

@@ -139,6 +139,7 @@ fn entry(m: &SymbolMetadata, marks: &Marks) -> String {
         lines.push(format!(" Members: {}", members.join(", ")));
     }
     push(&mut lines, "Calls", &m.calls);
+    push(&mut lines, "Mentions", &m.mentions);
     if is_value_kind(&m.kind) {
         let mut users = m.callers.clone();
         users.extend(m.used_by.iter().cloned());

@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::{SearchError, SearchHit};
-use crate::graph::{GraphSlice, SymbolMetadata};
+use crate::graph::{GraphSlice, SymbolMetadata, SymbolRef};
 use crate::store::MetaStore;
 
 /// Metadata of each hit, in order. A hit the graph does not know (its file was indexed
@@ -23,16 +23,54 @@ pub async fn enrich(
         let mine: Vec<&SearchHit> = hits.iter().filter(|h| h.repo_id == repo).collect();
         slices.insert(repo, slice(meta, repo, &mine).await?);
     }
-    Ok(hits
-        .iter()
-        .map(|h| {
-            slices
-                .get(h.repo_id.as_str())
-                .and_then(|s| s.metadata(&h.chunk.id))
-                .unwrap_or_else(|| from_hit(h))
-        })
-        .collect())
+    let mut out = Vec::with_capacity(hits.len());
+    for h in hits {
+        let mut metadata = slices
+            .get(h.repo_id.as_str())
+            .and_then(|s| s.metadata(&h.chunk.id))
+            .unwrap_or_else(|| from_hit(h));
+        if h.chunk.language.category() == crate::parse::Category::Docs {
+            metadata.mentions = mentioned(meta, h).await?;
+        }
+        out.push(metadata);
+    }
+    Ok(out)
 }
+
+/// The code symbols a documentation hit names in inline code, resolved in its
+/// repository: a name with its parents must match them; a bare name counts when at most
+/// [`MAX_MENTION_MATCHES`] symbols carry it (a common word names nothing in particular).
+async fn mentioned(meta: &dyn MetaStore, hit: &SearchHit) -> Result<Vec<SymbolRef>, SearchError> {
+    let repos = [hit.repo_id.clone()];
+    let mut out: Vec<SymbolRef> = Vec::new();
+    for (parents, name) in crate::parse::text::mentions(&hit.chunk.full_source) {
+        let found = meta.symbols_named(&name, &repos).await?;
+        let code: Vec<&(String, String, crate::store::SymbolRecord)> = found
+            .iter()
+            .filter(|(_, path, _)| {
+                crate::parse::Language::from_path(std::path::Path::new(path))
+                    .is_some_and(|l| l.category() == crate::parse::Category::Code)
+            })
+            .filter(|(_, _, s)| {
+                parents.is_empty() || s.parent_name.as_deref() == parents.last().map(String::as_str)
+            })
+            .collect();
+        if code.is_empty() || code.len() > MAX_MENTION_MATCHES {
+            continue;
+        }
+        for (_, path, symbol) in code {
+            out.push(SymbolRef {
+                id: Some(symbol.chunk_id.clone()),
+                name: crate::graph::display_name(&symbol.breadcrumb),
+                path: Some(path.clone()),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Most symbols one bare mentioned name may resolve to.
+const MAX_MENTION_MATCHES: usize = 3;
 
 /// The graph around `hits` of one repository.
 async fn slice(

@@ -347,7 +347,7 @@ async fn docs_and_config_are_indexed_beside_code_and_filtered_by_kind() {
     support::write(
         &server.root,
         "README.md",
-        "# Tokens\n\nIntro.\n\n## Rotating the secret\n\nSet `rotate_after` in tokenkit.yaml to rotate the signing secret.\n",
+        "# Tokens\n\nIntro.\n\n## Rotating the secret\n\nSet `rotate_after` in tokenkit.yaml to rotate the signing secret;\n`validateToken` then accepts both.\n",
     );
     support::write(
         &server.root,
@@ -452,4 +452,15 @@ async fn docs_and_config_are_indexed_beside_code_and_filtered_by_kind() {
         results[0]["breadcrumb"], "Tokens > Rotating the secret",
         "{body}"
     );
+    // Inline code that names a code symbol links the section to it.
+    let mentions = &body["response"]["metadata"][0]["mentions"];
+    assert_eq!(mentions[0]["name"], "validateToken", "{body}");
+    assert_eq!(mentions[0]["path"], "src/auth.ts", "{body}");
+    assert_eq!(
+        mentions.as_array().map(Vec::len),
+        Some(1),
+        "`rotate_after` names no code: {body}"
+    );
+    let graph = body["content"][0]["text"].as_str().unwrap_or("");
+    assert!(graph.contains("Mentions: validateToken"), "{graph}");
 }
