@@ -184,6 +184,17 @@ impl<'a> Text<'a> {
         }
     }
 
+    fn source_bytes(&self) -> &[u8] {
+        self.source.as_bytes()
+    }
+
+    /// The line (0-based) holding byte `offset`.
+    fn line_of(&self, offset: usize) -> usize {
+        self.starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1)
+    }
+
     fn blank(&self, i: usize) -> bool {
         self.lines.get(i).is_none_or(|l| l.trim().is_empty())
     }
@@ -592,19 +603,6 @@ fn json_keys(text: &Text) -> Vec<(usize, String)> {
         i += 1;
     }
     out
-}
-
-impl Text<'_> {
-    fn source_bytes(&self) -> &[u8] {
-        self.source.as_bytes()
-    }
-
-    /// The line (0-based) holding byte `offset`.
-    fn line_of(&self, offset: usize) -> usize {
-        self.starts
-            .partition_point(|&s| s <= offset)
-            .saturating_sub(1)
-    }
 }
 
 fn json(text: &Text) -> Vec<ParsedSymbol> {

@@ -302,11 +302,6 @@ impl CompiledGrep {
             cursor: request.cursor.as_deref().map(Cursor::decode).transpose()?,
         })
     }
-
-    /// The trigram plan (for tests and diagnostics).
-    pub fn plan(&self) -> &Plan {
-        &self.plan
-    }
 }
 
 /// One repository to search: its name, the commit its index holds, and its index.
