@@ -9,23 +9,14 @@
 //! deleted.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use std::sync::Arc;
-
-use super::index::fail;
 use super::{CliError, out, write_err};
-use crate::app::{indexer_over, open_embedder, open_meta, runtime};
+use crate::app::checkup::{
+    Checkup, CheckupError, DatabaseSize, StoreStats, StoreStorage, check_stores, move_aside,
+};
+use crate::app::{open_embedder, open_meta, runtime};
 use crate::config::Config;
-use crate::index::{IndexError, RepoAudit};
-use crate::store::{DatabaseSize, LanceStore, LanceStoreOptions, StoreStats, StoreStorage};
-
-/// Why opening or auditing failed: the chunk store itself (what `--repair` may move
-/// aside), or anything else (the model, the metadata database), which it must not touch.
-enum Failure {
-    ChunkStore(String),
-    Other(CliError),
-}
 
 /// Runs the checks; exits non-zero when something is wrong and `repair` is off.
 pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
@@ -44,13 +35,17 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
         let (embedder, cached) = open_embedder(config, meta.clone()).await?;
         let lance = config.lance_uri();
         let mut moved = false;
-        let (audits, stats, storage) = loop {
-            let attempt = open_and_audit(config, &meta, embedder.dims(), &cached, repair);
+        let Checkup {
+            audits,
+            stats,
+            storage,
+        } = loop {
+            let attempt = check_stores(config, &meta, embedder.dims(), &cached, repair);
             match attempt.await {
                 Ok(found) => break found,
-                Err(Failure::Other(e)) => return Err(e),
-                Err(Failure::ChunkStore(e)) if repair && !moved && !lance.contains("://") => {
-                    let aside = move_aside(Path::new(&lance))?;
+                Err(CheckupError::Other(e)) => return Err(CliError::Failed(e)),
+                Err(CheckupError::ChunkStore(e)) if repair && !moved && !lance.contains("://") => {
+                    let aside = move_aside(Path::new(&lance)).map_err(CliError::Failed)?;
                     writeln!(
                         w,
                         "chunk store: unreadable ({e});\n  moved aside to {} and started anew",
@@ -59,7 +54,7 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
                     .map_err(write_err)?;
                     moved = true;
                 }
-                Err(Failure::ChunkStore(e)) => {
+                Err(CheckupError::ChunkStore(e)) => {
                     return Err(CliError::Failed(format!(
                         "{e}\nrun `sextant doctor --repair` to move the chunk store aside and \
                          have every file indexed again by the next sync"
@@ -109,46 +104,6 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
     })
 }
 
-/// Opens the chunk store and audits every repository against the metadata database;
-/// the chunk store's own failures are told apart from the rest (only those may be
-/// repaired by moving it aside).
-async fn open_and_audit(
-    config: &Config,
-    meta: &Arc<crate::store::SqlMetaStore>,
-    dims: usize,
-    cached: &Arc<crate::embed::CachedEmbedder>,
-    repair: bool,
-) -> Result<(Vec<RepoAudit>, StoreStats, StoreStorage), Failure> {
-    let lance = config.lance_uri();
-    let vectors = LanceStore::open(LanceStoreOptions::new(&lance, dims))
-        .await
-        .map_err(|e| {
-            if e.is_chunk_store() {
-                Failure::ChunkStore(e.to_string())
-            } else {
-                // A width that does not fit the model, a directory that cannot be
-                // created: nothing to repair by moving the store.
-                Failure::Other(fail(e))
-            }
-        })?;
-    let indexer = indexer_over(config, meta.clone(), Arc::new(vectors), cached.clone())
-        .await
-        .map_err(|e| Failure::Other(e.into()))?;
-    let as_failure = |e: IndexError| match e {
-        IndexError::Store(s) if s.is_chunk_store() => Failure::ChunkStore(s.to_string()),
-        other => Failure::Other(fail(other)),
-    };
-    // Reading every repository's paths touches every data file.
-    let audits = indexer.audit(repair).await.map_err(as_failure)?;
-    let stats = indexer.vectors().stats().await;
-    let storage = indexer.vectors().storage().await;
-    Ok((
-        audits,
-        stats.map_err(IndexError::from).map_err(as_failure)?,
-        storage.map_err(IndexError::from).map_err(as_failure)?,
-    ))
-}
-
 /// Megabytes, one decimal.
 fn mb(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
@@ -182,19 +137,4 @@ fn chunk_store_size(stats: &StoreStats, s: &StoreStorage) -> Vec<String> {
         _ => lines.push(format!("{} live", mb(s.live_bytes))),
     }
     lines
-}
-
-/// Renames `dir` to `<dir>.broken-<seconds since epoch>`; returns the new name.
-fn move_aside(dir: &Path) -> Result<PathBuf, CliError> {
-    let stamp = crate::store::now_ms() / 1000;
-    let mut name = dir.as_os_str().to_owned();
-    name.push(format!(".broken-{stamp}"));
-    let aside = PathBuf::from(name);
-    std::fs::rename(dir, &aside).map_err(|e| {
-        CliError::Failed(format!(
-            "cannot move the chunk store {} aside: {e}",
-            dir.display()
-        ))
-    })?;
-    Ok(aside)
 }

@@ -7,7 +7,7 @@ use super::{CliError, out, write_err};
 use crate::app::{Background, runtime};
 use crate::auth::Principal;
 use crate::config::Config;
-use crate::search::grep::{GrepMode, GrepRequest, GrepResponse};
+use crate::service::records::{GrepMode, GrepRequest, GrepResponse};
 
 /// Options of `sextant grep`.
 #[derive(Debug, Clone, clap::Args)]

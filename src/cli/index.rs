@@ -10,9 +10,8 @@ use super::{CliError, out, write_err};
 use crate::app::{Background, runtime};
 use crate::auth::Principal;
 use crate::config::Config;
-use crate::index::{Phase, ProgressEvent, SyncReport};
+use crate::service::records::{Phase, ProgressEvent, RepoSettings, Repository, SyncReport};
 use crate::service::{Registration, Service, Source};
-use crate::store::{RepoSettings, Repository};
 
 /// What to register: shared by `sextant index` and `sextant repo add`.
 #[derive(Debug, clap::Args)]

@@ -96,7 +96,7 @@ pub struct GlobalArgs {
     pub max_file_bytes: usize,
     /// Files a sync writes per commit: fewer bound memory and the work a crash loses,
     /// more commit less often.
-    #[arg(long, global = true, env = "SEXTANT_BATCH_FILES", default_value_t = crate::index::DEFAULT_BATCH_FILES as u32, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, global = true, env = "SEXTANT_BATCH_FILES", default_value_t = crate::service::records::DEFAULT_BATCH_FILES as u32, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub batch_files: u32,
     /// Embedding provider.
     #[arg(long, global = true, env = "SEXTANT_EMBED_PROVIDER", value_enum, default_value_t = EmbedProvider::Local)]

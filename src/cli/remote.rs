@@ -12,7 +12,7 @@ use super::search::SearchCommand;
 use super::{CliError, out, write_err};
 use crate::api::{FileList, JobBody, RepositoryBody, RepositoryDetail, RepositoryList};
 use crate::app::runtime;
-use crate::store::JobState;
+use crate::service::records::JobState;
 
 /// A server and the token to present.
 pub struct Remote {

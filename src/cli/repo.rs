@@ -13,9 +13,8 @@ use crate::api::wire;
 use crate::app::{Background, runtime};
 use crate::auth::Principal;
 use crate::config::Config;
-use crate::index::SyncReport;
 use crate::service::RepositoryChange;
-use crate::store::RepoSettings;
+use crate::service::records::{RepoSettings, SyncReport};
 
 /// `sextant repo` actions.
 #[derive(Debug, Subcommand)]

@@ -14,11 +14,10 @@ use crate::app::{Background, runtime};
 use crate::auth::Principal;
 use crate::config::Config;
 use crate::parse::SymbolKind;
-use crate::search::{
-    Fusion, Priors, Retrieval, SearchHit, SearchOptions, SearchResponse, StageTimings,
+use crate::service::records::{
+    Fusion, Priors, RepoSettings, Retrieval, SearchHit, SearchOptions, SearchResponse, StageTimings,
 };
 use crate::service::{Registration, Service, Source};
-use crate::store::RepoSettings;
 
 /// Search knobs shared by `search` and `eval` (the blueprint's configuration table).
 #[derive(Debug, Clone, clap::Args)]

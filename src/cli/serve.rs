@@ -10,9 +10,9 @@ use super::index::fail;
 use super::{CliError, out, write_err};
 use crate::app::{Background, open_meta, runtime};
 use crate::config::Config;
-use crate::search::SearchOptions;
 use crate::server::{AuthPolicy, ConnectionLimits, HttpOptions, ServerState, router};
-use crate::store::MetaStore;
+use crate::service::Tokens;
+use crate::service::records::SearchOptions;
 
 /// When requests need an API token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -38,7 +38,7 @@ pub struct ServeArgs {
     pub max_syncs: usize,
     /// Seconds one sync job may run before it is stopped (marked failed; the next sync
     /// continues from what it wrote).
-    #[arg(long, default_value_t = crate::index::jobs::DEFAULT_JOB_DEADLINE.as_secs(), env = "SEXTANT_SYNC_DEADLINE")]
+    #[arg(long, default_value_t = crate::service::records::DEFAULT_JOB_DEADLINE.as_secs(), env = "SEXTANT_SYNC_DEADLINE")]
     pub sync_deadline: u64,
     /// When requests need a token.
     #[arg(long, value_enum, default_value_t = AuthMode::Auto, env = "SEXTANT_AUTH")]
@@ -201,7 +201,7 @@ pub fn mcp(config: &Config) -> Result<(), CliError> {
     runtime()?.block_on(async {
         let background = Background::Syncs {
             max_syncs: 1,
-            deadline: crate::index::jobs::DEFAULT_JOB_DEADLINE,
+            deadline: crate::service::records::DEFAULT_JOB_DEADLINE,
         };
         let crate::app::Started { service, watches } =
             crate::app::start(config, background, |s| s).await?;
@@ -244,30 +244,18 @@ pub fn serve(args: ServeArgs, config: &Config) -> Result<(), CliError> {
 /// The server's life on the runtime: start, serve, stop.
 async fn serve_on(args: ServeArgs, config: &Config) -> Result<(), CliError> {
     {
-        let meta = open_meta(config).await?;
+        let tokens = Tokens::new(open_meta(config).await?);
         if let Some(path) = &args.admin_token_file {
             let secret = super::token::read_secret(path)?;
-            if super::token::ensure_token(
-                meta.as_ref(),
-                &secret,
-                "admin",
-                crate::auth::Scope::Admin,
-            )
-            .await?
-            {
+            let admin = crate::auth::Scope::Admin;
+            if tokens.ensure(&secret, "admin", admin).await.map_err(fail)? {
                 crate::telemetry::notice(&format!(
                     "created the admin token from {}",
                     path.display()
                 ));
             }
         }
-        let live = meta
-            .list_tokens()
-            .await
-            .map_err(fail)?
-            .iter()
-            .filter(|t| t.revoked_at.is_none())
-            .count();
+        let live = tokens.live().await.map_err(fail)?;
         let policy = args.policy(live).map_err(CliError::Failed)?;
         let defaults = args.search_defaults().map_err(CliError::Failed)?;
         let http = args.http(policy).map_err(CliError::Failed)?;

@@ -1,15 +1,15 @@
 //! `sextant token create|list|revoke`: API tokens in the local data directory's store
-//! (the one `sextant serve` reads). The secret is printed once, at creation; only its
-//! hash is kept.
+//! (the one `sextant serve` reads), managed through [`Tokens`]. The secret is printed
+//! once, at creation; only its hash is kept.
 
 use std::io::Write;
 
 use super::index::fail;
 use super::{CliError, out, write_err};
 use crate::app::{open_meta, runtime};
-use crate::auth::{Scope, hash_secret, new_secret};
+use crate::auth::Scope;
 use crate::config::Config;
-use crate::store::{ApiToken, MetaStore};
+use crate::service::Tokens;
 
 /// Token actions.
 #[derive(Debug, clap::Subcommand)]
@@ -44,7 +44,7 @@ pub enum TokenCommand {
 /// Runs a token action.
 pub fn token(action: TokenCommand, config: &Config) -> Result<(), CliError> {
     runtime()?.block_on(async {
-        let meta = open_meta(config).await?;
+        let tokens = Tokens::new(open_meta(config).await?);
         let mut w = out();
         match action {
             TokenCommand::Create {
@@ -54,7 +54,7 @@ pub fn token(action: TokenCommand, config: &Config) -> Result<(), CliError> {
                 from_file: Some(path),
             } if repos.is_empty() => {
                 let secret = read_secret(&path)?;
-                let created = ensure_token(meta.as_ref(), &secret, &name, scope).await?;
+                let created = tokens.ensure(&secret, &name, scope).await.map_err(fail)?;
                 eprintln!(
                     "sextant: {} token `{name}` from {}",
                     if created {
@@ -75,9 +75,9 @@ pub fn token(action: TokenCommand, config: &Config) -> Result<(), CliError> {
             }
             TokenCommand::Create {
                 scope, repos, name, ..
-            } => create(meta.as_ref(), scope, &repos, name, &mut w).await?,
+            } => create(&tokens, scope, &repos, &name, &mut w).await?,
             TokenCommand::List => {
-                for t in meta.list_tokens().await.map_err(fail)? {
+                for t in tokens.list().await.map_err(fail)? {
                     writeln!(
                         w,
                         "{}\t{}\t{}\t{}\t{}",
@@ -99,13 +99,8 @@ pub fn token(action: TokenCommand, config: &Config) -> Result<(), CliError> {
                 }
             }
             TokenCommand::Revoke { id } => {
-                if meta.revoke_token(&id).await.map_err(fail)? {
-                    writeln!(w, "revoked {id}").map_err(write_err)?;
-                } else {
-                    return Err(fail(format!(
-                        "no live token `{id}` (see `sextant token list`)"
-                    )));
-                }
+                tokens.revoke(&id).await.map_err(fail)?;
+                writeln!(w, "revoked {id}").map_err(write_err)?;
             }
         }
         Ok(())
@@ -114,30 +109,16 @@ pub fn token(action: TokenCommand, config: &Config) -> Result<(), CliError> {
 
 /// Creates a token with a new secret, printed on stdout (and only there, only now).
 async fn create(
-    meta: &dyn MetaStore,
+    tokens: &Tokens,
     scope: Scope,
     repos: &[String],
-    name: String,
+    name: &str,
     w: &mut impl Write,
 ) -> Result<(), CliError> {
-    let mut ids = Vec::with_capacity(repos.len());
-    for r in repos {
-        let repo = match meta.get_repository_by_name(r).await.map_err(fail)? {
-            Some(repo) => repo,
-            None => meta.get_repository(r).await.map_err(fail)?.ok_or_else(|| {
-                fail(format!(
-                    "no repository `{r}` (see `sextant repo list`); register it \
-                         before creating a token for it"
-                ))
-            })?,
-        };
-        ids.push(repo.id);
-    }
-    let secret = new_secret();
-    let token = new_token(name, hash_secret(&secret), scope, ids);
-    meta.create_token(&token).await.map_err(fail)?;
-    writeln!(w, "{secret}").map_err(write_err)?;
+    let created = tokens.create(name, scope, repos).await.map_err(fail)?;
+    writeln!(w, "{}", created.secret).map_err(write_err)?;
     w.flush().map_err(write_err)?;
+    let token = created.token;
     eprintln!(
         "sextant: token {} ({}, {}{}) created. The secret above is shown only \
              once; send it as `Authorization: Bearer <secret>`. A running `sextant \
@@ -154,12 +135,7 @@ async fn create(
     Ok(())
 }
 
-/// Shortest secret accepted from a file: as strong as a generated one is long enough.
-const MIN_SECRET_CHARS: usize = 32;
-/// Fewest different characters a secret read from a file may have.
-const MIN_DISTINCT_CHARS: usize = 8;
-
-/// The secret in `path` (surrounding whitespace removed), checked for length.
+/// The secret in `path` (surrounding whitespace removed), checked for length and variety.
 pub(super) fn read_secret(path: &std::path::Path) -> Result<String, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         fail(format!(
@@ -168,69 +144,6 @@ pub(super) fn read_secret(path: &std::path::Path) -> Result<String, CliError> {
         ))
     })?;
     let secret = text.trim().to_string();
-    // A long secret of few distinct characters (`aaaa…`, `abab…`) is guessable; random
-    // hex of 32 characters has 16 distinct ones all but always (issue 37, finding 12).
-    let distinct = secret
-        .chars()
-        .collect::<std::collections::HashSet<_>>()
-        .len();
-    if secret.chars().count() < MIN_SECRET_CHARS
-        || secret.contains(char::is_whitespace)
-        || distinct < MIN_DISTINCT_CHARS
-    {
-        return Err(fail(format!(
-            "the token secret in {} must be one word of at least {MIN_SECRET_CHARS} \
-             characters, at least {MIN_DISTINCT_CHARS} of them different (for instance \
-             `openssl rand -hex 32`)",
-            path.display()
-        )));
-    }
+    crate::service::check_secret(&secret).map_err(|e| fail(format!("{}: {e}", path.display())))?;
     Ok(secret)
-}
-
-/// Stores a token for `secret` unless a live one has it already; `true` when created.
-pub(super) async fn ensure_token(
-    meta: &dyn MetaStore,
-    secret: &str,
-    name: &str,
-    scope: Scope,
-) -> Result<bool, CliError> {
-    let hash = hash_secret(secret);
-    if let Some(existing) = meta.token_by_hash(&hash).await.map_err(fail)? {
-        if existing.revoked_at.is_none() {
-            return Ok(false);
-        }
-        return Err(fail(format!(
-            "the secret belongs to revoked token {}: use a new secret",
-            existing.id
-        )));
-    }
-    let token = new_token(name.to_string(), hash, scope, Vec::new());
-    meta.create_token(&token).await.map_err(fail)?;
-    Ok(true)
-}
-
-/// A live token record with a fresh id.
-fn new_token(
-    name: String,
-    token_hash: String,
-    scope: Scope,
-    repositories: Vec<String>,
-) -> ApiToken {
-    ApiToken {
-        id: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
-        name,
-        token_hash,
-        scope,
-        repositories,
-        created_at: now_ms(),
-        revoked_at: None,
-    }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }

@@ -177,10 +177,7 @@ impl BertEmbedder {
         kind: InputKind,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let inner = &self.inner;
-        let prepared: Vec<String> = texts
-            .iter()
-            .map(|t| prepare_text(t, kind, &inner.options, inner.max_tokens))
-            .collect();
+        let prepared = prepare_texts(texts, kind, &inner.options, inner.max_tokens);
         in_length_order(&prepared, MICRO_BATCH, |batch| inner.forward_strs(batch))
     }
 
@@ -269,9 +266,7 @@ impl Embedder for BertEmbedder {
     }
 
     async fn embed(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let this = self.clone();
-        let texts = texts.to_vec();
-        super::blocking(move || this.embed_blocking(&texts, kind)).await
+        super::embed_on_pool(self, texts, kind, Self::embed_blocking).await
     }
 }
 
@@ -315,6 +310,19 @@ pub(crate) fn model_id(name: &str, max_tokens: usize, options: &BertOptions) -> 
             format!(":{}|{}", options.query_prefix, options.document_prefix)
         }
     )
+}
+
+/// [`prepare_text`] for each of `texts`.
+pub(crate) fn prepare_texts(
+    texts: &[String],
+    kind: InputKind,
+    options: &BertOptions,
+    max_tokens: usize,
+) -> Vec<String> {
+    texts
+        .iter()
+        .map(|t| prepare_text(t, kind, options, max_tokens))
+        .collect()
 }
 
 /// What a local model reads for `text`: its prefix, then the text cut near the model's

@@ -216,6 +216,20 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|e| EmbedError::Inference(format!("model task failed: {e}")))?
 }
 
+/// A local model's embedding call on the calling thread.
+type EmbedBlocking<M> = fn(&M, &[String], InputKind) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+/// Runs a local model's `embed` (CPU-bound) on the blocking pool over a copy of `texts`.
+pub(crate) async fn embed_on_pool<M: Clone + Send + 'static>(
+    model: &M,
+    texts: &[String],
+    kind: InputKind,
+    embed: EmbedBlocking<M>,
+) -> Result<Vec<Vec<f32>>, EmbedError> {
+    let (model, texts) = (model.clone(), texts.to_vec());
+    blocking(move || embed(&model, &texts, kind)).await
+}
+
 fn check_count(provider: &str, expected: usize, got: usize) -> Result<(), EmbedError> {
     if expected == got {
         Ok(())

@@ -16,7 +16,7 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::value::Tensor;
 use tokenizers::{EncodeInput, Encoding, Tokenizer};
 
-use super::bert::{BertOptions, batch_tokenizer, in_length_order, prepare_text};
+use super::bert::{BertOptions, batch_tokenizer, in_length_order, prepare_texts};
 use super::manifest::{ModelKind, ModelManifest, Pooling};
 use super::{BatchLimits, EmbedError, Embedder, InputKind, Reranker, l2_normalize};
 
@@ -178,10 +178,7 @@ impl OnnxEmbedder {
         kind: InputKind,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let inner = &self.inner;
-        let prepared: Vec<String> = texts
-            .iter()
-            .map(|t| prepare_text(t, kind, &inner.options, inner.loaded.max_tokens))
-            .collect();
+        let prepared = prepare_texts(texts, kind, &inner.options, inner.loaded.max_tokens);
         let session = usize::from(kind == InputKind::Document);
         in_length_order(&prepared, MICRO_BATCH, |batch| {
             let encodings = inner
@@ -258,9 +255,7 @@ impl Embedder for OnnxEmbedder {
     }
 
     async fn embed(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let this = self.clone();
-        let texts = texts.to_vec();
-        super::blocking(move || this.embed_blocking(&texts, kind)).await
+        super::embed_on_pool(self, texts, kind, Self::embed_blocking).await
     }
 }
 

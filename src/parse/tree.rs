@@ -5,8 +5,11 @@
 use tree_sitter::Node;
 
 use super::refs::{RefKind, RefTarget, Reference};
-use super::{ByteRange, Diagnostic, IdentRef, LineRange, Modifier, ParsedSymbol, SymbolKind};
-use crate::text::collapse_truncate;
+use super::{
+    ByteRange, Diagnostic, IdentRef, Import, Language, LineRange, Modifier, ParsedFile,
+    ParsedSymbol, SymbolKind,
+};
+use crate::text::{collapse_truncate, truncate_chars};
 
 /// At most this many diagnostics are kept per file.
 const MAX_DIAGNOSTICS: usize = 50;
@@ -217,6 +220,42 @@ pub(crate) struct Scan {
     pub comments: Vec<ByteRange>,
     /// Error and missing nodes, at most [`MAX_DIAGNOSTICS`].
     pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Scan {
+    /// The parsed file of `source`: this scan with the walk's symbols, imports and refs.
+    pub fn into_file(
+        self,
+        language: Language,
+        source: &str,
+        symbols: Vec<ParsedSymbol>,
+        imports: Vec<Import>,
+        refs: super::refs::FileRefs,
+    ) -> ParsedFile {
+        ParsedFile {
+            language,
+            symbols,
+            imports,
+            identifiers: self.identifiers,
+            comments: self.comments,
+            diagnostics: self.diagnostics,
+            line_count: source.lines().count() as u32,
+            refs,
+        }
+    }
+}
+
+/// A statement's label: its first line, collapsed, without the trailing characters of
+/// `trim` (`{`, `;`…), or its node kind in words when nothing is left.
+pub(crate) fn statement_label(node: Node, text: &str, trim: &[char]) -> String {
+    let first = text.lines().next().unwrap_or("");
+    let head = collapse_truncate(first, LABEL_CHARS * 2);
+    let head = head.trim_end_matches(trim);
+    if head.is_empty() {
+        node.kind().replace('_', " ")
+    } else {
+        truncate_chars(head, LABEL_CHARS)
+    }
 }
 
 /// One pass over the whole tree: the identifiers and comments the predicates pick, and

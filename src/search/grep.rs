@@ -15,7 +15,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 
-use crate::store::grep::{Plan, Snapshot, trigrams};
+use crate::store::grep::{DocMeta, Plan, Snapshot, trigrams};
 use crate::store::{ChunkFilter, PathMatcher};
 
 /// Longest pattern accepted, in bytes.
@@ -338,19 +338,7 @@ pub fn run(grep: &CompiledGrep, mut scopes: Vec<GrepScope>, deadline: Instant) -
         }
         for candidate in scope.snapshot.candidates(&grep.plan) {
             let meta = candidate.meta();
-            if grep
-                .cursor
-                .as_ref()
-                .is_some_and(|c| c.passed_file(&scope.name, &meta.path))
-            {
-                continue;
-            }
-            if !grep.paths.is_match(&meta.path)
-                || (!grep.filter.languages.is_empty()
-                    && !grep.filter.languages.contains(&meta.language))
-                || (!grep.filter.categories.is_empty()
-                    && !grep.category_languages.contains(&meta.language))
-            {
+            if !grep.admits(&scope.name, meta) {
                 continue;
             }
             if Instant::now() >= deadline {
@@ -389,17 +377,7 @@ pub fn run(grep: &CompiledGrep, mut scopes: Vec<GrepScope>, deadline: Instant) -
                     commit: scope.commit.clone(),
                 };
                 let tokens = hit_tokens(&hit);
-                let stop = if out.matches.len() as u32 >= grep.limit {
-                    Some(GrepStop::Limit)
-                } else if grep
-                    .max_tokens
-                    .is_some_and(|budget| out.tokens + tokens > budget)
-                {
-                    Some(GrepStop::Budget)
-                } else {
-                    None
-                };
-                if let Some(stop) = stop {
+                if let Some(stop) = grep.stop_before(&out, tokens) {
                     // Everything before this match is done: the next page starts with
                     // it (also when it alone is over the budget, so that a caller who
                     // raises the budget goes on from here).
@@ -421,6 +399,37 @@ pub fn run(grep: &CompiledGrep, mut scopes: Vec<GrepScope>, deadline: Instant) -
     }
     out.took_ms = started.elapsed().as_secs_f64() * 1000.0;
     out
+}
+
+impl CompiledGrep {
+    /// Whether a candidate file is searched: past the cursor, within the path globs,
+    /// languages and categories.
+    fn admits(&self, repository: &str, meta: &DocMeta) -> bool {
+        let past = self
+            .cursor
+            .as_ref()
+            .is_some_and(|c| c.passed_file(repository, &meta.path));
+        let wanted =
+            |filter: bool, languages: &[String]| !filter || languages.contains(&meta.language);
+        !past
+            && self.paths.is_match(&meta.path)
+            && wanted(!self.filter.languages.is_empty(), &self.filter.languages)
+            && wanted(!self.filter.categories.is_empty(), &self.category_languages)
+    }
+
+    /// Why the search stops before adding a match of `tokens` to `out`, if it does.
+    fn stop_before(&self, out: &GrepResponse, tokens: u64) -> Option<GrepStop> {
+        if out.matches.len() as u32 >= self.limit {
+            Some(GrepStop::Limit)
+        } else if self
+            .max_tokens
+            .is_some_and(|budget| out.tokens + tokens > budget)
+        {
+            Some(GrepStop::Budget)
+        } else {
+            None
+        }
+    }
 }
 
 /// Estimated tokens of a match as the adapters show it.

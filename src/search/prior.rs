@@ -245,92 +245,93 @@ pub fn understand(question: &str) -> Intent {
     if intent.symbol {
         intent.companions = plain.clone();
     }
-    let has = |w: &str| plain.iter().any(|p| p == w);
+    read_wants(&mut intent, &plain);
+    intent
+}
+
+/// Words that ask for tests on their own.
+const TEST_WORDS: &[&str] = &["spec", "specs", "e2e", "fixture", "fixtures", "tested"];
+/// Words that ask for examples.
+const EXAMPLE_WORDS: &[&str] = &["example", "examples", "demo", "demos", "sample", "samples"];
+/// Configuration formats: naming one asks for configuration.
+const FORMAT_WORDS: &[&str] = &[
+    "yaml",
+    "yml",
+    "json",
+    "toml",
+    "docker",
+    "dockerfile",
+    "compose",
+    "workflow",
+    "workflows",
+];
+/// Configuring words: they ask for configuration within a task.
+const CONFIGURING_WORDS: &[&str] = &[
+    "config",
+    "configs",
+    "configure",
+    "configured",
+    "configuring",
+    "configuration",
+    "setting",
+    "settings",
+    "option",
+    "options",
+];
+/// Words that ask for documentation.
+const DOC_WORDS: &[&str] = &[
+    "doc",
+    "docs",
+    "documentation",
+    "documented",
+    "readme",
+    "guide",
+    "tutorial",
+    "install",
+    "installation",
+    "changelog",
+    "faq",
+];
+/// Words that ask for declaration files.
+const DECLARATION_WORDS: &[&str] = &["declaration", "declarations", "typings", "d.ts"];
+/// Words that ask for types.
+const TYPE_WORDS: &[&str] = &[
+    "type",
+    "types",
+    "typed",
+    "interface",
+    "interfaces",
+    "shape",
+    "signature",
+    "signatures",
+    "field",
+    "fields",
+    "property",
+    "properties",
+];
+
+/// Sets what the question's plain (lower-cased, non-name) words ask for beyond code.
+fn read_wants(intent: &mut Intent, plain: &[String]) {
+    let any = |list: &[&str]| plain.iter().any(|p| list.contains(&p.as_str()));
     let pair = |a: &[&str], b: &[&str]| {
         plain
             .windows(2)
             .any(|p| a.contains(&p[0].as_str()) && b.contains(&p[1].as_str()))
     };
-    intent.wants_tests = ["spec", "specs", "e2e", "fixture", "fixtures", "tested"]
-        .iter()
-        .any(|w| has(w))
+    intent.wants_tests = any(TEST_WORDS)
         || pair(
             &["unit", "integration", "regression", "e2e"],
             &["test", "tests"],
         )
         || pair(&["test", "tests"], &["for", "of", "covering", "that"]);
-    intent.wants_examples = ["example", "examples", "demo", "demos", "sample", "samples"]
-        .iter()
-        .any(|w| has(w));
+    intent.wants_examples = any(EXAMPLE_WORDS);
     // A task the asker wants to do ("how do I …", "can we …", "how to …"), rather than
     // a question about how the code works ("how configuration files are read").
     let task = pair(&["do", "can", "should"], &["i", "we"]) || pair(&["how"], &["to"]);
-    let format = [
-        "yaml",
-        "yml",
-        "json",
-        "toml",
-        "docker",
-        "dockerfile",
-        "compose",
-        "workflow",
-        "workflows",
-    ]
-    .iter()
-    .any(|w| has(w));
-    let configuring = [
-        "config",
-        "configs",
-        "configure",
-        "configured",
-        "configuring",
-        "configuration",
-        "setting",
-        "settings",
-        "option",
-        "options",
-    ]
-    .iter()
-    .any(|w| has(w));
-    intent.wants_config = format || (configuring && task);
-    intent.wants_docs = intent.wants_config
-        || task
-        || [
-            "doc",
-            "docs",
-            "documentation",
-            "documented",
-            "readme",
-            "guide",
-            "tutorial",
-            "install",
-            "installation",
-            "changelog",
-            "faq",
-        ]
-        .iter()
-        .any(|w| has(w));
-    intent.wants_declarations = ["declaration", "declarations", "typings", "d.ts"]
-        .iter()
-        .any(|w| has(w));
-    intent.wants_types = intent.wants_declarations
-        || [
-            "type",
-            "types",
-            "typed",
-            "interface",
-            "interfaces",
-            "shape",
-            "signature",
-            "signatures",
-            "field",
-            "fields",
-            "property",
-            "properties",
-        ]
-        .iter()
-        .any(|w| has(w));
-    intent
+    intent.wants_config = any(FORMAT_WORDS) || (any(CONFIGURING_WORDS) && task);
+    intent.wants_docs = intent.wants_config || task || any(DOC_WORDS);
+    intent.wants_declarations = any(DECLARATION_WORDS);
+    intent.wants_types = intent.wants_declarations || any(TYPE_WORDS);
 }
 
 /// The defined name a misspelt, partial or differently cased identifier most likely

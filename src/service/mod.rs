@@ -44,6 +44,7 @@ mod repositories;
 mod scout;
 mod search;
 mod stats;
+mod tokens;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,17 +62,22 @@ pub use repositories::{Registration, RepositoryChange, RepositoryStatus, Source}
 pub use scout::{MAX_TAGS, ScoutRequest};
 pub use search::SearchAnswer;
 pub use stats::ServerStats;
+pub use tokens::{CreatedToken, MIN_DISTINCT_CHARS, MIN_SECRET_CHARS, Tokens, check_secret};
 
 /// The records the operations take and return, defined where they live (the store, the
 /// indexer, the searcher) and named here, so that the adapters depend on the service
 /// alone (the architecture test holds them to it).
 pub mod records {
-    pub use crate::index::{Phase, ProgressEvent, SyncReport};
+    pub use crate::index::jobs::DEFAULT_JOB_DEADLINE;
+    pub use crate::index::{DEFAULT_BATCH_FILES, Phase, ProgressEvent, SyncReport};
     pub use crate::search::grep::{GrepMatch, GrepMode, GrepRequest, GrepResponse, GrepStop};
-    pub use crate::search::{SearchOverrides, SearchResponse};
+    pub use crate::search::{
+        Fusion, Priors, Retrieval, SearchHit, SearchOptions, SearchOverrides, SearchResponse,
+        StageTimings,
+    };
     pub use crate::store::{
-        FileCounts, FileRecord, Job, JobState, RepoSettings, RepoSource, RepoStatus, Repository,
-        SymbolRecord,
+        ApiToken, FileCounts, FileRecord, Job, JobState, RepoSettings, RepoSource, RepoStatus,
+        Repository, SymbolRecord,
     };
 }
 

@@ -2,7 +2,8 @@
 //! paths of the sources: lower layers never reach up, and the protocol adapters (`api`,
 //! `mcp`) never reach each other; only `server` (which mounts both) and `cli` see more
 //! than one. `app` (the wiring: configuration to service) sits between the service and
-//! the adapters.
+//! the adapters. No adapter (REST, MCP, the CLI) names the indexer, the searcher or the
+//! stores: their records come through `service::records`.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,11 @@ const RULES: &[(&str, &[&str], &str)] = &[
         "mcp",
         &["api", "server", "cli", "app", "index", "search", "store"],
         "MCP is an adapter beside REST, over the service alone",
+    ),
+    (
+        "cli",
+        &["index", "search", "store"],
+        "the CLI is an adapter over the service (and the wiring, `app`)",
     ),
     (
         "app",

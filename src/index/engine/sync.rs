@@ -420,46 +420,13 @@ impl Indexer {
             .filter(|p| p.is_new)
             .map(|p| p.file.rel.clone())
             .collect();
-        let mut files = Vec::with_capacity(prepared.len());
-        let mut records = Vec::with_capacity(prepared.len());
-        let mut facts = Vec::with_capacity(prepared.len());
-        let mut grep_docs = Vec::with_capacity(prepared.len());
-        let mut grep_removed = Vec::new();
-        for p in prepared {
-            let rel = p.file.rel.clone();
-            match p.outcome {
-                Ok((chunks, lines, file_facts)) => {
-                    grep_docs.push(NewDoc {
-                        path: rel.clone(),
-                        hash: p.hash.clone(),
-                        language: p.file.language.id().to_string(),
-                        content: p.bytes,
-                    });
-                    facts.push((rel.clone(), Some(file_facts)));
-                    let (record, symbols, rows) = file_rows(
-                        &repo.id,
-                        root,
-                        &p.file,
-                        &p.hash,
-                        chunks,
-                        lines,
-                        &mut vectors,
-                    );
-                    report.indexed += 1;
-                    report.chunks += rows.len();
-                    report.lines += u64::from(lines);
-                    files.push((rel, rows));
-                    records.push((record, symbols));
-                }
-                Err(reason) => {
-                    grep_removed.push(rel.clone());
-                    facts.push((rel.clone(), None));
-                    report.failed.push((rel.clone(), reason.clone()));
-                    files.push((rel, Vec::new()));
-                    records.push((skipped_record(&repo.id, &p.file, &reason), Vec::new()));
-                }
-            }
-        }
+        let BatchRows {
+            files,
+            records,
+            facts,
+            grep_docs,
+            grep_removed,
+        } = batch_rows(&repo.id, root, prepared, &mut vectors, report);
         progress.report(Phase::Write, 0, records.len() as u64, None);
         let added: Vec<String> = prepared_new
             .into_iter()
@@ -507,6 +474,67 @@ impl Indexer {
             }
         }
     }
+}
+
+/// What one batch writes to each store.
+struct BatchRows {
+    /// Chunk rows per file (none for a failed file, which removes its old rows).
+    files: Vec<(String, Vec<ChunkRow>)>,
+    /// File records with their symbols.
+    records: Vec<(FileRecord, Vec<SymbolRecord>)>,
+    /// Graph facts per file, serialised (none for a failed file).
+    facts: Vec<(String, Option<String>)>,
+    /// Contents for the grep index.
+    grep_docs: Vec<NewDoc>,
+    /// Paths the grep index drops.
+    grep_removed: Vec<String>,
+}
+
+/// Splits a prepared batch into each store's rows, counting what it indexed or failed.
+fn batch_rows(
+    repo_id: &str,
+    root: &Path,
+    prepared: Vec<Prepared>,
+    vectors: &mut impl Iterator<Item = Option<Vec<f32>>>,
+    report: &mut SyncReport,
+) -> BatchRows {
+    let mut out = BatchRows {
+        files: Vec::with_capacity(prepared.len()),
+        records: Vec::with_capacity(prepared.len()),
+        facts: Vec::with_capacity(prepared.len()),
+        grep_docs: Vec::with_capacity(prepared.len()),
+        grep_removed: Vec::new(),
+    };
+    for p in prepared {
+        let rel = p.file.rel.clone();
+        match p.outcome {
+            Ok((chunks, lines, file_facts)) => {
+                out.grep_docs.push(NewDoc {
+                    path: rel.clone(),
+                    hash: p.hash.clone(),
+                    language: p.file.language.id().to_string(),
+                    content: p.bytes,
+                });
+                out.facts.push((rel.clone(), Some(file_facts)));
+                let (record, symbols, rows) =
+                    file_rows(repo_id, root, &p.file, &p.hash, chunks, lines, vectors);
+                report.indexed += 1;
+                report.chunks += rows.len();
+                report.lines += u64::from(lines);
+                out.files.push((rel, rows));
+                out.records.push((record, symbols));
+            }
+            Err(reason) => {
+                out.grep_removed.push(rel.clone());
+                out.facts.push((rel.clone(), None));
+                report.failed.push((rel.clone(), reason.clone()));
+                out.files.push((rel, Vec::new()));
+                out.records
+                    .push((skipped_record(repo_id, &p.file, &reason), Vec::new()));
+            }
+        }
+    }
+    out
 }
 
 /// One indexed file's rows: its record, its symbols and its chunk rows, each chunk with

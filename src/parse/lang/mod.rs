@@ -26,8 +26,8 @@ pub(crate) use super::tree::{
     block_comment_text, has_child_kind, line_comments_text, named_children, span,
 };
 use super::{
-    ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, LineRange, Modifier,
-    ParseError, ParsedFile, ParsedSymbol, SymbolKind,
+    ByteRange, Import, Language, LanguageParser, LineRange, Modifier, ParseError, ParsedFile,
+    ParsedSymbol, SymbolKind,
 };
 use crate::parse::refs::Imported;
 use crate::text::{collapse_truncate, collapse_whitespace, truncate_chars};
@@ -59,23 +59,13 @@ impl LanguageParser for TreeParser {
             syntax,
             src: source,
             imports: Vec::new(),
-            identifiers: Vec::new(),
-            comments: Vec::new(),
-            diagnostics: Vec::new(),
+            found: Default::default(),
         };
         ex.scan(root);
         let symbols = ex.container(root, &Ctx::root());
         let refs = ref_walk::extract(syntax, root, source);
-        Ok(ParsedFile {
-            language: self.language,
-            symbols,
-            imports: ex.imports,
-            identifiers: ex.identifiers,
-            comments: ex.comments,
-            diagnostics: ex.diagnostics,
-            line_count: source.lines().count() as u32,
-            refs,
-        })
+        let Extractor { imports, found, .. } = ex;
+        Ok(found.into_file(self.language, source, symbols, imports, refs))
     }
 }
 
@@ -338,9 +328,7 @@ struct Extractor<'s> {
     syntax: &'static dyn Syntax,
     src: &'s str,
     imports: Vec<Import>,
-    identifiers: Vec<IdentRef>,
-    comments: Vec<ByteRange>,
-    diagnostics: Vec<Diagnostic>,
+    found: super::tree::Scan,
 }
 
 /// The comments directly above `first` (no blank line between), nearest last, passing
@@ -390,22 +378,18 @@ impl<'s> Extractor<'s> {
     fn scan(&mut self, root: Node) {
         let (syntax, src) = (self.syntax, self.src);
         let identifiers = super::tree::kind_table(&root.language(), syntax.identifier_kinds());
-        let found = super::tree::scan(
+        self.found = super::tree::scan(
             root,
             src,
             |n| super::tree::in_table(&identifiers, n),
             |n| n.is_named() && syntax.is_comment(n, src),
         );
-        self.identifiers = found.identifiers;
-        self.comments = found.comments;
-        self.diagnostics = found.diagnostics;
     }
 
     /// Every statement of a container scope becomes a symbol or a statement item.
     fn container(&mut self, node: Node, ctx: &Ctx) -> Vec<ParsedSymbol> {
+        let children: Vec<Node> = node.children(&mut node.walk()).collect();
         let mut out = Vec::new();
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.children(&mut cursor).collect();
         // At the root of a tree with errors, text that no child spans (tree-sitter leaves
         // the rest of the file outside every node after an unterminated Rust `/**`)
         // becomes error items, so no code line is lost.
@@ -583,14 +567,7 @@ impl<'s> Extractor<'s> {
     /// `if x:`, `for i in xs`, `println!("hi")`: the statement's first line without its
     /// opening brace or colon.
     fn statement_label(&self, node: Node) -> String {
-        let first = self.text(node).lines().next().unwrap_or("");
-        let head = collapse_truncate(first, LABEL_CHARS * 2);
-        let head = head.trim_end_matches([';', '{', ':', ' ']);
-        if head.is_empty() {
-            node.kind().replace('_', " ")
-        } else {
-            truncate_chars(head, LABEL_CHARS)
-        }
+        super::tree::statement_label(node, self.text(node), &[';', '{', ':', ' '])
     }
 
     /// A statement item (no body, no children).

@@ -233,10 +233,10 @@ impl Walk<'_> {
         self.ends.push(node.end_byte());
     }
 
+    /// Records a reference at `node`.
     fn push(&mut self, node: Node, kind: RefKind, target: RefTarget) {
-        self.out
-            .references
-            .push(crate::parse::tree::reference(node, kind, target));
+        let reference = crate::parse::tree::reference(node, kind, target);
+        self.out.references.push(reference);
     }
 
     /// The target a name names here, or `None` for a plain local.

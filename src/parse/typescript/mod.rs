@@ -15,8 +15,8 @@ use super::tree::{
     has_child_kind, merge_overloads, sorted, span, symbol_at,
 };
 use super::{
-    ByteRange, Diagnostic, IdentRef, Import, Language, LanguageParser, Modifier, ParseError,
-    ParsedFile, ParsedSymbol, SymbolKind,
+    ByteRange, Import, Language, LanguageParser, Modifier, ParseError, ParsedFile, ParsedSymbol,
+    SymbolKind,
 };
 use crate::text::{collapse_truncate, collapse_whitespace, truncate_chars};
 
@@ -47,17 +47,8 @@ impl LanguageParser for TsParser {
         ex.scan(root);
         let symbols = ex.container(root, &Ctx::root());
         let refs = ref_walk::extract(root, source);
-        let line_count = source.lines().count() as u32;
-        Ok(ParsedFile {
-            language: self.language,
-            symbols,
-            imports: ex.imports,
-            identifiers: ex.identifiers,
-            comments: ex.comments,
-            diagnostics: ex.diagnostics,
-            line_count,
-            refs,
-        })
+        let Extractor { imports, found, .. } = ex;
+        Ok(found.into_file(self.language, source, symbols, imports, refs))
     }
 }
 
@@ -177,9 +168,7 @@ struct Extractor<'s> {
     src: &'s str,
     language: Language,
     imports: Vec<Import>,
-    identifiers: Vec<IdentRef>,
-    comments: Vec<ByteRange>,
-    diagnostics: Vec<Diagnostic>,
+    found: super::tree::Scan,
 }
 
 fn is_function_like(kind: &str) -> bool {
@@ -224,9 +213,7 @@ impl<'s> Extractor<'s> {
             src,
             language,
             imports: Vec::new(),
-            identifiers: Vec::new(),
-            comments: Vec::new(),
-            diagnostics: Vec::new(),
+            found: Default::default(),
         }
     }
 
@@ -241,24 +228,20 @@ impl<'s> Extractor<'s> {
     /// One iterative pass over the whole tree: identifiers, comments, diagnostics.
     fn scan(&mut self, root: Node) {
         let kinds = &self.kinds;
-        let found = super::tree::scan(
+        self.found = super::tree::scan(
             root,
             self.src,
             |n| KindTable::is(&kinds.identifier, n),
             |n| KindTable::is(&kinds.comment, n),
         );
-        self.identifiers = found.identifiers;
-        self.comments = found.comments;
-        self.diagnostics = found.diagnostics;
     }
 
     // ----- container scopes (root, namespace bodies) ---------------------------------
 
     /// Every statement of a container scope becomes a symbol or a statement item.
     fn container(&mut self, node: Node, ctx: &Ctx) -> Vec<ParsedSymbol> {
+        let children: Vec<Node> = node.children(&mut node.walk()).collect();
         let mut out = Vec::new();
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.children(&mut cursor).collect();
         for child in children {
             if !child.is_named() {
                 // Stray tokens only appear at this level after error recovery; keep them
@@ -307,14 +290,7 @@ impl<'s> Extractor<'s> {
 
     /// `if (cond)`, `for (const x of xs)`, `try`: the statement's first line without its `{`.
     fn statement_label(&self, node: Node) -> String {
-        let first = self.text(node).lines().next().unwrap_or("");
-        let head = collapse_truncate(first, LABEL_CHARS * 2);
-        let head = head.trim_end_matches([';', '{', ' ']);
-        if head.is_empty() {
-            node.kind().replace('_', " ")
-        } else {
-            truncate_chars(head, LABEL_CHARS)
-        }
+        super::tree::statement_label(node, self.text(node), &[';', '{', ' '])
     }
 
     fn string_content(&self, node: Node) -> String {
@@ -460,13 +436,7 @@ impl<'s> Extractor<'s> {
 
     fn expression_statement(&mut self, node: Node, ctx: &Ctx) -> ParsedSymbol {
         let Some(expr) = node.named_child(0).map(unwrap_expression) else {
-            let draft = Draft::item(
-                SymbolKind::Expression,
-                self.statement_label(node),
-                node,
-                self,
-            );
-            return self.finish(draft, ctx);
+            return self.expression_item(node, ctx);
         };
         // `namespace X {}` parses as an expression statement in the TS grammar.
         if matches!(expr.kind(), "internal_module" | "module")
@@ -530,12 +500,13 @@ impl<'s> Extractor<'s> {
                 return self.finish(draft, ctx);
             }
         }
-        let draft = Draft::item(
-            SymbolKind::Expression,
-            self.statement_label(node),
-            node,
-            self,
-        );
+        self.expression_item(node, ctx)
+    }
+
+    /// An expression statement as a plain item, labelled by its first line.
+    fn expression_item(&mut self, node: Node, ctx: &Ctx) -> ParsedSymbol {
+        let label = self.statement_label(node);
+        let draft = Draft::item(SymbolKind::Expression, label, node, self);
         self.finish(draft, ctx)
     }
 
@@ -699,7 +670,7 @@ impl<'s> Extractor<'s> {
     }
 
     fn class_draft<'t>(
-        &mut self,
+        &self,
         decl: Node<'t>,
         outer: Node<'t>,
         name: String,
@@ -741,6 +712,12 @@ impl<'s> Extractor<'s> {
             .filter_map(|d| d.child_by_field_name("name"))
             .map(|n| collapse_whitespace(self.text(n)))
             .collect();
+        let mut bindings = Vec::new();
+        for d in &declarators {
+            if let Some(n) = d.child_by_field_name("name") {
+                self.pattern_names(n, &mut bindings);
+            }
+        }
 
         // CommonJS imports: const x = require('y')
         let requires: Vec<String> = declarators
@@ -751,12 +728,6 @@ impl<'s> Extractor<'s> {
             })
             .collect();
         if !requires.is_empty() && requires.len() == declarators.len() {
-            let mut bindings = Vec::new();
-            for d in &declarators {
-                if let Some(n) = d.child_by_field_name("name") {
-                    self.pattern_names(n, &mut bindings);
-                }
-            }
             self.record_import(outer, requires[0].clone(), bindings.clone(), false);
             let mut draft = Draft::item(
                 SymbolKind::Import,
@@ -768,12 +739,6 @@ impl<'s> Extractor<'s> {
             return Some(draft);
         }
 
-        let mut bindings = Vec::new();
-        for d in &declarators {
-            if let Some(n) = d.child_by_field_name("name") {
-                self.pattern_names(n, &mut bindings);
-            }
-        }
         let name = names.join(", ");
         if declarators.len() == 1
             && let Some(value) = first.child_by_field_name("value").map(unwrap_expression)

@@ -562,9 +562,8 @@ impl<'s> Walker<'s> {
     // ----- references ---------------------------------------------------------------
 
     fn push(&mut self, node: Node, kind: RefKind, target: RefTarget) {
-        self.out
-            .references
-            .push(crate::parse::tree::reference(node, kind, target));
+        let reference = crate::parse::tree::reference(node, kind, target);
+        self.out.references.push(reference);
     }
 
     /// The target a free-standing name stands for, `None` for parameters and locals.
