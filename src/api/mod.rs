@@ -51,6 +51,7 @@ pub use error::{
     Unauthenticated,
 };
 pub use routes::jobs::JobList;
+pub use routes::refs::{NewRef, RefDropped, RefList};
 pub use routes::repositories::{
     FileList, FileSymbols, JobBody, NewRepository, Removed, RepositoryBody, RepositoryCreated,
     RepositoryDetail, RepositoryList,
@@ -109,6 +110,7 @@ pub struct Routes {
 pub fn routes() -> Routes {
     Routes {
         plain: routes::repositories::routes()
+            .merge(routes::refs::routes())
             .merge(routes::jobs::routes())
             .merge(routes::search::routes())
             .merge(routes::scout::routes())

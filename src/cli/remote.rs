@@ -7,10 +7,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::index::fail;
-use super::repo::{RepoCommand, print_files, print_json, print_list, print_settings};
+use super::repo::{
+    RefCommand, RepoCommand, print_files, print_json, print_list, print_refs, print_settings,
+};
 use super::search::SearchCommand;
 use super::{CliError, out, write_err};
-use crate::api::{FileList, JobBody, RepositoryBody, RepositoryDetail, RepositoryList};
+use crate::api::{FileList, JobBody, RefList, RepositoryBody, RepositoryDetail, RepositoryList};
 use crate::app::runtime;
 use crate::service::records::JobState;
 
@@ -105,6 +107,9 @@ pub fn search(remote: Remote, args: SearchCommand) -> Result<(), CliError> {
         body["repositories"] = json!(args.repos);
         body["paths"] = json!(args.paths);
         body["categories"] = json!(args.kind.iter().map(|k| k.to_string()).collect::<Vec<_>>());
+        if let Some(git_ref) = &args.git_ref {
+            body["ref"] = json!(git_ref);
+        }
         let answer = remote
             .send(reqwest::Method::POST, "/api/v1/search", Some(body))
             .await?;
@@ -189,6 +194,29 @@ pub fn repo(remote: Remote, action: RepoCommand) -> Result<(), CliError> {
                         .await?,
                 )?;
                 print_settings(&mut w, &saved.repository.name, &saved.repository.settings)?;
+            }
+            RepoCommand::Ref(RefCommand::List { name }) => {
+                let path = format!("/api/v1/repositories/{}/refs", enc(&name));
+                let list: RefList = typed(remote.get(&path).await?)?;
+                print_refs(&mut w, &list.refs)?;
+            }
+            RepoCommand::Ref(RefCommand::Add { name, git_ref }) => {
+                let path = format!("/api/v1/repositories/{}/refs", enc(&name));
+                let created = remote
+                    .send(
+                        reqwest::Method::POST,
+                        &path,
+                        Some(json!({ "ref": git_ref })),
+                    )
+                    .await?;
+                writeln!(w, "tracking {git_ref} of {name}; indexing queued").map_err(write_err)?;
+                w.flush().map_err(write_err)?;
+                wait(&remote, &created["job"], &mut w).await?;
+            }
+            RepoCommand::Ref(RefCommand::Drop { name, git_ref }) => {
+                let path = format!("/api/v1/repositories/{}/refs/{}", enc(&name), enc(&git_ref));
+                remote.send(reqwest::Method::DELETE, &path, None).await?;
+                writeln!(w, "dropped {git_ref} of {name}").map_err(write_err)?;
             }
             RepoCommand::Files { name, skipped } => {
                 let path = format!(

@@ -45,6 +45,9 @@ pub enum RepoCommand {
     },
     /// Change a repository's settings; the next sync applies them.
     Set(RepoSetArgs),
+    /// Track, list or drop the other refs (branches, tags, commits) of a git repository.
+    #[command(subcommand)]
+    Ref(RefCommand),
     /// List a repository's files; with --skipped only those not indexed, with the reason.
     Files {
         /// Name or id.
@@ -52,6 +55,34 @@ pub enum RepoCommand {
         /// Only skipped files.
         #[arg(long)]
         skipped: bool,
+    },
+}
+
+/// `sextant repo ref …`: refs a git repository tracks beside its default one, each
+/// indexed as what differs from it and searched with `search --ref`.
+#[derive(Debug, clap::Subcommand)]
+pub enum RefCommand {
+    /// Track a branch, tag or commit (and index it: at once with --server, by `sextant
+    /// repo sync NAME@REF` locally).
+    Add {
+        /// Repository name or id.
+        name: String,
+        /// The branch, tag or commit.
+        #[arg(value_name = "REF")]
+        git_ref: String,
+    },
+    /// List the tracked refs with their status.
+    List {
+        /// Repository name or id.
+        name: String,
+    },
+    /// Stop tracking a ref; what it alone held is deleted.
+    Drop {
+        /// Repository name or id.
+        name: String,
+        /// The ref.
+        #[arg(value_name = "REF")]
+        git_ref: String,
     },
 }
 
@@ -199,6 +230,23 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
                     .map_err(fail)?;
                 print_settings(&mut w, &repo.name, &repo.settings)?;
             }
+            RepoCommand::Ref(RefCommand::List { name }) => {
+                print_refs(&mut w, &service.refs(&me, &name).await.map_err(fail)?)?;
+            }
+            RepoCommand::Ref(RefCommand::Add { name, git_ref }) => {
+                let (tracked, _) = service.add_ref(&me, &name, &git_ref).await.map_err(fail)?;
+                writeln!(
+                    w,
+                    "tracking {git_ref} of {name}; index it with `sextant repo sync {}` or let \
+                     `sextant serve` do it",
+                    tracked.name
+                )
+                .map_err(write_err)?;
+            }
+            RepoCommand::Ref(RefCommand::Drop { name, git_ref }) => {
+                service.drop_ref(&me, &name, &git_ref).await.map_err(fail)?;
+                writeln!(w, "dropped {git_ref} of {name}").map_err(write_err)?;
+            }
             RepoCommand::Files { name, skipped } => {
                 let files = service.files(&me, &name, skipped).await.map_err(fail)?;
                 print_files(&mut w, &files)?;
@@ -221,17 +269,36 @@ pub(super) fn print_list(
     w: &mut impl Write,
     repositories: &[wire::Repository],
 ) -> Result<(), CliError> {
-    for r in repositories {
-        let (_, location) = r.source.split();
+    print_rows(w, repositories, |r| {
+        (r.name.clone(), r.source.split().1.to_string())
+    })
+}
+
+/// `repo ref list`: one line per tracked ref: ref, status, indexed commit, last error.
+pub(super) fn print_refs(w: &mut impl Write, refs: &[wire::Repository]) -> Result<(), CliError> {
+    print_rows(w, refs, |r| {
+        (
+            r.tracked_ref.clone().unwrap_or_default(),
+            r.indexed_commit.clone().unwrap_or_else(|| "-".into()),
+        )
+    })
+}
+
+/// One line per repository record: what `label` gives (its name, and what to show after
+/// its status), the status, and the last error if any.
+fn print_rows(
+    w: &mut impl Write,
+    records: &[wire::Repository],
+    label: impl Fn(&wire::Repository) -> (String, String),
+) -> Result<(), CliError> {
+    for r in records {
+        let (name, detail) = label(r);
+        let error = r.last_error.as_ref().map(|e| format!("\terror: {e}"));
         writeln!(
             w,
-            "{}\t{}\t{location}{}",
-            r.name,
+            "{name}\t{}\t{detail}{}",
             r.status,
-            r.last_error
-                .as_ref()
-                .map(|e| format!("\terror: {e}"))
-                .unwrap_or_default()
+            error.unwrap_or_default()
         )
         .map_err(write_err)?;
     }

@@ -111,6 +111,10 @@ pub struct SearchCommand {
     /// Only `code`, `docs` or `config` files.
     #[arg(long, value_enum)]
     pub kind: Option<crate::parse::Category>,
+    /// Search a ref the repositories track besides their default one (`sextant repo ref
+    /// add`): the code as it is on that branch, tag or commit.
+    #[arg(long = "ref")]
+    pub git_ref: Option<String>,
     /// Output: `text` (the connection graph, then one snapshot per file), `mcp` (the MCP
     /// content array as JSON) or `json` (the whole structured response).
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -165,6 +169,7 @@ pub fn search(args: SearchCommand, config: &Config) -> Result<(), CliError> {
         options.filter.repositories = args.repos.clone();
         options.filter.paths = args.paths.clone();
         options.filter.categories = args.kind.iter().map(|k| k.to_string()).collect();
+        options.filter.git_ref = args.git_ref.clone();
         let answer = service
             .search(&Principal::local(), &args.query, options.into())
             .await

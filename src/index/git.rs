@@ -81,6 +81,8 @@ pub struct GitPlan {
     pub skipped: Vec<(ScannedFile, String)>,
     /// Files the diff named whose blob matched the stored hash (not read).
     pub unchanged: usize,
+    /// Every path the diff named, on either side.
+    pub named: std::collections::HashSet<String>,
 }
 
 /// Every directory libgit2 reads when it opens the local repository at `path` (a
@@ -279,6 +281,7 @@ pub fn plan(
     for delta in diff.deltas() {
         let old_path = delta.old_file().path().map(path_string);
         let new_path = delta.new_file().path().map(path_string);
+        plan.named.extend(old_path.iter().chain(&new_path).cloned());
         match delta.status() {
             Delta::Deleted => plan.removed.extend(old_path),
             Delta::Added | Delta::Modified | Delta::Renamed | Delta::Copied | Delta::Typechange => {

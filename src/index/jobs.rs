@@ -247,6 +247,11 @@ impl JobRunner {
         };
         let retry = transient && job.attempts < MAX_ATTEMPTS;
         self.record_outcome(&job, &result, retry).await?;
+        if matches!(&result, Ok(report) if report.changed_anything())
+            && let Some(repo_id) = &job.repo_id
+        {
+            self.enqueue_refs(repo_id).await?;
+        }
         if retry {
             self.wake.notify_one();
         }
@@ -260,6 +265,15 @@ impl JobRunner {
             message: Some(format!("job {} finished", job.id)),
         });
         Ok(JobOutcome { job, result })
+    }
+
+    /// Queues a sync of each ref a repository tracks (after its own sync: a ref holds
+    /// what differs from the repository's indexed commit, which may have moved).
+    async fn enqueue_refs(&self, repo_id: &str) -> Result<(), IndexError> {
+        for tracked in self.indexer.meta().list_refs(repo_id).await? {
+            self.enqueue_sync_unless_active(&tracked.id).await?;
+        }
+        Ok(())
     }
 
     /// Runs a sync job under the deadline, its progress recorded on the job. Returns

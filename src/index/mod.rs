@@ -129,7 +129,8 @@ pub mod source;
 pub mod watch;
 
 pub use engine::{
-    DEFAULT_BATCH_FILES, GitPolicy, IndexOptions, Indexer, ModelChange, RepoAudit, SyncReport,
+    DEFAULT_BATCH_FILES, DELETED_ON_REF, GitPolicy, IndexOptions, Indexer, MAX_REFS, ModelChange,
+    RepoAudit, SyncReport,
 };
 pub use error::IndexError;
 pub use jobs::{JobOutcome, JobRunner};

@@ -45,6 +45,11 @@ pub struct SearchArgs {
     pub max_token_budget: Option<usize>,
     /// Minimum relevance (0–1) of a returned result (default 0.5).
     pub minimum_relevance_threshold: Option<f32>,
+    /// A branch, tag or commit the repositories track besides their default ref (their
+    /// refs are listed by `index_status`): the code as it is there. Default: the
+    /// default ref.
+    #[serde(rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 /// Arguments of `get_file_symbols`.
@@ -168,6 +173,7 @@ impl SearchArgs {
             paths: Some(self.scope.paths),
             languages: Some(self.scope.languages),
             categories: Some(self.scope.kind.into_iter().collect()),
+            git_ref: self.git_ref,
             ..SearchOverrides::default()
         };
         (self.query, given)

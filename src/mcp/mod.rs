@@ -323,7 +323,9 @@ impl SextantMcp {
         Ok(self.answer("get_file_symbols", result))
     }
 
-    #[tool(description = "Indexing status of one repository: state, files, recent jobs.")]
+    #[tool(
+        description = "Indexing status of one repository: state, files, recent jobs, and the refs it tracks besides its default one (search one with codebase_search's `ref`)."
+    )]
     async fn index_status(
         &self,
         ctx: RequestContext<RoleServer>,
@@ -336,6 +338,7 @@ impl SextantMcp {
                 .repository_with(&caller, &args.repository, 3)
                 .await?;
             let (repo, files, jobs) = (status.repository, status.counts, status.recent_jobs);
+            let refs = status.refs;
             let mut out = format!(
                 "{}: {} | {} files indexed, {} skipped{}\n",
                 repo.name,
@@ -355,6 +358,17 @@ impl SextantMcp {
                     j.progress_done,
                     j.progress_total,
                     j.message.map(|m| format!(" {m}")).unwrap_or_default()
+                ));
+            }
+            for r in refs {
+                out.push_str(&format!(
+                    "ref {}: {}{}\n",
+                    r.tracked_ref.as_deref().unwrap_or_default(),
+                    r.status,
+                    r.last_error
+                        .as_deref()
+                        .map(|e| format!(" | last error: {e}"))
+                        .unwrap_or_default()
                 ));
             }
             Ok(vec![text(out)])

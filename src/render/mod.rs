@@ -323,6 +323,7 @@ mod tests {
     fn hit(chunk: &CodeChunk, score: f32) -> SearchHit {
         SearchHit {
             repo_id: "r".into(),
+            git_ref: None,
             path: chunk.relative_path.clone(),
             start_line: chunk.start_line,
             end_line: chunk.end_line,

@@ -37,6 +37,10 @@ pub enum SearchMode {
 pub struct SearchHit {
     /// Repository id.
     pub repo_id: String,
+    /// The tracked ref the hit was read on, for a search on one (see
+    /// [`crate::store::ChunkFilter::git_ref`]).
+    #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub git_ref: Option<String>,
     /// Repository-relative path.
     pub path: String,
     /// First line (1-based).
@@ -462,7 +466,9 @@ impl Searcher {
                 .symbols_named(&reading.name, &options.filter.repositories)
                 .await?;
             for (repo, file, symbol) in found {
-                if reading.matches(&file, &symbol.breadcrumb) {
+                if reading.matches(&file, &symbol.breadcrumb)
+                    && options.filter.admits_file(&repo, &file)
+                {
                     let ids = by_repo.entry(repo).or_default();
                     if !ids.contains(&symbol.chunk_id) {
                         ids.push(symbol.chunk_id);
@@ -872,9 +878,10 @@ impl Searcher {
         let defining = |found: Vec<(String, String, crate::store::SymbolRecord)>| -> Vec<_> {
             found
                 .into_iter()
-                .filter(|(_, _, s)| {
-                    SymbolKind::parse(&s.kind)
-                        .is_some_and(|k| super::prior::kind_strength(k, 2) > 0.0)
+                .filter(|(repo, file, s)| {
+                    options.filter.admits_file(repo, file)
+                        && SymbolKind::parse(&s.kind)
+                            .is_some_and(|k| super::prior::kind_strength(k, 2) > 0.0)
                 })
                 .collect()
         };
@@ -1022,6 +1029,7 @@ fn hit(row: ChunkRow, scores: StageScores) -> SearchHit {
     let chunk = row.chunk;
     SearchHit {
         repo_id: row.repo_id,
+        git_ref: None,
         path: chunk.relative_path.clone(),
         start_line: chunk.start_line,
         end_line: chunk.end_line,

@@ -176,6 +176,11 @@ macro_rules! overrides {
         pub struct SearchOverrides {
             $( $(#[$om])* pub $option: Option<$oty>, )*
             $( $(#[$fm])* #[schema(max_items = 100)] pub $filter: Option<Vec<String>>, )*
+            /// A ref the repositories track besides their default one (`repo ref add`):
+            /// search the code as it is on that ref.
+            #[serde(rename = "ref")]
+            #[schema(max_length = 200)]
+            pub git_ref: Option<String>,
         }
 
         impl SearchOverrides {
@@ -183,6 +188,9 @@ macro_rules! overrides {
             pub fn apply(self, mut defaults: SearchOptions) -> SearchOptions {
                 $( if let Some(v) = self.$option { defaults.$option = v; } )*
                 $( if let Some(v) = self.$filter { defaults.filter.$filter = v; } )*
+                if self.git_ref.is_some() {
+                    defaults.filter.git_ref = self.git_ref;
+                }
                 defaults
             }
         }
@@ -192,10 +200,13 @@ macro_rules! overrides {
             /// names every field, so a new option cannot be left out).
             fn from(options: SearchOptions) -> Self {
                 let SearchOptions { $( $option, )* filter } = options;
-                let crate::store::ChunkFilter { $( $filter, )* } = filter;
+                // What the service sets (`excluded`, `views`) is no request's to set.
+                let crate::store::ChunkFilter { $( $filter, )* git_ref, excluded: _, views: _ } =
+                    filter;
                 Self {
                     $( $option: Some($option), )*
                     $( $filter: Some($filter), )*
+                    git_ref,
                 }
             }
         }

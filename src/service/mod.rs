@@ -40,6 +40,7 @@
 
 mod error;
 mod grep;
+mod refs;
 mod repositories;
 mod scout;
 mod search;
@@ -270,7 +271,8 @@ impl Service {
         name: &str,
     ) -> Result<Repository, ServiceError> {
         let repo = self.indexer.find_repo(name).await?;
-        if caller.sees(&repo.id) {
+        // A tracked ref is seen by whoever sees its repository.
+        if caller.sees(repo.parent_id.as_deref().unwrap_or(&repo.id)) {
             Ok(repo)
         } else {
             Err(IndexError::UnknownRepo(name.to_string()).into())

@@ -74,6 +74,8 @@ pub struct RepositoryStatus {
     pub counts: FileCounts,
     /// The most recent jobs, newest first.
     pub recent_jobs: Vec<Job>,
+    /// The refs it tracks beyond its default one (each with its status and commit).
+    pub refs: Vec<Repository>,
 }
 
 impl Service {
@@ -83,7 +85,7 @@ impl Service {
         caller: &Principal,
     ) -> Result<Vec<Repository>, ServiceError> {
         let mut repositories = self.indexer.meta().list_repositories().await?;
-        repositories.retain(|r| caller.sees(&r.id));
+        repositories.retain(|r| r.parent_id.is_none() && caller.sees(&r.id));
         Ok(repositories)
     }
 
@@ -168,10 +170,12 @@ impl Service {
         let meta = self.indexer.meta();
         let counts = meta.file_counts(&repository.id).await?;
         let recent_jobs = meta.list_jobs(Some(&repository.id), jobs).await?;
+        let refs = meta.list_refs(&repository.id).await?;
         Ok(RepositoryStatus {
             repository,
             counts,
             recent_jobs,
+            refs,
         })
     }
 

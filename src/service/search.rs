@@ -48,9 +48,10 @@ impl Service {
         // Sizes and ranges first: nothing (not even a repository name) is looked up for a
         // request that is refused anyway.
         crate::search::validate_request(query, &options)?;
-        options.filter.repositories = self
+        let scope = self
             .search_scope(caller, &options.filter.repositories)
             .await?;
+        self.scope_refs(&mut options.filter, scope).await?;
         let _slot = self.search_slots.try_acquire().map_err(|_| {
             ServiceError::Busy(
                 "the server is answering as many searches as it may; retry shortly".into(),
@@ -75,6 +76,7 @@ impl Service {
         })
         .await
         .map_err(|e| ServiceError::Internal(format!("rendering failed: {e}")))?;
+        let response = label_refs(response, &options.filter);
         Ok(SearchAnswer { response, content })
     }
 
@@ -98,4 +100,27 @@ impl Service {
         self.search_with(caller, &format!("symbol = {name}"), options)
             .await
     }
+}
+
+/// For a search on a tracked ref: every hit names the ref, and the repository it
+/// belongs to (rather than the ref's own storage).
+fn label_refs(mut response: SearchResponse, filter: &crate::store::ChunkFilter) -> SearchResponse {
+    let Some(git_ref) = &filter.git_ref else {
+        return response;
+    };
+    for hit in response
+        .results
+        .iter_mut()
+        .chain(response.candidates.iter_mut())
+    {
+        if let Some(view) = filter
+            .views
+            .iter()
+            .find(|v| v.repository == hit.repo_id || v.tracked == hit.repo_id)
+        {
+            hit.repo_id = view.repository.clone();
+            hit.git_ref = Some(git_ref.clone());
+        }
+    }
+    response
 }

@@ -28,6 +28,32 @@ pub struct ChunkFilter {
     #[schema(max_items = 3)]
     #[serde(alias = "kind")]
     pub categories: Vec<String>,
+    /// A ref the repositories track besides their default one (a branch, tag or commit
+    /// added with `repo ref add`): the code as it is on that ref. Default: each
+    /// repository's default ref.
+    #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 200)]
+    pub git_ref: Option<String>,
+    /// Set by the service, never by a request: repository ids not searched (the tracked
+    /// refs not asked for).
+    #[serde(skip)]
+    pub excluded: Vec<String>,
+    /// Set by the service, never by a request: for a search on a tracked ref, each
+    /// repository's files the ref replaces or deletes.
+    #[serde(skip)]
+    pub views: Vec<RefView>,
+}
+
+/// A repository seen through one of its tracked refs: the ref's own rows, and the
+/// repository's rows except the files the ref holds its own version (or deletion) of.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RefView {
+    /// The repository's id.
+    pub repository: String,
+    /// The tracked ref's id.
+    pub tracked: String,
+    /// Paths of the repository the ref hides.
+    pub hidden: std::collections::HashSet<String>,
 }
 
 fn quote(value: &str) -> String {
@@ -122,9 +148,21 @@ impl ChunkFilter {
         self.paths.iter().any(|p| is_glob(p))
     }
 
+    /// Whether a file of `repository` is in scope as far as tracked refs go: not of an
+    /// excluded repository, and not hidden by the ref a view reads.
+    pub fn admits_file(&self, repository: &str, path: &str) -> bool {
+        !self.excluded.iter().any(|e| e == repository)
+            && !self
+                .views
+                .iter()
+                .any(|v| v.repository == repository && v.hidden.contains(path))
+    }
+
     /// Whether the filter restricts nothing.
     pub fn is_empty(&self) -> bool {
-        self.repositories.is_empty()
+        self.excluded.is_empty()
+            && self.views.is_empty()
+            && self.repositories.is_empty()
             && self.paths.is_empty()
             && self.languages.is_empty()
             && self.kinds.is_empty()
@@ -217,6 +255,19 @@ impl ChunkFilter {
     pub fn to_sql(&self) -> Option<String> {
         let mut clauses = Vec::new();
         clauses.extend(any_of("repo_id", &self.repositories));
+        if let Some(excluded) = any_of("repo_id", &self.excluded) {
+            clauses.push(format!("NOT ({excluded})"));
+        }
+        for view in &self.views {
+            let mut hidden: Vec<String> = view.hidden.iter().cloned().collect();
+            hidden.sort();
+            if let Some(paths) = any_of("relative_path", &hidden) {
+                clauses.push(format!(
+                    "NOT (repo_id = {} AND {paths})",
+                    quote(&view.repository)
+                ));
+            }
+        }
         clauses.extend(any_of("language", &self.languages));
         clauses.extend(any_of("node_kind", &self.kinds));
         if !self.categories.is_empty() {
@@ -268,6 +319,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_ref_view_hides_the_repository_files_it_replaces() {
+        let f = ChunkFilter {
+            repositories: vec!["r".into(), "r-ref".into()],
+            excluded: vec!["other-ref".into()],
+            views: vec![RefView {
+                repository: "r".into(),
+                tracked: "r-ref".into(),
+                hidden: ["b.ts".to_string(), "a'.ts".to_string()].into(),
+            }],
+            ..ChunkFilter::default()
+        };
+        assert_eq!(
+            f.to_sql().as_deref(),
+            Some(
+                "repo_id IN ('r', 'r-ref') AND NOT (repo_id = 'other-ref') AND \
+                 NOT (repo_id = 'r' AND relative_path IN ('a''.ts', 'b.ts'))"
+            )
+        );
+        assert!(!f.admits_file("r", "b.ts"));
+        assert!(f.admits_file("r-ref", "b.ts"));
+        assert!(f.admits_file("r", "c.ts"));
+        assert!(!f.admits_file("other-ref", "c.ts"));
+    }
+
+    #[test]
     fn empty_filter_is_no_predicate() {
         assert_eq!(ChunkFilter::default().to_sql(), None);
     }
@@ -278,8 +354,7 @@ mod tests {
             repositories: vec!["r1".into()],
             paths: vec!["src/auth/".into(), "lib/o'neil.ts".into()],
             languages: vec!["typescript".into(), "tsx".into()],
-            kinds: vec![],
-            categories: vec![],
+            ..ChunkFilter::default()
         };
         assert_eq!(
             f.to_sql().as_deref(),

@@ -173,6 +173,10 @@ pub struct Repository {
     pub tracked_ref: Option<String>,
     /// Commit the index reflects (git).
     pub indexed_commit: Option<String>,
+    /// For a tracked ref beyond the default one: the repository it belongs to (the ref
+    /// holds only the files that differ from that repository's indexed commit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
     /// Lifecycle state.
     pub status: RepoStatus,
     /// Last sync error.
@@ -461,6 +465,16 @@ pub trait MetaStore: Send + Sync {
         last_error: Option<&str>,
         indexed_commit: Option<&str>,
     ) -> Result<(), StoreError>;
+    /// Registers `ref_name` as a tracked ref of `parent`: a repository row named
+    /// `{parent}@{ref}` with the parent's source and settings and `parent_id` set.
+    /// `Conflict` when the parent tracks that ref already.
+    async fn create_ref(
+        &self,
+        parent: &Repository,
+        ref_name: &str,
+    ) -> Result<Repository, StoreError>;
+    /// The tracked refs of a repository (beyond its default one), by name.
+    async fn list_refs(&self, parent_id: &str) -> Result<Vec<Repository>, StoreError>;
     /// Removes a repository and everything of it (files, symbols, edges, jobs).
     async fn delete_repository(&self, id: &str) -> Result<bool, StoreError>;
 

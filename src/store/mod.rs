@@ -73,7 +73,7 @@ mod vector;
 pub use embed_cache::{decode_vector, encode_vector};
 pub use error::StoreError;
 pub use filter::{
-    ChunkFilter, MAX_FILTER_ENTRIES, MAX_FILTER_ENTRY_BYTES, PathMatcher, glob_to_like,
+    ChunkFilter, MAX_FILTER_ENTRIES, MAX_FILTER_ENTRY_BYTES, PathMatcher, RefView, glob_to_like,
 };
 pub use lance::{LanceStore, LanceStoreOptions};
 pub use meta::{

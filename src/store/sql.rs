@@ -219,6 +219,7 @@ fn repository(row: &AnyRow) -> Result<Repository, StoreError> {
         )?,
         tracked_ref: row.try_get("tracked_ref")?,
         indexed_commit: row.try_get("indexed_commit")?,
+        parent_id: row.try_get("parent_id")?,
         status: row.try_get::<String, _>("status")?.try_into()?,
         last_error: row.try_get("last_error")?,
         settings,
@@ -481,6 +482,55 @@ impl MetaStore for SqlMetaStore {
         self.get_repository(&id)
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("repository {id}")))
+    }
+
+    async fn create_ref(
+        &self,
+        parent: &Repository,
+        ref_name: &str,
+    ) -> Result<Repository, StoreError> {
+        let now = now_ms();
+        let id = new_id();
+        let name = format!("{}@{ref_name}", parent.name);
+        let (kind, location) = parent.source.split();
+        let settings = serde_json::to_string(&parent.settings)
+            .map_err(|e| StoreError::Invalid(format!("settings do not serialise: {e}")))?;
+        let result = sqlx::query(
+            "INSERT INTO repositories (id, name, source_kind, source, tracked_ref, indexed_commit, status, \
+             last_error, settings, created_at, updated_at, parent_id) \
+             VALUES ($1, $2, $3, $4, $5, NULL, $6, NULL, $7, $8, $8, $9)",
+        )
+        .bind(&id)
+        .bind(&name)
+        .bind(kind)
+        .bind(location)
+        .bind(ref_name)
+        .bind(RepoStatus::Registered.as_str())
+        .bind(&settings)
+        .bind(now)
+        .bind(&parent.id)
+        .execute(&self.pool)
+        .await;
+        match result {
+            Err(e) if is_unique_violation(&e) => {
+                return Err(StoreError::Conflict(format!(
+                    "ref `{ref_name}` of repository `{}`",
+                    parent.name
+                )));
+            }
+            other => other?,
+        };
+        self.get_repository(&id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("repository {id}")))
+    }
+
+    async fn list_refs(&self, parent_id: &str) -> Result<Vec<Repository>, StoreError> {
+        let rows = sqlx::query("SELECT * FROM repositories WHERE parent_id = $1 ORDER BY name")
+            .bind(parent_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(repository).collect()
     }
 
     async fn get_repository(&self, id: &str) -> Result<Option<Repository>, StoreError> {

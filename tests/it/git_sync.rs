@@ -14,7 +14,13 @@ use sextant::store::{
 };
 use support::embedders::{DIMS, Recorder};
 
-fn commit(repo: &Repository, files: &[(&str, Option<&str>)], message: &str, branch: &str) {
+/// Commits `files` (`None`: delete) on `branch` of `repo` (its work tree and index too).
+pub(crate) fn commit(
+    repo: &Repository,
+    files: &[(&str, Option<&str>)],
+    message: &str,
+    branch: &str,
+) {
     let workdir = repo.workdir().unwrap().to_path_buf();
     let mut index = repo.index().unwrap();
     for (rel, content) in files {

@@ -24,6 +24,7 @@ mod mcp;
 mod meta_store;
 mod openapi;
 mod providers;
+mod refs;
 mod robustness;
 mod scout;
 mod search;

@@ -544,7 +544,7 @@ async fn the_largest_allowed_filter_runs_on_a_worker_thread() {
         paths,
         languages: vec!["typescript".into()],
         kinds: vec!["function".into()],
-        categories: vec![],
+        ..ChunkFilter::default()
     };
     assert_eq!(filter.validate(), Ok(()));
     let task = {

@@ -5,6 +5,7 @@
 pub(crate) mod events;
 pub(crate) mod grep;
 pub(crate) mod jobs;
+pub(crate) mod refs;
 pub(crate) mod repositories;
 pub(crate) mod scout;
 pub(crate) mod search;

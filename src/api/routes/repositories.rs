@@ -174,6 +174,8 @@ pub struct RepositoryDetail {
     pub symbols: i64,
     /// The five most recent jobs.
     pub recent_jobs: Vec<Job>,
+    /// The refs it tracks beyond its default one, each with its status and commit.
+    pub refs: Vec<Repository>,
 }
 
 /// One repository: status, indexed commit, counts, last error, recent jobs.
@@ -201,6 +203,7 @@ impl From<RepositoryStatus> for RepositoryDetail {
             },
             symbols: status.counts.symbols,
             recent_jobs: status.recent_jobs,
+            refs: status.refs,
         }
     }
 }

@@ -42,6 +42,8 @@ mod fresh;
 mod model;
 mod plan;
 mod registry;
+
+pub use registry::MAX_REFS;
 mod sync;
 
 /// Files a sync writes per commit unless configured (`--batch-files`).
@@ -349,10 +351,16 @@ struct Pending {
 }
 
 /// The work a sync must do, from either source.
+/// The skip reason of the record a tracked ref keeps for a file it deletes.
+pub const DELETED_ON_REF: &str = "deleted on this ref";
+
 struct Plan {
     pending: Vec<Pending>,
     removals: Vec<String>,
     skipped: Vec<(ScannedFile, String)>,
+    /// Paths a tracked ref deletes or renames away from its repository's indexed commit:
+    /// recorded (no chunks) so that searches on the ref hide the repository's copy.
+    deleted: Vec<String>,
     commit: Option<String>,
     configs: Vec<(String, String)>,
 }

@@ -94,6 +94,7 @@ impl Indexer {
             pending,
             removals,
             skipped,
+            deleted: Vec::new(),
             commit: None,
             configs: scan.configs,
         })
@@ -132,11 +133,25 @@ impl Indexer {
             route: proxy.as_ref().map(|p| p.route().clone()),
         };
         let shown = url.to_string();
-        let (url, dir, tracked, old, filter) = (
+        // A tracked ref shares its repository's mirror and holds what differs from the
+        // repository's indexed commit.
+        let (mirror_of, old) = match &repo.parent_id {
+            Some(parent_id) => {
+                let parent = self.find_repo(parent_id).await?;
+                let Some(base) = parent.indexed_commit.clone() else {
+                    return Err(IndexError::Git(format!(
+                        "`{}` has not been indexed yet: its refs are synced after it",
+                        parent.name
+                    )));
+                };
+                (parent.id, Some(base))
+            }
+            None => (repo.id.clone(), repo.indexed_commit.clone()),
+        };
+        let (url, dir, tracked, filter) = (
             url.to_string(),
-            self.checkout_dir(&repo.id),
+            self.checkout_dir(&mirror_of),
             repo.tracked_ref.clone(),
-            repo.indexed_commit.clone(),
             filter.clone(),
         );
         let (plan, stored) = tokio::task::spawn_blocking(move || {
@@ -172,6 +187,17 @@ impl Indexer {
             })
             .collect();
         let mut skipped = plan.skipped;
+        if repo.parent_id.is_some() {
+            return Ok(overlay_plan(
+                stored,
+                pending,
+                skipped,
+                plan.removed,
+                plan.named,
+                plan.commit,
+                plan.configs,
+            ));
+        }
         let limit = usize::try_from(repo.settings.max_files).unwrap_or(usize::MAX);
         apply_file_limit(limit, &stored, &plan.removed, &mut pending, &mut skipped);
         Ok(Plan {
@@ -182,9 +208,46 @@ impl Indexer {
                 .filter(|p| stored.contains_key(p))
                 .collect(),
             skipped,
+            deleted: Vec::new(),
             commit: Some(plan.commit),
             configs: plan.configs,
         })
+    }
+}
+
+/// The plan of a tracked ref from the diff of its repository's indexed commit against
+/// the ref's commit: files changed on the ref are indexed (unless already held at that
+/// blob), files it deletes are recorded as deleted, and what the ref held before but no
+/// longer differs from the repository is removed from it.
+fn overlay_plan(
+    stored: HashMap<String, FileRecord>,
+    pending: Vec<Pending>,
+    skipped: Vec<(ScannedFile, String)>,
+    removed: Vec<String>,
+    named: std::collections::HashSet<String>,
+    commit: String,
+    configs: Vec<(String, String)>,
+) -> Plan {
+    let deleted: Vec<String> = removed
+        .into_iter()
+        .filter(|p| {
+            stored
+                .get(p)
+                .is_none_or(|f| f.skip_reason.as_deref() != Some(DELETED_ON_REF))
+        })
+        .collect();
+    let removals = stored
+        .keys()
+        .filter(|p| !named.contains(p.as_str()))
+        .cloned()
+        .collect();
+    Plan {
+        pending,
+        removals,
+        skipped,
+        deleted,
+        commit: Some(commit),
+        configs,
     }
 }
 

@@ -266,9 +266,84 @@ impl Indexer {
             .await?)
     }
 
-    /// Removes a repository and everything stored for it.
+    /// Tracks `ref_name` (a branch, tag or commit of its remote) on the git repository
+    /// `name_or_id` as well as its default ref; the new ref holds only what differs from
+    /// the repository's indexed commit and is synced like a repository.
+    pub async fn add_ref(
+        &self,
+        name_or_id: &str,
+        ref_name: &str,
+    ) -> Result<Repository, IndexError> {
+        let parent = self.find_repo(name_or_id).await?;
+        check_ref_name(ref_name)?;
+        if parent.parent_id.is_some() {
+            return Err(IndexError::Settings(format!(
+                "`{}` is itself a ref; add refs to its repository",
+                parent.name
+            )));
+        }
+        if !matches!(parent.source, RepoSource::Git(_)) {
+            return Err(IndexError::Settings(format!(
+                "`{}` is a local directory: only git repositories track refs",
+                parent.name
+            )));
+        }
+        if parent.tracked_ref.as_deref() == Some(ref_name) {
+            return Err(IndexError::Settings(format!(
+                "`{ref_name}` is the default ref of `{}` already",
+                parent.name
+            )));
+        }
+        let refs = self.meta.list_refs(&parent.id).await?;
+        if refs.len() >= MAX_REFS {
+            return Err(IndexError::Settings(format!(
+                "`{}` tracks {MAX_REFS} refs, the most a repository may; drop one first \
+                 (`sextant repo ref drop`)",
+                parent.name
+            )));
+        }
+        Ok(self.meta.create_ref(&parent, ref_name).await?)
+    }
+
+    /// The refs a repository tracks beyond its default one.
+    pub async fn refs(&self, name_or_id: &str) -> Result<Vec<Repository>, IndexError> {
+        let parent = self.find_repo(name_or_id).await?;
+        Ok(self.meta.list_refs(&parent.id).await?)
+    }
+
+    /// The tracked ref `ref_name` of the repository `name_or_id`.
+    pub async fn find_ref(
+        &self,
+        name_or_id: &str,
+        ref_name: &str,
+    ) -> Result<Repository, IndexError> {
+        let parent = self.find_repo(name_or_id).await?;
+        self.meta
+            .list_refs(&parent.id)
+            .await?
+            .into_iter()
+            .find(|r| r.tracked_ref.as_deref() == Some(ref_name))
+            .ok_or_else(|| {
+                IndexError::UnknownRepo(format!(
+                    "{}@{ref_name} (the repository does not track `{ref_name}`: add it with \
+                     `sextant repo ref add {} {ref_name}`)",
+                    parent.name, parent.name
+                ))
+            })
+    }
+
+    /// Removes a repository and everything stored for it, its tracked refs included.
     pub async fn remove_repo(&self, name_or_id: &str) -> Result<Repository, IndexError> {
         let repo = self.find_repo(name_or_id).await?;
+        for tracked in self.meta.list_refs(&repo.id).await? {
+            self.remove_stored(&tracked).await?;
+        }
+        self.remove_stored(&repo).await?;
+        Ok(repo)
+    }
+
+    /// Removes what is stored for one repository row (a repository or a tracked ref).
+    async fn remove_stored(&self, repo: &Repository) -> Result<(), IndexError> {
         let lock = self.repo_lock(&repo.id);
         let _held = lock.lock().await;
         // Chunks first: if this is interrupted, the repository row still exists and the
@@ -286,9 +361,30 @@ impl Indexer {
         }
         let mirror = self.checkout_dir(&repo.id);
         if matches!(repo.source, RepoSource::Git(_)) && mirror.exists() {
-            // Best effort: a left-over mirror is re-used or overwritten by nothing.
+            // Best effort: a left-over mirror is re-used or overwritten by nothing. (A
+            // tracked ref has none: it reads its repository's.)
             let _ = std::fs::remove_dir_all(&mirror);
         }
-        Ok(repo)
+        Ok(())
     }
+}
+
+/// Most refs one repository may track beyond its default one.
+pub const MAX_REFS: usize = 64;
+
+/// A ref name git could resolve: not empty, no whitespace or control characters, no
+/// `..`, at most 200 bytes.
+fn check_ref_name(name: &str) -> Result<(), IndexError> {
+    if name.is_empty()
+        || name.len() > 200
+        || name.contains("..")
+        || name.starts_with('-')
+        || name.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(IndexError::Settings(format!(
+            "`{name}` is not a ref name: give a branch, tag or commit (no spaces, no `..`, \
+             at most 200 bytes)"
+        )));
+    }
+    Ok(())
 }

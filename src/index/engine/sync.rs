@@ -164,11 +164,13 @@ impl Indexer {
             pending,
             removals,
             skipped,
+            deleted,
             commit,
             configs,
         } = plan;
         // The repository shows `indexing` only while there is something to write.
-        if !(pending.is_empty() && removals.is_empty() && skipped.is_empty()) {
+        if !(pending.is_empty() && removals.is_empty() && skipped.is_empty() && deleted.is_empty())
+        {
             self.meta
                 .set_repository_status(&repo.id, RepoStatus::Indexing, None, None)
                 .await?;
@@ -191,9 +193,11 @@ impl Indexer {
             )),
         );
 
+        changed.extend(deleted.iter().cloned());
         let drop_started = Instant::now();
         self.drop_files(repo, &removals, &skipped, &mut report)
             .await?;
+        self.record_deleted(repo, &deleted, &mut report).await?;
         report.phases.drop = drop_started.elapsed();
         self.index_files(repo, &root, pending, progress, &mut report)
             .await?;
@@ -317,6 +321,40 @@ impl Indexer {
             report.skipped = skipped.len();
         }
 
+        Ok(())
+    }
+
+    /// A tracked ref's records of the files it deletes: no chunks (an earlier version
+    /// the ref held goes), a record that hides the repository's copy.
+    async fn record_deleted(
+        &self,
+        repo: &Repository,
+        deleted: &[String],
+        report: &mut SyncReport,
+    ) -> Result<(), IndexError> {
+        if deleted.is_empty() {
+            return Ok(());
+        }
+        let batch = deleted.iter().map(|p| (p.clone(), Vec::new())).collect();
+        self.vectors.replace_files(&repo.id, batch).await?;
+        self.grep_replace(&repo.id, Vec::new(), deleted.to_vec())
+            .await?;
+        for path in deleted {
+            let record = FileRecord {
+                repo_id: repo.id.clone(),
+                path: path.clone(),
+                language: None,
+                content_hash: None,
+                mtime_ms: None,
+                size_bytes: 0,
+                line_count: 0,
+                symbol_count: 0,
+                indexed_at: Some(now_ms()),
+                skip_reason: Some(DELETED_ON_REF.to_string()),
+            };
+            self.meta.upsert_file(&record).await?;
+        }
+        report.removed += deleted.len();
         Ok(())
     }
 

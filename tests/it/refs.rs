@@ -1,0 +1,408 @@
+//! Tracked refs (issue 40): a git repository's other branches are indexed as what differs
+//! from its indexed commit. Tested on a real repository made in the test: a branch that
+//! changes three files costs three files; a search on each ref reads that ref's code;
+//! dropping the ref frees its rows and nothing of the repository's.
+
+use std::sync::Arc;
+
+use git2::Repository;
+use sextant::auth::Principal;
+use sextant::index::{DELETED_ON_REF, IndexOptions, Indexer, JobRunner, Progress};
+use sextant::search::{SearchOverrides, Searcher};
+use sextant::service::Service;
+use sextant::store::{ChunkFilter, LanceStore, MetaStore, RepoSettings, SqlMetaStore, VectorStore};
+
+use crate::git_sync::commit;
+use crate::support::embedders::{BOW_DIMS, BagOfWords};
+
+struct World {
+    _tmp: tempfile::TempDir,
+    upstream: Repository,
+    meta: Arc<SqlMetaStore>,
+    vectors: Arc<LanceStore>,
+    indexer: Arc<Indexer>,
+    service: Service,
+}
+
+async fn world() -> World {
+    let tmp = tempfile::tempdir().unwrap();
+    let upstream = Repository::init(tmp.path().join("upstream")).unwrap();
+    upstream.set_head("refs/heads/main").unwrap();
+    commit(
+        &upstream,
+        &[
+            (
+                "src/a.ts",
+                Some("export function parseHeader(s: string) { return s.trim(); }\n"),
+            ),
+            (
+                "src/b.ts",
+                Some("export function checkQuota(n: number) { return n > 3; }\n"),
+            ),
+            (
+                "src/c.ts",
+                Some("export function legacyRetry() { return 'again'; }\n"),
+            ),
+            (
+                "src/d.ts",
+                Some("export function formatDate(d: Date) { return d.toISOString(); }\n"),
+            ),
+        ],
+        "initial",
+        "main",
+    );
+    // `feature` changes three files: one modified (a rename), one added, one deleted.
+    {
+        let main = upstream
+            .find_reference("refs/heads/main")
+            .unwrap()
+            .peel_to_commit()
+            .unwrap();
+        upstream.branch("feature", &main, false).unwrap();
+    }
+    commit(
+        &upstream,
+        &[
+            (
+                "src/a.ts",
+                Some("export function parseHeaderStrict(s: string) { return s.trim(); }\n"),
+            ),
+            (
+                "src/e.ts",
+                Some("export function exportCsvReport(rows: string[]) { return rows.join(); }\n"),
+            ),
+            ("src/c.ts", None),
+        ],
+        "feature work",
+        "feature",
+    );
+    let meta = Arc::new(
+        SqlMetaStore::open(&tmp.path().join("db.sqlite").to_string_lossy())
+            .await
+            .unwrap(),
+    );
+    let vectors = Arc::new(
+        LanceStore::open(sextant::store::LanceStoreOptions::new(
+            tmp.path().join("lance").to_string_lossy(),
+            BOW_DIMS,
+        ))
+        .await
+        .unwrap(),
+    );
+    let indexer = Arc::new(
+        Indexer::new(
+            meta.clone(),
+            vectors.clone(),
+            Arc::new(BagOfWords),
+            IndexOptions {
+                checkout_dir: tmp.path().join("repos"),
+                ..IndexOptions::default()
+            },
+        )
+        .unwrap(),
+    );
+    let searcher = Searcher::new(meta.clone(), vectors.clone(), Arc::new(BagOfWords), None);
+    let (events, _) = tokio::sync::broadcast::channel(64);
+    let jobs = Arc::new(JobRunner::new(indexer.clone(), 1, events.clone()));
+    let service = Service::new(indexer.clone(), Arc::new(searcher), jobs, events);
+    World {
+        _tmp: tmp,
+        upstream,
+        meta,
+        vectors,
+        indexer,
+        service,
+    }
+}
+
+impl World {
+    fn url(&self) -> String {
+        self.upstream
+            .workdir()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Paths of the search's results for `query` (on `git_ref` when given), with the
+    /// repository id and ref each names.
+    async fn found(
+        &self,
+        query: &str,
+        git_ref: Option<&str>,
+    ) -> Vec<(String, String, Option<String>)> {
+        let request = SearchOverrides {
+            git_ref: git_ref.map(str::to_string),
+            ..SearchOverrides::default()
+        };
+        let answer = self
+            .service
+            .search(&Principal::local(), query, request)
+            .await
+            .unwrap();
+        answer
+            .response
+            .results
+            .into_iter()
+            .map(|h| (h.path, h.repo_id, h.git_ref))
+            .collect()
+    }
+
+    /// Registers the upstream as `up`, tracking `main`.
+    async fn register(&self) -> sextant::store::Repository {
+        self.indexer
+            .register_git(
+                &self.url(),
+                Some("up"),
+                Some("main"),
+                RepoSettings::default(),
+            )
+            .await
+            .unwrap()
+    }
+
+    async fn chunks_of(&self, repo_id: &str) -> usize {
+        let filter = ChunkFilter {
+            repositories: vec![repo_id.to_string()],
+            ..ChunkFilter::default()
+        };
+        self.vectors.count(&filter).await.unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
+    let w = world().await;
+    let repo = w.register().await;
+    let base = w
+        .indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    assert_eq!(base.indexed, 4);
+    let base_chunks = w.chunks_of(&repo.id).await;
+    let base_files = w.meta.list_files(&repo.id).await.unwrap();
+
+    let (tracked, _job) = w
+        .service
+        .add_ref(&Principal::local(), "up", "feature")
+        .await
+        .unwrap();
+    assert_eq!(tracked.parent_id.as_deref(), Some(repo.id.as_str()));
+    assert_eq!(tracked.name, "up@feature");
+    let report = w
+        .indexer
+        .sync(&tracked, &mut Progress::silent(&tracked.id))
+        .await
+        .unwrap();
+    // Two files read (the modified and the added one), one deletion recorded: nothing
+    // else of the repository is read again.
+    assert_eq!((report.indexed, report.removed), (2, 1), "{report:?}");
+    let mut held: Vec<(String, Option<String>)> = w
+        .meta
+        .list_files(&tracked.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|f| (f.path, f.skip_reason))
+        .collect();
+    held.sort();
+    assert_eq!(
+        held,
+        [
+            ("src/a.ts".to_string(), None),
+            ("src/c.ts".to_string(), Some(DELETED_ON_REF.to_string())),
+            ("src/e.ts".to_string(), None),
+        ]
+    );
+    // A second sync of an unchanged ref reads nothing.
+    let again = w
+        .indexer
+        .sync(&tracked, &mut Progress::silent(&tracked.id))
+        .await
+        .unwrap();
+    assert_eq!((again.indexed, again.removed), (0, 0), "{again:?}");
+
+    // Each ref answers with its own code, in the repository's name.
+    let on_feature = w
+        .found("parseHeaderStrict exportCsvReport", Some("feature"))
+        .await;
+    assert!(
+        on_feature
+            .iter()
+            .any(|(p, r, g)| p == "src/e.ts" && *r == repo.id && g.as_deref() == Some("feature")),
+        "{on_feature:?}"
+    );
+    assert!(
+        on_feature.iter().all(|(p, _, _)| p != "src/c.ts"),
+        "deleted on the ref: {on_feature:?}"
+    );
+    let a_hits: Vec<_> = on_feature
+        .iter()
+        .filter(|(p, _, _)| p == "src/a.ts")
+        .collect();
+    assert!(
+        a_hits.len() <= 1,
+        "one version of a.ts per ref: {on_feature:?}"
+    );
+    let on_main = w.found("legacyRetry exportCsvReport", None).await;
+    assert!(
+        on_main.iter().any(|(p, _, _)| p == "src/c.ts"),
+        "{on_main:?}"
+    );
+    assert!(
+        on_main
+            .iter()
+            .all(|(p, r, g)| p != "src/e.ts" && *r == repo.id && g.is_none()),
+        "the default search never reads a ref's rows: {on_main:?}"
+    );
+    let exact = w
+        .service
+        .symbol(&Principal::local(), "parseHeaderStrict", None)
+        .await
+        .unwrap();
+    assert!(
+        exact.response.results.is_empty(),
+        "renamed on the branch only"
+    );
+    let legacy = w.found("legacyRetry", Some("feature")).await;
+    assert!(legacy.iter().all(|(p, _, _)| p != "src/c.ts"), "{legacy:?}");
+
+    // Refs are listed with their repository, not as repositories.
+    let listed = w
+        .service
+        .list_repositories(&Principal::local())
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+    let refs = w.service.refs(&Principal::local(), "up").await.unwrap();
+    assert_eq!(refs.len(), 1);
+    assert!(refs[0].indexed_commit.is_some());
+
+    // An unknown ref is named with what to do.
+    let unknown = w
+        .service
+        .search(
+            &Principal::local(),
+            "parse",
+            SearchOverrides {
+                repositories: Some(vec!["up".into()]),
+                git_ref: Some("nope".into()),
+                ..SearchOverrides::default()
+            },
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(unknown.contains("repo ref add"), "{unknown}");
+
+    // Dropping the ref frees its rows and nothing of the repository's.
+    assert!(w.chunks_of(&tracked.id).await > 0);
+    w.service
+        .drop_ref(&Principal::local(), "up", "feature")
+        .await
+        .unwrap();
+    assert_eq!(w.chunks_of(&tracked.id).await, 0);
+    assert!(w.meta.list_files(&tracked.id).await.unwrap().is_empty());
+    assert_eq!(w.chunks_of(&repo.id).await, base_chunks);
+    assert_eq!(w.meta.list_files(&repo.id).await.unwrap(), base_files);
+    assert!(
+        w.service
+            .refs(&Principal::local(), "up")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ref_follows_its_repository_and_refuses_what_it_cannot_track() {
+    let w = world().await;
+    let repo = w.register().await;
+    let tracked = w.indexer.add_ref("up", "feature").await.unwrap();
+    // Before its repository is indexed, a ref cannot be diffed against it.
+    let early = w
+        .indexer
+        .sync(&tracked, &mut Progress::silent(&tracked.id))
+        .await;
+    assert!(
+        early
+            .unwrap_err()
+            .to_string()
+            .contains("not been indexed yet")
+    );
+    w.indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    let tracked = w.indexer.find_repo(&tracked.id).await.unwrap();
+    w.indexer
+        .sync(&tracked, &mut Progress::silent(&tracked.id))
+        .await
+        .unwrap();
+
+    // main catches up with feature's change to a.ts: the ref no longer holds a.ts.
+    {
+        let main = w
+            .upstream
+            .find_reference("refs/heads/main")
+            .unwrap()
+            .peel_to_commit()
+            .unwrap();
+        // The work tree and index hold feature's files since its commit.
+        w.upstream
+            .reset(main.as_object(), git2::ResetType::Hard, None)
+            .unwrap();
+    }
+    commit(
+        &w.upstream,
+        &[(
+            "src/a.ts",
+            Some("export function parseHeaderStrict(s: string) { return s.trim(); }\n"),
+        )],
+        "main catches up",
+        "main",
+    );
+    let repo = w.indexer.find_repo(&repo.id).await.unwrap();
+    w.indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    let tracked = w.indexer.find_repo(&tracked.id).await.unwrap();
+    let report = w
+        .indexer
+        .sync(&tracked, &mut Progress::silent(&tracked.id))
+        .await
+        .unwrap();
+    assert_eq!(report.indexed, 0, "{report:?}");
+    let mut held: Vec<String> = w
+        .meta
+        .list_files(&tracked.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    held.sort();
+    assert_eq!(held, ["src/c.ts", "src/e.ts"]);
+
+    // Refused: the default ref again, a ref of a ref, a bad name, twice the same ref.
+    for (name, git_ref, says) in [
+        ("up", "main", "default ref"),
+        ("up@feature", "x", "itself a ref"),
+        ("up", "a b", "not a ref name"),
+        ("up", "feature", "feature"),
+    ] {
+        let refused = w
+            .indexer
+            .add_ref(name, git_ref)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains(says), "{name} {git_ref}: {refused}");
+    }
+    // Removing the repository removes its refs.
+    w.indexer.remove_repo("up").await.unwrap();
+    assert!(w.indexer.find_repo(&tracked.id).await.is_err());
+    assert_eq!(w.chunks_of(&tracked.id).await, 0);
+}
