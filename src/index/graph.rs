@@ -50,21 +50,42 @@ fn import_keys(path: &str) -> Vec<String> {
     keys
 }
 
+/// The files a graph stage resolves against: one repository's, or a tracked ref's seen
+/// over its repository (the ref's own files, and the repository's others).
+#[derive(Debug, Clone)]
+pub(super) struct GraphView {
+    /// Whose edges are written (the repository or the tracked ref).
+    pub repo_id: String,
+    /// For a tracked ref: its repository, whose files the ref does not hold are read
+    /// from there.
+    pub base: Option<String>,
+}
+
+/// Facts and symbols of `paths` into `resolver`, each read from the view's own files, or
+/// from its base for the files it does not hold (`own`: the paths it records).
 async fn load(
     meta: &dyn MetaStore,
-    repo_id: &str,
+    view: &GraphView,
+    own: &HashSet<String>,
     paths: &[String],
     resolver: &mut Resolver,
 ) -> Result<usize, IndexError> {
-    let facts: HashMap<String, String> = meta
-        .files_facts(repo_id, paths)
-        .await?
-        .into_iter()
-        .collect();
+    let (mine, theirs): (Vec<String>, Vec<String>) = match &view.base {
+        Some(_) => paths.iter().cloned().partition(|p| own.contains(p)),
+        None => (paths.to_vec(), Vec::new()),
+    };
+    let mut facts: HashMap<String, String> = HashMap::new();
     // One query per few hundred files, not one per file (in source order per file).
     let mut by_file: HashMap<String, Vec<SymbolRecord>> = HashMap::new();
-    for (path, symbol) in meta.symbols_of_files(repo_id, paths).await? {
-        by_file.entry(path).or_default().push(symbol);
+    for (repo_id, part) in [(Some(&view.repo_id), mine), (view.base.as_ref(), theirs)] {
+        let Some(repo_id) = repo_id else { continue };
+        if part.is_empty() {
+            continue;
+        }
+        facts.extend(meta.files_facts(repo_id, &part).await?);
+        for (path, symbol) in meta.symbols_of_files(repo_id, &part).await? {
+            by_file.entry(path).or_default().push(symbol);
+        }
     }
     for path in paths {
         let symbols = by_file.remove(path).unwrap_or_default();
@@ -85,13 +106,14 @@ async fn load(
 /// in rounds, counted in `loaded`); dropped with the group.
 async fn resolve_group(
     meta: &dyn MetaStore,
-    repo_id: &str,
+    view: &GraphView,
+    own: &HashSet<String>,
     modules: &ModuleResolver,
     group: &[String],
     loaded: &mut usize,
 ) -> Result<Vec<(String, Vec<EdgeRecord>)>, IndexError> {
     let mut resolver = Resolver::new(modules.clone());
-    *loaded += load(meta, repo_id, group, &mut resolver).await?;
+    *loaded += load(meta, view, own, group, &mut resolver).await?;
     let mut rounds = 0;
     loop {
         let edges = group
@@ -103,14 +125,14 @@ async fn resolve_group(
         if missing.is_empty() || rounds >= MAX_ROUNDS {
             return Ok(edges);
         }
-        *loaded += load(meta, repo_id, &missing, &mut resolver).await?;
+        *loaded += load(meta, view, own, &missing, &mut resolver).await?;
     }
 }
 
 /// Re-resolves the edges of `changed` files and their importers. See the module docs.
 pub(super) async fn update_graph(
     meta: &dyn MetaStore,
-    repo_id: &str,
+    view: &GraphView,
     changed: Vec<String>,
     configs: &[(String, String)],
     progress: &mut Progress,
@@ -121,6 +143,7 @@ pub(super) async fn update_graph(
         0,
         Some("resolving the symbol graph".into()),
     );
+    let repo_id = view.repo_id.as_str();
     let files = meta.list_files(repo_id).await?;
     let indexed: HashSet<String> = files
         .iter()
@@ -128,6 +151,18 @@ pub(super) async fn update_graph(
         .map(|f| f.path.clone())
         .collect();
     let recorded: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let own: HashSet<String> = recorded.iter().map(|p| p.to_string()).collect();
+    // A tracked ref's modules are its own files and its repository's it does not hold.
+    let mut visible = indexed.clone();
+    if let Some(base) = &view.base {
+        visible.extend(
+            meta.list_files(base)
+                .await?
+                .into_iter()
+                .filter(|f| f.skip_reason.is_none() && !own.contains(&f.path))
+                .map(|f| f.path),
+        );
+    }
     // Changed files, then whoever imports them, until nothing new turns up.
     let mut affected: BTreeSet<String> = changed.iter().cloned().collect();
     let mut frontier = changed;
@@ -151,7 +186,7 @@ pub(super) async fn update_graph(
         .filter(|p| !indexed.contains(*p) && recorded.contains(p.as_str()))
         .map(|p| (p.clone(), Vec::new()))
         .collect();
-    let modules = ModuleResolver::new(indexed.iter().cloned(), configs);
+    let modules = ModuleResolver::new(visible.iter().cloned(), configs);
     let mut report = GraphReport {
         files: targets.len(),
         ..GraphReport::default()
@@ -163,7 +198,7 @@ pub(super) async fn update_graph(
     let mut dropped = Some(dropped);
     loop {
         let edges = if let Some(group) = groups.next() {
-            resolve_group(meta, repo_id, &modules, group, &mut report.loaded).await?
+            resolve_group(meta, view, &own, &modules, group, &mut report.loaded).await?
         } else if let Some(rest) = dropped.take() {
             rest
         } else {

@@ -1,7 +1,8 @@
 //! Tracked refs (issue 40): a git repository's other branches are indexed as what differs
 //! from its indexed commit. Tested on a real repository made in the test: a branch that
-//! changes three files costs three files; a search on each ref reads that ref's code;
-//! dropping the ref frees its rows and nothing of the repository's.
+//! changes four files costs four files; a search on each ref reads that ref's code; a
+//! rename on the branch moves its callers in the ref's graph only; dropping the ref frees
+//! its rows and nothing of the repository's.
 
 use std::sync::Arc;
 
@@ -47,11 +48,19 @@ async fn world() -> World {
                 "src/d.ts",
                 Some("export function formatDate(d: Date) { return d.toISOString(); }\n"),
             ),
+            (
+                "src/f.ts",
+                Some(
+                    "import { parseHeader } from './a';\n\
+                     export function readRequest(s: string) { return parseHeader(s); }\n",
+                ),
+            ),
         ],
         "initial",
         "main",
     );
-    // `feature` changes three files: one modified (a rename), one added, one deleted.
+    // `feature` changes four files: a function renamed, its caller following, one file
+    // added (calling an unchanged one), one deleted.
     {
         let main = upstream
             .find_reference("refs/heads/main")
@@ -69,7 +78,17 @@ async fn world() -> World {
             ),
             (
                 "src/e.ts",
-                Some("export function exportCsvReport(rows: string[]) { return rows.join(); }\n"),
+                Some(
+                    "import { formatDate } from './d';\n\
+                     export function exportCsvReport(rows: string[]) { return rows.join(formatDate(new Date())); }\n",
+                ),
+            ),
+            (
+                "src/f.ts",
+                Some(
+                    "import { parseHeaderStrict } from './a';\n\
+                     export function readRequest(s: string) { return parseHeaderStrict(s); }\n",
+                ),
             ),
             ("src/c.ts", None),
         ],
@@ -179,7 +198,7 @@ async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
         .sync(&repo, &mut Progress::silent(&repo.id))
         .await
         .unwrap();
-    assert_eq!(base.indexed, 4);
+    assert_eq!(base.indexed, 5);
     let base_chunks = w.chunks_of(&repo.id).await;
     let base_files = w.meta.list_files(&repo.id).await.unwrap();
 
@@ -195,9 +214,9 @@ async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
         .sync(&tracked, &mut Progress::silent(&tracked.id))
         .await
         .unwrap();
-    // Two files read (the modified and the added one), one deletion recorded: nothing
-    // else of the repository is read again.
-    assert_eq!((report.indexed, report.removed), (2, 1), "{report:?}");
+    // Three files read (two modified, one added), one deletion recorded: nothing else of
+    // the repository is read again.
+    assert_eq!((report.indexed, report.removed), (3, 1), "{report:?}");
     let mut held: Vec<(String, Option<String>)> = w
         .meta
         .list_files(&tracked.id)
@@ -213,7 +232,38 @@ async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
             ("src/a.ts".to_string(), None),
             ("src/c.ts".to_string(), Some(DELETED_ON_REF.to_string())),
             ("src/e.ts".to_string(), None),
+            ("src/f.ts".to_string(), None),
         ]
+    );
+    // The rename moves the caller's edge in the ref's graph only; the ref's new file
+    // resolves its call into a file it shares with the repository.
+    let calls = |repo_id: String, path: &'static str| {
+        let meta = w.meta.clone();
+        async move {
+            let mut out = Vec::new();
+            for symbol in meta.file_symbols(&repo_id, path).await.unwrap() {
+                for e in meta.edges_from(&repo_id, &symbol.chunk_id).await.unwrap() {
+                    if e.kind == sextant::store::EdgeKind::Calls {
+                        out.push((e.to_name, e.to_chunk.is_some()));
+                    }
+                }
+            }
+            out
+        }
+    };
+    assert_eq!(
+        calls(tracked.id.clone(), "src/f.ts").await,
+        [("parseHeaderStrict".to_string(), true)]
+    );
+    assert_eq!(
+        calls(repo.id.clone(), "src/f.ts").await,
+        [("parseHeader".to_string(), true)]
+    );
+    assert!(
+        calls(tracked.id.clone(), "src/e.ts")
+            .await
+            .contains(&("formatDate".to_string(), true)),
+        "a call into the repository's files resolves on the ref"
     );
     // A second sync of an unchanged ref reads nothing.
     let again = w
@@ -384,7 +434,7 @@ async fn a_ref_follows_its_repository_and_refuses_what_it_cannot_track() {
         .map(|f| f.path)
         .collect();
     held.sort();
-    assert_eq!(held, ["src/c.ts", "src/e.ts"]);
+    assert_eq!(held, ["src/c.ts", "src/e.ts", "src/f.ts"]);
 
     // Refused: the default ref again, a ref of a ref, a bad name, twice the same ref.
     for (name, git_ref, says) in [

@@ -203,9 +203,13 @@ impl Indexer {
             .await?;
         if !changed.is_empty() {
             let graph_started = Instant::now();
+            let view = crate::index::graph::GraphView {
+                repo_id: repo.id.clone(),
+                base: repo.parent_id.clone(),
+            };
             let graph = crate::index::graph::update_graph(
                 self.meta.as_ref(),
-                &repo.id,
+                &view,
                 changed,
                 &configs,
                 progress,
