@@ -213,6 +213,17 @@ pub fn repo(remote: Remote, action: RepoCommand) -> Result<(), CliError> {
                 w.flush().map_err(write_err)?;
                 wait(&remote, &created["job"], &mut w).await?;
             }
+            RepoCommand::Ref(RefCommand::Compare { name, head, base }) => {
+                let mut path = format!(
+                    "/api/v1/repositories/{}/compare?head={}",
+                    enc(&name),
+                    enc(&head)
+                );
+                if let Some(base) = base {
+                    path.push_str(&format!("&base={}", enc(&base)));
+                }
+                print_json(&mut w, &remote.get(&path).await?)?;
+            }
             RepoCommand::Ref(RefCommand::Drop { name, git_ref }) => {
                 let path = format!("/api/v1/repositories/{}/refs/{}", enc(&name), enc(&git_ref));
                 remote.send(reqwest::Method::DELETE, &path, None).await?;

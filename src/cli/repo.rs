@@ -76,6 +76,18 @@ pub enum RefCommand {
         /// Repository name or id.
         name: String,
     },
+    /// What differs between two refs (JSON): files, symbols, and the unchanged code
+    /// using what changed.
+    Compare {
+        /// Repository name or id.
+        name: String,
+        /// The ref compared to.
+        #[arg(value_name = "HEAD")]
+        head: String,
+        /// The ref compared from (default: the default ref).
+        #[arg(long)]
+        base: Option<String>,
+    },
     /// Stop tracking a ref; what it alone held is deleted.
     Drop {
         /// Repository name or id.
@@ -242,6 +254,13 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
                     tracked.name
                 )
                 .map_err(write_err)?;
+            }
+            RepoCommand::Ref(RefCommand::Compare { name, head, base }) => {
+                let comparison = service
+                    .compare(&me, &name, base.as_deref(), &head)
+                    .await
+                    .map_err(fail)?;
+                print_json(&mut w, &comparison)?;
             }
             RepoCommand::Ref(RefCommand::Drop { name, git_ref }) => {
                 service.drop_ref(&me, &name, &git_ref).await.map_err(fail)?;

@@ -160,6 +160,7 @@ pub fn mcp_message(data: &[u8]) {
         | ToolArgs::AddRepository(_)
         | ToolArgs::File(_)
         | ToolArgs::Repo(_)
+        | ToolArgs::Compare(_)
         | ToolArgs::None => {}
     }
 }

@@ -163,6 +163,17 @@ pub struct RepoArgs {
     pub repository: String,
 }
 
+/// Arguments of `compare_refs`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct CompareArgs {
+    /// Repository name or id.
+    pub repository: String,
+    /// The ref compared from; default: the repository's default ref.
+    pub base: Option<String>,
+    /// The ref compared to (a branch, tag or commit the repository tracks).
+    pub head: String,
+}
+
 impl SearchArgs {
     /// The question and the search options this call overrides.
     pub fn into_search(self) -> (String, SearchOverrides) {
@@ -197,6 +208,8 @@ pub enum ToolArgs {
     Repo(RepoArgs),
     /// `grep`.
     Grep(GrepArgs),
+    /// `compare_refs`.
+    Compare(CompareArgs),
     /// `list_repositories` (no arguments).
     None,
 }
@@ -221,6 +234,7 @@ impl ToolArgs {
             "get_file_symbols" => read(arguments).map(Self::File),
             "index_status" => read(arguments).map(Self::Repo),
             "grep" => read(arguments).map(Self::Grep),
+            "compare_refs" => read(arguments).map(Self::Compare),
             "list_repositories" => Ok(Self::None),
             _ => return None,
         })

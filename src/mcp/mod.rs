@@ -29,13 +29,13 @@ use rmcp::{ErrorData as McpError, ServerHandler, tool, tool_handler, tool_router
 use tracing::Instrument;
 
 pub use args::{
-    AddRepositoryArgs, FileArgs, GrepArgs, RepoArgs, ScopeArgs, ScoutArgs, SearchArgs, SymbolArgs,
-    ToolArgs,
+    AddRepositoryArgs, CompareArgs, FileArgs, GrepArgs, RepoArgs, ScopeArgs, ScoutArgs, SearchArgs,
+    SymbolArgs, ToolArgs,
 };
 
 use crate::auth::Principal;
 use crate::service::records::RepoSettings;
-use crate::service::{Registration, ScoutRequest, Service, ServiceError, Source};
+use crate::service::{Comparison, Registration, ScoutRequest, Service, ServiceError, Source};
 
 /// Where tool calls are reported (whether each failed), for counters.
 pub trait ToolCalls: Send + Sync {
@@ -324,6 +324,26 @@ impl SextantMcp {
     }
 
     #[tool(
+        description = "What differs between two refs of a repository (a branch against the default ref): files and symbols added, removed or modified, and the unchanged code that uses what changed (what may break when the branch merges). The refs are those index_status lists."
+    )]
+    async fn compare_refs(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(args): Parameters<CompareArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let caller = principal(&ctx);
+        let result = async {
+            let c = self
+                .service
+                .compare(&caller, &args.repository, args.base.as_deref(), &args.head)
+                .await?;
+            Ok(vec![text(comparison_text(&c))])
+        }
+        .await;
+        Ok(self.answer("compare_refs", result))
+    }
+
+    #[tool(
         description = "Indexing status of one repository: state, files, recent jobs, and the refs it tracks besides its default one (search one with codebase_search's `ref`)."
     )]
     async fn index_status(
@@ -474,6 +494,44 @@ pub fn http_service(
         .with_allowed_hosts(allowed_hosts)
         .with_allowed_origins(allowed_origins);
     StreamableHttpService::new(move || Ok(tools.clone()), sessions, config)
+}
+
+/// `compare_refs`' answer: counts, then files, symbols and what may break, one a line.
+fn comparison_text(c: &Comparison) -> String {
+    let mut out = format!(
+        "{}: {} -> {}: {} files, {} symbols changed\n",
+        c.repository,
+        c.base,
+        c.head,
+        c.files.len(),
+        c.symbols.len()
+    );
+    for f in &c.files {
+        out.push_str(&format!("{:?} {}\n", f.change, f.path).to_lowercase());
+    }
+    for s in &c.symbols {
+        out.push_str(&format!(
+            "{} {} > {} ({})\n",
+            format!("{:?}", s.change).to_lowercase(),
+            s.path,
+            s.breadcrumb,
+            s.kind
+        ));
+    }
+    if !c.affected.is_empty() {
+        out.push_str("may break (unchanged code using what changed):\n");
+        for a in &c.affected {
+            out.push_str(&format!(
+                "{}:{} {} {} {}\n",
+                a.path,
+                a.line.map_or_else(String::new, |l| l.to_string()),
+                a.breadcrumb,
+                a.kind,
+                a.uses
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

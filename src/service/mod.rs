@@ -59,6 +59,7 @@ use crate::search::{SearchOptions, Searcher};
 use crate::store::{Job, Repository};
 
 pub use error::ServiceError;
+pub use refs::{Affected, Change, ChangedFile, ChangedSymbol, Comparison};
 pub use repositories::{Registration, RepositoryChange, RepositoryStatus, Source};
 pub use scout::{MAX_TAGS, ScoutRequest};
 pub use search::SearchAnswer;

@@ -130,3 +130,273 @@ impl Service {
         Ok(())
     }
 }
+
+/// Most callers a comparison lists as affected.
+const MAX_IMPACT: usize = 200;
+
+/// How a file or symbol differs from one ref to another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    /// Only in `head`.
+    Added,
+    /// Only in `base`.
+    Removed,
+    /// In both, with other content.
+    Modified,
+}
+
+/// A file that differs between two refs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct ChangedFile {
+    /// Path relative to the repository root.
+    pub path: String,
+    /// What happened to it.
+    pub change: Change,
+}
+
+/// A symbol that differs between two refs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct ChangedSymbol {
+    /// Its file.
+    pub path: String,
+    /// `Parent > name`.
+    pub breadcrumb: String,
+    /// Node kind.
+    pub kind: String,
+    /// What happened to it.
+    pub change: Change,
+}
+
+/// A symbol `head` leaves unchanged that uses one it changes or removes: what may break
+/// when `head` merges.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct Affected {
+    /// The caller's file.
+    pub path: String,
+    /// The caller (`Parent > name`).
+    pub breadcrumb: String,
+    /// What it uses (`Parent > name` of the changed symbol).
+    pub uses: String,
+    /// How (`calls`, `references`, `extends`…).
+    pub kind: String,
+    /// Line of the use.
+    pub line: Option<i64>,
+}
+
+/// What differs between two refs of a repository.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct Comparison {
+    /// The repository's name.
+    pub repository: String,
+    /// The base ref (the default ref when none was given).
+    pub base: String,
+    /// The head ref.
+    pub head: String,
+    /// Files added, removed or modified from base to head, by path.
+    pub files: Vec<ChangedFile>,
+    /// Symbols added, removed or modified, by path and position.
+    pub symbols: Vec<ChangedSymbol>,
+    /// Unchanged symbols (on head) that use a modified or removed one, at most 200.
+    pub affected: Vec<Affected>,
+}
+
+/// One side of a comparison: the repository, or one of its tracked refs over it.
+struct Side {
+    name: String,
+    repo_id: String,
+    /// The tracked ref's row id, with the paths it holds (None: the default ref).
+    tracked: Option<(String, HashSet<String>)>,
+}
+
+impl Side {
+    /// Where `path` is read on this side: the ref's own row, else the repository's.
+    fn holder(&self, path: &str) -> &str {
+        match &self.tracked {
+            Some((id, held)) if held.contains(path) => id,
+            _ => &self.repo_id,
+        }
+    }
+}
+
+impl Service {
+    /// What differs between refs `base` (default: the default ref) and `head` of
+    /// `repository`: files, symbols, and the unchanged code on `head` that uses what it
+    /// changes or removes.
+    pub async fn compare(
+        &self,
+        caller: &Principal,
+        repository: &str,
+        base: Option<&str>,
+        head: &str,
+    ) -> Result<Comparison, ServiceError> {
+        let repo = self.visible_repo(caller, repository).await?;
+        let base_side = self.side(&repo, base).await?;
+        let head_side = self.side(&repo, Some(head)).await?;
+        let mut paths: Vec<String> = [&base_side, &head_side]
+            .iter()
+            .filter_map(|s| s.tracked.as_ref())
+            .flat_map(|(_, held)| held.iter().cloned())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        let mut out = Comparison {
+            repository: repo.name.clone(),
+            base: base_side.name.clone(),
+            head: head_side.name.clone(),
+            files: Vec::new(),
+            symbols: Vec::new(),
+            affected: Vec::new(),
+        };
+        let mut touched = Vec::new();
+        for path in &paths {
+            let before = self.chunks_on(&base_side, path).await?;
+            let after = self.chunks_on(&head_side, path).await?;
+            let change = match (before.is_some(), after.is_some()) {
+                (false, false) => continue,
+                (false, true) => Change::Added,
+                (true, false) => Change::Removed,
+                (true, true) if before == after => continue,
+                (true, true) => Change::Modified,
+            };
+            out.files.push(ChangedFile {
+                path: path.clone(),
+                change,
+            });
+            let (before, after) = (before.unwrap_or_default(), after.unwrap_or_default());
+            for (id, (breadcrumb, kind, content)) in &before {
+                let change = match after.get(id) {
+                    None => Change::Removed,
+                    Some((_, _, now)) if now != content => Change::Modified,
+                    Some(_) => continue,
+                };
+                touched.push((id.clone(), breadcrumb.clone()));
+                out.symbols.push(ChangedSymbol {
+                    path: path.clone(),
+                    breadcrumb: breadcrumb.clone(),
+                    kind: kind.clone(),
+                    change,
+                });
+            }
+            for (id, (breadcrumb, kind, _)) in &after {
+                if !before.contains_key(id) {
+                    out.symbols.push(ChangedSymbol {
+                        path: path.clone(),
+                        breadcrumb: breadcrumb.clone(),
+                        kind: kind.clone(),
+                        change: Change::Added,
+                    });
+                }
+            }
+        }
+        let changed: HashSet<&str> = out.files.iter().map(|f| f.path.as_str()).collect();
+        out.affected = self.affected(&head_side, &touched, &changed).await?;
+        Ok(out)
+    }
+
+    /// The repository seen on `git_ref` (its default ref for `None` or the default's
+    /// name).
+    async fn side(&self, repo: &Repository, git_ref: Option<&str>) -> Result<Side, ServiceError> {
+        let default = repo.tracked_ref.clone().unwrap_or_else(|| "default".into());
+        let tracked = match git_ref {
+            None => None,
+            Some(r) if Some(r) == repo.tracked_ref.as_deref() => None,
+            Some(r) => {
+                let tracked = self.indexer.find_ref(&repo.id, r).await?;
+                let held = self
+                    .indexer
+                    .meta()
+                    .list_files(&tracked.id)
+                    .await?
+                    .into_iter()
+                    .map(|f| f.path)
+                    .collect();
+                Some((tracked.id, held))
+            }
+        };
+        Ok(Side {
+            name: git_ref.map_or(default, str::to_string),
+            repo_id: repo.id.clone(),
+            tracked,
+        })
+    }
+
+    /// A file's chunks on one side by chunk id (breadcrumb, kind, content); `None` when
+    /// the file is not indexed there.
+    async fn chunks_on(
+        &self,
+        side: &Side,
+        path: &str,
+    ) -> Result<Option<std::collections::BTreeMap<String, (String, String, String)>>, ServiceError>
+    {
+        let holder = side.holder(path);
+        let record = self.indexer.meta().get_file(holder, path).await?;
+        if record.is_none_or(|r| r.skip_reason.is_some()) {
+            return Ok(None);
+        }
+        let rows = self.indexer.vectors().file_chunks(holder, path).await?;
+        Ok(Some(
+            rows.into_iter()
+                .filter(|r| r.chunk.node_kind != crate::parse::SymbolKind::File)
+                .map(|r| {
+                    let c = r.chunk;
+                    (
+                        c.id,
+                        (c.breadcrumb, c.node_kind.as_str().to_string(), c.content),
+                    )
+                })
+                .collect(),
+        ))
+    }
+
+    /// Symbols on `head`, in files it leaves unchanged, with an edge to one of `touched`.
+    async fn affected(
+        &self,
+        head: &Side,
+        touched: &[(String, String)],
+        changed: &HashSet<&str>,
+    ) -> Result<Vec<Affected>, ServiceError> {
+        let meta = self.indexer.meta();
+        let ids: Vec<String> = touched.iter().map(|(id, _)| id.clone()).collect();
+        let names: std::collections::HashMap<&str, &str> = touched
+            .iter()
+            .map(|(id, b)| (id.as_str(), b.as_str()))
+            .collect();
+        let mut holders = vec![head.repo_id.clone()];
+        holders.extend(head.tracked.as_ref().map(|(id, _)| id.clone()));
+        let mut out = Vec::new();
+        for holder in holders {
+            let edges = meta.edges_to_any(&holder, &ids).await?;
+            let callers: Vec<String> = edges.iter().map(|e| e.from_chunk.clone()).collect();
+            let symbols: std::collections::HashMap<String, (String, String)> = meta
+                .symbols_by_id(&holder, &callers)
+                .await?
+                .into_iter()
+                .map(|(path, s)| (s.chunk_id, (path, s.breadcrumb)))
+                .collect();
+            for edge in edges {
+                let Some((path, breadcrumb)) = symbols.get(&edge.from_chunk).cloned() else {
+                    continue;
+                };
+                // Only what head reads from this holder, and leaves as it is.
+                if head.holder(&path) != holder || changed.contains(path.as_str()) {
+                    continue;
+                }
+                out.push(Affected {
+                    path,
+                    breadcrumb,
+                    uses: edge
+                        .to_chunk
+                        .as_deref()
+                        .and_then(|id| names.get(id))
+                        .map_or(edge.to_name.clone(), |b| b.to_string()),
+                    kind: edge.kind.as_str().to_string(),
+                    line: edge.line,
+                });
+            }
+        }
+        out.truncate(MAX_IMPACT);
+        out.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+        Ok(out)
+    }
+}

@@ -10,7 +10,7 @@ use git2::Repository;
 use sextant::auth::Principal;
 use sextant::index::{DELETED_ON_REF, IndexOptions, Indexer, JobRunner, Progress};
 use sextant::search::{SearchOverrides, Searcher};
-use sextant::service::Service;
+use sextant::service::{Change, Service};
 use sextant::store::{ChunkFilter, LanceStore, MetaStore, RepoSettings, SqlMetaStore, VectorStore};
 
 use crate::git_sync::commit;
@@ -25,9 +25,11 @@ struct World {
     service: Service,
 }
 
-async fn world() -> World {
-    let tmp = tempfile::tempdir().unwrap();
-    let upstream = Repository::init(tmp.path().join("upstream")).unwrap();
+/// A repository at `dir/upstream`: `main` with six files, and `feature`, which renames a
+/// function and updates its caller, adds a file calling an unchanged one, and deletes a
+/// file that an unchanged one calls.
+fn upstream(dir: &std::path::Path) -> Repository {
+    let upstream = Repository::init(dir.join("upstream")).unwrap();
     upstream.set_head("refs/heads/main").unwrap();
     commit(
         &upstream,
@@ -53,6 +55,13 @@ async fn world() -> World {
                 Some(
                     "import { parseHeader } from './a';\n\
                      export function readRequest(s: string) { return parseHeader(s); }\n",
+                ),
+            ),
+            (
+                "src/g.ts",
+                Some(
+                    "import { legacyRetry } from './c';\n\
+                     export function retryLater() { return legacyRetry(); }\n",
                 ),
             ),
         ],
@@ -95,6 +104,12 @@ async fn world() -> World {
         "feature work",
         "feature",
     );
+    upstream
+}
+
+async fn world() -> World {
+    let tmp = tempfile::tempdir().unwrap();
+    let upstream = upstream(tmp.path());
     let meta = Arc::new(
         SqlMetaStore::open(&tmp.path().join("db.sqlite").to_string_lossy())
             .await
@@ -198,7 +213,7 @@ async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
         .sync(&repo, &mut Progress::silent(&repo.id))
         .await
         .unwrap();
-    assert_eq!(base.indexed, 5);
+    assert_eq!(base.indexed, 6);
     let base_chunks = w.chunks_of(&repo.id).await;
     let base_files = w.meta.list_files(&repo.id).await.unwrap();
 
@@ -265,6 +280,69 @@ async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
             .contains(&("formatDate".to_string(), true)),
         "a call into the repository's files resolves on the ref"
     );
+    // The comparison names the files and symbols, and the unchanged code that uses a
+    // symbol the branch removes.
+    let c = w
+        .service
+        .compare(&Principal::local(), "up", None, "feature")
+        .await
+        .unwrap();
+    assert_eq!((c.base.as_str(), c.head.as_str()), ("main", "feature"));
+    let files: Vec<(String, Change)> = c.files.iter().map(|f| (f.path.clone(), f.change)).collect();
+    assert_eq!(
+        files,
+        [
+            ("src/a.ts".to_string(), Change::Modified),
+            ("src/c.ts".to_string(), Change::Removed),
+            ("src/e.ts".to_string(), Change::Added),
+            ("src/f.ts".to_string(), Change::Modified),
+        ]
+    );
+    let symbols: Vec<(String, Change)> = c
+        .symbols
+        .iter()
+        .map(|s| (s.breadcrumb.clone(), s.change))
+        .collect();
+    for expected in [
+        ("parseHeader", Change::Removed),
+        ("parseHeaderStrict", Change::Added),
+        ("readRequest", Change::Modified),
+        ("legacyRetry", Change::Removed),
+        ("exportCsvReport", Change::Added),
+    ] {
+        assert!(
+            symbols.contains(&(expected.0.to_string(), expected.1)),
+            "{expected:?} in {symbols:?}"
+        );
+    }
+    assert!(
+        c.symbols
+            .iter()
+            .all(|s| s.path != "src/b.ts" && s.path != "src/d.ts"),
+        "unchanged files have no changed symbols"
+    );
+    let affected: Vec<(String, String, String)> = c
+        .affected
+        .iter()
+        .map(|a| (a.path.clone(), a.breadcrumb.clone(), a.uses.clone()))
+        .collect();
+    assert_eq!(
+        affected,
+        [(
+            "src/g.ts".to_string(),
+            "retryLater".to_string(),
+            "legacyRetry".to_string()
+        )]
+    );
+    // Refs the repository does not track are named as such.
+    let unknown = w
+        .service
+        .compare(&Principal::local(), "up", None, "nope")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(unknown.contains("repo ref add"), "{unknown}");
+
     // A second sync of an unchanged ref reads nothing.
     let again = w
         .indexer
@@ -455,4 +533,84 @@ async fn a_ref_follows_its_repository_and_refuses_what_it_cannot_track() {
     w.indexer.remove_repo("up").await.unwrap();
     assert!(w.indexer.find_repo(&tracked.id).await.is_err());
     assert_eq!(w.chunks_of(&tracked.id).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refs_are_tracked_searched_compared_and_dropped_over_http() {
+    use crate::support::process::{json_of, register_job, wait_job};
+    use serde_json::json;
+
+    let server = crate::support::app::start(true).await;
+    let up = upstream(server.tmp.path());
+    let (http, base) = (reqwest::Client::new(), server.base.as_str());
+    let url = up.workdir().unwrap().to_string_lossy().into_owned();
+    let job = register_job(
+        &http,
+        base,
+        &json!({"git": url, "ref": "main", "name": "up"}),
+    )
+    .await;
+    wait_job(&http, base, &job, |s| s == "succeeded").await;
+
+    let created = json_of(
+        http.post(format!("{base}/api/v1/repositories/up/refs"))
+            .json(&json!({"ref": "feature"})),
+    )
+    .await;
+    assert_eq!(created["repository"]["name"], "up@feature", "{created}");
+    let job = created["job"]["id"].as_str().unwrap();
+    wait_job(&http, base, job, |s| s == "succeeded").await;
+    let refs = json_of(http.get(format!("{base}/api/v1/repositories/up/refs"))).await;
+    assert_eq!(refs["refs"].as_array().unwrap().len(), 1, "{refs}");
+    let shown = json_of(http.get(format!("{base}/api/v1/repositories/up"))).await;
+    assert_eq!(shown["refs"][0]["status"], "ready", "{shown}");
+    let listed = json_of(http.get(format!("{base}/api/v1/repositories"))).await;
+    assert_eq!(
+        listed["repositories"].as_array().unwrap().len(),
+        1,
+        "{listed}"
+    );
+
+    let search = |git_ref: Option<&str>| {
+        let mut body = json!({"query": "exportCsvReport rows", "repositories": ["up"]});
+        if let Some(r) = git_ref {
+            body["ref"] = json!(r);
+        }
+        http.post(format!("{base}/api/v1/search"))
+            .json(&body)
+            .send()
+    };
+    let on_ref: serde_json::Value = search(Some("feature")).await.unwrap().json().await.unwrap();
+    let results = on_ref["response"]["results"].as_array().unwrap();
+    assert!(
+        results
+            .iter()
+            .any(|r| r["path"] == "src/e.ts" && r["ref"] == "feature"),
+        "{on_ref}"
+    );
+    let on_main: serde_json::Value = search(None).await.unwrap().json().await.unwrap();
+    assert!(
+        on_main["response"]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["path"] != "src/e.ts" && r.get("ref").is_none()),
+        "{on_main}"
+    );
+
+    let compared = json_of(http.get(format!(
+        "{base}/api/v1/repositories/up/compare?base=main&head=feature"
+    )))
+    .await;
+    assert_eq!(compared["files"].as_array().unwrap().len(), 4, "{compared}");
+    assert_eq!(compared["affected"][0]["path"], "src/g.ts", "{compared}");
+
+    let dropped = http
+        .delete(format!("{base}/api/v1/repositories/up/refs/feature"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(dropped.status(), 200);
+    let gone = search(Some("feature")).await.unwrap();
+    assert_eq!(gone.status(), 404);
 }

@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -16,14 +16,15 @@ use super::repositories::RepositoryCreated;
 use crate::api::error::{
     AdminOnly, ApiError, BodyRejected, ErrorBody, NoSuchRepository, Unauthenticated,
 };
-use crate::api::extract::{Body, Caller};
+use crate::api::extract::{Body, Caller, Params};
 use crate::api::wire::Repository;
-use crate::service::Service;
+use crate::service::{Comparison, Service};
 
 pub(in crate::api) fn routes() -> OpenApiRouter<Arc<Service>> {
     OpenApiRouter::new()
         .routes(routes!(list_refs, add_ref))
         .routes(routes!(drop_ref))
+        .routes(routes!(compare_refs))
 }
 
 /// `GET …/refs`.
@@ -112,4 +113,36 @@ async fn drop_ref(
 ) -> Result<Json<RefDropped>, ApiError> {
     let dropped = service.drop_ref(&caller, &repo, &git_ref).await?;
     Ok(Json(RefDropped { dropped }))
+}
+
+/// `?base=main&head=feature`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct CompareQuery {
+    /// The ref compared from (default: the repository's default ref).
+    base: Option<String>,
+    /// The ref compared to: a tracked ref (or the default ref).
+    head: String,
+}
+
+/// What differs between two refs: files, symbols (added, removed, modified), and the
+/// unchanged code on `head` that calls or uses a symbol it modifies or removes (what may
+/// break when `head` merges).
+#[utoipa::path(get, path = "/repositories/{repo}/compare", tag = "repositories",
+    params(("repo" = String, Path, description = "Repository name or id"), CompareQuery),
+    responses(
+        (status = 200, description = "The comparison", body = Comparison),
+        (status = 400, description = "Missing `head`", body = ErrorBody),
+        Unauthenticated,
+        (status = 404, description = "No such repository, or it does not track a ref named", body = ErrorBody)))]
+async fn compare_refs(
+    State(service): Shared,
+    Caller(caller): Caller,
+    Path(repo): Path<String>,
+    Params(q): Params<CompareQuery>,
+) -> Result<Json<Comparison>, ApiError> {
+    let comparison = service
+        .compare(&caller, &repo, q.base.as_deref(), &q.head)
+        .await?;
+    Ok(Json(comparison))
 }

@@ -116,7 +116,10 @@ pub async fn bow_indexer_on(
         meta.clone(),
         vectors.clone(),
         std::sync::Arc::new(BagOfWords),
-        sextant::index::IndexOptions::default(),
+        sextant::index::IndexOptions {
+            checkout_dir: dir.join("repos"),
+            ..sextant::index::IndexOptions::default()
+        },
     )
     .unwrap()
     .with_grep(std::sync::Arc::new(
