@@ -32,6 +32,9 @@ pub struct GrepCommand {
     /// Only `code`, `docs` or `config` files.
     #[arg(long, value_enum)]
     pub kind: Option<crate::parse::Category>,
+    /// Search a ref the repositories track besides their default one (`repo ref add`).
+    #[arg(long = "ref")]
+    pub git_ref: Option<String>,
     /// Lines of context before and after each match (0–10).
     #[arg(short = 'C', long, default_value_t = 0)]
     pub context: u32,
@@ -65,6 +68,7 @@ impl GrepCommand {
             limit: Some(self.limit),
             max_tokens: None,
             cursor: self.cursor.clone(),
+            git_ref: self.git_ref.clone(),
         }
     }
 }

@@ -29,6 +29,11 @@ pub struct ScopeArgs {
     /// Only `code`, `docs` (Markdown, reStructuredText) or `config` (YAML, JSON, TOML,
     /// Dockerfiles); default: all.
     pub kind: Option<String>,
+    /// A branch, tag or commit the repositories track besides their default ref (their
+    /// refs are listed by `index_status`): the code as it is there. Default: the
+    /// default ref.
+    #[serde(rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 /// Arguments of `codebase_search`.
@@ -45,11 +50,6 @@ pub struct SearchArgs {
     pub max_token_budget: Option<usize>,
     /// Minimum relevance (0–1) of a returned result (default 0.5).
     pub minimum_relevance_threshold: Option<f32>,
-    /// A branch, tag or commit the repositories track besides their default ref (their
-    /// refs are listed by `index_status`): the code as it is there. Default: the
-    /// default ref.
-    #[serde(rename = "ref")]
-    pub git_ref: Option<String>,
 }
 
 /// Arguments of `get_file_symbols`.
@@ -68,6 +68,10 @@ pub struct SymbolArgs {
     pub name: String,
     /// Only this repository (name or id); default: all.
     pub repository: Option<String>,
+    /// On this ref the repositories track besides their default one (see
+    /// `index_status`); default: the default ref.
+    #[serde(rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 /// Arguments of `add_repository`.
@@ -152,6 +156,7 @@ impl GrepArgs {
             limit: self.limit,
             max_tokens: Some(self.max_tokens.unwrap_or(DEFAULT_GREP_TOKENS)),
             cursor: self.cursor,
+            git_ref: self.scope.git_ref,
         }
     }
 }
@@ -184,7 +189,7 @@ impl SearchArgs {
             paths: Some(self.scope.paths),
             languages: Some(self.scope.languages),
             categories: Some(self.scope.kind.into_iter().collect()),
-            git_ref: self.git_ref,
+            git_ref: self.scope.git_ref,
             ..SearchOverrides::default()
         };
         (self.query, given)

@@ -119,7 +119,7 @@ impl SextantMcp {
         let caller = principal(&ctx);
         let result = self
             .service
-            .symbol(&caller, &args.name, args.repository)
+            .symbol(&caller, &args.name, args.repository, args.git_ref)
             .await;
         Ok(self.answer("get_symbol", result.map(|r| search_content(r.content))))
     }

@@ -15,7 +15,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 
-use crate::store::grep::{DocMeta, Plan, Snapshot, trigrams};
+use crate::store::grep::{Candidate, DocMeta, Plan, Snapshot, trigrams};
 use crate::store::{ChunkFilter, PathMatcher};
 
 /// Longest pattern accepted, in bytes.
@@ -73,6 +73,10 @@ pub struct GrepRequest {
     pub max_tokens: Option<u32>,
     /// Where to go on from: `nextCursor` of the previous answer to the same request.
     pub cursor: Option<String>,
+    /// A ref the repositories track besides their default one (`repo ref add`): the
+    /// files as they are on that ref.
+    #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub git_ref: Option<String>,
 }
 
 /// One matching line.
@@ -104,6 +108,9 @@ pub struct GrepMatch {
     /// The commit this version comes from (git sources; working trees have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// The tracked ref searched, for a grep on one.
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub git_ref: Option<String>,
 }
 
 /// Why an answer stopped before the last match.
@@ -312,6 +319,51 @@ pub struct GrepScope {
     pub commit: Option<String>,
     /// Its grep index now.
     pub snapshot: Arc<Snapshot>,
+    /// For a grep on a tracked ref: the ref's own files, read instead of the
+    /// repository's.
+    pub tracked: Option<TrackedScope>,
+}
+
+/// A tracked ref searched over its repository.
+pub struct TrackedScope {
+    /// The ref's name.
+    pub name: String,
+    /// The commit its index holds.
+    pub commit: Option<String>,
+    /// Its grep index now (the files it changes or adds).
+    pub snapshot: Arc<Snapshot>,
+    /// The repository's paths it replaces or deletes.
+    pub hidden: std::collections::HashSet<String>,
+}
+
+impl GrepScope {
+    /// Files the plan admits, in path order, each with the commit and ref it is read on.
+    fn candidates(&self, plan: &Plan) -> Vec<(Candidate, Option<&String>, Option<&String>)> {
+        let Some(tracked) = &self.tracked else {
+            return self
+                .snapshot
+                .candidates(plan)
+                .into_iter()
+                .map(|c| (c, self.commit.as_ref(), None))
+                .collect();
+        };
+        let mut out: Vec<_> = self
+            .snapshot
+            .candidates(plan)
+            .into_iter()
+            .filter(|c| !tracked.hidden.contains(&c.meta().path))
+            .map(|c| (c, self.commit.as_ref(), Some(&tracked.name)))
+            .chain(
+                tracked
+                    .snapshot
+                    .candidates(plan)
+                    .into_iter()
+                    .map(|c| (c, tracked.commit.as_ref(), Some(&tracked.name))),
+            )
+            .collect();
+        out.sort_by(|a, b| a.0.meta().path.cmp(&b.0.meta().path));
+        out
+    }
 }
 
 /// Runs `grep` over `scopes` (in name order), stopping at `deadline`.
@@ -336,7 +388,7 @@ pub fn run(grep: &CompiledGrep, mut scopes: Vec<GrepScope>, deadline: Instant) -
         {
             continue;
         }
-        for candidate in scope.snapshot.candidates(&grep.plan) {
+        for (candidate, commit, git_ref) in scope.candidates(&grep.plan) {
             let meta = candidate.meta();
             if !grep.admits(&scope.name, meta) {
                 continue;
@@ -374,7 +426,8 @@ pub fn run(grep: &CompiledGrep, mut scopes: Vec<GrepScope>, deadline: Instant) -
                     before: context_before(content, found.line_start, grep.context),
                     after: context_after(content, found.line_end, grep.context),
                     content_hash: meta.hash.clone(),
-                    commit: scope.commit.clone(),
+                    commit: commit.cloned(),
+                    git_ref: git_ref.cloned(),
                 };
                 let tokens = hit_tokens(&hit);
                 if let Some(stop) = grep.stop_before(&out, tokens) {

@@ -4,7 +4,8 @@ use tracing::Instrument;
 
 use super::{Service, ServiceError};
 use crate::auth::Principal;
-use crate::search::grep::{self, CompiledGrep, GrepRequest, GrepResponse, GrepScope};
+use crate::index::IndexError;
+use crate::search::grep::{self, CompiledGrep, GrepRequest, GrepResponse, GrepScope, TrackedScope};
 
 impl Service {
     /// Finds `request.pattern` (a literal or a regex) in the indexed files of the
@@ -29,7 +30,8 @@ impl Service {
         };
         let repos = if request.repositories.is_empty() {
             let mut all = self.indexer.meta().list_repositories().await?;
-            all.retain(|r| caller.sees(&r.id));
+            // Tracked refs are read through their repository (`ref`), never on their own.
+            all.retain(|r| r.parent_id.is_none() && caller.sees(&r.id));
             if all.is_empty() && !caller.sees_all() {
                 return Err(ServiceError::Forbidden(
                     "this token may not see any repository".into(),
@@ -50,14 +52,38 @@ impl Service {
         })?;
         let ids: Vec<String> = repos.iter().map(|r| r.id.clone()).collect();
         self.searcher.freshen(&ids).await;
-        let scopes: Vec<GrepScope> = repos
-            .into_iter()
-            .map(|r| GrepScope {
+        let mut scopes = Vec::with_capacity(repos.len());
+        for r in repos {
+            let tracked = match &request.git_ref {
+                None => None,
+                Some(git_ref) => {
+                    let named = !request.repositories.is_empty();
+                    match self.indexer.find_ref(&r.id, git_ref).await {
+                        Ok(t) => Some(TrackedScope {
+                            name: git_ref.clone(),
+                            snapshot: index.snapshot(&t.id),
+                            hidden: self
+                                .indexer
+                                .meta()
+                                .list_files(&t.id)
+                                .await?
+                                .into_iter()
+                                .map(|f| f.path)
+                                .collect(),
+                            commit: t.indexed_commit,
+                        }),
+                        Err(IndexError::UnknownRepo(_)) if !named => continue,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            };
+            scopes.push(GrepScope {
                 snapshot: index.snapshot(&r.id),
                 name: r.name,
                 commit: r.indexed_commit,
-            })
-            .collect();
+                tracked,
+            });
+        }
         let deadline = std::time::Instant::now() + grep::DEFAULT_DEADLINE;
         let span = tracing::info_span!("grep.run");
         tokio::task::spawn_blocking(move || {

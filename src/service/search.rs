@@ -81,12 +81,14 @@ impl Service {
     }
 
     /// Exact lookup of `name` (`name`, `Parent > name` or `path/file.ts > Parent > name`)
-    /// over the caller's repositories, or only `repository`.
+    /// over the caller's repositories, or only `repository`; on `git_ref` when given (a
+    /// ref the repositories track).
     pub async fn symbol(
         &self,
         caller: &Principal,
         name: &str,
         repository: Option<String>,
+        git_ref: Option<String>,
     ) -> Result<SearchAnswer, ServiceError> {
         if name.trim().is_empty() {
             return Err(ServiceError::invalid(
@@ -97,6 +99,7 @@ impl Service {
         let mut options = self.search_defaults.clone();
         options.filter = Default::default();
         options.filter.repositories = repository.into_iter().collect();
+        options.filter.git_ref = git_ref;
         self.search_with(caller, &format!("symbol = {name}"), options)
             .await
     }

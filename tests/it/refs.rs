@@ -386,12 +386,43 @@ async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
     );
     let exact = w
         .service
-        .symbol(&Principal::local(), "parseHeaderStrict", None)
+        .symbol(&Principal::local(), "parseHeaderStrict", None, None)
         .await
         .unwrap();
     assert!(
         exact.response.results.is_empty(),
         "renamed on the branch only"
+    );
+    let on_ref = w
+        .service
+        .symbol(
+            &Principal::local(),
+            "parseHeaderStrict",
+            None,
+            Some("feature".into()),
+        )
+        .await
+        .unwrap();
+    let found: Vec<_> = on_ref
+        .response
+        .results
+        .iter()
+        .map(|h| (h.path.as_str(), h.git_ref.as_deref()))
+        .collect();
+    assert_eq!(found, [("src/a.ts", Some("feature"))]);
+    let old_name = w
+        .service
+        .symbol(
+            &Principal::local(),
+            "parseHeader",
+            None,
+            Some("feature".into()),
+        )
+        .await
+        .unwrap();
+    assert!(
+        old_name.response.results.is_empty(),
+        "the old name is gone on the ref"
     );
     let legacy = w.found("legacyRetry", Some("feature")).await;
     assert!(legacy.iter().all(|(p, _, _)| p != "src/c.ts"), "{legacy:?}");
@@ -596,6 +627,43 @@ async fn refs_are_tracked_searched_compared_and_dropped_over_http() {
             .iter()
             .all(|r| r["path"] != "src/e.ts" && r.get("ref").is_none()),
         "{on_main}"
+    );
+
+    let grep = |pattern: &str, git_ref: Option<&str>| {
+        let mut body = json!({"pattern": pattern});
+        if let Some(r) = git_ref {
+            body["ref"] = json!(r);
+        }
+        json_of(http.post(format!("{base}/api/v1/grep")).json(&body))
+    };
+    let paths = |answer: &serde_json::Value| -> Vec<String> {
+        answer["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let legacy = grep("legacyRetry", Some("feature")).await;
+    assert_eq!(paths(&legacy), ["src/g.ts", "src/g.ts"], "{legacy}");
+    assert!(
+        legacy["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["ref"] == "feature")
+    );
+    assert_eq!(
+        paths(&grep("legacyRetry", None).await),
+        ["src/c.ts", "src/g.ts", "src/g.ts"]
+    );
+    assert_eq!(
+        paths(&grep("parseHeaderStrict", Some("feature")).await),
+        ["src/a.ts", "src/f.ts", "src/f.ts"]
+    );
+    assert!(
+        paths(&grep("exportCsvReport", None).await).is_empty(),
+        "a ref's files stay out of the default grep"
     );
 
     let compared = json_of(http.get(format!(

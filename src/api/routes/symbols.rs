@@ -28,6 +28,9 @@ struct SymbolQuery {
     name: String,
     /// Only this repository (name or id).
     repository: Option<String>,
+    /// On this ref the repositories track besides their default one.
+    #[serde(rename = "ref")]
+    git_ref: Option<String>,
 }
 
 /// Exact symbol lookup (no vectors): every symbol with that name or breadcrumb, complete,
@@ -47,6 +50,9 @@ async fn get_symbol(
     Params(q): Params<SymbolQuery>,
 ) -> Result<Json<SearchResult>, ApiError> {
     Ok(Json(
-        service.symbol(&caller, &q.name, q.repository).await?.into(),
+        service
+            .symbol(&caller, &q.name, q.repository, q.git_ref)
+            .await?
+            .into(),
     ))
 }
