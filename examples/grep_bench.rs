@@ -27,6 +27,7 @@ fn scopes(index: &GrepIndex) -> Result<Vec<GrepScope>> {
             snapshot: index.snapshot(&id),
             name: id,
             commit: None,
+            tracked: None,
         });
     }
     Ok(out)

@@ -7,7 +7,8 @@ own (`index --git … --ref TAG`). Prints the time and data-directory size of ea
 serves the first data directory and times searches on the default ref and on one tag.
 
     python3 tools/refs-bench/bench.py --sextant target/debug/sextant \
-        --repo /path/to/a/git/repository --tags '^v11\\.' --refs 20 \
+        --repo /path/to/a/git/repository --default-ref v11.8.0 --tags '^v1[01]\\.' \
+        --refs 20 \
         --queries tools/rankset/queries-mocha.jsonl
 """
 
@@ -67,7 +68,7 @@ def main():
         ["git", "-C", args.repo, "tag", "--sort=-creatordate"],
         capture_output=True, text=True, check=True,
     ).stdout.split()
-    tags = [t for t in tags if re.search(args.tags, t)][: args.refs]
+    tags = [t for t in tags if re.search(args.tags, t) and t != args.default_ref][: args.refs]
     url = "file://" + os.path.abspath(args.repo)
     home = os.path.expanduser("~/.cache/sextant")
     work = tempfile.mkdtemp(prefix="refs-bench-")
