@@ -51,7 +51,7 @@ pub use error::{
     Unauthenticated,
 };
 pub use routes::jobs::JobList;
-pub use routes::refs::{NewRef, RefDropped, RefList};
+pub use routes::refs::{NewRef, RefDropped, RefList, RefreshJobs};
 pub use routes::repositories::{
     FileList, FileSymbols, JobBody, NewRepository, Removed, RepositoryBody, RepositoryCreated,
     RepositoryDetail, RepositoryList,

@@ -37,6 +37,27 @@ impl Service {
         Ok((tracked, job))
     }
 
+    /// Brings a repository and every ref it tracks up to date (admin): a sync of each is
+    /// queued unless one is queued or running already, whose job is returned instead.
+    /// Meant for CI bots and push webhooks: calling it again is harmless.
+    pub async fn refresh(
+        &self,
+        caller: &Principal,
+        repository: &str,
+    ) -> Result<Vec<Job>, ServiceError> {
+        let repo = self.visible_repo(caller, repository).await?;
+        require_admin(caller)?;
+        let mut ids = vec![repo.id.clone()];
+        ids.extend(self.indexer.refs(&repo.id).await?.into_iter().map(|r| r.id));
+        let mut jobs = Vec::with_capacity(ids.len());
+        for id in ids {
+            jobs.push(match self.jobs.enqueue_sync_unless_active(&id).await? {
+                crate::store::Enqueued::Queued(job) | crate::store::Enqueued::Active(job) => job,
+            });
+        }
+        Ok(jobs)
+    }
+
     /// Stops tracking `git_ref` on `repository` (admin): what the ref alone held is
     /// deleted; the repository's own rows are untouched.
     pub async fn drop_ref(

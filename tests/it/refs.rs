@@ -673,6 +673,17 @@ async fn refs_are_tracked_searched_compared_and_dropped_over_http() {
     assert_eq!(compared["files"].as_array().unwrap().len(), 4, "{compared}");
     assert_eq!(compared["affected"][0]["path"], "src/g.ts", "{compared}");
 
+    // A push webhook refreshes the repository and its ref: a job each.
+    let refreshed = json_of(http.post(format!("{base}/api/v1/repositories/up/refresh"))).await;
+    let jobs = refreshed["jobs"].as_array().unwrap().clone();
+    assert_eq!(jobs.len(), 2, "{refreshed}");
+    for job in &jobs {
+        wait_job(&http, base, job["id"].as_str().unwrap(), |s| {
+            s == "succeeded"
+        })
+        .await;
+    }
+
     let dropped = http
         .delete(format!("{base}/api/v1/repositories/up/refs/feature"))
         .send()

@@ -17,7 +17,7 @@ use crate::api::error::{
     AdminOnly, ApiError, BodyRejected, ErrorBody, NoSuchRepository, Unauthenticated,
 };
 use crate::api::extract::{Body, Caller, Params};
-use crate::api::wire::Repository;
+use crate::api::wire::{Job, Repository};
 use crate::service::{Comparison, Service};
 
 pub(in crate::api) fn routes() -> OpenApiRouter<Arc<Service>> {
@@ -25,6 +25,7 @@ pub(in crate::api) fn routes() -> OpenApiRouter<Arc<Service>> {
         .routes(routes!(list_refs, add_ref))
         .routes(routes!(drop_ref))
         .routes(routes!(compare_refs))
+        .routes(routes!(refresh))
 }
 
 /// `GET …/refs`.
@@ -145,4 +146,31 @@ async fn compare_refs(
         .compare(&caller, &repo, q.base.as_deref(), &q.head)
         .await?;
     Ok(Json(comparison))
+}
+
+/// `{"jobs": …}`.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RefreshJobs {
+    /// One sync per repository and tracked ref: queued now, or the one already queued or
+    /// running.
+    pub jobs: Vec<Job>,
+}
+
+/// Brings a repository and every ref it tracks up to date (admin): for CI bots and push
+/// webhooks. Each gets a sync unless one is queued or running (that job is returned), so
+/// calling it again is harmless.
+#[utoipa::path(post, path = "/repositories/{repo}/refresh", tag = "repositories",
+    params(("repo" = String, Path, description = "Repository name or id")),
+    responses(
+        (status = 202, description = "Syncs queued (or already queued or running)", body = RefreshJobs),
+        Unauthenticated,
+        AdminOnly,
+        NoSuchRepository))]
+async fn refresh(
+    State(service): Shared,
+    Caller(caller): Caller,
+    Path(repo): Path<String>,
+) -> Result<(StatusCode, Json<RefreshJobs>), ApiError> {
+    let jobs = service.refresh(&caller, &repo).await?;
+    Ok((StatusCode::ACCEPTED, Json(RefreshJobs { jobs })))
 }
