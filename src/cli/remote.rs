@@ -117,6 +117,47 @@ pub fn search(remote: Remote, args: SearchCommand) -> Result<(), CliError> {
     })
 }
 
+/// `sextant --server … repo ref …`.
+async fn refs(remote: &Remote, action: RefCommand, w: &mut impl Write) -> Result<(), CliError> {
+    match action {
+        RefCommand::List { name } => {
+            let path = format!("/api/v1/repositories/{}/refs", enc(&name));
+            let list: RefList = typed(remote.get(&path).await?)?;
+            print_refs(w, &list.refs)?;
+        }
+        RefCommand::Add { name, git_ref } => {
+            let path = format!("/api/v1/repositories/{}/refs", enc(&name));
+            let created = remote
+                .send(
+                    reqwest::Method::POST,
+                    &path,
+                    Some(json!({ "ref": git_ref })),
+                )
+                .await?;
+            writeln!(w, "tracking {git_ref} of {name}; indexing queued").map_err(write_err)?;
+            w.flush().map_err(write_err)?;
+            wait(remote, &created["job"], w).await?;
+        }
+        RefCommand::Compare { name, head, base } => {
+            let mut path = format!(
+                "/api/v1/repositories/{}/compare?head={}",
+                enc(&name),
+                enc(&head)
+            );
+            if let Some(base) = base {
+                path.push_str(&format!("&base={}", enc(&base)));
+            }
+            print_json(w, &remote.get(&path).await?)?;
+        }
+        RefCommand::Drop { name, git_ref } => {
+            let path = format!("/api/v1/repositories/{}/refs/{}", enc(&name), enc(&git_ref));
+            remote.send(reqwest::Method::DELETE, &path, None).await?;
+            writeln!(w, "dropped {git_ref} of {name}").map_err(write_err)?;
+        }
+    }
+    Ok(())
+}
+
 /// `sextant --server … repo …`.
 pub fn repo(remote: Remote, action: RepoCommand) -> Result<(), CliError> {
     runtime()?.block_on(async {
@@ -195,40 +236,7 @@ pub fn repo(remote: Remote, action: RepoCommand) -> Result<(), CliError> {
                 )?;
                 print_settings(&mut w, &saved.repository.name, &saved.repository.settings)?;
             }
-            RepoCommand::Ref(RefCommand::List { name }) => {
-                let path = format!("/api/v1/repositories/{}/refs", enc(&name));
-                let list: RefList = typed(remote.get(&path).await?)?;
-                print_refs(&mut w, &list.refs)?;
-            }
-            RepoCommand::Ref(RefCommand::Add { name, git_ref }) => {
-                let path = format!("/api/v1/repositories/{}/refs", enc(&name));
-                let created = remote
-                    .send(
-                        reqwest::Method::POST,
-                        &path,
-                        Some(json!({ "ref": git_ref })),
-                    )
-                    .await?;
-                writeln!(w, "tracking {git_ref} of {name}; indexing queued").map_err(write_err)?;
-                w.flush().map_err(write_err)?;
-                wait(&remote, &created["job"], &mut w).await?;
-            }
-            RepoCommand::Ref(RefCommand::Compare { name, head, base }) => {
-                let mut path = format!(
-                    "/api/v1/repositories/{}/compare?head={}",
-                    enc(&name),
-                    enc(&head)
-                );
-                if let Some(base) = base {
-                    path.push_str(&format!("&base={}", enc(&base)));
-                }
-                print_json(&mut w, &remote.get(&path).await?)?;
-            }
-            RepoCommand::Ref(RefCommand::Drop { name, git_ref }) => {
-                let path = format!("/api/v1/repositories/{}/refs/{}", enc(&name), enc(&git_ref));
-                remote.send(reqwest::Method::DELETE, &path, None).await?;
-                writeln!(w, "dropped {git_ref} of {name}").map_err(write_err)?;
-            }
+            RepoCommand::Ref(action) => refs(&remote, action, &mut w).await?,
             RepoCommand::Files { name, skipped } => {
                 let path = format!(
                     "/api/v1/repositories/{}/files?skipped={skipped}",

@@ -133,21 +133,7 @@ impl Indexer {
             route: proxy.as_ref().map(|p| p.route().clone()),
         };
         let shown = url.to_string();
-        // A tracked ref shares its repository's mirror and holds what differs from the
-        // repository's indexed commit.
-        let (mirror_of, old) = match &repo.parent_id {
-            Some(parent_id) => {
-                let parent = self.find_repo(parent_id).await?;
-                let Some(base) = parent.indexed_commit.clone() else {
-                    return Err(IndexError::Git(format!(
-                        "`{}` has not been indexed yet: its refs are synced after it",
-                        parent.name
-                    )));
-                };
-                (parent.id, Some(base))
-            }
-            None => (repo.id.clone(), repo.indexed_commit.clone()),
-        };
+        let (mirror_of, old) = self.diff_base(repo).await?;
         let (url, dir, tracked, filter) = (
             url.to_string(),
             self.checkout_dir(&mirror_of),
@@ -212,6 +198,25 @@ impl Indexer {
             commit: Some(plan.commit),
             configs: plan.configs,
         })
+    }
+}
+
+impl Indexer {
+    /// Whose mirror a git sync fetches into and the commit it diffs from: a repository's
+    /// own and its indexed commit, or, for a tracked ref, its repository's mirror and
+    /// indexed commit (the ref holds what differs from it).
+    async fn diff_base(&self, repo: &Repository) -> Result<(String, Option<String>), IndexError> {
+        let Some(parent_id) = &repo.parent_id else {
+            return Ok((repo.id.clone(), repo.indexed_commit.clone()));
+        };
+        let parent = self.find_repo(parent_id).await?;
+        let Some(base) = parent.indexed_commit.clone() else {
+            return Err(IndexError::Git(format!(
+                "`{}` has not been indexed yet: its refs are synced after it",
+                parent.name
+            )));
+        };
+        Ok((parent.id, Some(base)))
     }
 }
 
