@@ -72,6 +72,39 @@ impl Service {
         Ok(self.indexer.remove_repo(&tracked.id).await?)
     }
 
+    /// A tracked ref named as a repository (`REPO@REF`, or its id) in `filter` stands for
+    /// its repository on that ref: the name becomes the repository's and the ref the
+    /// filter's `ref` (one ref per request: naming two, or another than `ref`, is refused).
+    pub(super) async fn read_ref_names(
+        &self,
+        caller: &Principal,
+        filter: &mut ChunkFilter,
+    ) -> Result<(), ServiceError> {
+        for name in filter.repositories.iter_mut() {
+            if !name.contains('@') {
+                continue;
+            }
+            let repo = self.visible_repo(caller, name).await?;
+            let (Some(parent), Some(tracked)) = (repo.parent_id, repo.tracked_ref) else {
+                continue;
+            };
+            match &filter.git_ref {
+                Some(other) if *other != tracked => {
+                    return Err(ServiceError::invalid(
+                        "ref",
+                        format!(
+                            "`{name}` names ref `{tracked}` but the request asks for `{other}`: \
+                             search one ref at a time"
+                        ),
+                    ));
+                }
+                _ => filter.git_ref = Some(tracked),
+            }
+            *name = parent;
+        }
+        Ok(())
+    }
+
     /// Narrows `filter` to what a search may read: its `repositories` (the ids the
     /// caller may search, `scope`), with the tracked refs not asked for excluded, or, when
     /// it names a `ref`, each repository seen through that ref.

@@ -48,6 +48,7 @@ impl Service {
         // Sizes and ranges first: nothing (not even a repository name) is looked up for a
         // request that is refused anyway.
         crate::search::validate_request(query, &options)?;
+        self.read_ref_names(caller, &mut options.filter).await?;
         let scope = self
             .search_scope(caller, &options.filter.repositories)
             .await?;

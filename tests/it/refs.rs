@@ -427,6 +427,29 @@ async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
     let legacy = w.found("legacyRetry", Some("feature")).await;
     assert!(legacy.iter().all(|(p, _, _)| p != "src/c.ts"), "{legacy:?}");
 
+    // `REPO@REF` as a repository name reads the repository on that ref.
+    let by_name = w
+        .service
+        .search(
+            &Principal::local(),
+            "exportCsvReport",
+            SearchOverrides {
+                repositories: Some(vec!["up@feature".into()]),
+                ..SearchOverrides::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        by_name
+            .response
+            .results
+            .iter()
+            .any(|h| h.path == "src/e.ts" && h.git_ref.as_deref() == Some("feature")),
+        "{:?}",
+        by_name.response.results
+    );
+
     // Refs are listed with their repository, not as repositories.
     let listed = w
         .service
