@@ -16,7 +16,7 @@ impl Service {
     pub async fn grep(
         &self,
         caller: &Principal,
-        request: GrepRequest,
+        mut request: GrepRequest,
     ) -> Result<GrepResponse, ServiceError> {
         // The request is checked and compiled before any repository is looked up.
         let compiled =
@@ -28,6 +28,8 @@ impl Service {
                     .into(),
             ));
         };
+        self.read_ref_names(caller, &mut request.repositories, &mut request.git_ref)
+            .await?;
         let repos = if request.repositories.is_empty() {
             let mut all = self.indexer.meta().list_repositories().await?;
             // Tracked refs are read through their repository (`ref`), never on their own.

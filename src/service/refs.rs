@@ -72,15 +72,16 @@ impl Service {
         Ok(self.indexer.remove_repo(&tracked.id).await?)
     }
 
-    /// A tracked ref named as a repository (`REPO@REF`, or its id) in `filter` stands for
-    /// its repository on that ref: the name becomes the repository's and the ref the
-    /// filter's `ref` (one ref per request: naming two, or another than `ref`, is refused).
+    /// A tracked ref named as a repository (`REPO@REF`) in `repositories` stands for its
+    /// repository on that ref: the name becomes the repository's id and the ref
+    /// `git_ref` (one ref per request: naming two, or another than `git_ref`, is refused).
     pub(super) async fn read_ref_names(
         &self,
         caller: &Principal,
-        filter: &mut ChunkFilter,
+        repositories: &mut [String],
+        git_ref: &mut Option<String>,
     ) -> Result<(), ServiceError> {
-        for name in filter.repositories.iter_mut() {
+        for name in repositories.iter_mut() {
             if !name.contains('@') {
                 continue;
             }
@@ -88,7 +89,7 @@ impl Service {
             let (Some(parent), Some(tracked)) = (repo.parent_id, repo.tracked_ref) else {
                 continue;
             };
-            match &filter.git_ref {
+            match git_ref {
                 Some(other) if *other != tracked => {
                     return Err(ServiceError::invalid(
                         "ref",
@@ -98,7 +99,7 @@ impl Service {
                         ),
                     ));
                 }
-                _ => filter.git_ref = Some(tracked),
+                _ => *git_ref = Some(tracked),
             }
             *name = parent;
         }

@@ -48,7 +48,9 @@ impl Service {
         // Sizes and ranges first: nothing (not even a repository name) is looked up for a
         // request that is refused anyway.
         crate::search::validate_request(query, &options)?;
-        self.read_ref_names(caller, &mut options.filter).await?;
+        let filter = &mut options.filter;
+        self.read_ref_names(caller, &mut filter.repositories, &mut filter.git_ref)
+            .await?;
         let scope = self
             .search_scope(caller, &options.filter.repositories)
             .await?;

@@ -680,6 +680,12 @@ async fn refs_are_tracked_searched_compared_and_dropped_over_http() {
         paths(&grep("legacyRetry", None).await),
         ["src/c.ts", "src/g.ts", "src/g.ts"]
     );
+    let by_name = json_of(
+        http.post(format!("{base}/api/v1/grep"))
+            .json(&json!({"pattern": "legacyRetry", "repositories": ["up@feature"]})),
+    )
+    .await;
+    assert_eq!(paths(&by_name), ["src/g.ts", "src/g.ts"], "{by_name}");
     assert_eq!(
         paths(&grep("parseHeaderStrict", Some("feature")).await),
         ["src/a.ts", "src/f.ts", "src/f.ts"]
