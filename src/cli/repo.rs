@@ -144,6 +144,11 @@ pub struct RepoSetArgs {
     /// 'source=test/helpers/**'`. `--path-role ''` clears it.
     #[arg(long = "path-role")]
     pub path_roles: Option<Vec<String>>,
+    /// Git repositories: globs of branches and tags to track as refs (repeatable;
+    /// replaces the list), e.g. `--track-refs 'release/*'`; each sync adds the matching
+    /// ones and drops those that are gone. `--track-refs ''` clears it.
+    #[arg(long = "track-refs")]
+    pub refs: Option<Vec<String>>,
 }
 
 impl RepoSetArgs {
@@ -163,6 +168,9 @@ impl RepoSetArgs {
         settings.max_files = self.max_files.unwrap_or(settings.max_files);
         settings.watch = self.watch.unwrap_or(settings.watch);
         settings.fetch_interval_secs = self.fetch_interval.unwrap_or(settings.fetch_interval_secs);
+        if let Some(v) = &self.refs {
+            settings.refs = non_empty(v.clone());
+        }
         if let Some(rules) = &self.path_roles {
             settings.path_roles = path_roles(rules)?;
         }

@@ -176,6 +176,8 @@ fn open_and_fetch(url: &str, dir: &Path, access: &FetchAccess) -> Result<Reposit
         options.proxy_options(through);
     }
     options.download_tags(git2::AutotagOption::All);
+    // Branches deleted on the remote leave the mirror too (their refs are dropped).
+    options.prune(git2::FetchPrune::On);
     remote
         .fetch(
             &[
@@ -349,6 +351,29 @@ pub fn plan(
         }
     }
     Ok(plan)
+}
+
+/// The branches (of `origin`, without `HEAD`) and tags the bare mirror at `dir` holds, by
+/// name.
+pub fn mirror_refs(dir: &Path) -> Result<Vec<String>, IndexError> {
+    let repo = Repository::open_bare(dir)?;
+    let mut out = Vec::new();
+    for reference in repo.references()? {
+        let reference = reference?;
+        let Ok(name) = reference.name() else {
+            continue;
+        };
+        if let Some(branch) = name.strip_prefix("refs/remotes/origin/") {
+            if branch != "HEAD" {
+                out.push(branch.to_string());
+            }
+        } else if let Some(tag) = name.strip_prefix("refs/tags/") {
+            out.push(tag.to_string());
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
 }
 
 /// The module-resolution configuration files of a tree (outside dependency folders).

@@ -247,10 +247,9 @@ impl JobRunner {
         };
         let retry = transient && job.attempts < MAX_ATTEMPTS;
         self.record_outcome(&job, &result, retry).await?;
-        if matches!(&result, Ok(report) if report.changed_anything())
-            && let Some(repo_id) = &job.repo_id
-        {
-            self.enqueue_refs(repo_id).await?;
+        if let (Ok(report), Some(repo_id)) = (&result, &job.repo_id) {
+            self.enqueue_refs(repo_id, report.changed_anything())
+                .await?;
         }
         if retry {
             self.wake.notify_one();
@@ -267,11 +266,19 @@ impl JobRunner {
         Ok(JobOutcome { job, result })
     }
 
-    /// Queues a sync of each ref a repository tracks (after its own sync: a ref holds
-    /// what differs from the repository's indexed commit, which may have moved).
-    async fn enqueue_refs(&self, repo_id: &str) -> Result<(), IndexError> {
+    /// After a repository's sync: refs its `refs` globs now match are tracked (and those
+    /// whose branch is gone dropped), then a sync is queued for each ref never indexed,
+    /// and for every ref when the repository `changed` (a ref holds what differs from the
+    /// repository's indexed commit, which may have moved).
+    async fn enqueue_refs(&self, repo_id: &str, changed: bool) -> Result<(), IndexError> {
+        let repo = self.indexer.find_repo(repo_id).await?;
+        if let Err(e) = self.indexer.reconcile_refs(&repo).await {
+            tracing::warn!(repo = %repo.name, error = %e, "cannot update the refs its globs match");
+        }
         for tracked in self.indexer.meta().list_refs(repo_id).await? {
-            self.enqueue_sync_unless_active(&tracked.id).await?;
+            if changed || tracked.indexed_commit.is_none() {
+                self.enqueue_sync_unless_active(&tracked.id).await?;
+            }
         }
         Ok(())
     }

@@ -88,6 +88,7 @@ impl FileFilter {
     /// Compiles `settings`' filters (and checks its path roles, which search reads).
     pub fn new(settings: &RepoSettings) -> Result<Self, IndexError> {
         crate::roles::PathRoles::compile(&settings.path_roles).map_err(IndexError::Settings)?;
+        globs(&settings.refs)?;
         for lang in &settings.languages {
             if Language::parse(lang).is_none() {
                 let known: Vec<&str> = Language::all().map(Language::id).collect();

@@ -147,6 +147,8 @@ impl Service {
             .indexer
             .sync(&repo, &mut Progress::new(&repo.id, events))
             .await?;
+        // Refs its globs now match are tracked (indexed by their own syncs).
+        self.indexer.reconcile_refs(&repo).await?;
         Ok((repo, report))
     }
 

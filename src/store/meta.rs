@@ -129,6 +129,10 @@ pub struct RepoSettings {
     /// fixtures, examples, `.d.ts` and generated files rank a little lower unless a
     /// question asks for them).
     pub path_roles: std::collections::BTreeMap<String, Vec<String>>,
+    /// Git repositories: globs of branches and tags to track besides the default ref
+    /// (`release/*`, `v2.*`). After each sync of the repository, matching branches and
+    /// tags are tracked as refs, and refs whose branch or tag is gone are dropped.
+    pub refs: Vec<String>,
 }
 
 impl Default for RepoSettings {
@@ -142,6 +146,7 @@ impl Default for RepoSettings {
             watch: false,
             fetch_interval_secs: 0,
             path_roles: Default::default(),
+            refs: Vec::new(),
         }
     }
 }

@@ -722,3 +722,85 @@ async fn refs_are_tracked_searched_compared_and_dropped_over_http() {
     let gone = search(Some("feature")).await.unwrap();
     assert_eq!(gone.status(), 404);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ref_globs_track_new_branches_and_drop_deleted_ones() {
+    let w = world().await;
+    {
+        let main = w
+            .upstream
+            .find_reference("refs/heads/main")
+            .unwrap()
+            .peel_to_commit()
+            .unwrap();
+        w.upstream.branch("feat2", &main, false).unwrap();
+        w.upstream.branch("other", &main, false).unwrap();
+    }
+    let settings = RepoSettings {
+        refs: vec!["feat*".into()],
+        ..RepoSettings::default()
+    };
+    let repo = w
+        .indexer
+        .register_git(&w.url(), Some("up"), Some("main"), settings)
+        .await
+        .unwrap();
+    w.indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    let added = w.indexer.reconcile_refs(&repo).await.unwrap();
+    let mut names: Vec<String> = added.iter().filter_map(|r| r.tracked_ref.clone()).collect();
+    names.sort();
+    assert_eq!(names, ["feat2", "feature"]);
+    for tracked in &added {
+        w.indexer
+            .sync(tracked, &mut Progress::silent(&tracked.id))
+            .await
+            .unwrap();
+    }
+    assert!(
+        w.indexer.reconcile_refs(&repo).await.unwrap().is_empty(),
+        "nothing new"
+    );
+
+    // feature is deleted upstream: the next sync's fetch prunes it and its ref goes, with
+    // what it alone held; feat2 (no changes of its own) stays.
+    let gone = w.indexer.find_ref("up", "feature").await.unwrap();
+    assert!(w.chunks_of(&gone.id).await > 0);
+    w.upstream
+        .find_branch("feature", git2::BranchType::Local)
+        .unwrap()
+        .delete()
+        .unwrap();
+    let repo = w.indexer.find_repo(&repo.id).await.unwrap();
+    w.indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    w.indexer.reconcile_refs(&repo).await.unwrap();
+    let left: Vec<String> = w
+        .indexer
+        .refs("up")
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|r| r.tracked_ref)
+        .collect();
+    assert_eq!(left, ["feat2"]);
+    assert_eq!(w.chunks_of(&gone.id).await, 0);
+    assert!(w.meta.list_files(&gone.id).await.unwrap().is_empty());
+
+    // A bad glob is refused when the settings are saved.
+    let bad = RepoSettings {
+        refs: vec!["release/[".into()],
+        ..RepoSettings::default()
+    };
+    let refused = w
+        .indexer
+        .update_settings("up", None, bad)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("release/["), "{refused}");
+}

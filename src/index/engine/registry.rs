@@ -305,6 +305,59 @@ impl Indexer {
         Ok(self.meta.create_ref(&parent, ref_name).await?)
     }
 
+    /// Brings a git repository's refs in line with its `refs` globs, from the branches
+    /// and tags its mirror holds (call after a sync fetched it): matching ones not yet
+    /// tracked are added (up to [`MAX_REFS`]), and tracked refs matching a glob whose
+    /// branch or tag is gone are removed with what they alone held. Refs added by hand
+    /// and not matching any glob are left alone. Returns the refs added.
+    pub async fn reconcile_refs(&self, repo: &Repository) -> Result<Vec<Repository>, IndexError> {
+        if repo.settings.refs.is_empty()
+            || repo.parent_id.is_some()
+            || !matches!(repo.source, RepoSource::Git(_))
+        {
+            return Ok(Vec::new());
+        }
+        let mut globs = globset::GlobSetBuilder::new();
+        for pattern in &repo.settings.refs {
+            let glob = globset::Glob::new(pattern)
+                .map_err(|e| IndexError::Settings(format!("ref glob `{pattern}`: {e}")))?;
+            globs.add(glob);
+        }
+        let globs = globs
+            .build()
+            .map_err(|e| IndexError::Settings(format!("ref globs: {e}")))?;
+        let dir = self.checkout_dir(&repo.id);
+        let present = tokio::task::spawn_blocking(move || crate::index::git::mirror_refs(&dir))
+            .await
+            .map_err(|e| IndexError::Task(e.to_string()))??;
+        let tracked = self.meta.list_refs(&repo.id).await?;
+        for gone in tracked.iter().filter(|t| {
+            t.tracked_ref
+                .as_deref()
+                .is_some_and(|r| globs.is_match(r) && !present.iter().any(|p| p == r))
+        }) {
+            tracing::info!(repo = %repo.name, r#ref = ?gone.tracked_ref, "dropping a ref that is gone");
+            self.remove_stored(gone).await?;
+        }
+        let mut count = self.meta.list_refs(&repo.id).await?.len();
+        let mut added = Vec::new();
+        for name in present.iter().filter(|p| globs.is_match(p.as_str())) {
+            let known = tracked
+                .iter()
+                .any(|t| t.tracked_ref.as_deref() == Some(name));
+            if known || repo.tracked_ref.as_deref() == Some(name) {
+                continue;
+            }
+            if count >= MAX_REFS {
+                tracing::warn!(repo = %repo.name, "more refs match than the {MAX_REFS} a repository may track; the rest are left out");
+                break;
+            }
+            added.push(self.meta.create_ref(repo, name).await?);
+            count += 1;
+        }
+        Ok(added)
+    }
+
     /// The refs a repository tracks beyond its default one.
     pub async fn refs(&self, name_or_id: &str) -> Result<Vec<Repository>, IndexError> {
         let parent = self.find_repo(name_or_id).await?;
