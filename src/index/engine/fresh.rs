@@ -23,7 +23,7 @@ pub(super) enum Tracked {
     /// The journal of `root`, under `settings`.
     Watched {
         root: PathBuf,
-        settings: RepoSettings,
+        settings: Box<RepoSettings>,
         journal: Journal,
         /// Something changed since the last sync finished (or none has yet).
         dirty: bool,
@@ -111,7 +111,7 @@ impl Indexer {
                     restart: false,
                     walked,
                     ..
-                }) if *watched == root && *settings == repo.settings => {
+                }) if *watched == root && **settings == repo.settings => {
                     let _ = journal.read();
                     *walked = Instant::now();
                     return;
@@ -130,7 +130,7 @@ impl Indexer {
                 tracing::debug!(repo = %repo.name, directories = journal.directories(), "change journal started");
                 Tracked::Watched {
                     root,
-                    settings: repo.settings.clone(),
+                    settings: Box::new(repo.settings.clone()),
                     journal,
                     dirty: true,
                     restart: false,
