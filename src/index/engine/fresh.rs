@@ -81,7 +81,7 @@ impl Indexer {
             return false;
         };
         if watched.as_os_str() != root.as_str()
-            || *settings != repo.settings
+            || **settings != repo.settings
             || walked.elapsed() >= WALK_AT_LEAST_EVERY
         {
             return false;
