@@ -25,6 +25,14 @@ struct World {
     service: Service,
 }
 
+/// The commit `branch` of `repo` points at.
+fn head_of<'r>(repo: &'r Repository, branch: &str) -> git2::Commit<'r> {
+    repo.find_reference(&format!("refs/heads/{branch}"))
+        .unwrap()
+        .peel_to_commit()
+        .unwrap()
+}
+
 /// A repository at `dir/upstream`: `main` with six files, and `feature`, which renames a
 /// function and updates its caller, adds a file calling an unchanged one, and deletes a
 /// file that an unchanged one calls.
@@ -71,11 +79,7 @@ fn upstream(dir: &std::path::Path) -> Repository {
     // `feature` changes four files: a function renamed, its caller following, one file
     // added (calling an unchanged one), one deleted.
     {
-        let main = upstream
-            .find_reference("refs/heads/main")
-            .unwrap()
-            .peel_to_commit()
-            .unwrap();
+        let main = head_of(&upstream, "main");
         upstream.branch("feature", &main, false).unwrap();
     }
     commit(
@@ -156,6 +160,21 @@ impl World {
             .unwrap()
             .to_string_lossy()
             .into_owned()
+    }
+
+    /// `(path, ref)` of an exact lookup's results on `git_ref`.
+    async fn looked_up(&self, name: &str, git_ref: Option<&str>) -> Vec<(String, Option<String>)> {
+        let answer = self
+            .service
+            .symbol(&Principal::local(), name, None, git_ref.map(str::to_string))
+            .await
+            .unwrap();
+        answer
+            .response
+            .results
+            .into_iter()
+            .map(|h| (h.path, h.git_ref))
+            .collect()
     }
 
     /// Paths of the search's results for `query` (on `git_ref` when given), with the
@@ -384,44 +403,16 @@ async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
             .all(|(p, r, g)| p != "src/e.ts" && *r == repo.id && g.is_none()),
         "the default search never reads a ref's rows: {on_main:?}"
     );
-    let exact = w
-        .service
-        .symbol(&Principal::local(), "parseHeaderStrict", None, None)
-        .await
-        .unwrap();
     assert!(
-        exact.response.results.is_empty(),
+        w.looked_up("parseHeaderStrict", None).await.is_empty(),
         "renamed on the branch only"
     );
-    let on_ref = w
-        .service
-        .symbol(
-            &Principal::local(),
-            "parseHeaderStrict",
-            None,
-            Some("feature".into()),
-        )
-        .await
-        .unwrap();
-    let found: Vec<_> = on_ref
-        .response
-        .results
-        .iter()
-        .map(|h| (h.path.as_str(), h.git_ref.as_deref()))
-        .collect();
-    assert_eq!(found, [("src/a.ts", Some("feature"))]);
-    let old_name = w
-        .service
-        .symbol(
-            &Principal::local(),
-            "parseHeader",
-            None,
-            Some("feature".into()),
-        )
-        .await
-        .unwrap();
+    assert_eq!(
+        w.looked_up("parseHeaderStrict", Some("feature")).await,
+        [("src/a.ts".to_string(), Some("feature".to_string()))]
+    );
     assert!(
-        old_name.response.results.is_empty(),
+        w.looked_up("parseHeader", Some("feature")).await.is_empty(),
         "the old name is gone on the ref"
     );
     let legacy = w.found("legacyRetry", Some("feature")).await;
@@ -525,12 +516,7 @@ async fn a_ref_follows_its_repository_and_refuses_what_it_cannot_track() {
 
     // main catches up with feature's change to a.ts: the ref no longer holds a.ts.
     {
-        let main = w
-            .upstream
-            .find_reference("refs/heads/main")
-            .unwrap()
-            .peel_to_commit()
-            .unwrap();
+        let main = head_of(&w.upstream, "main");
         // The work tree and index hold feature's files since its commit.
         w.upstream
             .reset(main.as_object(), git2::ResetType::Hard, None)
@@ -727,12 +713,7 @@ async fn refs_are_tracked_searched_compared_and_dropped_over_http() {
 async fn ref_globs_track_new_branches_and_drop_deleted_ones() {
     let w = world().await;
     {
-        let main = w
-            .upstream
-            .find_reference("refs/heads/main")
-            .unwrap()
-            .peel_to_commit()
-            .unwrap();
+        let main = head_of(&w.upstream, "main");
         w.upstream.branch("feat2", &main, false).unwrap();
         w.upstream.branch("other", &main, false).unwrap();
     }
