@@ -87,11 +87,13 @@ impl Principal {
         self.repos.is_none()
     }
 
-    /// May see the repository with this id.
+    /// May see the repository with this id. A tracked ref's id is its repository's id,
+    /// `@`, and its own part: it is seen by whoever sees the repository.
     pub fn sees(&self, repo_id: &str) -> bool {
+        let repository = repo_id.split_once('@').map_or(repo_id, |(r, _)| r);
         self.repos
             .as_ref()
-            .is_none_or(|r| r.iter().any(|id| id == repo_id))
+            .is_none_or(|r| r.iter().any(|id| id == repository))
     }
 
     /// The repository scope of a search: `requested` ids kept when visible, or every
@@ -187,6 +189,10 @@ mod tests {
     fn repository_allowlists_bound_visibility_and_search_scope() {
         let p = restricted(&["r1", "r2"]);
         assert!(p.sees("r1") && !p.sees("r3"));
+        assert!(
+            p.sees("r1@ref") && !p.sees("r3@r1"),
+            "a ref goes with its repository"
+        );
         assert!(!p.sees_all() && !p.is_admin());
         assert_eq!(p.scope_search(vec![]), Ok(vec!["r1".into(), "r2".into()]));
         assert_eq!(p.scope_search(vec!["r2".into()]), Ok(vec!["r2".into()]));

@@ -26,6 +26,18 @@ pub enum IndexError {
     /// The repository does not exist.
     #[error("no repository named or with id `{0}`; `sextant repo list` shows them")]
     UnknownRepo(String),
+    /// The repository does not track this ref.
+    #[error(
+        "`{repository}` does not track `{git_ref}`: add it with `sextant repo ref add \
+         {repository} {git_ref}` (or POST /api/v1/repositories/{repository}/refs); \
+         `sextant repo ref list {repository}` shows the refs it tracks"
+    )]
+    UnknownRef {
+        /// The repository's name.
+        repository: String,
+        /// The ref asked for.
+        git_ref: String,
+    },
     /// The repository root cannot be read.
     #[error("cannot read {path}: {source}")]
     Io {

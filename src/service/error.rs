@@ -79,7 +79,9 @@ impl From<StoreError> for ServiceError {
 impl From<IndexError> for ServiceError {
     fn from(e: IndexError) -> Self {
         match e {
-            IndexError::UnknownRepo(_) => Self::NotFound(e.to_string()),
+            IndexError::UnknownRepo(_) | IndexError::UnknownRef { .. } => {
+                Self::NotFound(e.to_string())
+            }
             IndexError::PathRefused { .. } | IndexError::Io { .. } => Self::Invalid {
                 field: Some("source"),
                 message: e.to_string(),

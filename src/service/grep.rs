@@ -74,7 +74,7 @@ impl Service {
                                 .collect(),
                             commit: t.indexed_commit,
                         }),
-                        Err(IndexError::UnknownRepo(_)) if !named => continue,
+                        Err(IndexError::UnknownRef { .. }) if !named => continue,
                         Err(e) => return Err(e.into()),
                     }
                 }

@@ -272,8 +272,7 @@ impl Service {
         name: &str,
     ) -> Result<Repository, ServiceError> {
         let repo = self.indexer.find_repo(name).await?;
-        // A tracked ref is seen by whoever sees its repository.
-        if caller.sees(repo.parent_id.as_deref().unwrap_or(&repo.id)) {
+        if caller.sees(&repo.id) {
             Ok(repo)
         } else {
             Err(IndexError::UnknownRepo(name.to_string()).into())

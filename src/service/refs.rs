@@ -147,7 +147,7 @@ impl Service {
         for base in bases {
             let tracked = match self.indexer.find_ref(&base.id, &git_ref).await {
                 Ok(tracked) => tracked,
-                Err(IndexError::UnknownRepo(_)) if !named => continue,
+                Err(IndexError::UnknownRef { .. }) if !named => continue,
                 Err(e) => return Err(e.into()),
             };
             if tracked.indexed_commit.is_none() {

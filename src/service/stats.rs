@@ -46,7 +46,10 @@ impl Service {
                 RepoStatus::iter().map(|s| (s, 0)).collect();
             let (mut indexed, mut skipped) = (0, 0);
             for r in &repos {
-                *by_status.entry(r.status).or_default() += 1;
+                // Tracked refs are rows of their repository, not repositories.
+                if r.parent_id.is_none() {
+                    *by_status.entry(r.status).or_default() += 1;
+                }
                 if let Ok(files) = meta.file_counts(&r.id).await {
                     indexed += files.indexed.max(0) as u64;
                     skipped += files.skipped.max(0) as u64;

@@ -471,7 +471,8 @@ pub trait MetaStore: Send + Sync {
         indexed_commit: Option<&str>,
     ) -> Result<(), StoreError>;
     /// Registers `ref_name` as a tracked ref of `parent`: a repository row named
-    /// `{parent}@{ref}` with the parent's source and settings and `parent_id` set.
+    /// `{parent}@{ref}`, with an id `{parent id}@{…}`, the parent's source and settings
+    /// and `parent_id` set.
     /// `Conflict` when the parent tracks that ref already.
     async fn create_ref(
         &self,

@@ -490,7 +490,9 @@ impl MetaStore for SqlMetaStore {
         ref_name: &str,
     ) -> Result<Repository, StoreError> {
         let now = now_ms();
-        let id = new_id();
+        // Under the repository's id, so that whoever may see the repository sees its refs
+        // (`auth::Principal::sees`), their jobs and progress included.
+        let id = format!("{}@{}", parent.id, new_id());
         let name = format!("{}@{ref_name}", parent.name);
         let (kind, location) = parent.source.split();
         let settings = serde_json::to_string(&parent.settings)

@@ -236,12 +236,23 @@ async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
     let base_chunks = w.chunks_of(&repo.id).await;
     let base_files = w.meta.list_files(&repo.id).await.unwrap();
 
-    let (tracked, _job) = w
+    let (tracked, job) = w
         .service
         .add_ref(&Principal::local(), "up", "feature")
         .await
         .unwrap();
     assert_eq!(tracked.parent_id.as_deref(), Some(repo.id.as_str()));
+    // A token limited to the repository sees its ref and the ref's job; one limited to
+    // another repository sees neither.
+    let mine = Principal::token(
+        "t1",
+        sextant::auth::Scope::Read,
+        std::slice::from_ref(&repo.id),
+    );
+    let other = Principal::token("t2", sextant::auth::Scope::Read, &["elsewhere".to_string()]);
+    assert!(w.service.job(&mine, &job.id).await.is_ok());
+    assert!(w.service.job(&other, &job.id).await.is_err());
+    assert_eq!(w.service.refs(&mine, "up").await.unwrap().len(), 1);
     assert_eq!(tracked.name, "up@feature");
     let report = w
         .indexer

@@ -376,12 +376,9 @@ impl Indexer {
             .await?
             .into_iter()
             .find(|r| r.tracked_ref.as_deref() == Some(ref_name))
-            .ok_or_else(|| {
-                IndexError::UnknownRepo(format!(
-                    "{}@{ref_name} (the repository does not track `{ref_name}`: add it with \
-                     `sextant repo ref add {} {ref_name}`)",
-                    parent.name, parent.name
-                ))
+            .ok_or_else(|| IndexError::UnknownRef {
+                repository: parent.name.clone(),
+                git_ref: ref_name.to_string(),
             })
     }
 
