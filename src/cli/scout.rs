@@ -30,6 +30,9 @@ pub struct ScoutCommand {
     /// Only this repository (name or id; repeatable).
     #[arg(long = "repo")]
     pub repos: Vec<String>,
+    /// On this ref the repositories track besides their default one (`repo ref add`).
+    #[arg(long = "ref")]
+    pub git_ref: Option<String>,
     /// Print the whole response (summary, pointers, meta) as JSON.
     #[arg(long)]
     pub json: bool,
@@ -42,6 +45,7 @@ impl ScoutCommand {
             tags: self.tags.clone(),
             budget: self.budget,
             repositories: self.repos.clone(),
+            git_ref: self.git_ref.clone(),
         }
     }
 }
@@ -69,6 +73,7 @@ pub fn scout_remote(remote: Remote, args: ScoutCommand) -> Result<(), CliError> 
             "tags": args.tags,
             "budget": args.budget,
             "repositories": args.repos,
+            "ref": args.git_ref,
         });
         let answer = remote
             .send(reqwest::Method::POST, "/api/v1/scout", Some(body))

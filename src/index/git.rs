@@ -376,6 +376,71 @@ pub fn mirror_refs(dir: &Path) -> Result<Vec<String>, IndexError> {
     Ok(out)
 }
 
+/// A linked worktree of a local repository (`git worktree add`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Worktree {
+    /// The name git knows it by (`git worktree list`'s last path component by default).
+    pub name: String,
+    /// Its directory, canonical.
+    pub path: PathBuf,
+    /// The branch checked out in it (`None`: a detached head).
+    pub branch: Option<String>,
+}
+
+impl Worktree {
+    /// The name a tracked ref of the worktree goes by: its branch, else its name.
+    pub fn ref_name(&self) -> &str {
+        self.branch.as_deref().unwrap_or(&self.name)
+    }
+}
+
+/// The linked worktrees of the git repository whose working tree is `root`, by name
+/// (none when `root` is not a git working tree). Worktrees whose directory is gone are
+/// left out.
+pub fn worktrees(root: &Path) -> Result<Vec<Worktree>, IndexError> {
+    let Ok(repo) = Repository::open(root) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    let names = repo.worktrees()?;
+    for name in names.iter().filter_map(|n| n.ok().flatten()) {
+        let Ok(worktree) = repo.find_worktree(name) else {
+            continue;
+        };
+        if worktree.validate().is_err() {
+            continue;
+        }
+        let Ok(path) = worktree.path().canonicalize() else {
+            continue;
+        };
+        let branch = Repository::open_from_worktree(&worktree)
+            .ok()
+            .and_then(|r| {
+                let head = r.head().ok()?;
+                if head.is_branch() {
+                    head.shorthand().ok().map(str::to_string)
+                } else {
+                    None
+                }
+            });
+        out.push(Worktree {
+            name: name.to_string(),
+            path,
+            branch,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// The commit checked out in the working tree at `dir` (`None`: not a git working tree,
+/// or a branch without commits).
+pub fn head_commit(dir: &Path) -> Option<String> {
+    let repo = Repository::open(dir).ok()?;
+    let head = repo.head().ok()?.target()?;
+    Some(head.to_string())
+}
+
 /// The module-resolution configuration files of a tree (outside dependency folders).
 fn config_files(repo: &Repository, tree: &Tree<'_>) -> Vec<(String, String)> {
     let mut out = Vec::new();

@@ -59,6 +59,10 @@ pub struct FileArgs {
     pub repository: String,
     /// File path relative to the repository root (`src/auth/token.ts`).
     pub path: String,
+    /// On this ref the repository tracks besides its default one (see
+    /// `index_status`); default: the default ref.
+    #[serde(rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 /// Arguments of `get_symbol`.
@@ -109,6 +113,10 @@ pub struct ScoutArgs {
     /// Only these repositories (names or ids); default: all.
     #[serde(default)]
     pub repositories: Vec<String>,
+    /// On this ref the repositories track besides their default one (see
+    /// `index_status`); default: the default ref.
+    #[serde(rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 /// Arguments of `grep`.

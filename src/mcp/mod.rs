@@ -167,6 +167,7 @@ impl SextantMcp {
             tags: args.tags,
             budget: args.budget,
             repositories: args.repositories,
+            git_ref: args.git_ref,
         };
         // Progress notifications, when the client asked for them, sent in order by one
         // task while the exploration runs.
@@ -296,7 +297,12 @@ impl SextantMcp {
         let result = async {
             let symbols = self
                 .service
-                .file_symbols(&caller, &args.repository, &args.path)
+                .file_symbols(
+                    &caller,
+                    &args.repository,
+                    &args.path,
+                    args.git_ref.as_deref(),
+                )
                 .await?;
             if symbols.is_empty() {
                 return Err(ServiceError::NotFound(format!(

@@ -128,57 +128,15 @@ impl Service {
             filter.repositories = scope;
             return Ok(());
         };
-        let named = !scope.is_empty();
-        let bases: Vec<Repository> = if named {
-            let mut bases = Vec::with_capacity(scope.len());
-            for id in &scope {
-                bases.push(self.indexer.find_repo(id).await?);
-            }
-            bases
-        } else {
-            meta.list_repositories()
-                .await?
-                .into_iter()
-                .filter(|r| r.parent_id.is_none())
-                .collect()
-        };
+        let sides = self.sides(scope, Some(&git_ref)).await?;
         let mut repositories = Vec::new();
         let mut views = Vec::new();
-        for base in bases {
-            let tracked = match self.indexer.find_ref(&base.id, &git_ref).await {
-                Ok(tracked) => tracked,
-                Err(IndexError::UnknownRef { .. }) if !named => continue,
-                Err(e) => return Err(e.into()),
-            };
-            if tracked.indexed_commit.is_none() {
-                return Err(ServiceError::Conflict(format!(
-                    "`{git_ref}` of `{}` is not indexed yet ({}): retry once its sync is done",
-                    base.name,
-                    tracked
-                        .last_error
-                        .as_deref()
-                        .unwrap_or("its sync is queued")
-                )));
+        for side in sides {
+            repositories.push(side.repo_id);
+            if let Some(view) = side.view {
+                repositories.push(view.tracked.clone());
+                views.push(view);
             }
-            let hidden: HashSet<String> = meta
-                .list_files(&tracked.id)
-                .await?
-                .into_iter()
-                .map(|f| f.path)
-                .collect();
-            repositories.push(base.id.clone());
-            repositories.push(tracked.id.clone());
-            views.push(RefView {
-                repository: base.id,
-                tracked: tracked.id,
-                hidden,
-            });
-        }
-        if views.is_empty() {
-            return Err(ServiceError::NotFound(format!(
-                "no repository in scope tracks `{git_ref}` (add it with `sextant repo ref add \
-                 REPOSITORY {git_ref}` or POST /api/v1/repositories/REPOSITORY/refs)"
-            )));
         }
         filter.repositories = repositories;
         filter.views = views;
@@ -256,21 +214,189 @@ pub struct Comparison {
     pub affected: Vec<Affected>,
 }
 
-/// One side of a comparison: the repository, or one of its tracked refs over it.
-struct Side {
-    name: String,
-    repo_id: String,
-    /// The tracked ref's row id, with the paths it holds (None: the default ref).
-    tracked: Option<(String, HashSet<String>)>,
+/// A repository as one of its refs shows it: its own rows, or a tracked ref's over
+/// them.
+pub(super) struct Side {
+    /// The ref's name (the repository's default ref: its name, or `default`).
+    pub name: String,
+    /// The repository's id.
+    pub repo_id: String,
+    /// The tracked ref read over the repository (None: the default ref).
+    pub view: Option<RefView>,
 }
 
 impl Side {
     /// Where `path` is read on this side: the ref's own row, else the repository's.
-    fn holder(&self, path: &str) -> &str {
-        match &self.tracked {
-            Some((id, held)) if held.contains(path) => id,
+    pub fn holder(&self, path: &str) -> &str {
+        match &self.view {
+            Some(view) if view.hidden.contains(path) => &view.tracked,
             _ => &self.repo_id,
         }
+    }
+
+    /// The rows this side reads: the repository's, then the ref's.
+    pub fn holders(&self) -> Vec<&str> {
+        let mut out = vec![self.repo_id.as_str()];
+        out.extend(self.view.as_ref().map(|v| v.tracked.as_str()));
+        out
+    }
+}
+
+/// The sides a read sees, by the row ids they read.
+#[derive(Default)]
+pub(super) struct Sides(Vec<Side>);
+
+impl Sides {
+    /// Every row id the sides read.
+    pub fn ids(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .flat_map(Side::holders)
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The repositories' ids.
+    pub fn repositories(&self) -> Vec<String> {
+        self.0.iter().map(|s| s.repo_id.clone()).collect()
+    }
+
+    /// The side that reads row `holder`, if any.
+    pub fn of(&self, holder: &str) -> Option<&Side> {
+        self.0.iter().find(|s| s.holders().contains(&holder))
+    }
+
+    /// Whether `path` read from row `holder` is what its side shows (a ref hides the
+    /// repository's copy of a file it holds; rows no side reads show everything).
+    pub fn shows(&self, holder: &str, path: &str) -> bool {
+        self.of(holder).is_none_or(|s| s.holder(path) == holder)
+    }
+}
+
+impl IntoIterator for Sides {
+    type Item = Side;
+    type IntoIter = std::vec::IntoIter<Side>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl Service {
+    /// The repositories of `scope` (ids; empty: every repository) seen on `git_ref`
+    /// (None: each on its default ref). Naming a ref, the repositories in an unnamed
+    /// scope that do not track it are left out; one in a named scope that does not is
+    /// an error, as is a ref not indexed yet or a ref no repository tracks.
+    pub(super) async fn sides(
+        &self,
+        scope: Vec<String>,
+        git_ref: Option<&str>,
+    ) -> Result<Sides, ServiceError> {
+        let named = !scope.is_empty();
+        let bases: Vec<Repository> = if named {
+            let mut bases = Vec::with_capacity(scope.len());
+            for id in &scope {
+                bases.push(self.indexer.find_repo(id).await?);
+            }
+            bases
+        } else {
+            self.indexer
+                .meta()
+                .list_repositories()
+                .await?
+                .into_iter()
+                .filter(|r| r.parent_id.is_none())
+                .collect()
+        };
+        let mut sides = Vec::with_capacity(bases.len());
+        for base in &bases {
+            sides.extend(self.side_if_tracked(base, git_ref, named).await?);
+        }
+        if let (Some(git_ref), true) = (git_ref, sides.is_empty()) {
+            return Err(ServiceError::NotFound(format!(
+                "no repository in scope tracks `{git_ref}` (add it with `sextant repo ref add \
+                 REPOSITORY {git_ref}` or POST /api/v1/repositories/REPOSITORY/refs)"
+            )));
+        }
+        Ok(Sides(sides))
+    }
+
+    /// The repository seen on `git_ref` (its default ref for `None` or the default's
+    /// name). A tracked ref not indexed yet is a conflict (retry later).
+    pub(super) async fn side(
+        &self,
+        repo: &Repository,
+        git_ref: Option<&str>,
+    ) -> Result<Side, ServiceError> {
+        let side = self.side_if_tracked(repo, git_ref, true).await?;
+        side.ok_or_else(|| ServiceError::Internal("a required ref went missing".into()))
+    }
+
+    /// [`Service::side`], or `None` when `repo` does not track `git_ref` and it is not
+    /// `required`.
+    async fn side_if_tracked(
+        &self,
+        repo: &Repository,
+        git_ref: Option<&str>,
+        required: bool,
+    ) -> Result<Option<Side>, ServiceError> {
+        let default = repo.tracked_ref.clone().unwrap_or_else(|| "default".into());
+        let view = match git_ref {
+            None => None,
+            Some(r) if Some(r) == repo.tracked_ref.as_deref() => None,
+            Some(r) => {
+                let tracked = match self.indexer.find_ref(&repo.id, r).await {
+                    Ok(tracked) => tracked,
+                    Err(IndexError::UnknownRef { .. }) if !required => return Ok(None),
+                    Err(e) => return Err(e.into()),
+                };
+                if tracked.indexed_commit.is_none() {
+                    return Err(ServiceError::Conflict(format!(
+                        "`{r}` of `{}` is not indexed yet ({}): retry once its sync is done",
+                        repo.name,
+                        tracked
+                            .last_error
+                            .as_deref()
+                            .unwrap_or("its sync is queued")
+                    )));
+                }
+                let hidden = self
+                    .indexer
+                    .meta()
+                    .list_files(&tracked.id)
+                    .await?
+                    .into_iter()
+                    .map(|f| f.path)
+                    .collect();
+                Some(RefView {
+                    repository: repo.id.clone(),
+                    tracked: tracked.id,
+                    hidden,
+                })
+            }
+        };
+        Ok(Some(Side {
+            name: git_ref.map_or(default, str::to_string),
+            repo_id: repo.id.clone(),
+            view,
+        }))
+    }
+
+    /// The repository `name` names (a repository, or `REPO@REF` for one of its refs) on
+    /// `git_ref`, or on the ref the name gives.
+    pub(super) async fn named_side(
+        &self,
+        caller: &Principal,
+        name: &str,
+        git_ref: Option<&str>,
+    ) -> Result<(Repository, Side), ServiceError> {
+        let mut names = [name.to_string()];
+        let mut git_ref = git_ref.map(str::to_string);
+        self.read_ref_names(caller, &mut names, &mut git_ref)
+            .await?;
+        let [name] = names;
+        let repo = self.visible_repo(caller, &name).await?;
+        let side = self.side(&repo, git_ref.as_deref()).await?;
+        Ok((repo, side))
     }
 }
 
@@ -290,8 +416,8 @@ impl Service {
         let head_side = self.side(&repo, Some(head)).await?;
         let mut paths: Vec<String> = [&base_side, &head_side]
             .iter()
-            .filter_map(|s| s.tracked.as_ref())
-            .flat_map(|(_, held)| held.iter().cloned())
+            .filter_map(|s| s.view.as_ref())
+            .flat_map(|v| v.hidden.iter().cloned())
             .collect();
         paths.sort();
         paths.dedup();
@@ -349,33 +475,6 @@ impl Service {
         Ok(out)
     }
 
-    /// The repository seen on `git_ref` (its default ref for `None` or the default's
-    /// name).
-    async fn side(&self, repo: &Repository, git_ref: Option<&str>) -> Result<Side, ServiceError> {
-        let default = repo.tracked_ref.clone().unwrap_or_else(|| "default".into());
-        let tracked = match git_ref {
-            None => None,
-            Some(r) if Some(r) == repo.tracked_ref.as_deref() => None,
-            Some(r) => {
-                let tracked = self.indexer.find_ref(&repo.id, r).await?;
-                let held = self
-                    .indexer
-                    .meta()
-                    .list_files(&tracked.id)
-                    .await?
-                    .into_iter()
-                    .map(|f| f.path)
-                    .collect();
-                Some((tracked.id, held))
-            }
-        };
-        Ok(Side {
-            name: git_ref.map_or(default, str::to_string),
-            repo_id: repo.id.clone(),
-            tracked,
-        })
-    }
-
     /// A file's chunks on one side by chunk id (breadcrumb, kind, content); `None` when
     /// the file is not indexed there.
     async fn chunks_on(
@@ -417,14 +516,12 @@ impl Service {
             .iter()
             .map(|(id, b)| (id.as_str(), b.as_str()))
             .collect();
-        let mut holders = vec![head.repo_id.clone()];
-        holders.extend(head.tracked.as_ref().map(|(id, _)| id.clone()));
         let mut out = Vec::new();
-        for holder in holders {
-            let edges = meta.edges_to_any(&holder, &ids).await?;
+        for holder in head.holders() {
+            let edges = meta.edges_to_any(holder, &ids).await?;
             let callers: Vec<String> = edges.iter().map(|e| e.from_chunk.clone()).collect();
             let symbols: std::collections::HashMap<String, (String, String)> = meta
-                .symbols_by_id(&holder, &callers)
+                .symbols_by_id(holder, &callers)
                 .await?
                 .into_iter()
                 .map(|(path, s)| (s.chunk_id, (path, s.breadcrumb)))

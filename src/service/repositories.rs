@@ -237,21 +237,29 @@ impl Service {
         Ok(files)
     }
 
-    /// The symbols of one indexed file, in source order.
+    /// The symbols of one indexed file, in source order, on `git_ref` (default: the
+    /// repository's default ref; a `REPO@REF` name gives one too).
     pub async fn file_symbols(
         &self,
         caller: &Principal,
         name: &str,
         path: &str,
+        git_ref: Option<&str>,
     ) -> Result<Vec<SymbolRecord>, ServiceError> {
-        let repo = self.visible_repo(caller, name).await?;
+        let (repo, side) = self.named_side(caller, name, git_ref).await?;
         let meta = self.indexer.meta();
-        if meta.get_file(&repo.id, path).await?.is_none() {
+        let holder = side.holder(path);
+        let record = meta.get_file(holder, path).await?;
+        if record.is_none_or(|f| f.skip_reason.as_deref() == Some(crate::index::DELETED_ON_REF)) {
+            let on = match &side.view {
+                Some(_) => format!(" on `{}`", side.name),
+                None => String::new(),
+            };
             return Err(ServiceError::NotFound(format!(
-                "`{path}` is not indexed in `{}` (paths are relative to the repository root)",
+                "`{path}` is not indexed in `{}`{on} (paths are relative to the repository root)",
                 repo.name
             )));
         }
-        Ok(meta.file_symbols(&repo.id, path).await?)
+        Ok(meta.file_symbols(holder, path).await?)
     }
 }

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
 
+use super::refs::Sides;
 use super::{Service, ServiceError};
 use crate::auth::Principal;
 use crate::scout::{
@@ -34,6 +35,9 @@ pub struct ScoutRequest {
     pub budget: Option<u32>,
     /// Only these repositories (names or ids); default: every one the caller sees.
     pub repositories: Vec<String>,
+    /// On this ref the repositories track besides their default one (a `REPO@REF` name
+    /// gives one too); default: each repository's default ref.
+    pub git_ref: Option<String>,
 }
 
 impl ScoutRequest {
@@ -67,8 +71,15 @@ impl Service {
             request.budget,
             &request.repositories,
         )?;
-        let scope = self.search_scope(caller, &request.repositories).await?;
-        let (seeds, interpretation) = self.seeds(caller, &query.text, &scope).await?;
+        let mut names = request.repositories;
+        let mut git_ref = request.git_ref;
+        self.read_ref_names(caller, &mut names, &mut git_ref)
+            .await?;
+        let scope = self.search_scope(caller, &names).await?;
+        let sides = self.sides(scope, git_ref.as_deref()).await?;
+        let (seeds, interpretation) = self
+            .seeds(caller, &query.text, &sides, git_ref.as_deref())
+            .await?;
         if seeds.is_empty() {
             let nothing = crate::scout::Exploration {
                 visited: Vec::new(),
@@ -86,6 +97,7 @@ impl Service {
         let graph = StoreGraph {
             meta: self.indexer.meta().as_ref(),
             vectors: self.indexer.vectors().as_ref(),
+            sides: &sides,
         };
         let llm = self.scout_model.as_deref().map(LlmRater::new);
         let rater: &dyn Rater = match &llm {
@@ -113,7 +125,8 @@ impl Service {
         &self,
         caller: &Principal,
         text: &str,
-        scope: &[String],
+        sides: &Sides,
+        git_ref: Option<&str>,
     ) -> Result<(Vec<Node>, String), ServiceError> {
         let meta = self.indexer.meta();
         if let Some(path) = parse_symbol_query(text) {
@@ -124,8 +137,8 @@ impl Service {
                 .chain([path.name.as_str()])
                 .collect();
             let breadcrumb = wanted.join(" > ");
-            let found: Vec<_> = meta
-                .symbols_named(&path.name, scope)
+            let found: Vec<_> = self
+                .symbols_shown(&path.name, sides)
                 .await?
                 .into_iter()
                 .filter(|(_, file, s)| {
@@ -140,8 +153,8 @@ impl Service {
         let tried: Vec<String> = tiers[..2].concat();
         for tier in tiers {
             for word in tier {
-                let found: Vec<_> = meta
-                    .symbols_named(&word, scope)
+                let found: Vec<_> = self
+                    .symbols_shown(&word, sides)
                     .await?
                     .into_iter()
                     .filter(|(_, _, s)| !STATEMENTS.contains(&s.kind.as_str()))
@@ -154,15 +167,21 @@ impl Service {
         // No symbol named in the question: the hybrid search's best answer.
         let mut options = self.search_defaults.clone();
         options.filter = Default::default();
-        options.filter.repositories = scope.to_vec();
+        options.filter.repositories = sides.repositories();
+        options.filter.git_ref = git_ref.map(str::to_string);
         let answer = self.search_with(caller, text, options).await?;
         match answer.response.results.first() {
             Some(hit) => {
+                // A hit on a ref names its repository: its rows are the ref's or the
+                // repository's, as the side reads the file.
+                let holder = sides
+                    .of(&hit.repo_id)
+                    .map_or(hit.repo_id.as_str(), |s| s.holder(&hit.path));
                 let found: Vec<_> = meta
-                    .symbols_by_id(&hit.repo_id, std::slice::from_ref(&hit.chunk.id))
+                    .symbols_by_id(holder, std::slice::from_ref(&hit.chunk.id))
                     .await?
                     .into_iter()
-                    .map(|(path, s)| (hit.repo_id.clone(), path, s))
+                    .map(|(path, s)| (holder.to_string(), path, s))
                     .collect();
                 let (seeds, _) = pick(found, &hit.breadcrumb);
                 let how = format!(
@@ -194,6 +213,25 @@ impl Service {
                 ))
             }
         }
+    }
+}
+
+impl Service {
+    /// The symbols named `name` that `sides` show: (row id, path, symbol).
+    async fn symbols_shown(
+        &self,
+        name: &str,
+        sides: &Sides,
+    ) -> Result<Vec<(String, String, SymbolRecord)>, ServiceError> {
+        let found = self
+            .indexer
+            .meta()
+            .symbols_named(name, &sides.ids())
+            .await?;
+        Ok(found
+            .into_iter()
+            .filter(|(holder, path, _)| sides.shows(holder, path))
+            .collect())
     }
 }
 
@@ -333,10 +371,13 @@ fn node(repo: &str, path: &str, s: &SymbolRecord) -> Node {
     }
 }
 
-/// The symbol graph as the stores hold it.
+/// The symbol graph as the stores hold it, each repository as its side shows it: on a
+/// tracked ref, a symbol's neighbours are read from the ref's rows and the repository's
+/// (the files the ref does not hold).
 struct StoreGraph<'a> {
     meta: &'a dyn MetaStore,
     vectors: &'a dyn VectorStore,
+    sides: &'a Sides,
 }
 
 /// The relation an edge into a node stands for (`None`: not a dependency).
@@ -372,9 +413,9 @@ impl StoreGraph<'_> {
     /// through barrels (`export * from …`, `export { name } from …`), nearest first.
     async fn imports_through_barrels(
         &self,
+        repo: &str,
         node: &Node,
     ) -> Result<Vec<(String, Relation, Option<i64>, bool)>, StoreError> {
-        let repo = node.repo_id.as_str();
         let mut out = Vec::new();
         let mut targets = vec![node.path.clone()];
         let mut seen = std::collections::HashSet::from([node.path.clone()]);
@@ -412,7 +453,27 @@ impl ScoutGraph for StoreGraph<'_> {
     type Error = StoreError;
 
     async fn links(&self, node: &Node, depth: u32) -> Result<Vec<Link>, StoreError> {
-        let repo = node.repo_id.as_str();
+        let holders = match self.sides.of(&node.repo_id) {
+            Some(side) => side.holders(),
+            None => vec![node.repo_id.as_str()],
+        };
+        let mut links = Vec::new();
+        for holder in holders {
+            links.extend(
+                self.links_in(holder, node, depth)
+                    .await?
+                    .into_iter()
+                    .filter(|l| self.sides.shows(holder, &l.neighbour.path)),
+            );
+        }
+        links.sort_by_key(|l| strength(l.relation));
+        Ok(links)
+    }
+}
+
+impl StoreGraph<'_> {
+    /// The links into `node` that the rows of `repo` hold.
+    async fn links_in(&self, repo: &str, node: &Node, depth: u32) -> Result<Vec<Link>, StoreError> {
         // (neighbour chunk id, relation, line, certain)
         let mut raw: Vec<(String, Relation, Option<i64>, bool)> = Vec::new();
         for e in self.meta.edges_to(repo, &node.chunk_id).await? {
@@ -450,7 +511,7 @@ impl ScoutGraph for StoreGraph<'_> {
         // Next to the symbol: the statements that import or re-export its file, and
         // through re-exports (barrels) the files that import those, and so on.
         if depth == 0 {
-            raw.extend(self.imports_through_barrels(node).await?);
+            raw.extend(self.imports_through_barrels(repo, node).await?);
         }
         let ids: Vec<String> = raw.iter().map(|(id, ..)| id.clone()).collect();
         let symbols: HashMap<String, (String, SymbolRecord)> = self

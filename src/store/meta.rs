@@ -471,13 +471,15 @@ pub trait MetaStore: Send + Sync {
         indexed_commit: Option<&str>,
     ) -> Result<(), StoreError>;
     /// Registers `ref_name` as a tracked ref of `parent`: a repository row named
-    /// `{parent}@{ref}`, with an id `{parent id}@{…}`, the parent's source and settings
-    /// and `parent_id` set.
+    /// `{parent}@{ref}`, with an id `{parent id}@{…}`, the parent's settings, `parent_id`
+    /// set and `source` (the parent's for a git ref, the worktree's directory for a
+    /// worktree of a local repository).
     /// `Conflict` when the parent tracks that ref already.
     async fn create_ref(
         &self,
         parent: &Repository,
         ref_name: &str,
+        source: &RepoSource,
     ) -> Result<Repository, StoreError>;
     /// The tracked refs of a repository (beyond its default one), by name.
     async fn list_refs(&self, parent_id: &str) -> Result<Vec<Repository>, StoreError>;

@@ -488,13 +488,14 @@ impl MetaStore for SqlMetaStore {
         &self,
         parent: &Repository,
         ref_name: &str,
+        source: &RepoSource,
     ) -> Result<Repository, StoreError> {
         let now = now_ms();
         // Under the repository's id, so that whoever may see the repository sees its refs
         // (`auth::Principal::sees`), their jobs and progress included.
         let id = format!("{}@{}", parent.id, new_id());
         let name = format!("{}@{ref_name}", parent.name);
-        let (kind, location) = parent.source.split();
+        let (kind, location) = source.split();
         let settings = serde_json::to_string(&parent.settings)
             .map_err(|e| StoreError::Invalid(format!("settings do not serialise: {e}")))?;
         let result = sqlx::query(

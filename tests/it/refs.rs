@@ -10,7 +10,7 @@ use git2::Repository;
 use sextant::auth::Principal;
 use sextant::index::{DELETED_ON_REF, IndexOptions, Indexer, JobRunner, Progress};
 use sextant::search::{SearchOverrides, Searcher};
-use sextant::service::{Change, Service};
+use sextant::service::{Change, ScoutRequest, Service};
 use sextant::store::{ChunkFilter, LanceStore, MetaStore, RepoSettings, SqlMetaStore, VectorStore};
 
 use crate::git_sync::commit;
@@ -212,6 +212,39 @@ impl World {
             )
             .await
             .unwrap()
+    }
+
+    /// What a scout of `query` on `git_ref` took it to mean, and the (path, name) of
+    /// every neighbour it rated.
+    async fn scouted(&self, query: &str, git_ref: Option<&str>) -> (String, Vec<(String, String)>) {
+        let request = ScoutRequest {
+            query: query.to_string(),
+            git_ref: git_ref.map(str::to_string),
+            ..ScoutRequest::default()
+        };
+        let mut visited = Vec::new();
+        let answer = self
+            .service
+            .scout(&Principal::local(), request, |v, _| {
+                visited.push((v.link.neighbour.path.clone(), v.link.neighbour.name.clone()))
+            })
+            .await
+            .unwrap();
+        (answer.meta.interpretation, visited)
+    }
+
+    /// The names of the symbols of `path` in `repository` on `git_ref`, or the error.
+    async fn symbols_of(
+        &self,
+        repository: &str,
+        path: &str,
+        git_ref: Option<&str>,
+    ) -> Result<Vec<String>, String> {
+        self.service
+            .file_symbols(&Principal::local(), repository, path, git_ref)
+            .await
+            .map(|symbols| symbols.into_iter().map(|s| s.name).collect())
+            .map_err(|e| e.to_string())
     }
 
     async fn chunks_of(&self, repo_id: &str) -> usize {
@@ -795,4 +828,342 @@ async fn ref_globs_track_new_branches_and_drop_deleted_ones() {
         .unwrap_err()
         .to_string();
     assert!(refused.contains("release/["), "{refused}");
+}
+
+/// File symbols and Scout read the ref they are given, and a repository's default ref
+/// otherwise: its refs' rows never stand beside its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_symbols_and_scout_read_the_ref_they_are_given() {
+    let w = world().await;
+    let repo = w.register().await;
+    w.indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    let tracked = w.indexer.add_ref("up", "feature").await.unwrap();
+    w.indexer
+        .sync(&tracked, &mut Progress::silent(&tracked.id))
+        .await
+        .unwrap();
+
+    // File symbols: the ref's own files, the repository's others, none of what it deletes.
+    let on = |path: &'static str, r: Option<&'static str>| w.symbols_of("up", path, r);
+    assert_eq!(
+        on("src/a.ts", Some("feature")).await.unwrap(),
+        ["parseHeaderStrict"]
+    );
+    assert_eq!(on("src/a.ts", None).await.unwrap(), ["parseHeader"]);
+    assert_eq!(on("src/a.ts", Some("main")).await.unwrap(), ["parseHeader"]);
+    assert_eq!(
+        on("src/b.ts", Some("feature")).await.unwrap(),
+        ["checkQuota"]
+    );
+    assert!(
+        on("src/e.ts", Some("feature"))
+            .await
+            .unwrap()
+            .contains(&"exportCsvReport".into())
+    );
+    let absent = on("src/e.ts", None).await.unwrap_err();
+    assert!(absent.contains("not indexed in `up`"), "{absent}");
+    let deleted = w
+        .symbols_of("up@feature", "src/c.ts", None)
+        .await
+        .unwrap_err();
+    assert!(deleted.contains("on `feature`"), "{deleted}");
+    let untracked = on("src/a.ts", Some("nope")).await.unwrap_err();
+    assert!(untracked.contains("repo ref add"), "{untracked}");
+
+    // Scout: the renamed function's caller on the ref, the old one's on the default ref.
+    let (how, visited) = w.scouted("parseHeaderStrict", Some("feature")).await;
+    assert!(how.starts_with("Matched"), "{how}");
+    assert!(
+        visited.contains(&("src/f.ts".into(), "readRequest".into())),
+        "{visited:?}"
+    );
+    let (how, _) = w.scouted("parseHeaderStrict", None).await;
+    assert!(!how.starts_with("Matched"), "{how}");
+    let (_, visited) = w.scouted("parseHeader", None).await;
+    assert!(
+        visited.contains(&("src/f.ts".into(), "readRequest".into())),
+        "{visited:?}"
+    );
+    // A file the ref adds calls into one it shares with the repository: found from
+    // there on the ref only.
+    let (_, visited) = w.scouted("formatDate", Some("feature")).await;
+    assert!(
+        visited.contains(&("src/e.ts".into(), "exportCsvReport".into())),
+        "{visited:?}"
+    );
+    let (_, visited) = w.scouted("formatDate", None).await;
+    assert!(visited.iter().all(|(p, _)| p != "src/e.ts"), "{visited:?}");
+    // What the ref deletes is not there to scout; a symbol in both is one symbol.
+    let (how, _) = w.scouted("legacyRetry", Some("feature")).await;
+    assert!(!how.starts_with("Matched"), "{how}");
+    let (_, visited) = w.scouted("legacyRetry", None).await;
+    assert!(
+        visited.contains(&("src/g.ts".into(), "retryLater".into())),
+        "{visited:?}"
+    );
+    for r in [None, Some("feature")] {
+        let (how, _) = w.scouted("readRequest", r).await;
+        assert!(how.starts_with("Matched"), "{r:?}: {how}");
+    }
+}
+
+/// Writes (or, for `None`, deletes) files under `dir`.
+fn write_files(dir: &std::path::Path, files: &[(&str, Option<&str>)]) {
+    for (path, content) in files {
+        let at = dir.join(path);
+        match content {
+            Some(text) => {
+                std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+                std::fs::write(&at, text).unwrap();
+            }
+            None => std::fs::remove_file(&at).unwrap(),
+        }
+    }
+}
+
+/// A git working tree at `dir` with six files committed on `main`.
+fn local_repository(dir: &std::path::Path) -> Repository {
+    write_files(
+        dir,
+        &[
+            (
+                "src/a.ts",
+                Some("export function parseHeader(s: string) { return s.trim(); }\n"),
+            ),
+            (
+                "src/b.ts",
+                Some("export function checkQuota(n: number) { return n > 3; }\n"),
+            ),
+            (
+                "src/c.ts",
+                Some("export function legacyRetry() { return 'again'; }\n"),
+            ),
+            (
+                "src/d.ts",
+                Some("export function formatDate(d: Date) { return d.toISOString(); }\n"),
+            ),
+            (
+                "src/f.ts",
+                Some(
+                    "import { parseHeader } from './a';\nexport function readRequest(s: string) { return parseHeader(s); }\n",
+                ),
+            ),
+            (
+                "src/g.ts",
+                Some(
+                    "import { legacyRetry } from './c';\nexport function retryLater() { return legacyRetry(); }\n",
+                ),
+            ),
+        ],
+    );
+    let repo = Repository::init(dir).unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    {
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let who = git2::Signature::now("t", "t@example.com").unwrap();
+        repo.commit(Some("HEAD"), &who, &who, "initial", &tree, &[])
+            .unwrap();
+    }
+    repo
+}
+
+/// `git worktree add DIR -b BRANCH`.
+fn add_worktree(repo: &Repository, name: &str, branch: &str, dir: &std::path::Path) {
+    let head = repo.head().unwrap().peel_to_commit().unwrap();
+    let branch = repo.branch(branch, &head, false).unwrap();
+    let mut options = git2::WorktreeAddOptions::new();
+    options.reference(Some(branch.get()));
+    repo.worktree(name, dir, Some(&options)).unwrap();
+}
+
+/// A local directory's git worktrees are its refs: a worktree with uncommitted work
+/// costs the files it changes, is read on its own, gives a file back to the repository
+/// when it matches again, and globs track worktrees as they come and go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worktrees_of_a_local_repository_are_its_refs() {
+    let w = world().await;
+    let root = w._tmp.path().join("local");
+    let git = local_repository(&root);
+    let feature_dir = w._tmp.path().join("local-feature");
+    add_worktree(&git, "feature-wt", "feature", &feature_dir);
+    // Uncommitted work in the worktree: a rename and its caller, a file added, one deleted.
+    write_files(
+        &feature_dir,
+        &[
+            (
+                "src/a.ts",
+                Some("export function parseHeaderStrict(s: string) { return s.trim(); }\n"),
+            ),
+            (
+                "src/f.ts",
+                Some(
+                    "import { parseHeaderStrict } from './a';\nexport function readRequest(s: string) { return parseHeaderStrict(s); }\n",
+                ),
+            ),
+            (
+                "src/e.ts",
+                Some(
+                    "import { formatDate } from './d';\nexport function exportCsvReport(rows: string[]) { return rows.join(formatDate(new Date())); }\n",
+                ),
+            ),
+            ("src/c.ts", None),
+        ],
+    );
+    let local = w
+        .indexer
+        .register_path(&root, Some("loc"), RepoSettings::default())
+        .await
+        .unwrap();
+    let base = w
+        .indexer
+        .sync(&local, &mut Progress::silent(&local.id))
+        .await
+        .unwrap();
+    assert_eq!(base.indexed, 6);
+
+    let me = Principal::local();
+    let unknown = w
+        .service
+        .add_ref(&me, "loc", "nope")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        unknown.contains("git worktree add") && unknown.contains("`feature`"),
+        "{unknown}"
+    );
+    // Named by its directory, relative to the repository's.
+    let (tracked, _) = w
+        .service
+        .add_ref(&me, "loc", "../local-feature")
+        .await
+        .unwrap();
+    assert_eq!(tracked.name, "loc@feature");
+    let canonical = feature_dir.canonicalize().unwrap();
+    assert_eq!(
+        tracked.source,
+        sextant::store::RepoSource::Path(canonical.to_string_lossy().into_owned())
+    );
+    let report = w
+        .indexer
+        .sync(&tracked, &mut Progress::silent(&tracked.id))
+        .await
+        .unwrap();
+    assert_eq!((report.indexed, report.removed), (3, 1), "{report:?}");
+    let held = |id: String| {
+        let meta = w.meta.clone();
+        async move {
+            let mut held: Vec<(String, bool)> = meta
+                .list_files(&id)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|f| (f.path, f.skip_reason.is_some()))
+                .collect();
+            held.sort();
+            held
+        }
+    };
+    assert_eq!(
+        held(tracked.id.clone()).await,
+        [
+            ("src/a.ts".to_string(), false),
+            ("src/c.ts".to_string(), true),
+            ("src/e.ts".to_string(), false),
+            ("src/f.ts".to_string(), false),
+        ]
+    );
+    // Each ref answers with its own code.
+    assert_eq!(
+        w.looked_up("exportCsvReport", Some("feature")).await,
+        [("src/e.ts".to_string(), Some("feature".to_string()))]
+    );
+    assert!(w.looked_up("exportCsvReport", None).await.is_empty());
+    assert_eq!(
+        w.symbols_of("loc", "src/a.ts", Some("feature"))
+            .await
+            .unwrap(),
+        ["parseHeaderStrict"]
+    );
+    let (_, visited) = w.scouted("parseHeaderStrict", Some("feature")).await;
+    assert!(
+        visited.contains(&("src/f.ts".into(), "readRequest".into())),
+        "{visited:?}"
+    );
+    let again = w
+        .indexer
+        .sync(&tracked, &mut Progress::silent(&tracked.id))
+        .await
+        .unwrap();
+    assert_eq!((again.indexed, again.removed), (0, 0), "{again:?}");
+
+    // The rename undone and the deleted file back: the ref gives both to the repository.
+    write_files(
+        &feature_dir,
+        &[
+            (
+                "src/a.ts",
+                Some("export function parseHeader(s: string) { return s.trim(); }\n"),
+            ),
+            (
+                "src/c.ts",
+                Some("export function legacyRetry() { return 'again'; }\n"),
+            ),
+        ],
+    );
+    let undone = w
+        .indexer
+        .sync(&tracked, &mut Progress::silent(&tracked.id))
+        .await
+        .unwrap();
+    assert_eq!((undone.indexed, undone.removed), (0, 2), "{undone:?}");
+    assert_eq!(
+        held(tracked.id.clone()).await,
+        [
+            ("src/e.ts".to_string(), false),
+            ("src/f.ts".to_string(), false)
+        ]
+    );
+    assert_eq!(
+        w.symbols_of("loc", "src/a.ts", Some("feature"))
+            .await
+            .unwrap(),
+        ["parseHeader"]
+    );
+
+    // A glob tracks a new worktree, and drops it once it is removed; the ref added by
+    // hand stays.
+    let spike_dir = w._tmp.path().join("local-spike");
+    add_worktree(&git, "spike", "spike/one", &spike_dir);
+    let mut settings = local.settings.clone();
+    settings.refs = vec!["spike/*".into()];
+    let local = w
+        .indexer
+        .update_settings("loc", None, settings)
+        .await
+        .unwrap();
+    let added = w.indexer.reconcile_refs(&local).await.unwrap();
+    let names: Vec<String> = added.iter().map(|r| r.name.clone()).collect();
+    assert_eq!(names, ["loc@spike/one"]);
+    std::fs::remove_dir_all(&spike_dir).unwrap();
+    assert!(w.indexer.reconcile_refs(&local).await.unwrap().is_empty());
+    let mut left: Vec<String> = w
+        .indexer
+        .refs("loc")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    left.sort();
+    assert_eq!(left, ["loc@feature"]);
 }

@@ -182,7 +182,7 @@ async fn the_budget_and_the_callers_scope_bound_a_scout() {
         query: query.into(),
         tags,
         budget,
-        repositories: vec![],
+        ..ScoutRequest::default()
     };
     let one = service
         .scout(

@@ -340,6 +340,10 @@ async fn list_files(
 struct FileQuery {
     /// File path relative to the repository root.
     path: String,
+    /// On this tracked ref (a branch, tag, commit or worktree the repository tracks
+    /// besides its default ref); default: the default ref.
+    #[serde(rename = "ref")]
+    git_ref: Option<String>,
 }
 
 /// `GET …/symbols`.
@@ -358,14 +362,17 @@ pub struct FileSymbols {
         (status = 200, description = "Symbols", body = FileSymbols),
         (status = 400, description = "Missing `path`", body = ErrorBody),
         Unauthenticated,
-        (status = 404, description = "No such repository or file", body = ErrorBody)))]
+        (status = 404, description = "No such repository, ref or file", body = ErrorBody),
+        (status = 409, description = "The ref is not indexed yet", body = ErrorBody)))]
 async fn file_symbols(
     State(service): Shared,
     Caller(caller): Caller,
     Path(repo): Path<String>,
     Params(file): Params<FileQuery>,
 ) -> Result<Json<FileSymbols>, ApiError> {
-    let symbols = service.file_symbols(&caller, &repo, &file.path).await?;
+    let symbols = service
+        .file_symbols(&caller, &repo, &file.path, file.git_ref.as_deref())
+        .await?;
     Ok(Json(FileSymbols {
         path: file.path,
         symbols,

@@ -46,6 +46,10 @@ pub struct ScoutBody {
     #[serde(default)]
     #[schema(max_items = 100)]
     pub repositories: Vec<String>,
+    /// On this ref the repositories track besides their default one (a branch, tag,
+    /// commit or worktree); default: each repository's default ref.
+    #[serde(rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 /// One `progress` event of a streamed scout: a link was rated.
@@ -77,7 +81,8 @@ pub struct ScoutProgress {
             content((ScoutResponse = "application/json"), (ScoutProgress = "text/event-stream"))),
         (status = 400, description = "Empty query, bad budget or tags (named)", body = ErrorBody),
         Unauthenticated,
-        (status = 404, description = "A repository in `repositories` does not exist", body = ErrorBody),
+        (status = 404, description = "A repository in `repositories`, or the ref, does not exist", body = ErrorBody),
+        (status = 409, description = "The ref is not indexed yet", body = ErrorBody),
         BodyRejected,
         (status = 429, description = "Too many searches at once (see Retry-After)", body = ErrorBody)))]
 async fn scout(
@@ -91,6 +96,7 @@ async fn scout(
         tags: body.tags,
         budget: body.budget,
         repositories: body.repositories,
+        git_ref: body.git_ref,
     };
     let streamed = headers
         .get(header::ACCEPT)

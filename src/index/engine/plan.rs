@@ -4,12 +4,16 @@
 use super::*;
 
 impl Indexer {
-    /// Scans a working tree and applies the two-phase change check.
+    /// Scans a working tree and applies the two-phase change check. With `base` (the
+    /// file records of the repository a worktree ref overlays), files whose content is
+    /// the base's are left to the base: the ref holds only what differs, and records
+    /// the base's files it lacks as deleted.
     pub(super) async fn plan_worktree(
         &self,
         root: &Path,
         filter: &FileFilter,
         mut stored: HashMap<String, FileRecord>,
+        base: Option<&HashMap<String, FileRecord>>,
         report: &mut SyncReport,
         progress: &mut Progress,
     ) -> Result<Plan, IndexError> {
@@ -26,7 +30,13 @@ impl Indexer {
                 .map_err(|e| IndexError::Task(e.to_string()))??
         };
         report.scanned = scan.files.len();
+        let scanned: std::collections::HashSet<String> = match base {
+            Some(_) => scan.files.iter().map(|f| f.rel.clone()).collect(),
+            None => Default::default(),
+        };
         let mut pending = Vec::new();
+        // Files a worktree ref held that are now as in its base.
+        let mut as_base = Vec::new();
         let total = scan.files.len() as u64;
         // Files are opened only where the scan found them: under the real root.
         let real_root = std::fs::canonicalize(root).map_err(|source| IndexError::Io {
@@ -53,6 +63,16 @@ impl Indexer {
                 }
             };
             let hash = sha256_hex(&bytes);
+            let in_base = base.and_then(|b| b.get(&file.rel)).is_some_and(|b| {
+                b.skip_reason.is_none() && b.content_hash.as_deref() == Some(&hash)
+            });
+            if in_base {
+                match previous {
+                    Some(_) => as_base.push(file.rel),
+                    None => report.unchanged += 1,
+                }
+                continue;
+            }
             match previous {
                 Some(mut prev)
                     if prev.skip_reason.is_none()
@@ -75,27 +95,51 @@ impl Indexer {
         }
         let skipped_paths: std::collections::HashSet<&str> =
             scan.skipped.iter().map(|(f, _)| f.rel.as_str()).collect();
-        let removals = stored
-            .keys()
-            .filter(|p| !skipped_paths.contains(p.as_str()))
-            .cloned()
+        let seen = |p: &str| skipped_paths.contains(p) || scanned.contains(p);
+        // The base's files the worktree lacks are deleted on it (once).
+        let deleted: Vec<String> = base
+            .into_iter()
+            .flat_map(|b| b.values())
+            .filter(|b| b.skip_reason.is_none() && !seen(&b.path))
+            .filter(|b| {
+                stored
+                    .get(&b.path)
+                    .is_none_or(|r| r.skip_reason.as_deref() != Some(DELETED_ON_REF))
+            })
+            .map(|b| b.path.clone())
             .collect();
-        // Files skipped for the same reason as last time are already recorded as such.
+        let mut removals: Vec<String> = stored
+            .values()
+            .filter(|r| !skipped_paths.contains(r.path.as_str()))
+            // A deletion recorded on a worktree ref stays while the base has the file.
+            .filter(|r| {
+                r.skip_reason.as_deref() != Some(DELETED_ON_REF)
+                    || base.is_none_or(|b| !b.contains_key(&r.path))
+            })
+            .filter(|r| !deleted.contains(&r.path))
+            .map(|r| r.path.clone())
+            .collect();
+        removals.extend(as_base);
+        // Files skipped for the same reason as last time (or, on a worktree ref, as in
+        // its base) are already recorded as such.
         let skipped = scan
             .skipped
             .into_iter()
             .filter(|(f, reason)| {
-                stored
-                    .get(&f.rel)
-                    .is_none_or(|r| r.skip_reason.as_deref() != Some(reason.as_str()))
+                let same = |r: &FileRecord| r.skip_reason.as_deref() == Some(reason.as_str());
+                match stored.get(&f.rel) {
+                    Some(r) => !same(r),
+                    None => base.and_then(|b| b.get(&f.rel)).is_none_or(|r| !same(r)),
+                }
             })
             .collect();
         Ok(Plan {
             pending,
             removals,
             skipped,
-            deleted: Vec::new(),
-            commit: None,
+            deleted,
+            commit: base
+                .map(|_| crate::index::git::head_commit(root).unwrap_or_else(|| "worktree".into())),
             configs: scan.configs,
         })
     }
@@ -217,6 +261,28 @@ impl Indexer {
             )));
         };
         Ok((parent.id, Some(base)))
+    }
+
+    /// The file records of the local repository `parent_id` that a worktree ref
+    /// overlays, by path.
+    pub(super) async fn overlay_base(
+        &self,
+        parent_id: &str,
+    ) -> Result<HashMap<String, FileRecord>, IndexError> {
+        let parent = self.find_repo(parent_id).await?;
+        if parent.status == RepoStatus::Registered {
+            return Err(IndexError::Settings(format!(
+                "`{}` has not been indexed yet: its worktrees are synced after it",
+                parent.name
+            )));
+        }
+        Ok(self
+            .meta
+            .list_files(&parent.id)
+            .await?
+            .into_iter()
+            .map(|f| (f.path.clone(), f))
+            .collect())
     }
 }
 

@@ -266,29 +266,34 @@ impl Indexer {
             .await?)
     }
 
-    /// Tracks `ref_name` (a branch, tag or commit of its remote) on the git repository
-    /// `name_or_id` as well as its default ref; the new ref holds only what differs from
-    /// the repository's indexed commit and is synced like a repository.
+    /// Tracks `ref_name` on the repository `name_or_id` as well as its default ref: a
+    /// branch, tag or commit of a git repository's remote, or a linked worktree of a
+    /// local directory (`git worktree add`), named by its branch, its name or its path.
+    /// The new ref holds only what differs from the repository and is synced like one.
     pub async fn add_ref(
         &self,
         name_or_id: &str,
         ref_name: &str,
     ) -> Result<Repository, IndexError> {
         let parent = self.find_repo(name_or_id).await?;
-        check_ref_name(ref_name)?;
         if parent.parent_id.is_some() {
             return Err(IndexError::Settings(format!(
                 "`{}` is itself a ref; add refs to its repository",
                 parent.name
             )));
         }
-        if !matches!(parent.source, RepoSource::Git(_)) {
-            return Err(IndexError::Settings(format!(
-                "`{}` is a local directory: only git repositories track refs",
-                parent.name
-            )));
-        }
-        if parent.tracked_ref.as_deref() == Some(ref_name) {
+        let (ref_name, source) = match &parent.source {
+            RepoSource::Git(_) => (ref_name.to_string(), parent.source.clone()),
+            RepoSource::Path(root) => {
+                let worktree = self
+                    .find_worktree(&parent, Path::new(root), ref_name)
+                    .await?;
+                let location = worktree.path.to_string_lossy().into_owned();
+                (worktree.ref_name().to_string(), RepoSource::Path(location))
+            }
+        };
+        check_ref_name(&ref_name)?;
+        if parent.tracked_ref.as_deref() == Some(ref_name.as_str()) {
             return Err(IndexError::Settings(format!(
                 "`{ref_name}` is the default ref of `{}` already",
                 parent.name
@@ -302,19 +307,68 @@ impl Indexer {
                 parent.name
             )));
         }
-        Ok(self.meta.create_ref(&parent, ref_name).await?)
+        Ok(self.meta.create_ref(&parent, &ref_name, &source).await?)
     }
 
-    /// Brings a git repository's refs in line with its `refs` globs, from the branches
-    /// and tags its mirror holds (call after a sync fetched it): matching ones not yet
-    /// tracked are added (up to [`MAX_REFS`]), and tracked refs matching a glob whose
-    /// branch or tag is gone are removed with what they alone held. Refs added by hand
-    /// and not matching any glob are left alone. Returns the refs added.
+    /// The linked worktree of the local repository at `root` that `wanted` names (its
+    /// branch, its name, or its directory, absolute or relative to `root`), under the
+    /// allowed roots.
+    async fn find_worktree(
+        &self,
+        parent: &Repository,
+        root: &Path,
+        wanted: &str,
+    ) -> Result<crate::index::git::Worktree, IndexError> {
+        let worktrees = self.worktrees_of(root).await?;
+        let as_path = root.join(wanted).canonicalize().ok();
+        let found = worktrees.iter().find(|w| {
+            w.branch.as_deref() == Some(wanted)
+                || w.name == wanted
+                || as_path.as_deref() == Some(w.path.as_path())
+        });
+        let Some(found) = found else {
+            let known: Vec<String> = worktrees
+                .iter()
+                .map(|w| format!("`{}` ({})", w.ref_name(), w.path.display()))
+                .collect();
+            return Err(IndexError::Settings(format!(
+                "`{wanted}` is not a worktree of `{}`, a local directory whose refs are its \
+                 git worktrees: {} (add one with `git worktree add`)",
+                parent.name,
+                if known.is_empty() {
+                    "it has none".to_string()
+                } else {
+                    format!("it has {}", known.join(", "))
+                }
+            )));
+        };
+        self.check_allowed(&found.path)
+            .map_err(|reason| IndexError::PathRefused {
+                path: found.path.clone(),
+                reason,
+            })?;
+        Ok(found.clone())
+    }
+
+    /// The linked worktrees of the local repository at `root`.
+    async fn worktrees_of(
+        &self,
+        root: &Path,
+    ) -> Result<Vec<crate::index::git::Worktree>, IndexError> {
+        let root = root.to_path_buf();
+        tokio::task::spawn_blocking(move || crate::index::git::worktrees(&root))
+            .await
+            .map_err(|e| IndexError::Task(e.to_string()))?
+    }
+
+    /// Brings a repository's refs in line with its `refs` globs: the branches and tags
+    /// a git repository's mirror holds (call after a sync fetched it), or the worktrees
+    /// of a local one. Matching ones not yet tracked are added (up to [`MAX_REFS`]), and
+    /// tracked refs matching a glob whose branch, tag or worktree is gone are removed
+    /// with what they alone held. Refs added by hand and not matching any glob are left
+    /// alone. Returns the refs added.
     pub async fn reconcile_refs(&self, repo: &Repository) -> Result<Vec<Repository>, IndexError> {
-        if repo.settings.refs.is_empty()
-            || repo.parent_id.is_some()
-            || !matches!(repo.source, RepoSource::Git(_))
-        {
+        if repo.settings.refs.is_empty() || repo.parent_id.is_some() {
             return Ok(Vec::new());
         }
         let mut globs = globset::GlobSetBuilder::new();
@@ -326,33 +380,54 @@ impl Indexer {
         let globs = globs
             .build()
             .map_err(|e| IndexError::Settings(format!("ref globs: {e}")))?;
-        let dir = self.checkout_dir(&repo.id);
-        let present = tokio::task::spawn_blocking(move || crate::index::git::mirror_refs(&dir))
-            .await
-            .map_err(|e| IndexError::Task(e.to_string()))??;
+        // What could be tracked: each with the source its ref row would have.
+        let present: Vec<(String, RepoSource)> = match &repo.source {
+            RepoSource::Git(_) => {
+                let dir = self.checkout_dir(&repo.id);
+                tokio::task::spawn_blocking(move || crate::index::git::mirror_refs(&dir))
+                    .await
+                    .map_err(|e| IndexError::Task(e.to_string()))??
+                    .into_iter()
+                    .map(|name| (name, repo.source.clone()))
+                    .collect()
+            }
+            RepoSource::Path(root) => self
+                .worktrees_of(Path::new(root))
+                .await?
+                .into_iter()
+                .filter(|w| self.check_allowed(&w.path).is_ok())
+                .map(|w| {
+                    let location = w.path.to_string_lossy().into_owned();
+                    (w.ref_name().to_string(), RepoSource::Path(location))
+                })
+                .collect(),
+        };
         let tracked = self.meta.list_refs(&repo.id).await?;
         for gone in tracked.iter().filter(|t| {
-            t.tracked_ref
-                .as_deref()
-                .is_some_and(|r| globs.is_match(r) && !present.iter().any(|p| p == r))
+            t.tracked_ref.as_deref().is_some_and(|r| {
+                globs.is_match(r)
+                    && !present
+                        .iter()
+                        .any(|(p, source)| p == r && *source == t.source)
+            })
         }) {
             tracing::info!(repo = %repo.name, r#ref = ?gone.tracked_ref, "dropping a ref that is gone");
             self.remove_stored(gone).await?;
         }
         let mut count = self.meta.list_refs(&repo.id).await?.len();
         let mut added = Vec::new();
-        for name in present.iter().filter(|p| globs.is_match(p.as_str())) {
+        for (name, source) in present.iter().filter(|(p, _)| globs.is_match(p.as_str())) {
             let known = tracked
                 .iter()
                 .any(|t| t.tracked_ref.as_deref() == Some(name));
-            if known || repo.tracked_ref.as_deref() == Some(name) {
+            if known || repo.tracked_ref.as_deref() == Some(name) || check_ref_name(name).is_err() {
                 continue;
             }
             if count >= MAX_REFS {
                 tracing::warn!(repo = %repo.name, "more refs match than the {MAX_REFS} a repository may track; the rest are left out");
                 break;
             }
-            added.push(self.meta.create_ref(repo, name).await?);
+            added.push(self.meta.create_ref(repo, name, source).await?);
             count += 1;
         }
         Ok(added)

@@ -272,8 +272,12 @@ impl Indexer {
         Ok(match &repo.source {
             RepoSource::Path(p) => {
                 let root = PathBuf::from(p);
+                let base = match &repo.parent_id {
+                    Some(parent) => Some(self.overlay_base(parent).await?),
+                    None => None,
+                };
                 let plan = self
-                    .plan_worktree(&root, filter, stored, report, progress)
+                    .plan_worktree(&root, filter, stored, base.as_ref(), report, progress)
                     .instrument(tracing::info_span!("sync.scan"))
                     .await?;
                 (root, plan)
@@ -318,6 +322,8 @@ impl Indexer {
             let paths = skipped.iter().map(|(f, _)| f.rel.clone()).collect();
             self.grep_replace(&repo.id, Vec::new(), paths).await?;
             for (file, reason) in skipped {
+                // The symbols of what was indexed before go with the record.
+                self.meta.delete_file(&repo.id, &file.rel).await?;
                 self.meta
                     .upsert_file(&skipped_record(&repo.id, file, reason))
                     .await?;
@@ -356,6 +362,8 @@ impl Indexer {
                 indexed_at: Some(now_ms()),
                 skip_reason: Some(DELETED_ON_REF.to_string()),
             };
+            // The symbols of a version the ref held before go with its record.
+            self.meta.delete_file(&repo.id, path).await?;
             self.meta.upsert_file(&record).await?;
         }
         report.removed += deleted.len();
