@@ -45,7 +45,8 @@ pub enum RepoCommand {
     },
     /// Change a repository's settings; the next sync applies them.
     Set(RepoSetArgs),
-    /// Track, list or drop the other refs (branches, tags, commits) of a git repository.
+    /// Track, list or drop a repository's other refs (branches, tags and commits of a git
+    /// repository; worktrees of a local one).
     #[command(subcommand)]
     Ref(RefCommand),
     /// List a repository's files; with --skipped only those not indexed, with the reason.
@@ -58,16 +59,18 @@ pub enum RepoCommand {
     },
 }
 
-/// `sextant repo ref …`: refs a git repository tracks beside its default one, each
-/// indexed as what differs from it and searched with `search --ref`.
+/// `sextant repo ref …`: refs a repository tracks beside its default one (branches, tags
+/// and commits of a git repository; worktrees of a local one), each indexed as what
+/// differs from it and read with `--ref`.
 #[derive(Debug, clap::Subcommand)]
 pub enum RefCommand {
-    /// Track a branch, tag or commit (and index it: at once with --server, by `sextant
-    /// repo sync NAME@REF` locally).
+    /// Track a branch, tag or commit of a git repository, or a worktree of a local one
+    /// (and index it: at once with --server, by `sextant repo sync NAME@REF` locally).
     Add {
         /// Repository name or id.
         name: String,
-        /// The branch, tag or commit.
+        /// The branch, tag or commit; for a local directory, a worktree's branch, name
+        /// or directory (`git worktree list`).
         #[arg(value_name = "REF")]
         git_ref: String,
     },
@@ -257,8 +260,9 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
                 let (tracked, _) = service.add_ref(&me, &name, &git_ref).await.map_err(fail)?;
                 writeln!(
                     w,
-                    "tracking {git_ref} of {name}; index it with `sextant repo sync {}` or let \
+                    "tracking {} of {name}; index it with `sextant repo sync {}` or let \
                      `sextant serve` do it",
+                    tracked.tracked_ref.as_deref().unwrap_or(&git_ref),
                     tracked.name
                 )
                 .map_err(write_err)?;
