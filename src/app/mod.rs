@@ -11,12 +11,11 @@ use tokio::sync::broadcast;
 
 use crate::config::Config;
 use crate::embed::{CachedEmbedder, EmbedError, Embedder, Reranker};
-use crate::index::watch::Watch;
 use crate::index::{IndexOptions, Indexer, JobRunner, ModelChange};
 use crate::search::Searcher;
 use crate::service::Service;
 use crate::store::grep::GrepIndex;
-use crate::store::{Enqueued, LanceStore, LanceStoreOptions, MetaStore, RepoSource, SqlMetaStore};
+use crate::store::{Enqueued, LanceStore, LanceStoreOptions, SqlMetaStore};
 
 /// Why the application could not be put together; each message says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -232,13 +231,10 @@ pub enum Background {
     },
 }
 
-/// A started service and the watches that keep its working trees synced (dropping them
-/// stops watching).
+/// A started service.
 pub struct Started {
     /// The service.
     pub service: Arc<Service>,
-    /// Watched working trees.
-    pub watches: Vec<Watch>,
 }
 
 /// Opens the stores and the models and builds the one [`Service`] of this process;
@@ -277,7 +273,6 @@ pub async fn start(
     let jobs = Arc::new(
         JobRunner::new(indexer.clone(), max_syncs, events.clone()).with_deadline(deadline),
     );
-    let mut watches = Vec::new();
     if let Background::Syncs { .. } = background {
         let resumed = jobs.resume().await.map_err(failed)?;
         if resumed > 0 {
@@ -298,16 +293,7 @@ pub async fn start(
             }
         }
         indexer.resync_queued().await.map_err(failed)?;
-        for repo in meta.list_repositories().await.map_err(failed)? {
-            if repo.settings.watch && matches!(repo.source, RepoSource::Path(_)) {
-                match jobs.watch(&repo, Duration::from_millis(500)) {
-                    Ok(w) => watches.push(w),
-                    Err(e) => {
-                        crate::telemetry::notice(&format!("not watching `{}`: {e}", repo.name))
-                    }
-                }
-            }
-        }
+        // The queue also watches the working trees whose settings ask for it.
         tokio::spawn(jobs.clone().run_forever(Duration::from_secs(30)));
     }
     let mut service = Service::new(indexer, Arc::new(searcher), jobs, events)
@@ -318,6 +304,5 @@ pub async fn start(
     }
     Ok(Started {
         service: Arc::new(configure(service)),
-        watches,
     })
 }

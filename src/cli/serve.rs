@@ -203,14 +203,12 @@ pub fn mcp(config: &Config) -> Result<(), CliError> {
             max_syncs: 1,
             deadline: crate::service::records::DEFAULT_JOB_DEADLINE,
         };
-        let crate::app::Started { service, watches } =
-            crate::app::start(config, background, |s| s).await?;
+        let crate::app::Started { service } = crate::app::start(config, background, |s| s).await?;
         let service = crate::mcp::SextantMcp::new(service)
             .serve(rmcp::transport::stdio())
             .await
             .map_err(fail)?;
         service.waiting().await.map_err(fail)?;
-        drop(watches);
         Ok(())
     })
 }
@@ -264,7 +262,7 @@ async fn serve_on(args: ServeArgs, config: &Config) -> Result<(), CliError> {
             max_syncs: args.max_syncs,
             deadline: sync_deadline,
         };
-        let crate::app::Started { service, watches } = crate::app::start(config, background, |s| {
+        let crate::app::Started { service } = crate::app::start(config, background, |s| {
             s.with_max_searches(args.max_searches)
                 .with_search_defaults(defaults)
         })
@@ -315,7 +313,6 @@ async fn serve_on(args: ServeArgs, config: &Config) -> Result<(), CliError> {
                 "closed the streams still open after {SHUTDOWN_GRACE:?}"
             )),
         }
-        drop(watches);
         Ok(())
     }
 }

@@ -17,7 +17,7 @@ pub const SYNC_JOB: &str = "sync";
 
 /// Runs queued sync jobs.
 pub struct JobRunner {
-    indexer: Arc<Indexer>,
+    pub(super) indexer: Arc<Indexer>,
     permits: Arc<Semaphore>,
     events: broadcast::Sender<ProgressEvent>,
     wake: Notify,
@@ -417,14 +417,20 @@ impl JobRunner {
     /// Runs jobs forever: a queued job starts as soon as a slot is free (a long or stuck
     /// sync never holds back the others), on [`JobRunner::enqueue_sync`]'s wake-up, and
     /// every `poll` (jobs queued by other processes, periodic fetches of git
-    /// repositories). Errors of the queue itself are logged.
+    /// repositories, watches of working trees added or removed). Errors of the queue
+    /// itself are logged.
     pub async fn run_forever(self: Arc<Self>, poll: Duration) {
         let mut tasks = JoinSet::new();
         let mut next_poll = tokio::time::Instant::now();
+        let mut watches = super::watch::Watches::default();
         loop {
             if tokio::time::Instant::now() >= next_poll {
                 if let Err(e) = self.enqueue_due_fetches().await {
                     tracing::error!(error = %e, "periodic fetch");
+                }
+                let debounce = Duration::from_millis(500);
+                if let Err(e) = self.refresh_watches(&mut watches, debounce).await {
+                    tracing::error!(error = %e, "watching working trees");
                 }
                 next_poll = tokio::time::Instant::now() + poll;
             }

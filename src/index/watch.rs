@@ -3,6 +3,7 @@
 //! jobs. The sync itself still does the two-phase check, so a burst of saves costs one
 //! cheap sync.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,7 +59,63 @@ pub fn watch_dir(
     })
 }
 
+/// The watches a job runner keeps, by repository id, with the directory each watches;
+/// `None` where a watch could not start (tried again once the source changes).
+#[derive(Default)]
+pub struct Watches(HashMap<String, (RepoSource, Option<Watch>)>);
+
+impl Watches {
+    /// How many working trees are watched.
+    pub fn len(&self) -> usize {
+        self.0.values().filter(|(_, w)| w.is_some()).count()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 impl JobRunner {
+    /// Watches every working tree whose settings ask for it (`settings.watch`: a local
+    /// repository, or a worktree it tracks as a ref) and that is not watched yet, and
+    /// stops watching those removed or no longer asking. [`JobRunner::run_forever`]
+    /// calls it on every poll, so a repository or worktree added while the server runs
+    /// is watched within a poll.
+    pub async fn refresh_watches(
+        self: &Arc<Self>,
+        watches: &mut Watches,
+        debounce: Duration,
+    ) -> Result<(), IndexError> {
+        let wanted: Vec<Repository> = self
+            .indexer
+            .meta()
+            .list_repositories()
+            .await?
+            .into_iter()
+            .filter(|r| r.settings.watch && matches!(r.source, RepoSource::Path(_)))
+            .collect();
+        watches
+            .0
+            .retain(|id, (source, _)| wanted.iter().any(|r| r.id == *id && r.source == *source));
+        for repo in wanted {
+            if watches.0.contains_key(&repo.id) {
+                continue;
+            }
+            let watch = match self.watch(&repo, debounce) {
+                Ok(watch) => Some(watch),
+                Err(e) => {
+                    tracing::warn!(repo = %repo.name, error = %e, "not watching");
+                    None
+                }
+            };
+            watches
+                .0
+                .insert(repo.id.clone(), (repo.source.clone(), watch));
+        }
+        Ok(())
+    }
+
     /// Watches a working-tree repository: changes queue a sync job. Call from within a
     /// tokio runtime.
     pub fn watch(

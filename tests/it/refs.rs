@@ -1167,3 +1167,75 @@ async fn worktrees_of_a_local_repository_are_its_refs() {
     left.sort();
     assert_eq!(left, ["loc@feature"]);
 }
+
+/// A worktree tracked as a ref of a watched local repository is watched too, from the
+/// next poll of the job queue: an edit in it queues the ref's sync, and dropping the
+/// ref stops the watch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watched_repositorys_worktree_refs_are_watched() {
+    let w = world().await;
+    let root = w._tmp.path().join("local");
+    let git = local_repository(&root);
+    let feature_dir = w._tmp.path().join("local-feature");
+    add_worktree(&git, "feature", "feature", &feature_dir);
+    let settings = RepoSettings {
+        watch: true,
+        ..RepoSettings::default()
+    };
+    let local = w
+        .indexer
+        .register_path(&root, Some("loc"), settings)
+        .await
+        .unwrap();
+    w.indexer
+        .sync(&local, &mut Progress::silent(&local.id))
+        .await
+        .unwrap();
+    let tracked = w.indexer.add_ref("loc", "feature").await.unwrap();
+    w.indexer
+        .sync(&tracked, &mut Progress::silent(&tracked.id))
+        .await
+        .unwrap();
+
+    let (events, _rx) = tokio::sync::broadcast::channel(64);
+    let runner = Arc::new(JobRunner::new(w.indexer.clone(), 1, events));
+    let mut watches = sextant::index::watch::Watches::default();
+    let debounce = std::time::Duration::from_millis(200);
+    runner
+        .refresh_watches(&mut watches, debounce)
+        .await
+        .unwrap();
+    assert_eq!(watches.len(), 2, "the repository and its worktree");
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    write_files(
+        &feature_dir,
+        &[(
+            "src/h.ts",
+            Some("export function onlyOnFeature() { return 1; }\n"),
+        )],
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while w
+        .meta
+        .list_jobs(Some(&tracked.id), 10)
+        .await
+        .unwrap()
+        .is_empty()
+    {
+        assert!(std::time::Instant::now() < deadline, "no sync was queued");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let outcomes = runner.run_queued().await.unwrap();
+    assert_eq!(outcomes[0].result.as_ref().unwrap().indexed, 1);
+    assert_eq!(
+        w.looked_up("onlyOnFeature", Some("feature")).await,
+        [("src/h.ts".to_string(), Some("feature".to_string()))]
+    );
+
+    w.indexer.remove_repo(&tracked.id).await.unwrap();
+    runner
+        .refresh_watches(&mut watches, debounce)
+        .await
+        .unwrap();
+    assert_eq!(watches.len(), 1);
+}
