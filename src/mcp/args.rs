@@ -187,6 +187,20 @@ pub struct CompareArgs {
     pub head: String,
 }
 
+/// Arguments of `track_ref`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct TrackRefArgs {
+    /// Repository name or id.
+    pub repository: String,
+    /// A branch, tag or commit of a git repository; for a local directory, a worktree's
+    /// branch, name or directory.
+    #[serde(rename = "ref")]
+    pub git_ref: String,
+    /// Stop tracking it instead (what only it held is deleted).
+    #[serde(default)]
+    pub drop: bool,
+}
+
 impl SearchArgs {
     /// The question and the search options this call overrides.
     pub fn into_search(self) -> (String, SearchOverrides) {

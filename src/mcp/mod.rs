@@ -30,7 +30,7 @@ use tracing::Instrument;
 
 pub use args::{
     AddRepositoryArgs, CompareArgs, FileArgs, GrepArgs, RepoArgs, ScopeArgs, ScoutArgs, SearchArgs,
-    SymbolArgs, ToolArgs,
+    SymbolArgs, ToolArgs, TrackRefArgs,
 };
 
 use crate::auth::Principal;
@@ -347,6 +347,41 @@ impl SextantMcp {
         }
         .await;
         Ok(self.answer("compare_refs", result))
+    }
+
+    #[tool(
+        description = "Track another ref of a repository besides its default one, and queue \
+        its indexing (it costs only the files that differ): a branch, tag or commit of a git \
+        repository, or a worktree of a local one (its branch, name or directory). Then pass \
+        `ref` to codebase_search, grep, get_symbol, get_file_symbols and scout. With `drop`, \
+        stop tracking it. Needs an admin token."
+    )]
+    async fn track_ref(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(args): Parameters<TrackRefArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let caller = principal(&ctx);
+        let result = async {
+            let (repository, git_ref) = (&args.repository, &args.git_ref);
+            if args.drop {
+                let dropped = self.service.drop_ref(&caller, repository, git_ref).await?;
+                return Ok(vec![text(format!(
+                    "No longer tracking `{}`; what only it held is deleted.",
+                    dropped.name
+                ))]);
+            }
+            let (tracked, job) = self.service.add_ref(&caller, repository, git_ref).await?;
+            Ok(vec![text(format!(
+                "Tracking `{}`; its indexing is queued as job {}. Ask index_status for \
+                 progress, then search it with `ref: \"{}\"`.",
+                tracked.name,
+                job.id,
+                tracked.tracked_ref.as_deref().unwrap_or(git_ref)
+            ))])
+        }
+        .await;
+        Ok(self.answer("track_ref", result))
     }
 
     #[tool(

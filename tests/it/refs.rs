@@ -521,6 +521,13 @@ async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
         .unwrap();
     assert_eq!(w.chunks_of(&tracked.id).await, 0);
     assert!(w.meta.list_files(&tracked.id).await.unwrap().is_empty());
+    // A sync that was waiting for the ref when it was dropped writes nothing.
+    let late = w
+        .indexer
+        .sync(&tracked, &mut Progress::silent(&tracked.id))
+        .await;
+    assert!(late.is_err(), "{late:?}");
+    assert_eq!(w.chunks_of(&tracked.id).await, 0);
     assert_eq!(w.chunks_of(&repo.id).await, base_chunks);
     assert_eq!(w.meta.list_files(&repo.id).await.unwrap(), base_files);
     assert!(
@@ -743,6 +750,54 @@ async fn refs_are_tracked_searched_compared_and_dropped_over_http() {
         .await;
     }
 
+    // Over MCP: a file's symbols, a scout and a comparison on the ref.
+    let mcp = {
+        use rmcp::ServiceExt;
+        use rmcp::transport::StreamableHttpClientTransport;
+        ().serve(StreamableHttpClientTransport::from_uri(format!(
+            "{base}/mcp"
+        )))
+        .await
+        .unwrap()
+    };
+    let tool = |name: &'static str, args: serde_json::Value| {
+        let serde_json::Value::Object(args) = args else {
+            panic!("tool arguments must be an object")
+        };
+        let call =
+            mcp.call_tool(rmcp::model::CallToolRequestParams::new(name).with_arguments(args));
+        async move {
+            let result = call.await.unwrap();
+            let text: Vec<String> = result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                .collect();
+            (result.is_error == Some(true), text.join("\n"))
+        }
+    };
+    let (failed, symbols) = tool(
+        "get_file_symbols",
+        json!({"repository": "up", "path": "src/a.ts", "ref": "feature"}),
+    )
+    .await;
+    assert!(
+        !failed && symbols.contains("parseHeaderStrict"),
+        "{symbols}"
+    );
+    let (failed, scouted) = tool(
+        "scout",
+        json!({"query": "parseHeaderStrict", "ref": "feature"}),
+    )
+    .await;
+    assert!(!failed && scouted.contains("Matched"), "{scouted}");
+    let (failed, compared) = tool(
+        "compare_refs",
+        json!({"repository": "up", "head": "feature"}),
+    )
+    .await;
+    assert!(!failed && compared.contains("src/e.ts"), "{compared}");
+
     let dropped = http
         .delete(format!("{base}/api/v1/repositories/up/refs/feature"))
         .send()
@@ -751,6 +806,26 @@ async fn refs_are_tracked_searched_compared_and_dropped_over_http() {
     assert_eq!(dropped.status(), 200);
     let gone = search(Some("feature")).await.unwrap();
     assert_eq!(gone.status(), 404);
+
+    // Tracked and dropped again by an agent.
+    let (failed, tracked) = tool("track_ref", json!({"repository": "up", "ref": "feature"})).await;
+    assert!(
+        !failed && tracked.contains("Tracking `up@feature`"),
+        "{tracked}"
+    );
+    let (failed, again) = tool("track_ref", json!({"repository": "up", "ref": "feature"})).await;
+    assert!(failed && again.contains("feature"), "{again}");
+    let (failed, untracked) = tool(
+        "track_ref",
+        json!({"repository": "up", "ref": "feature", "drop": true}),
+    )
+    .await;
+    assert!(
+        !failed && untracked.contains("No longer tracking"),
+        "{untracked}"
+    );
+    let refs = json_of(http.get(format!("{base}/api/v1/repositories/up/refs"))).await;
+    assert!(refs["refs"].as_array().unwrap().is_empty(), "{refs}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

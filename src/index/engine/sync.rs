@@ -95,6 +95,11 @@ impl Indexer {
         repo: &Repository,
         progress: &mut Progress,
     ) -> Result<SyncReport, IndexError> {
+        // Removed while this sync waited for the lock (a ref dropped, a repository
+        // removed): nothing is written for it, so nothing is left behind.
+        if self.meta.get_repository(&repo.id).await?.is_none() {
+            return Err(IndexError::UnknownRepo(repo.name.clone()));
+        }
         self.journal_before_sync(repo).await;
         let outcome = self
             .sync_locked(repo, progress)
