@@ -19,6 +19,7 @@ pub mod chunk;
 pub mod cli;
 pub mod config;
 pub mod conformance;
+pub mod console;
 pub mod dev;
 pub mod embed;
 pub mod graph;

@@ -79,7 +79,8 @@ pub const MAX_BODY_BYTES: usize = 1 << 20;
         (name = "repositories", description = "Register, inspect, change, remove and sync repositories"),
         (name = "jobs", description = "Sync jobs and their progress"),
         (name = "code", description = "Search and symbol lookup"),
-        (name = "health", description = "Liveness, readiness, metrics")
+        (name = "health", description = "Liveness, readiness, metrics"),
+        (name = "access", description = "Who a request acts as; the server's tokens")
     )
 )]
 pub struct ApiDoc;
@@ -115,7 +116,8 @@ pub fn routes() -> Routes {
             .merge(routes::search::routes())
             .merge(routes::scout::routes())
             .merge(routes::symbols::routes())
-            .merge(routes::grep::routes()),
+            .merge(routes::grep::routes())
+            .merge(routes::access::routes()),
         streams: routes::events::routes(),
     }
 }

@@ -161,6 +161,7 @@ pub fn mcp_message(data: &[u8]) {
         | ToolArgs::File(_)
         | ToolArgs::Repo(_)
         | ToolArgs::Compare(_)
+        | ToolArgs::TrackRef(_)
         | ToolArgs::None => {}
     }
 }

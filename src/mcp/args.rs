@@ -237,6 +237,8 @@ pub enum ToolArgs {
     Grep(GrepArgs),
     /// `compare_refs`.
     Compare(CompareArgs),
+    /// `track_ref`.
+    TrackRef(TrackRefArgs),
     /// `list_repositories` (no arguments).
     None,
 }
@@ -262,6 +264,7 @@ impl ToolArgs {
             "index_status" => read(arguments).map(Self::Repo),
             "grep" => read(arguments).map(Self::Grep),
             "compare_refs" => read(arguments).map(Self::Compare),
+            "track_ref" => read(arguments).map(Self::TrackRef),
             "list_repositories" => Ok(Self::None),
             _ => return None,
         })

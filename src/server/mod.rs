@@ -232,6 +232,7 @@ pub fn router(state: Arc<ServerState>, options: &HttpOptions) -> Router {
     let app = Router::new()
         .nest("/api/v1", rest_routes(&state, options))
         .merge(mcp_routes(&state, options))
+        .merge(crate::console::routes(&options.base_path))
         .merge(open)
         .merge(protected)
         .fallback(health::not_found)
@@ -246,7 +247,10 @@ pub fn router(state: Arc<ServerState>, options: &HttpOptions) -> Router {
     let app = if base.is_empty() {
         app
     } else {
-        Router::new().nest(&base, app)
+        // The console's page at `/base/` as well as `/base`.
+        Router::new()
+            .nest(&base, app)
+            .route(&format!("{base}/"), crate::console::page(&base))
     };
     let mut app = Router::new()
         .merge(docs)

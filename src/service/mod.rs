@@ -64,7 +64,9 @@ pub use repositories::{Registration, RepositoryChange, RepositoryStatus, Source}
 pub use scout::{MAX_TAGS, ScoutRequest};
 pub use search::SearchAnswer;
 pub use stats::ServerStats;
-pub use tokens::{CreatedToken, MIN_DISTINCT_CHARS, MIN_SECRET_CHARS, Tokens, check_secret};
+pub use tokens::{
+    CreatedToken, MIN_DISTINCT_CHARS, MIN_SECRET_CHARS, Tokens, Whoami, check_secret,
+};
 
 /// The records the operations take and return, defined where they live (the store, the
 /// indexer, the searcher) and named here, so that the adapters depend on the service

@@ -168,3 +168,113 @@ mod tests {
         assert!(check_secret("0123456789abcdef0123456789abcdef").is_ok());
     }
 }
+
+/// Who a request acts as, as the caller may see it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Whoami {
+    /// The token's id; `None` when authentication is off.
+    pub token: Option<String>,
+    /// Its name (`local` when authentication is off).
+    pub name: String,
+    /// What it may do: `read` or `admin`.
+    #[schema(value_type = String, example = "admin")]
+    pub scope: Scope,
+    /// The names of the repositories it is limited to; `None`: every repository,
+    /// including ones registered later.
+    pub repositories: Option<Vec<String>>,
+    /// Whether it may manage tokens and read the server's counts (an admin token not
+    /// limited to some repositories).
+    pub manages_server: bool,
+}
+
+impl super::Service {
+    /// Who `caller` is: its token, scope and the repositories it is limited to.
+    pub async fn whoami(&self, caller: &crate::auth::Principal) -> Result<Whoami, ServiceError> {
+        let meta = self.indexer.meta();
+        let name = match &caller.token_id {
+            Some(id) => meta
+                .list_tokens()
+                .await?
+                .into_iter()
+                .find(|t| t.id == *id)
+                .map_or_else(|| id.clone(), |t| t.name),
+            None => caller.name().to_string(),
+        };
+        let repositories = match &caller.repos {
+            None => None,
+            Some(ids) => {
+                let mut names = Vec::with_capacity(ids.len());
+                for id in ids {
+                    names.push(match meta.get_repository(id).await? {
+                        Some(repo) => repo.name,
+                        None => id.clone(),
+                    });
+                }
+                Some(names)
+            }
+        };
+        Ok(Whoami {
+            token: caller.token_id.clone(),
+            name,
+            scope: caller.scope,
+            repositories,
+            manages_server: manages_server(caller),
+        })
+    }
+
+    /// The server's tokens, live and revoked, never a secret (admin, unrestricted).
+    pub async fn tokens(
+        &self,
+        caller: &crate::auth::Principal,
+    ) -> Result<Vec<ApiToken>, ServiceError> {
+        require_server_admin(caller)?;
+        Tokens::new(self.indexer.meta().clone()).list().await
+    }
+
+    /// Creates a token (admin, unrestricted); its secret is in the answer, only there.
+    pub async fn create_token(
+        &self,
+        caller: &crate::auth::Principal,
+        name: &str,
+        scope: Scope,
+        repositories: &[String],
+    ) -> Result<CreatedToken, ServiceError> {
+        require_server_admin(caller)?;
+        if name.trim().is_empty() || name.len() > 100 {
+            return Err(ServiceError::invalid(
+                "name",
+                "a token needs a name of 1 to 100 bytes (who or what uses it)",
+            ));
+        }
+        Tokens::new(self.indexer.meta().clone())
+            .create(name, scope, repositories)
+            .await
+    }
+
+    /// Revokes a token (admin, unrestricted).
+    pub async fn revoke_token(
+        &self,
+        caller: &crate::auth::Principal,
+        id: &str,
+    ) -> Result<(), ServiceError> {
+        require_server_admin(caller)?;
+        Tokens::new(self.indexer.meta().clone()).revoke(id).await
+    }
+}
+
+/// Whether `caller` may manage tokens and read the server's counts.
+fn manages_server(caller: &crate::auth::Principal) -> bool {
+    caller.is_admin() && caller.sees_all()
+}
+
+/// `Ok` when `caller` may manage the server's tokens.
+fn require_server_admin(caller: &crate::auth::Principal) -> Result<(), ServiceError> {
+    if manages_server(caller) {
+        Ok(())
+    } else {
+        Err(ServiceError::Forbidden(
+            "managing tokens needs an admin token not limited to some repositories".into(),
+        ))
+    }
+}

@@ -3,7 +3,8 @@
 //! `mcp`) never reach each other; only `server` (which mounts both) and `cli` see more
 //! than one. `app` (the wiring: configuration to service) sits between the service and
 //! the adapters. No adapter (REST, MCP, the CLI) names the indexer, the searcher or the
-//! stores: their records come through `service::records`.
+//! stores: their records come through `service::records`. The web console (`console`)
+//! serves its page and script and names no other module: it speaks the public API.
 
 use std::path::{Path, PathBuf};
 
@@ -118,6 +119,13 @@ const RULES: &[(&str, &[&str], &str)] = &[
             "telemetry",
         ],
         "pure text helpers every layer uses, depending on none",
+    ),
+    (
+        "console",
+        &[
+            "service", "api", "mcp", "server", "cli", "app", "index", "search", "store", "auth",
+        ],
+        "the web console is a client of the public API: its page and script, nothing more",
     ),
     (
         "parse",

@@ -9,6 +9,7 @@ mod support;
 mod api;
 mod architecture;
 mod cli;
+mod console;
 mod corpora;
 mod crash;
 mod deploy;

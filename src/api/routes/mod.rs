@@ -2,6 +2,7 @@
 //! [`super::extract`] extractors, makes one service call and shapes the answer with the
 //! [`super::wire`] types; each carries its OpenAPI description (`utoipa::path`).
 
+pub(crate) mod access;
 pub(crate) mod events;
 pub(crate) mod grep;
 pub(crate) mod jobs;
