@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Smoke test of deploy/nginx/sextant.conf: a real nginx in front of a real `sextant serve`
 # on loopback ports, checked the way a team's clients use it: health, 401 without a
-# token, the OpenAPI document's server URL, the docs page, registering a directory,
+# token, the OpenAPI document's server URL, the docs page, the web console's page and
+# script under the prefix, registering a directory,
 # its sync progress streamed over SSE through the proxy, a search, an MCP session
 # (initialize, then a tool call), and the Host allowlist.
 #
@@ -72,6 +73,12 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "${h[@]}" "$base/api/v1/repositori
 curl -sf "${auth[@]}" "$base/openapi.json" | grep -q "\"url\":\"http://$host/sextant\"" \
     || fail "openapi.json servers URL is not http://$host/sextant"
 curl -sf -o /dev/null "${auth[@]}" "$base/docs/" || fail "docs page"
+# The web console: its page names the base path its script and the API are under.
+curl -sf "${h[@]}" "$base/" | grep -q '<base href="/sextant/">' || fail "console page under /sextant/"
+curl -sf "${h[@]}" "$base/console/app.js" | grep -q "Sextant's web console" || fail "console script"
+code=$(curl -s -o /dev/null -w '%{http_code}' -L "${h[@]}" "$base")
+[ "$code" = 200 ] || fail "console page at /sextant (no slash): $code"
+curl -sf "${auth[@]}" "$base/api/v1/me" | grep -q '"scope":"admin"' || fail "GET /api/v1/me through the proxy"
 
 curl -sN "${auth[@]}" "$base/api/v1/events" > "$work/sse.txt" &
 sse_pid=$!

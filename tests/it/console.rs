@@ -49,16 +49,7 @@ async fn people_sign_in_index_search_and_scout_in_a_real_browser() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let (data, ws) = (tmp.path().join("data"), tmp.path().join("ws"));
-    support::write(
-        &ws,
-        "src/jwt.ts",
-        "export function decode(token: string) {\n  return token.split('.').length;\n}\n",
-    );
-    support::write(
-        &ws,
-        "src/auth.ts",
-        "import { decode } from './jwt';\n\n/** Checks a bearer token before a request is served. */\nexport function validateToken(token: string): boolean {\n  return decode(token) === 3;\n}\n",
-    );
+    support::token_workspace(&ws);
     let created = sextant(&data, &model)
         .args([
             "token",
@@ -127,6 +118,9 @@ async fn people_sign_in_index_search_and_scout_in_a_real_browser() {
     browser.wait_text("#summary", "tokens", 30).await;
     let first = browser.wait_text("#result-0", "validateToken", 10).await;
     assert!(first.contains("src/auth.ts"), "{first}");
+    // Its callee is a link to the callee's symbol page, by name.
+    let link = browser.text("#result-0 .muted a").await;
+    assert_eq!(link, "decode");
     assert!(browser.find_now("svg.graph g.node").await.is_some());
     browser.screenshot("3-search").await;
     // On a phone's width nothing runs off the side.
@@ -140,11 +134,31 @@ async fn people_sign_in_index_search_and_scout_in_a_real_browser() {
     assert!(overflow.as_i64().is_some_and(|o| o <= 0), "{overflow}");
     browser.screenshot("3-search-phone").await;
     browser.resize(1280, 900).await;
+    // A system in dark mode gets the dark page.
+    let background = "return getComputedStyle(document.body).backgroundColor;";
+    let light = browser.script(background, json!([])).await;
+    browser
+        .cdp(
+            "Emulation.setEmulatedMedia",
+            json!({"features": [{"name": "prefers-color-scheme", "value": "dark"}]}),
+        )
+        .await;
+    let dark = browser.script(background, json!([])).await;
+    assert_eq!(light, json!("rgb(250, 251, 252)"));
+    assert_eq!(dark, json!("rgb(15, 20, 25)"));
+    browser.screenshot("3-search-dark").await;
+    browser
+        .cdp(
+            "Emulation.setEmulatedMedia",
+            json!({"features": [{"name": "prefers-color-scheme", "value": "light"}]}),
+        )
+        .await;
 
     // The symbol page: its definition and what it calls.
     browser.click("#result-0 strong a").await;
     browser.wait_text("#symbol", "validateToken", 20).await;
     browser.wait_text("#symbol", "decode", 10).await;
+    assert!(browser.find_now("#symbol svg.graph g.node").await.is_some());
     browser.screenshot("4-symbol").await;
 
     // Scout streams its exploration, then its answer.

@@ -94,16 +94,7 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let ws = tmp.path().join("ws");
-    support::write(
-        &ws,
-        "src/jwt.ts",
-        "export function decode(token: string) {\n  return token.split('.').length;\n}\n",
-    );
-    support::write(
-        &ws,
-        "src/auth.ts",
-        "import { decode } from './jwt';\n\n/** Checks a bearer token before a request is served. */\nexport function validateToken(token: string): boolean {\n  return decode(token) === 3;\n}\n",
-    );
+    support::token_workspace(&ws);
 
     // A non-loopback bind without tokens refuses to start, saying what to do.
     let refused = sextant(&data, &model)

@@ -39,77 +39,72 @@ fn head_of<'r>(repo: &'r Repository, branch: &str) -> git2::Commit<'r> {
 fn upstream(dir: &std::path::Path) -> Repository {
     let upstream = Repository::init(dir.join("upstream")).unwrap();
     upstream.set_head("refs/heads/main").unwrap();
-    commit(
-        &upstream,
-        &[
-            (
-                "src/a.ts",
-                Some("export function parseHeader(s: string) { return s.trim(); }\n"),
-            ),
-            (
-                "src/b.ts",
-                Some("export function checkQuota(n: number) { return n > 3; }\n"),
-            ),
-            (
-                "src/c.ts",
-                Some("export function legacyRetry() { return 'again'; }\n"),
-            ),
-            (
-                "src/d.ts",
-                Some("export function formatDate(d: Date) { return d.toISOString(); }\n"),
-            ),
-            (
-                "src/f.ts",
-                Some(
-                    "import { parseHeader } from './a';\n\
-                     export function readRequest(s: string) { return parseHeader(s); }\n",
-                ),
-            ),
-            (
-                "src/g.ts",
-                Some(
-                    "import { legacyRetry } from './c';\n\
-                     export function retryLater() { return legacyRetry(); }\n",
-                ),
-            ),
-        ],
-        "initial",
-        "main",
-    );
-    // `feature` changes four files: a function renamed, its caller following, one file
-    // added (calling an unchanged one), one deleted.
+    commit(&upstream, MAIN, "initial", "main");
     {
         let main = head_of(&upstream, "main");
         upstream.branch("feature", &main, false).unwrap();
     }
-    commit(
-        &upstream,
-        &[
-            (
-                "src/a.ts",
-                Some("export function parseHeaderStrict(s: string) { return s.trim(); }\n"),
-            ),
-            (
-                "src/e.ts",
-                Some(
-                    "import { formatDate } from './d';\n\
-                     export function exportCsvReport(rows: string[]) { return rows.join(formatDate(new Date())); }\n",
-                ),
-            ),
-            (
-                "src/f.ts",
-                Some(
-                    "import { parseHeaderStrict } from './a';\n\
-                     export function readRequest(s: string) { return parseHeaderStrict(s); }\n",
-                ),
-            ),
-            ("src/c.ts", None),
-        ],
-        "feature work",
-        "feature",
-    );
+    commit(&upstream, FEATURE, "feature work", "feature");
     upstream
 }
+
+/// The six files of `main`.
+const MAIN: &[(&str, Option<&str>)] = &[
+    (
+        "src/a.ts",
+        Some("export function parseHeader(s: string) { return s.trim(); }\n"),
+    ),
+    (
+        "src/b.ts",
+        Some("export function checkQuota(n: number) { return n > 3; }\n"),
+    ),
+    (
+        "src/c.ts",
+        Some("export function legacyRetry() { return 'again'; }\n"),
+    ),
+    (
+        "src/d.ts",
+        Some("export function formatDate(d: Date) { return d.toISOString(); }\n"),
+    ),
+    (
+        "src/f.ts",
+        Some(
+            "import { parseHeader } from './a';\n\
+             export function readRequest(s: string) { return parseHeader(s); }\n",
+        ),
+    ),
+    (
+        "src/g.ts",
+        Some(
+            "import { legacyRetry } from './c';\n\
+             export function retryLater() { return legacyRetry(); }\n",
+        ),
+    ),
+];
+
+/// What `feature` changes in four files: a function renamed, its caller following, one
+/// file added (calling an unchanged one), one deleted.
+const FEATURE: &[(&str, Option<&str>)] = &[
+    (
+        "src/a.ts",
+        Some("export function parseHeaderStrict(s: string) { return s.trim(); }\n"),
+    ),
+    (
+        "src/e.ts",
+        Some(
+            "import { formatDate } from './d';\n\
+             export function exportCsvReport(rows: string[]) { return rows.join(formatDate(new Date())); }\n",
+        ),
+    ),
+    (
+        "src/f.ts",
+        Some(
+            "import { parseHeaderStrict } from './a';\n\
+             export function readRequest(s: string) { return parseHeaderStrict(s); }\n",
+        ),
+    ),
+    ("src/c.ts", None),
+];
 
 async fn world() -> World {
     let tmp = tempfile::tempdir().unwrap();
@@ -1000,54 +995,11 @@ fn write_files(dir: &std::path::Path, files: &[(&str, Option<&str>)]) {
     }
 }
 
-/// A git working tree at `dir` with six files committed on `main`.
+/// A git working tree at `dir` with `main`'s six files committed on `main`.
 fn local_repository(dir: &std::path::Path) -> Repository {
-    write_files(
-        dir,
-        &[
-            (
-                "src/a.ts",
-                Some("export function parseHeader(s: string) { return s.trim(); }\n"),
-            ),
-            (
-                "src/b.ts",
-                Some("export function checkQuota(n: number) { return n > 3; }\n"),
-            ),
-            (
-                "src/c.ts",
-                Some("export function legacyRetry() { return 'again'; }\n"),
-            ),
-            (
-                "src/d.ts",
-                Some("export function formatDate(d: Date) { return d.toISOString(); }\n"),
-            ),
-            (
-                "src/f.ts",
-                Some(
-                    "import { parseHeader } from './a';\nexport function readRequest(s: string) { return parseHeader(s); }\n",
-                ),
-            ),
-            (
-                "src/g.ts",
-                Some(
-                    "import { legacyRetry } from './c';\nexport function retryLater() { return legacyRetry(); }\n",
-                ),
-            ),
-        ],
-    );
     let repo = Repository::init(dir).unwrap();
     repo.set_head("refs/heads/main").unwrap();
-    {
-        let mut index = repo.index().unwrap();
-        index
-            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-            .unwrap();
-        index.write().unwrap();
-        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-        let who = git2::Signature::now("t", "t@example.com").unwrap();
-        repo.commit(Some("HEAD"), &who, &who, "initial", &tree, &[])
-            .unwrap();
-    }
+    commit(&repo, MAIN, "initial", "main");
     repo
 }
 
@@ -1070,29 +1022,8 @@ async fn worktrees_of_a_local_repository_are_its_refs() {
     let git = local_repository(&root);
     let feature_dir = w._tmp.path().join("local-feature");
     add_worktree(&git, "feature-wt", "feature", &feature_dir);
-    // Uncommitted work in the worktree: a rename and its caller, a file added, one deleted.
-    write_files(
-        &feature_dir,
-        &[
-            (
-                "src/a.ts",
-                Some("export function parseHeaderStrict(s: string) { return s.trim(); }\n"),
-            ),
-            (
-                "src/f.ts",
-                Some(
-                    "import { parseHeaderStrict } from './a';\nexport function readRequest(s: string) { return parseHeaderStrict(s); }\n",
-                ),
-            ),
-            (
-                "src/e.ts",
-                Some(
-                    "import { formatDate } from './d';\nexport function exportCsvReport(rows: string[]) { return rows.join(formatDate(new Date())); }\n",
-                ),
-            ),
-            ("src/c.ts", None),
-        ],
-    );
+    // Uncommitted work in the worktree: what `feature` changes.
+    write_files(&feature_dir, FEATURE);
     let local = w
         .indexer
         .register_path(&root, Some("loc"), RepoSettings::default())
@@ -1182,19 +1113,12 @@ async fn worktrees_of_a_local_repository_are_its_refs() {
     assert_eq!((again.indexed, again.removed), (0, 0), "{again:?}");
 
     // The rename undone and the deleted file back: the ref gives both to the repository.
-    write_files(
-        &feature_dir,
-        &[
-            (
-                "src/a.ts",
-                Some("export function parseHeader(s: string) { return s.trim(); }\n"),
-            ),
-            (
-                "src/c.ts",
-                Some("export function legacyRetry() { return 'again'; }\n"),
-            ),
-        ],
-    );
+    let undo: Vec<(&str, Option<&str>)> = MAIN
+        .iter()
+        .filter(|(path, _)| ["src/a.ts", "src/c.ts"].contains(path))
+        .copied()
+        .collect();
+    write_files(&feature_dir, &undo);
     let undone = w
         .indexer
         .sync(&tracked, &mut Progress::silent(&tracked.id))

@@ -210,19 +210,6 @@ async fn register_and_sync(http: &reqwest::Client, base: &str, ws: &std::path::P
     assert_eq!(done["state"], "succeeded", "{done}");
 }
 
-fn write_workspace(ws: &std::path::Path) {
-    support::write(
-        ws,
-        "src/jwt.ts",
-        "export function decode(token: string) {\n  return token.split('.').length;\n}\n",
-    );
-    support::write(
-        ws,
-        "src/auth.ts",
-        "import { decode } from './jwt';\n\n/** Checks a bearer token before a request is served. */\nexport function validateToken(token: string): boolean {\n  return decode(token) === 3;\n}\n",
-    );
-}
-
 /// Waits until `done` holds over the received spans.
 async fn spans_until(spans: &Spans, what: &str, done: impl Fn(&[SpanRec]) -> bool) -> Vec<SpanRec> {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -280,7 +267,7 @@ async fn traces_of_a_sync_and_a_search(protocol: &str) {
     let mock = MockServer::start().await;
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
-    write_workspace(&ws);
+    support::token_workspace(&ws);
     let server = serve(&tmp.path().join("data"), &mock, &endpoint, protocol);
     let base = server.url.clone();
     let http = reqwest::Client::new();
@@ -474,7 +461,7 @@ async fn a_failing_collector_costs_requests_nothing(protocol: &str, how: Collect
     let mock = MockServer::start().await;
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
-    write_workspace(&ws);
+    support::token_workspace(&ws);
     let data = tmp.path().join("data");
     let mut command = Command::new(BIN);
     command

@@ -18,7 +18,7 @@ function h(tag, attrs, ...children) {
     else if (k === "class") el.className = v;
     else el.setAttribute(k, v === true ? "" : String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -32,7 +32,7 @@ function s(tag, attrs, ...children) {
     if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else el.setAttribute(k, String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c !== null && c !== undefined) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
   return el;
@@ -452,17 +452,18 @@ function searchForm(params, onSubmit) {
   const path = h("input", { type: "text", id: "paths", name: "path", value: params.get("path") || "", placeholder: "src/**" });
   const lang = h("input", { type: "text", id: "languages", name: "lang", value: params.get("lang") || "", placeholder: "typescript" });
   const ref = h("input", { type: "text", id: "ref", name: "ref", value: params.get("ref") || "", placeholder: "default" });
+  const kind = h("input", { type: "text", id: "kinds", name: "kind", value: params.get("kind") || "", placeholder: "function, class…" });
   const budget = h("input", { type: "number", id: "budget", name: "budget", min: 100, max: 200000, value: params.get("budget") || "", placeholder: "server default" });
   return h("form", { class: "panel row", role: "search", onsubmit: (e) => {
     e.preventDefault();
     const next = new URLSearchParams();
-    for (const [k, el] of [["q", q], ["repo", repo], ["path", path], ["lang", lang], ["ref", ref], ["budget", budget]]) {
+    for (const [k, el] of [["q", q], ["repo", repo], ["path", path], ["lang", lang], ["kind", kind], ["ref", ref], ["budget", budget]]) {
       if (el.value.trim()) next.set(k, el.value.trim());
     }
     onSubmit(next);
   } },
   h("label", { class: "grow" }, "Question", q), h("label", {}, "Repository", repo), h("label", {}, "Paths", path),
-  h("label", {}, "Language", lang), h("label", {}, "Ref", ref), h("label", {}, "Token budget", budget),
+  h("label", {}, "Language", lang), h("label", {}, "Kind", kind), h("label", {}, "Ref", ref), h("label", {}, "Token budget", budget),
   h("button", { type: "submit", id: "search" }, "Search"));
 }
 
@@ -471,6 +472,7 @@ function searchBody(params) {
   if (params.get("repo")) body.repositories = [params.get("repo")];
   if (params.get("path")) body.paths = [params.get("path")];
   if (params.get("lang")) body.languages = [params.get("lang")];
+  if (params.get("kind")) body.kinds = params.get("kind").split(",").map((k) => k.trim()).filter(Boolean);
   if (params.get("ref")) body.ref = params.get("ref");
   if (params.get("budget")) body.maxTokenBudget = Number(params.get("budget"));
   return body;
@@ -496,6 +498,7 @@ function requestSamples(body) {
   if (body.repositories) mcpArgs.repositories = body.repositories;
   if (body.paths) mcpArgs.path = body.paths[0];
   if (body.languages) mcpArgs.languages = body.languages;
+  if (body.kinds) mcpArgs.kind = body.kinds[0];
   if (body.ref) mcpArgs.ref = body.ref;
   if (body.maxTokenBudget) mcpArgs.maxTokenBudget = body.maxTokenBudget;
   const mcp = JSON.stringify({ method: "tools/call", params: { name: "codebase_search", arguments: mcpArgs } }, null, 2);
@@ -543,57 +546,70 @@ function resultView(hit, meta, i) {
 }
 
 /**
- * The connection graph: the results in the middle column, what calls them on the left,
- * what they call on the right; ★ marks a result, ◆ an exported symbol.
+ * A graph in three columns, edges drawn between them: `cols` is [left, middle, right],
+ * each a list of nodes `{key, label, title, href, hit}`; `edges` are [fromKey, toKey].
+ * Every node is a link (click or Enter) and focusable.
  */
-function graphView(results, meta) {
-  const center = results.map((hit, i) => ({ key: `r${i}`, label: `★ ${hit.breadcrumb}`, path: hit.path, name: hit.breadcrumb.split(" > ").pop(), hit: true }));
-  const left = new Map();
-  const right = new Map();
-  const edges = [];
-  meta.forEach((m, i) => {
-    if (!m) return;
-    for (const c of (m.callers || []).slice(0, 6)) {
-      const key = `${c.path || ""}|${c.name}`;
-      if (!left.has(key)) left.set(key, { key, label: c.name, path: c.path, name: c.name });
-      edges.push([key, `r${i}`]);
-    }
-    for (const c of (m.calls || []).slice(0, 6)) {
-      const key = `${c.path || ""}|${c.name}`;
-      if (!right.has(key)) right.set(key, { key, label: c.name, path: c.path, name: c.name });
-      edges.push([`r${i}`, key]);
-    }
-    if (m.exported && center[i]) center[i].label = `★◆ ${results[i].breadcrumb}`;
-  });
-  const cols = [[...left.values()], center, [...right.values()]];
+function columnsGraph(cols, edges, label) {
   const rowH = 34;
   const colW = 280;
   const height = Math.max(...cols.map((c) => c.length), 1) * rowH + 20;
   const pos = new Map();
   cols.forEach((col, x) => col.forEach((n, y) => pos.set(n.key, { x: 10 + x * (colW + 60), y: 10 + y * rowH })));
-  const svg = s("svg", { class: "graph", viewBox: `0 0 ${3 * colW + 140} ${height}`, role: "img", "aria-label": "Connection graph of the results" });
+  const svg = s("svg", { class: "graph", viewBox: `0 0 ${3 * colW + 140} ${height}`, role: "group", "aria-label": label });
   for (const [from, to] of edges) {
     const a = pos.get(from);
     const b = pos.get(to);
     if (!a || !b) continue;
-    const x1 = a.x + colW;
-    const y1 = a.y + 13;
-    const x2 = b.x;
-    const y2 = b.y + 13;
-    svg.append(s("path", { class: "edge", d: `M${x1},${y1} C${x1 + 30},${y1} ${x2 - 30},${y2} ${x2},${y2}`, "marker-end": "" }));
+    const [x1, y1, x2, y2] = [a.x + colW, a.y + 13, b.x, b.y + 13];
+    svg.append(s("path", { class: "edge", d: `M${x1},${y1} C${x1 + 30},${y1} ${x2 - 30},${y2} ${x2},${y2}` }));
   }
-  cols.flat().forEach((n) => {
+  for (const n of cols.flat()) {
     const p = pos.get(n.key);
-    const label = n.label.length > 38 ? `${n.label.slice(0, 37)}…` : n.label;
-    const open = () => { location.hash = symbolLink(n.name, n.path); };
-    const g = s("g", { class: `node${n.hit ? " hit" : ""}`, tabindex: 0, role: "link", "aria-label": `${n.label}${n.path ? ` in ${n.path}` : ""}`,
+    const text = n.label.length > 38 ? `${n.label.slice(0, 37)}…` : n.label;
+    const open = () => { if (n.href) location.hash = n.href; };
+    svg.append(s("g", { class: `node${n.hit ? " hit" : ""}`, tabindex: 0, role: "link", "aria-label": n.title || n.label,
       onclick: open, onkeydown: (e) => { if (e.key === "Enter") open(); } },
-    s("title", {}, `${n.label}${n.path ? `\n${n.path}` : ""}`),
+    s("title", {}, n.title || n.label),
     s("rect", { x: p.x, y: p.y, width: colW, height: 26, rx: 5 }),
-    s("text", { x: p.x + 8, y: p.y + 17 }, label));
-    svg.append(g);
-  });
+    s("text", { x: p.x + 8, y: p.y + 17 }, text)));
+  }
   return svg;
+}
+
+/** Graph nodes for related symbols: one each up to `most`, else one per file with a count. */
+function relatedNodes(list, most) {
+  const refs = list || [];
+  if (refs.length <= most) {
+    return refs.map((r) => ({ key: `${r.path || ""}|${r.name}`, label: r.name, title: `${r.name}${r.path ? ` in ${r.path}` : ""}`, href: symbolLink(r.name, r.path) }));
+  }
+  const byFile = new Map();
+  for (const r of refs) byFile.set(r.path || "(outside)", (byFile.get(r.path || "(outside)") || 0) + 1);
+  const files = [...byFile.entries()].sort((a, b) => b[1] - a[1]);
+  const shown = files.slice(0, most - 1).map(([file, n]) => ({ key: `file|${file}`, label: `${file} (${n})`, title: `${n} in ${file}` }));
+  const rest = files.slice(most - 1).reduce((t, [, n]) => t + n, 0);
+  if (rest) shown.push({ key: "file|rest", label: `… ${rest} more in ${files.length - most + 1} files`, title: `${rest} more` });
+  return shown;
+}
+
+/**
+ * The connection graph: the results in the middle column, what calls them on the left,
+ * what they call on the right; ★ marks a result, ◆ an exported symbol.
+ */
+function graphView(results, meta) {
+  const center = results.map((hit, i) => ({
+    key: `r${i}`, hit: true, title: `${hit.breadcrumb} in ${hit.path}`,
+    label: `★${meta[i] && meta[i].exported ? "◆" : ""} ${hit.breadcrumb}`, href: symbolLink(hit.breadcrumb.split(" > ").pop(), hit.path),
+  }));
+  const left = new Map();
+  const right = new Map();
+  const edges = [];
+  meta.forEach((m, i) => {
+    if (!m) return;
+    for (const n of relatedNodes(m.callers, 6)) { left.set(n.key, n); edges.push([n.key, `r${i}`]); }
+    for (const n of relatedNodes(m.calls, 6)) { right.set(n.key, n); edges.push([`r${i}`, n.key]); }
+  });
+  return columnsGraph([[...left.values()], center, [...right.values()]], edges, "Connection graph of the results");
 }
 
 // ---------- symbol ----------
@@ -648,12 +664,22 @@ function relatedList(title, list) {
   return box;
 }
 
+/** A symbol between its callers (and subtypes) and what it calls (and extends). */
+function symbolGraph(hit, meta) {
+  const center = { key: "self", hit: true, label: hit.breadcrumb, title: `${hit.breadcrumb} in ${hit.path}` };
+  const left = relatedNodes([...(meta.callers || []), ...(meta.subtypes || [])], 12);
+  const right = relatedNodes([...(meta.calls || []), ...(meta.extends || []), ...(meta.implements || [])], 12);
+  const edges = [...left.map((n) => [n.key, "self"]), ...right.map((n) => ["self", n.key])];
+  return columnsGraph([left, [center], right], edges, `What calls ${hit.breadcrumb} and what it calls`);
+}
+
 function symbolView(hit, meta) {
   return h("div", {},
     h("div", { class: "panel" },
       h("div", { class: "result-head" }, h("strong", {}, hit.breadcrumb), h("span", {}, hit.kind), h("code", {}, `${hit.path}:${hit.startLine}-${hit.endLine}`)),
       codeBlock(hit.chunk ? hit.chunk.fullSource || hit.chunk.content : hit.signature),
       h("a", { href: `#/scout?${new URLSearchParams({ q: `symbol = ${hit.path} > ${hit.breadcrumb}` })}` }, "What breaks if this changes? (Scout)")),
+    h("section", {}, h("h2", {}, "Neighbours"), symbolGraph(hit, meta)),
     h("div", { class: "cols" },
       relatedList("Callers", meta.callers), relatedList("Calls", meta.calls),
       relatedList("Used by", meta.usedBy), relatedList("Extends", meta.extends),

@@ -61,6 +61,21 @@ pub fn write(root: &std::path::Path, rel: &str, text: &str) {
     std::fs::write(p, text).unwrap();
 }
 
+/// A small TypeScript workspace at `ws`: `decode` in `src/jwt.ts`, and `validateToken`
+/// in `src/auth.ts`, which calls it (the end-to-end tests' repository).
+pub fn token_workspace(ws: &std::path::Path) {
+    write(
+        ws,
+        "src/jwt.ts",
+        "export function decode(token: string) {\n  return token.split('.').length;\n}\n",
+    );
+    write(
+        ws,
+        "src/auth.ts",
+        "import { decode } from './jwt';\n\n/** Checks a bearer token before a request is served. */\nexport function validateToken(token: string): boolean {\n  return decode(token) === 3;\n}\n",
+    );
+}
+
 /// A SQLite metadata store and a LanceDB chunk store (`dims`-wide) in `dir`.
 pub async fn stores(
     dir: &std::path::Path,

@@ -278,6 +278,17 @@ impl Browser {
         }
     }
 
+    /// Sends a DevTools-protocol command through chromedriver (`Emulation.…` and the
+    /// like); returns its result.
+    pub async fn cdp(&self, cmd: &str, params: Value) -> Value {
+        self.call(
+            reqwest::Method::POST,
+            "/goog/cdp/execute",
+            Some(json!({"cmd": cmd, "params": params})),
+        )
+        .await
+    }
+
     /// Resizes the window to `width`×`height` CSS pixels.
     pub async fn resize(&self, width: u32, height: u32) {
         self.call(
