@@ -242,3 +242,83 @@ async fn people_sign_in_index_search_and_scout_in_a_real_browser() {
     assert_eq!(tokens, json!(403));
     browser.screenshot("7-read-token").await;
 }
+
+/// Without tokens (a loopback server) the console needs no sign-in: `/me` is the local
+/// administrator. The page and its script come with a policy that allows no inline
+/// script and no other origin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_tokens_the_console_needs_no_sign_in() {
+    let server = support::app::start(false).await;
+    let http = reqwest::Client::new();
+    let me: serde_json::Value = http
+        .get(format!("{}/api/v1/me", server.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(me["name"], "local", "{me}");
+    assert_eq!(me["scope"], "admin", "{me}");
+    assert_eq!(me["managesServer"], true, "{me}");
+    assert!(
+        me["token"].is_null() && me["repositories"].is_null(),
+        "{me}"
+    );
+    for (path, kind) in [
+        ("/", "text/html"),
+        ("/console/app.js", "text/javascript"),
+        ("/console/app.css", "text/css"),
+        ("/console/icon.svg", "image/svg+xml"),
+    ] {
+        let r = http
+            .get(format!("{}{path}", server.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let header = |name: &str| {
+            r.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert!(header("content-type").starts_with(kind), "{path}");
+        let policy = header("content-security-policy");
+        assert!(
+            policy.contains("script-src 'self'") && !policy.contains("unsafe-inline"),
+            "{path}: {policy}"
+        );
+    }
+    // Tokens over REST: created (the secret once), listed without it, revoked.
+    let created: serde_json::Value = http
+        .post(format!("{}/api/v1/tokens", server.base))
+        .json(&json!({"name": "ci", "scope": "read"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["token"]["id"].as_str().unwrap().to_string();
+    assert!(created["secret"].as_str().unwrap().starts_with("sxt_"));
+    let listed = http
+        .get(format!("{}/api/v1/tokens", server.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(listed.contains(&id) && !listed.contains("sxt_"), "{listed}");
+    let revoked: serde_json::Value = http
+        .delete(format!("{}/api/v1/tokens/{id}", server.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(revoked["revokedAt"].is_i64(), "{revoked}");
+}
