@@ -408,7 +408,87 @@ where
     Ok(())
 }
 
+/// A repository row to insert.
+struct NewRow<'a> {
+    id: &'a str,
+    name: &'a str,
+    source: &'a RepoSource,
+    tracked_ref: Option<&'a str>,
+    settings: &'a RepoSettings,
+    parent_id: Option<&'a str>,
+}
+
+/// The columns a repository is looked up by.
+#[derive(Clone, Copy)]
+enum RepoColumn {
+    Id,
+    Name,
+    ParentId,
+}
+
 impl SqlMetaStore {
+    /// The repositories whose column is the value given (every one, for `None`), by
+    /// name.
+    async fn repositories_where(
+        &self,
+        filter: Option<(RepoColumn, &str)>,
+    ) -> Result<Vec<Repository>, StoreError> {
+        let query = match filter {
+            None => sqlx::query("SELECT * FROM repositories ORDER BY name"),
+            Some((column, value)) => sqlx::query(match column {
+                RepoColumn::Id => "SELECT * FROM repositories WHERE id = $1 ORDER BY name",
+                RepoColumn::Name => "SELECT * FROM repositories WHERE name = $1 ORDER BY name",
+                RepoColumn::ParentId => {
+                    "SELECT * FROM repositories WHERE parent_id = $1 ORDER BY name"
+                }
+            })
+            .bind(value),
+        };
+        let rows = query.fetch_all(&self.pool).await?;
+        rows.iter().map(repository).collect()
+    }
+
+    /// Inserts a registered repository (or tracked ref) and reads it back; `Conflict`
+    /// naming `what` when its name is taken.
+    async fn insert_repository(
+        &self,
+        row: NewRow<'_>,
+        what: impl FnOnce() -> String,
+    ) -> Result<Repository, StoreError> {
+        let now = now_ms();
+        let (kind, location) = row.source.split();
+        let settings = serde_json::to_string(row.settings)
+            .map_err(|e| StoreError::Invalid(format!("settings do not serialise: {e}")))?;
+        let result = sqlx::query(
+            "INSERT INTO repositories (id, name, source_kind, source, tracked_ref, indexed_commit, status, \
+             last_error, settings, created_at, updated_at, parent_id) \
+             VALUES ($1, $2, $3, $4, $5, NULL, $6, NULL, $7, $8, $8, $9)",
+        )
+        .bind(row.id)
+        .bind(row.name)
+        .bind(kind)
+        .bind(location)
+        .bind(row.tracked_ref)
+        .bind(RepoStatus::Registered.as_str())
+        .bind(&settings)
+        .bind(now)
+        .bind(row.parent_id)
+        .execute(&self.pool)
+        .await;
+        match result {
+            Err(e) if is_unique_violation(&e) => return Err(StoreError::Conflict(what())),
+            other => other?,
+        };
+        self.existing_repository(row.id).await
+    }
+
+    /// The repository `id`, which a write just made or changed.
+    async fn existing_repository(&self, id: &str) -> Result<Repository, StoreError> {
+        self.get_repository(id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("repository {id}")))
+    }
+
     /// Symbols (with their file path) whose `column` (`chunk_id` or `file_path`) is one
     /// of `values`, in batches of [`IN_BATCH`], ordered by `order` (if any) within each batch.
     async fn symbols_where(
@@ -454,34 +534,17 @@ impl MetaStore for SqlMetaStore {
     }
 
     async fn create_repository(&self, new: NewRepository) -> Result<Repository, StoreError> {
-        let now = now_ms();
         let id = new_id();
-        let (kind, location) = new.source.split();
-        let settings = serde_json::to_string(&new.settings)
-            .map_err(|e| StoreError::Invalid(format!("settings do not serialise: {e}")))?;
-        let result = sqlx::query(
-            "INSERT INTO repositories (id, name, source_kind, source, tracked_ref, indexed_commit, status, \
-             last_error, settings, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, NULL, $6, NULL, $7, $8, $8)",
-        )
-        .bind(&id)
-        .bind(&new.name)
-        .bind(kind)
-        .bind(location)
-        .bind(&new.tracked_ref)
-        .bind(RepoStatus::Registered.as_str())
-        .bind(&settings)
-        .bind(now)
-        .execute(&self.pool)
-        .await;
-        match result {
-            Err(e) if is_unique_violation(&e) => {
-                return Err(StoreError::Conflict(format!("repository `{}`", new.name)));
-            }
-            other => other?,
+        let row = NewRow {
+            id: &id,
+            name: &new.name,
+            source: &new.source,
+            tracked_ref: new.tracked_ref.as_deref(),
+            settings: &new.settings,
+            parent_id: None,
         };
-        self.get_repository(&id)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("repository {id}")))
+        self.insert_repository(row, || format!("repository `{}`", new.name))
+            .await
     }
 
     async fn create_ref(
@@ -490,73 +553,45 @@ impl MetaStore for SqlMetaStore {
         ref_name: &str,
         source: &RepoSource,
     ) -> Result<Repository, StoreError> {
-        let now = now_ms();
         // Under the repository's id, so that whoever may see the repository sees its refs
         // (`auth::Principal::sees`), their jobs and progress included.
         let id = format!("{}@{}", parent.id, new_id());
         let name = format!("{}@{ref_name}", parent.name);
-        let (kind, location) = source.split();
-        let settings = serde_json::to_string(&parent.settings)
-            .map_err(|e| StoreError::Invalid(format!("settings do not serialise: {e}")))?;
-        let result = sqlx::query(
-            "INSERT INTO repositories (id, name, source_kind, source, tracked_ref, indexed_commit, status, \
-             last_error, settings, created_at, updated_at, parent_id) \
-             VALUES ($1, $2, $3, $4, $5, NULL, $6, NULL, $7, $8, $8, $9)",
-        )
-        .bind(&id)
-        .bind(&name)
-        .bind(kind)
-        .bind(location)
-        .bind(ref_name)
-        .bind(RepoStatus::Registered.as_str())
-        .bind(&settings)
-        .bind(now)
-        .bind(&parent.id)
-        .execute(&self.pool)
-        .await;
-        match result {
-            Err(e) if is_unique_violation(&e) => {
-                return Err(StoreError::Conflict(format!(
-                    "ref `{ref_name}` of repository `{}`",
-                    parent.name
-                )));
-            }
-            other => other?,
+        let row = NewRow {
+            id: &id,
+            name: &name,
+            source,
+            tracked_ref: Some(ref_name),
+            settings: &parent.settings,
+            parent_id: Some(&parent.id),
         };
-        self.get_repository(&id)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("repository {id}")))
+        self.insert_repository(row, || {
+            format!("ref `{ref_name}` of repository `{}`", parent.name)
+        })
+        .await
     }
 
     async fn list_refs(&self, parent_id: &str) -> Result<Vec<Repository>, StoreError> {
-        let rows = sqlx::query("SELECT * FROM repositories WHERE parent_id = $1 ORDER BY name")
-            .bind(parent_id)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(repository).collect()
+        self.repositories_where(Some((RepoColumn::ParentId, parent_id)))
+            .await
     }
 
     async fn get_repository(&self, id: &str) -> Result<Option<Repository>, StoreError> {
-        let row = sqlx::query("SELECT * FROM repositories WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(repository).transpose()
+        Ok(self
+            .repositories_where(Some((RepoColumn::Id, id)))
+            .await?
+            .pop())
     }
 
     async fn get_repository_by_name(&self, name: &str) -> Result<Option<Repository>, StoreError> {
-        let row = sqlx::query("SELECT * FROM repositories WHERE name = $1")
-            .bind(name)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(repository).transpose()
+        Ok(self
+            .repositories_where(Some((RepoColumn::Name, name)))
+            .await?
+            .pop())
     }
 
     async fn list_repositories(&self) -> Result<Vec<Repository>, StoreError> {
-        let rows = sqlx::query("SELECT * FROM repositories ORDER BY name")
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(repository).collect()
+        self.repositories_where(None).await
     }
 
     async fn update_repository_settings(
@@ -577,9 +612,7 @@ impl MetaStore for SqlMetaStore {
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(format!("repository {id}")));
         }
-        self.get_repository(id)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("repository {id}")))
+        self.existing_repository(id).await
     }
 
     async fn set_repository_status(

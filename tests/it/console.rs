@@ -50,6 +50,32 @@ async fn people_sign_in_index_search_and_scout_in_a_real_browser() {
     let tmp = tempfile::tempdir().unwrap();
     let (data, ws) = (tmp.path().join("data"), tmp.path().join("ws"));
     support::token_workspace(&ws);
+    // A git working tree with a worktree whose uncommitted work changes `decode`.
+    {
+        let git = git2::Repository::init(&ws).unwrap();
+        let mut index = git.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.write().unwrap();
+        let tree = git.find_tree(index.write_tree().unwrap()).unwrap();
+        let who = git2::Signature::now("t", "t@example.com").unwrap();
+        let head = git
+            .commit(Some("HEAD"), &who, &who, "initial", &tree, &[])
+            .unwrap();
+        let branch = git
+            .branch("feature", &git.find_commit(head).unwrap(), false)
+            .unwrap();
+        let mut options = git2::WorktreeAddOptions::new();
+        options.reference(Some(branch.get()));
+        let feature = tmp.path().join("ws-feature");
+        git.worktree("feature", &feature, Some(&options)).unwrap();
+        support::write(
+            &feature,
+            "src/jwt.ts",
+            "export function decode(token: string, strict = false) {\n  return strict ? 0 : token.split('.').length;\n}\n",
+        );
+    }
     let created = sextant(&data, &model)
         .args([
             "token",
@@ -186,6 +212,15 @@ async fn people_sign_in_index_search_and_scout_in_a_real_browser() {
         .await;
     browser.click("#save-settings").await;
     browser.wait_text("#main", "**/*.test.ts", 10).await;
+
+    // A worktree tracked as a ref, indexed, and compared: what its change may break.
+    browser.fill("#new-ref", "feature").await;
+    browser.click("#track-ref").await;
+    browser.wait_text("tr[data-ref=feature]", "ready", 60).await;
+    browser.click("tr[data-ref=feature] a").await;
+    let compared = browser.wait_text("#comparison", "src/jwt.ts", 20).await;
+    assert!(compared.contains("validateToken"), "{compared}");
+    browser.screenshot("5b-compare").await;
 
     // Server: tokens. A read token for `ws` is created; its secret shown once.
     browser.open(&format!("{base}/#/server")).await;

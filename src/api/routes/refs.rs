@@ -31,8 +31,9 @@ pub(in crate::api) fn routes() -> OpenApiRouter<Arc<Service>> {
 /// `GET …/refs`.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct RefList {
-    /// Each tracked ref as a repository record: `name` is `REPOSITORY@REF`, `ref` the
-    /// ref, `status` and `indexedCommit` its own, `parentId` the repository.
+    /// Each tracked ref as a repository record: `name` is `REPOSITORY@REF`,
+    /// `trackedRef` the ref, `status` and `indexedCommit` its own, `parentId` the
+    /// repository.
     pub refs: Vec<Repository>,
 }
 
@@ -56,21 +57,23 @@ async fn list_refs(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewRef {
-    /// A branch, tag or commit of the repository's remote.
+    /// A branch, tag or commit of a git repository's remote; for a local directory, a
+    /// worktree's branch, name or directory.
     #[serde(rename = "ref")]
     #[schema(max_length = 200)]
     pub git_ref: String,
 }
 
-/// Tracks one more ref of a git repository (admin) and queues its first sync; searches
-/// read it with `ref`. It holds only the files that differ from the repository's
-/// indexed commit.
+/// Tracks one more ref of a repository (admin) and queues its first sync; reads take it
+/// as `ref`. A git repository's branch, tag or commit, or a local directory's worktree
+/// (its branch, name or directory). It holds only the files that differ from the
+/// repository.
 #[utoipa::path(post, path = "/repositories/{repo}/refs", tag = "repositories",
     params(("repo" = String, Path, description = "Repository name or id")),
     request_body = NewRef,
     responses(
         (status = 201, description = "Tracked; its first sync is queued", body = RepositoryCreated),
-        (status = 400, description = "Not a git repository, a bad ref name, the default ref, or too many refs", body = ErrorBody),
+        (status = 400, description = "A bad ref name, no such worktree, the default ref, or too many refs", body = ErrorBody),
         Unauthenticated,
         AdminOnly,
         NoSuchRepository,

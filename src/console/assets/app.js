@@ -401,7 +401,15 @@ async function repoPage(name) {
     const languageRows = [...byLanguage.entries()].sort((a, b) => b[1].files - a[1].files)
       .map(([lang, c]) => h("tr", {}, h("td", {}, lang), h("td", {}, c.files), h("td", {}, c.symbols), h("td", {}, c.lines)));
     const jobs = (detail.recentJobs || []).map((j) => h("tr", {}, h("td", {}, h("code", {}, j.id)), h("td", {}, badge(j.state)), h("td", {}, when(j.createdAt)), h("td", {}, j.error || "")));
-    const refs = (detail.refs || []).map((r) => h("tr", {}, h("td", {}, r.trackedRef), h("td", {}, badge(r.status)), h("td", {}, r.indexedCommit ? r.indexedCommit.slice(0, 10) : "—")));
+    const refPath = (r) => `/repositories/${encodeURIComponent(name)}/refs/${encodeURIComponent(r)}`;
+    const refs = (detail.refs || []).map((r) => h("tr", { "data-ref": r.trackedRef },
+      h("td", {}, r.trackedRef), h("td", {}, badge(r.status), r.lastError ? h("div", { class: "error" }, r.lastError) : null),
+      h("td", {}, r.indexedCommit ? r.indexedCommit.slice(0, 10) : "—"),
+      h("td", {}, h("a", { href: `#/compare?${new URLSearchParams({ repo: name, head: r.trackedRef })}` }, "Compare with the default ref")),
+      h("td", {}, isAdmin() ? h("button", { type: "button", class: "danger", onclick: () => {
+        if (!confirm(`Stop tracking ${r.trackedRef}? What only it holds is deleted.`)) return;
+        guarded(async () => { await api("DELETE", refPath(r.trackedRef)); toast(`Dropped ${r.trackedRef}`); await render(); }, body);
+      } }, "Drop…") : null)));
     const skipped = { files: all.files.filter((f) => f.skipReason) };
     body.replaceChildren(
       h("div", { class: "cols" },
@@ -411,7 +419,9 @@ async function repoPage(name) {
         h("section", { class: "panel" }, h("h2", {}, "Settings"), codeBlock(JSON.stringify(repo.settings, null, 2)),
           isAdmin() ? settingsEditor(name, repo.settings, () => guarded(render, body)) : null)),
       h("section", { class: "panel" }, h("h2", {}, "Recent jobs"), jobs.length ? h("div", { class: "table-wrap" }, h("table", {}, h("tbody", {}, jobs))) : h("p", { class: "muted" }, "None yet.")),
-      h("section", { class: "panel" }, h("h2", {}, "Tracked refs"), refs.length ? h("table", {}, h("tbody", {}, refs)) : h("p", { class: "muted" }, "Only the default ref.")),
+      h("section", { class: "panel" }, h("h2", {}, "Tracked refs"),
+        refs.length ? h("div", { class: "table-wrap" }, h("table", {}, h("tbody", {}, refs))) : h("p", { class: "muted" }, "Only the default ref."),
+        isAdmin() ? trackRefForm(name, repo, () => guarded(render, body)) : null),
       h("section", { class: "panel" }, h("h2", {}, `Skipped files (${skipped.files.length})`),
         skipped.files.length ? h("ul", { class: "plain", id: "skipped" }, skipped.files.slice(0, 500).map((f) => h("li", {}, h("code", {}, f.path), " — ", f.skipReason))) : h("p", { class: "muted" }, "None.")),
     );
@@ -425,6 +435,43 @@ async function repoPage(name) {
     progress.update(e);
     if (e.phase === "done") guarded(render, body);
   });
+}
+
+/** An admin's form to track another ref: a branch, tag or commit, or a worktree. */
+function trackRefForm(name, repo, added) {
+  const input = h("input", { type: "text", id: "new-ref", required: true,
+    placeholder: repo.source.type === "git" ? "feature/login, v2.1.0 or a commit" : "a worktree's branch, name or directory" });
+  const status = h("div", { "aria-live": "polite" });
+  return h("form", { class: "row", onsubmit: (e) => {
+    e.preventDefault();
+    guarded(async () => {
+      const made = await api("POST", `/repositories/${encodeURIComponent(name)}/refs`, { ref: input.value.trim() });
+      toast(`Tracking ${made.repository.trackedRef}; indexing is queued`);
+      added();
+    }, status);
+  } }, h("label", { class: "grow" }, "Track another ref", input), h("button", { type: "submit", id: "track-ref" }, "Track"), status);
+}
+
+/** What differs between two refs, and what the head's changes may break. */
+async function comparePage(params) {
+  const repo = params.get("repo") || "";
+  const head = params.get("head") || "";
+  const out = h("div", { id: "comparison" }, h("p", { class: "muted" }, "Comparing…"));
+  show(h("h1", {}, `${repo}: ${params.get("base") || "default"} → ${head}`), out);
+  const q = new URLSearchParams({ head });
+  if (params.get("base")) q.set("base", params.get("base"));
+  const c = await guarded(() => api("GET", `/repositories/${encodeURIComponent(repo)}/compare?${q}`), out);
+  if (!c) return;
+  const table = (rows, heads) => rows.length
+    ? h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, heads.map((x) => h("th", {}, x)))), h("tbody", {}, rows)))
+    : h("p", { class: "muted" }, "None.");
+  out.replaceChildren(
+    h("section", { class: "panel" }, h("h2", {}, `May break when ${c.head} merges (${c.affected.length})`),
+      table(c.affected.map((a) => h("tr", {}, h("td", {}, h("code", {}, `${a.path}:${a.line || ""}`)), h("td", {}, a.breadcrumb), h("td", {}, a.kind), h("td", {}, a.uses))), ["Where", "Unchanged symbol", "How", "Uses"])),
+    h("section", { class: "panel" }, h("h2", {}, `Files (${c.files.length})`),
+      table(c.files.map((f) => h("tr", {}, h("td", {}, badge(f.change)), h("td", {}, h("code", {}, f.path)))), ["Change", "Path"])),
+    h("section", { class: "panel" }, h("h2", {}, `Symbols (${c.symbols.length})`),
+      table(c.symbols.map((sy) => h("tr", {}, h("td", {}, badge(sy.change)), h("td", {}, sy.breadcrumb), h("td", {}, sy.kind), h("td", {}, h("code", {}, sy.path)))), ["Change", "Symbol", "Kind", "File"])));
 }
 
 /** An admin's editor of a repository's settings (JSON, replaced as a whole). */
@@ -832,7 +879,7 @@ async function route() {
   const params = new URLSearchParams(query || "");
   const page = (path || "/repos").split("/")[1] || "repos";
   for (const a of document.querySelectorAll("nav a")) {
-    if (a.dataset.page === page || (page === "repo" && a.dataset.page === "repos") || (page === "symbol" && a.dataset.page === "search")) a.setAttribute("aria-current", "page");
+    if (a.dataset.page === page || ((page === "repo" || page === "compare") && a.dataset.page === "repos") || (page === "symbol" && a.dataset.page === "search")) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
   if (page === "signin") return signInPage();
@@ -849,6 +896,7 @@ async function route() {
     case "search": return searchPage(params);
     case "symbol": return symbolPage(params);
     case "scout": return scoutPage(params);
+    case "compare": return comparePage(params);
     case "server": return serverPage();
     default: return reposPage();
   }
