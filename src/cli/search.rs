@@ -31,7 +31,7 @@ pub struct SearchArgs {
     /// Minimum finalScore of a returned result (0.0–1.0).
     #[arg(long, default_value_t = 0.5)]
     pub min_relevance: f32,
-    /// Token budget of the returned source.
+    /// Token budget of the whole answer (graph, snapshots, notes): a ceiling.
     #[arg(long, default_value_t = 8000)]
     pub budget: usize,
     /// Stage-1 candidates per retriever.

@@ -46,7 +46,7 @@ pub struct SearchArgs {
     /// Where to look.
     #[serde(flatten)]
     pub scope: ScopeArgs,
-    /// Token budget of the returned code (default 8000).
+    /// Most tokens of the whole answer, graph and code together (default 8000).
     pub max_token_budget: Option<usize>,
     /// Minimum relevance (0–1) of a returned result (default 0.5).
     pub minimum_relevance_threshold: Option<f32>,

@@ -9,6 +9,8 @@
 //! - [`content_items`]: the MCP multi-content response: the graph first (priority 1.0),
 //!   then the snapshots in score order with priority from `finalScore`, every item for
 //!   `audience: ["assistant"]`.
+//! - [`budget::fit_content`]: the same within the request's token budget, counted over the
+//!   whole answer (graph, snapshots, notes): lowest-ranked results left out until it fits.
 //!
 //! # Design notes
 //!
@@ -32,6 +34,7 @@
 //! - `content_items`: the graph first (priority 1.0), then one snapshot per file in score
 //!   order, priority = the file's best `finalScore`.
 
+pub mod budget;
 pub mod graph;
 pub mod grep;
 pub mod snapshot;
@@ -216,9 +219,9 @@ mod tests {
     use crate::search::score::StageScores;
     use crate::search::{SearchMode, StageTimings};
 
-    const SERVICE: &str = "// Token handling for the API.\nimport jwt from 'jsonwebtoken';\nimport { JwtPayload } from '../models/auth';\nimport { Unused } from './unused';\nimport { RefreshTokenStore } from './refreshStore';\n\nconst TOKEN_EXPIRY = 3600;\nconst UNRELATED = 'x';\n\nexport class TokenService extends BaseValidator {\n  private secret: string;\n  private store: RefreshTokenStore;\n  private other = 1;\n\n  async validateToken(token: string): Promise<JwtPayload | null> {\n    try {\n      return jwt.verify(token, this.secret) as JwtPayload;\n    } catch {\n      return null;\n    }\n  }\n\n  async refreshToken(token: string): Promise<string> {\n    const payload = await this.validateToken(token);\n    await this.store.save(token);\n    return jwt.sign({ id: payload }, this.secret, { expiresIn: TOKEN_EXPIRY });\n  }\n\n  unrelated() {\n    return this.other;\n  }\n}\n";
+    pub(super) const SERVICE: &str = "// Token handling for the API.\nimport jwt from 'jsonwebtoken';\nimport { JwtPayload } from '../models/auth';\nimport { Unused } from './unused';\nimport { RefreshTokenStore } from './refreshStore';\n\nconst TOKEN_EXPIRY = 3600;\nconst UNRELATED = 'x';\n\nexport class TokenService extends BaseValidator {\n  private secret: string;\n  private store: RefreshTokenStore;\n  private other = 1;\n\n  async validateToken(token: string): Promise<JwtPayload | null> {\n    try {\n      return jwt.verify(token, this.secret) as JwtPayload;\n    } catch {\n      return null;\n    }\n  }\n\n  async refreshToken(token: string): Promise<string> {\n    const payload = await this.validateToken(token);\n    await this.store.save(token);\n    return jwt.sign({ id: payload }, this.secret, { expiresIn: TOKEN_EXPIRY });\n  }\n\n  unrelated() {\n    return this.other;\n  }\n}\n";
 
-    fn chunks(path: &str, source: &str) -> Vec<CodeChunk> {
+    pub(super) fn chunks(path: &str, source: &str) -> Vec<CodeChunk> {
         let parsed = parse_bytes(Path::new(path), source.as_bytes(), &ParseLimits::default())
             .expect("parse");
         chunk_file(path, source, &parsed, &ChunkOptions::default())
@@ -320,7 +323,7 @@ mod tests {
         reparses_cleanly("x.ts", &text);
     }
 
-    fn hit(chunk: &CodeChunk, score: f32) -> SearchHit {
+    pub(super) fn hit(chunk: &CodeChunk, score: f32) -> SearchHit {
         SearchHit {
             repo_id: "r".into(),
             git_ref: None,
@@ -340,7 +343,7 @@ mod tests {
         }
     }
 
-    fn response(results: Vec<SearchHit>) -> SearchResponse {
+    pub(super) fn response(results: Vec<SearchHit>) -> SearchResponse {
         SearchResponse {
             query: "token validation".into(),
             mode: SearchMode::Semantic,

@@ -56,8 +56,10 @@ pub struct SearchOptions {
     /// Results below this `finalScore` are never returned (0.0–1.0, default 0.5).
     #[schema(minimum = 0.0, maximum = 1.0)]
     pub minimum_relevance_threshold: f32,
-    /// Token budget of the returned source (default 8,000; tokens counted by
-    /// [`crate::text::estimate_tokens`]).
+    /// Token budget of the whole answer, a ceiling (default 8,000; tokens counted by
+    /// [`crate::text::estimate_tokens`]): the search picks results whose source fits it,
+    /// and the rendered answer (graph, snapshots, notes) is fitted to it
+    /// (`render::budget`).
     #[schema(minimum = 1)]
     pub max_token_budget: usize,
     /// Stage-1 vector candidates (default 50).
@@ -221,7 +223,7 @@ overrides! {
         vector_weight: f32,
         /// Results below this `finalScore` are never returned (0–1).
         minimum_relevance_threshold: f32,
-        /// Token budget of the returned source.
+        /// Token budget of the whole answer (graph, snapshots, notes): a ceiling.
         max_token_budget: usize,
         /// Stage-1 vector candidates (at most 1,000).
         max_vector_candidates: usize,

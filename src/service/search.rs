@@ -73,9 +73,9 @@ impl Service {
             .await?;
         // Rendering is CPU work proportional to the files' size: off the async workers, so
         // a large answer never stalls other requests (health probes included).
+        // The whole answer (graph, snapshots, notes) within the budget the caller gave.
         let (response, content) = tokio::task::spawn_blocking(move || {
-            let content = render.in_scope(|| crate::render::content_items(&response, &files));
-            (response, content)
+            render.in_scope(|| crate::render::budget::fit_content(response, &files))
         })
         .await
         .map_err(|e| ServiceError::Internal(format!("rendering failed: {e}")))?;

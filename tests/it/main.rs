@@ -8,6 +8,7 @@ mod support;
 
 mod api;
 mod architecture;
+mod budget;
 mod cli;
 mod console;
 mod corpora;
