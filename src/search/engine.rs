@@ -226,12 +226,16 @@ fn fuse(
     };
     let (gate_weight, order_weight) = lexical_weights(options, intent);
     for c in candidates.iter_mut() {
+        // A row whose vector has not landed yet (progressive indexing) cannot be a vector
+        // hit: that channel does not count against it, so until its embedding lands a
+        // question in words is answered by text as well as BM25 answers it.
+        let has_vector = use_vector && !c.row.vector.is_empty();
         let s = &mut c.scores;
-        let (wv, wl) = (if use_vector { 1.0 } else { 0.0 }, gate_weight);
+        let (wv, wl) = (if has_vector { 1.0 } else { 0.0 }, gate_weight);
         s.fused = match options.fusion {
             Fusion::Rrf => {
                 let mut lists = Vec::new();
-                if use_vector {
+                if has_vector {
                     lists.push((s.vector_rank, wv));
                 }
                 if use_lexical {
