@@ -1280,34 +1280,6 @@ async fn a_sync_with_nothing_to_do_writes_nothing() {
     assert_eq!(changed.skipped, 1, "{changed:?}");
 }
 
-/// A model that embeds only as many batches as it is let through ([`Gated::open`]).
-struct Gated {
-    inner: Recorder,
-    gate: tokio::sync::Semaphore,
-}
-
-#[async_trait::async_trait]
-impl sextant::embed::Embedder for Gated {
-    fn model_id(&self) -> &str {
-        "gated"
-    }
-    fn dims(&self) -> usize {
-        self.inner.dims()
-    }
-    fn limits(&self) -> sextant::embed::BatchLimits {
-        self.inner.limits()
-    }
-    async fn embed(
-        &self,
-        texts: &[String],
-        kind: sextant::embed::InputKind,
-    ) -> Result<Vec<Vec<f32>>, sextant::embed::EmbedError> {
-        let permit = self.gate.acquire().await.expect("the gate is never closed");
-        permit.forget();
-        self.inner.embed(texts, kind).await
-    }
-}
-
 /// Issue "Fast local inference" (searchable at once, precise soon after): a sync job
 /// commits the text index before any vector, so text search answers while the model is
 /// still at work; the job's row shows the embedding stage's progress; vectors land a
@@ -1315,14 +1287,11 @@ impl sextant::embed::Embedder for Gated {
 /// stage instead of returning early, so a finished sync means every vector is in.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sync_answers_by_text_at_once_and_shows_its_embedding_progress() {
-    use sextant::embed::Embedder;
+    use crate::support::embedders::Gated;
     use sextant::index::JobRunner;
     use sextant::store::JobState;
 
-    let model = Arc::new(Gated {
-        inner: Recorder::default(),
-        gate: tokio::sync::Semaphore::new(0),
-    });
+    let model = Arc::new(Gated::closed(Arc::new(Recorder::default())));
     let w = world_with(
         Arc::new(Recorder::default()),
         model.clone(),
@@ -1380,6 +1349,30 @@ async fn a_sync_answers_by_text_at_once_and_shows_its_embedding_progress() {
             .unwrap()
             .is_empty(),
         "rows without vectors are never vector hits"
+    );
+    // Meanwhile a question in words is answered by text through the whole search, gate
+    // included: the vector channel a row cannot have yet does not count against it.
+    let searcher = sextant::search::Searcher::new(
+        meta.clone(),
+        vectors.clone(),
+        Arc::new(Recorder::default()),
+        None,
+    );
+    let answer = searcher
+        .search("verify token", &sextant::search::SearchOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        answer
+            .results
+            .iter()
+            .any(|h| h.breadcrumb.contains("verify")),
+        "{:?}",
+        answer
+            .candidates
+            .iter()
+            .map(|h| (&h.breadcrumb, h.scores.relevance()))
+            .collect::<Vec<_>>()
     );
     // Meanwhile a question in words is answered by text through the whole search, gate
     // included: the vector channel a row cannot have yet does not count against it.

@@ -855,3 +855,65 @@ async fn a_polyglot_repository_answers_in_each_language_and_across_them() {
     assert!(!java.results.is_empty());
     assert!(java.results.iter().all(|h| h.path.ends_with(".java")));
 }
+
+/// Issue 39: the first minutes after a registration answer as well as BM25 does. A
+/// repository registered over REST whose model has not embedded a thing yet: a question
+/// in words, with the default relevance gate, gets the right function by text, and the
+/// answer says vectors are still landing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_vectors_are_pending_a_question_is_answered_by_text_through_the_server() {
+    use crate::support::embedders::{BagOfWords, Gated};
+    use serde_json::{Value, json};
+
+    let model = Arc::new(Gated::closed(Arc::new(BagOfWords)));
+    let setup = crate::support::app::Setup {
+        index_model: Some(model.clone()),
+        ..Default::default()
+    };
+    let server = crate::support::app::start_with(true, Default::default(), setup).await;
+    let http = reqwest::Client::new();
+    let created = http
+        .post(format!("{}/api/v1/repositories", server.base))
+        .json(&json!({"path": server.root, "name": "ws"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let answer: Value = loop {
+        let answer: Value = http
+            .post(format!("{}/api/v1/search", server.base))
+            .json(&json!({"query": "validate token"}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if answer["response"]["results"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+        {
+            break answer;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no answer by text: {answer}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        answer["response"]["results"][0]["breadcrumb"], "validateToken",
+        "{answer}"
+    );
+    let pending = &answer["response"]["embedding"];
+    assert!(pending["pending"].as_u64().unwrap_or(0) > 0, "{answer}");
+    let texts: String = answer["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect();
+    assert!(texts.contains("still being embedded"), "{texts}");
+    model.gate.add_permits(1_000);
+}

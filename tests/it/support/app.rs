@@ -74,6 +74,8 @@ fn uuid_like(secret: &str) -> String {
 /// How a test server is set up beyond its HTTP options: the service's settings (search
 /// defaults, slots) and the server's (authentication, session limits).
 pub struct Setup {
+    /// The indexer's model (default: the bag of words, which also embeds the queries).
+    pub index_model: Option<Arc<dyn sextant::embed::Embedder>>,
     /// Applied to the service before it is shared.
     pub service: Box<dyn FnOnce(Service) -> Service + Send>,
     /// Applied to the server's state.
@@ -83,6 +85,7 @@ pub struct Setup {
 impl Default for Setup {
     fn default() -> Self {
         Self {
+            index_model: None,
             service: Box::new(|s| s),
             server: Box::new(|s| s),
         }
@@ -148,10 +151,13 @@ pub async fn start_on(
         "src/auth.ts",
         "import { decode } from './jwt';\n\nexport function validateToken(token: string): boolean {\n  return decode(token) > 10;\n}\n",
     );
-    let (meta, vectors, indexer) = match meta_url {
-        None => super::bow_indexer(tmp.path()).await,
-        Some(url) => super::bow_indexer_on(tmp.path(), url).await,
-    };
+    let sqlite = tmp.path().join("db.sqlite").to_string_lossy().into_owned();
+    let model = setup
+        .index_model
+        .clone()
+        .unwrap_or_else(|| Arc::new(BagOfWords));
+    let (meta, vectors, indexer) =
+        super::indexer_with(tmp.path(), meta_url.unwrap_or(&sqlite), model).await;
     let searcher = Searcher::new(meta, vectors, Arc::new(BagOfWords), None);
     let (events, _) = tokio::sync::broadcast::channel(256);
     let jobs = Arc::new(JobRunner::new(indexer.clone(), 1, events.clone()));

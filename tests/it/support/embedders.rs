@@ -101,3 +101,40 @@ impl Embedder for BagOfWords {
             .collect())
     }
 }
+
+/// A model that embeds only as many batches as it is let through (`gate.add_permits`):
+/// rows written ahead of their vectors stay pending until then.
+pub struct Gated {
+    /// The model that embeds once a batch is let through.
+    pub inner: std::sync::Arc<dyn Embedder>,
+    /// One permit per batch.
+    pub gate: tokio::sync::Semaphore,
+}
+
+impl Gated {
+    /// `inner` behind a gate that lets nothing through yet.
+    pub fn closed(inner: std::sync::Arc<dyn Embedder>) -> Self {
+        Self {
+            inner,
+            gate: tokio::sync::Semaphore::new(0),
+        }
+    }
+}
+
+#[async_trait]
+impl Embedder for Gated {
+    fn model_id(&self) -> &str {
+        "gated"
+    }
+    fn dims(&self) -> usize {
+        self.inner.dims()
+    }
+    fn limits(&self) -> BatchLimits {
+        self.inner.limits()
+    }
+    async fn embed(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let permit = self.gate.acquire().await.expect("the gate is never closed");
+        permit.forget();
+        self.inner.embed(texts, kind).await
+    }
+}

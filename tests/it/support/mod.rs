@@ -118,7 +118,20 @@ pub async fn bow_indexer_on(
     std::sync::Arc<sextant::store::LanceStore>,
     std::sync::Arc<sextant::index::Indexer>,
 ) {
-    use embedders::{BOW_DIMS, BagOfWords};
+    indexer_with(dir, meta_url, std::sync::Arc::new(embedders::BagOfWords)).await
+}
+
+/// [`bow_indexer_on`] embedding with `model` (of the bag of words' width).
+pub async fn indexer_with(
+    dir: &std::path::Path,
+    meta_url: &str,
+    model: std::sync::Arc<dyn sextant::embed::Embedder>,
+) -> (
+    std::sync::Arc<sextant::store::SqlMetaStore>,
+    std::sync::Arc<sextant::store::LanceStore>,
+    std::sync::Arc<sextant::index::Indexer>,
+) {
+    use embedders::BOW_DIMS;
     let meta = std::sync::Arc::new(sextant::store::SqlMetaStore::open(meta_url).await.unwrap());
     let vectors = std::sync::Arc::new(
         sextant::store::LanceStore::open(sextant::store::LanceStoreOptions::new(
@@ -131,7 +144,7 @@ pub async fn bow_indexer_on(
     let indexer = sextant::index::Indexer::new(
         meta.clone(),
         vectors.clone(),
-        std::sync::Arc::new(BagOfWords),
+        model,
         sextant::index::IndexOptions {
             checkout_dir: dir.join("repos"),
             ..sextant::index::IndexOptions::default()
