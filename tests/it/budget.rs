@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use sextant::text::estimate_tokens;
+use support::process::json_of;
 
 const QUESTIONS: &[&str] = &[
     "where are generic classes with decorators declared",
@@ -51,16 +52,13 @@ async fn answers_never_exceed_the_budget_over_rest_and_mcp() {
     let mut over_before = 0;
     for question in QUESTIONS {
         for &budget in BUDGETS {
-            let answer: Value = http
-                .post(format!("{}/api/v1/search", server.base))
-                .json(&json!({"query": question, "maxTokenBudget": budget,
-                              "minimumRelevanceThreshold": 0.0}))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let body = json!({"query": question, "maxTokenBudget": budget,
+                              "minimumRelevanceThreshold": 0.0});
+            let answer = json_of(
+                http.post(format!("{}/api/v1/search", server.base))
+                    .json(&body),
+            )
+            .await;
             let counted = content_tokens(&answer["content"]);
             assert!(
                 counted <= budget,
@@ -82,10 +80,8 @@ async fn answers_never_exceed_the_budget_over_rest_and_mcp() {
                 over_before += 1;
             }
 
-            let Value::Object(args) = json!({"query": question, "maxTokenBudget": budget,
-                                              "minimumRelevanceThreshold": 0.0})
-            else {
-                unreachable!()
+            let Value::Object(args) = body else {
+                unreachable!("a JSON object")
             };
             let called = mcp
                 .call_tool(
@@ -116,14 +112,8 @@ fn the_cli_prints_no_more_than_the_budget() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_sextant"))
-            .arg("--data-dir")
-            .arg(&data)
-            .args(["--embed-provider", "static", "--static-model-dir"])
-            .arg(&model)
+        support::process::sextant_static(&data, &model)
             .args(args)
-            .env_remove("DATABASE_URL")
-            .env_remove("SEXTANT_SERVER")
             .output()
             .unwrap()
     };

@@ -400,13 +400,8 @@ fn grep_prints_matching_lines_by_file() {
     );
     let data = tmp.path().join("data");
     let run = |args: &[&str]| {
-        sextant()
-            .arg("--data-dir")
-            .arg(&data)
-            .args(["--embed-provider", "static", "--static-model-dir"])
-            .arg(&model)
+        crate::support::process::sextant_static(&data, &model)
             .args(args)
-            .env_remove("DATABASE_URL")
             .output()
             .unwrap()
     };

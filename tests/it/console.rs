@@ -8,27 +8,12 @@
 use crate::support;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use serde_json::json;
 use support::models::static_model;
-use support::process::Served;
+use support::process::{Served, json_of};
 use support::skip;
 use support::webdriver::Browser;
-
-const BIN: &str = env!("CARGO_BIN_EXE_sextant");
-
-fn sextant(data: &std::path::Path, model: &std::path::Path) -> Command {
-    let mut c = Command::new(BIN);
-    c.arg("--data-dir")
-        .arg(data)
-        .args(["--embed-provider", "static", "--static-model-dir"])
-        .arg(model);
-    c.env_remove("SEXTANT_SERVER")
-        .env_remove("SEXTANT_TOKEN")
-        .env_remove("SEXTANT_FAILPOINT");
-    c
-}
 
 fn shots() -> PathBuf {
     std::env::var_os("SEXTANT_SHOTS").map_or_else(
@@ -76,7 +61,7 @@ async fn people_sign_in_index_search_and_scout_in_a_real_browser() {
             "export function decode(token: string, strict = false) {\n  return strict ? 0 : token.split('.').length;\n}\n",
         );
     }
-    let created = sextant(&data, &model)
+    let created = support::process::sextant_static(&data, &model)
         .args([
             "token",
             "create",
@@ -92,7 +77,7 @@ async fn people_sign_in_index_search_and_scout_in_a_real_browser() {
         .unwrap()
         .trim()
         .to_string();
-    let mut command = sextant(&data, &model);
+    let mut command = support::process::sextant_static(&data, &model);
     command.args(["serve", "--bind", "127.0.0.1:0", "--base-path", "/sextant"]);
     let server = Served::start(command);
     let base = server.url.clone();
@@ -285,14 +270,7 @@ async fn people_sign_in_index_search_and_scout_in_a_real_browser() {
 async fn without_tokens_the_console_needs_no_sign_in() {
     let server = support::app::start(false).await;
     let http = reqwest::Client::new();
-    let me: serde_json::Value = http
-        .get(format!("{}/api/v1/me", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me = json_of(http.get(format!("{}/api/v1/me", server.base))).await;
     assert_eq!(me["name"], "local", "{me}");
     assert_eq!(me["scope"], "admin", "{me}");
     assert_eq!(me["managesServer"], true, "{me}");
@@ -327,33 +305,17 @@ async fn without_tokens_the_console_needs_no_sign_in() {
         );
     }
     // Tokens over REST: created (the secret once), listed without it, revoked.
-    let created: serde_json::Value = http
-        .post(format!("{}/api/v1/tokens", server.base))
-        .json(&json!({"name": "ci", "scope": "read"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let created = json_of(
+        http.post(format!("{}/api/v1/tokens", server.base))
+            .json(&json!({"name": "ci", "scope": "read"})),
+    )
+    .await;
     let id = created["token"]["id"].as_str().unwrap().to_string();
     assert!(created["secret"].as_str().unwrap().starts_with("sxt_"));
-    let listed = http
-        .get(format!("{}/api/v1/tokens", server.base))
-        .send()
+    let listed = json_of(http.get(format!("{}/api/v1/tokens", server.base)))
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .to_string();
     assert!(listed.contains(&id) && !listed.contains("sxt_"), "{listed}");
-    let revoked: serde_json::Value = http
-        .delete(format!("{}/api/v1/tokens/{id}", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let revoked = json_of(http.delete(format!("{}/api/v1/tokens/{id}", server.base))).await;
     assert!(revoked["revokedAt"].is_i64(), "{revoked}");
 }

@@ -13,6 +13,7 @@ use sextant::store::{
     ChunkFilter, LanceStore, LanceStoreOptions, MetaStore, SqlMetaStore, VectorStore,
 };
 use support::models::static_model;
+use support::process::sextant_static as sextant_on;
 use support::skip;
 
 /// A workspace of `copies` × the fixture files, each copy with distinct content.
@@ -32,19 +33,6 @@ fn workspace(root: &Path, copies: usize) {
             .unwrap();
         }
     }
-}
-
-/// `sextant` on the data directory `data` with the static model, no fail point.
-fn sextant_on(data: &Path, model: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sextant"));
-    cmd.arg("--data-dir")
-        .arg(data)
-        .args(["--embed-provider", "static", "--static-model-dir"])
-        .arg(model)
-        .env_remove("SEXTANT_FAILPOINT")
-        .env_remove("DATABASE_URL")
-        .env_remove("SEXTANT_LANCE_URI");
-    cmd
 }
 
 /// `sextant index ROOT --name ws`.

@@ -1374,30 +1374,6 @@ async fn a_sync_answers_by_text_at_once_and_shows_its_embedding_progress() {
             .map(|h| (&h.breadcrumb, h.scores.relevance()))
             .collect::<Vec<_>>()
     );
-    // Meanwhile a question in words is answered by text through the whole search, gate
-    // included: the vector channel a row cannot have yet does not count against it.
-    let searcher = sextant::search::Searcher::new(
-        meta.clone(),
-        vectors.clone(),
-        Arc::new(Recorder::default()),
-        None,
-    );
-    let answer = searcher
-        .search("verify token", &sextant::search::SearchOptions::default())
-        .await
-        .unwrap();
-    assert!(
-        answer
-            .results
-            .iter()
-            .any(|h| h.breadcrumb.contains("verify")),
-        "{:?}",
-        answer
-            .candidates
-            .iter()
-            .map(|h| (&h.breadcrumb, h.scores.relevance()))
-            .collect::<Vec<_>>()
-    );
 
     // Once the job's own stage has begun (it holds the repository's embedding turn)...
     let deadline = std::time::Instant::now() + Duration::from_secs(30);

@@ -242,6 +242,14 @@ impl World {
             .map_err(|e| e.to_string())
     }
 
+    /// Syncs `repo` (a repository or a ref) now.
+    async fn synced(&self, repo: &sextant::store::Repository) -> sextant::index::SyncReport {
+        self.indexer
+            .sync(repo, &mut Progress::silent(&repo.id))
+            .await
+            .unwrap()
+    }
+
     async fn chunks_of(&self, repo_id: &str) -> usize {
         let filter = ChunkFilter {
             repositories: vec![repo_id.to_string()],
@@ -255,11 +263,7 @@ impl World {
 async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
     let w = world().await;
     let repo = w.register().await;
-    let base = w
-        .indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
+    let base = w.synced(&repo).await;
     assert_eq!(base.indexed, 6);
     let base_chunks = w.chunks_of(&repo.id).await;
     let base_files = w.meta.list_files(&repo.id).await.unwrap();
@@ -282,11 +286,7 @@ async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
     assert!(w.service.job(&other, &job.id).await.is_err());
     assert_eq!(w.service.refs(&mine, "up").await.unwrap().len(), 1);
     assert_eq!(tracked.name, "up@feature");
-    let report = w
-        .indexer
-        .sync(&tracked, &mut Progress::silent(&tracked.id))
-        .await
-        .unwrap();
+    let report = w.synced(&tracked).await;
     // Three files read (two modified, one added), one deletion recorded: nothing else of
     // the repository is read again.
     assert_eq!((report.indexed, report.removed), (3, 1), "{report:?}");
@@ -402,11 +402,7 @@ async fn a_branch_costs_the_files_it_changes_and_is_searched_on_its_own() {
     assert!(unknown.contains("repo ref add"), "{unknown}");
 
     // A second sync of an unchanged ref reads nothing.
-    let again = w
-        .indexer
-        .sync(&tracked, &mut Progress::silent(&tracked.id))
-        .await
-        .unwrap();
+    let again = w.synced(&tracked).await;
     assert_eq!((again.indexed, again.removed), (0, 0), "{again:?}");
 
     // Each ref answers with its own code, in the repository's name.
@@ -550,15 +546,9 @@ async fn a_ref_follows_its_repository_and_refuses_what_it_cannot_track() {
             .to_string()
             .contains("not been indexed yet")
     );
-    w.indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
+    w.synced(&repo).await;
     let tracked = w.indexer.find_repo(&tracked.id).await.unwrap();
-    w.indexer
-        .sync(&tracked, &mut Progress::silent(&tracked.id))
-        .await
-        .unwrap();
+    w.synced(&tracked).await;
 
     // main catches up with feature's change to a.ts: the ref no longer holds a.ts.
     {
@@ -578,16 +568,9 @@ async fn a_ref_follows_its_repository_and_refuses_what_it_cannot_track() {
         "main",
     );
     let repo = w.indexer.find_repo(&repo.id).await.unwrap();
-    w.indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
+    w.synced(&repo).await;
     let tracked = w.indexer.find_repo(&tracked.id).await.unwrap();
-    let report = w
-        .indexer
-        .sync(&tracked, &mut Progress::silent(&tracked.id))
-        .await
-        .unwrap();
+    let report = w.synced(&tracked).await;
     assert_eq!(report.indexed, 0, "{report:?}");
     let mut held: Vec<String> = w
         .meta
@@ -840,19 +823,13 @@ async fn ref_globs_track_new_branches_and_drop_deleted_ones() {
         .register_git(&w.url(), Some("up"), Some("main"), settings)
         .await
         .unwrap();
-    w.indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
+    w.synced(&repo).await;
     let added = w.indexer.reconcile_refs(&repo).await.unwrap();
     let mut names: Vec<String> = added.iter().filter_map(|r| r.tracked_ref.clone()).collect();
     names.sort();
     assert_eq!(names, ["feat2", "feature"]);
     for tracked in &added {
-        w.indexer
-            .sync(tracked, &mut Progress::silent(&tracked.id))
-            .await
-            .unwrap();
+        w.synced(tracked).await;
     }
     assert!(
         w.indexer.reconcile_refs(&repo).await.unwrap().is_empty(),
@@ -869,10 +846,7 @@ async fn ref_globs_track_new_branches_and_drop_deleted_ones() {
         .delete()
         .unwrap();
     let repo = w.indexer.find_repo(&repo.id).await.unwrap();
-    w.indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
+    w.synced(&repo).await;
     w.indexer.reconcile_refs(&repo).await.unwrap();
     let left: Vec<String> = w
         .indexer
@@ -906,15 +880,9 @@ async fn ref_globs_track_new_branches_and_drop_deleted_ones() {
 async fn file_symbols_and_scout_read_the_ref_they_are_given() {
     let w = world().await;
     let repo = w.register().await;
-    w.indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
+    w.synced(&repo).await;
     let tracked = w.indexer.add_ref("up", "feature").await.unwrap();
-    w.indexer
-        .sync(&tracked, &mut Progress::silent(&tracked.id))
-        .await
-        .unwrap();
+    w.synced(&tracked).await;
 
     // File symbols: the ref's own files, the repository's others, none of what it deletes.
     let on = |path: &'static str, r: Option<&'static str>| w.symbols_of("up", path, r);
@@ -1029,11 +997,7 @@ async fn worktrees_of_a_local_repository_are_its_refs() {
         .register_path(&root, Some("loc"), RepoSettings::default())
         .await
         .unwrap();
-    let base = w
-        .indexer
-        .sync(&local, &mut Progress::silent(&local.id))
-        .await
-        .unwrap();
+    let base = w.synced(&local).await;
     assert_eq!(base.indexed, 6);
 
     let me = Principal::local();
@@ -1059,11 +1023,7 @@ async fn worktrees_of_a_local_repository_are_its_refs() {
         tracked.source,
         sextant::store::RepoSource::Path(canonical.to_string_lossy().into_owned())
     );
-    let report = w
-        .indexer
-        .sync(&tracked, &mut Progress::silent(&tracked.id))
-        .await
-        .unwrap();
+    let report = w.synced(&tracked).await;
     assert_eq!((report.indexed, report.removed), (3, 1), "{report:?}");
     let held = |id: String| {
         let meta = w.meta.clone();
@@ -1105,11 +1065,7 @@ async fn worktrees_of_a_local_repository_are_its_refs() {
         visited.contains(&("src/f.ts".into(), "readRequest".into())),
         "{visited:?}"
     );
-    let again = w
-        .indexer
-        .sync(&tracked, &mut Progress::silent(&tracked.id))
-        .await
-        .unwrap();
+    let again = w.synced(&tracked).await;
     assert_eq!((again.indexed, again.removed), (0, 0), "{again:?}");
 
     // The rename undone and the deleted file back: the ref gives both to the repository.
@@ -1119,11 +1075,7 @@ async fn worktrees_of_a_local_repository_are_its_refs() {
         .copied()
         .collect();
     write_files(&feature_dir, &undo);
-    let undone = w
-        .indexer
-        .sync(&tracked, &mut Progress::silent(&tracked.id))
-        .await
-        .unwrap();
+    let undone = w.synced(&tracked).await;
     assert_eq!((undone.indexed, undone.removed), (0, 2), "{undone:?}");
     assert_eq!(
         held(tracked.id.clone()).await,
@@ -1186,15 +1138,9 @@ async fn a_watched_repositorys_worktree_refs_are_watched() {
         .register_path(&root, Some("loc"), settings)
         .await
         .unwrap();
-    w.indexer
-        .sync(&local, &mut Progress::silent(&local.id))
-        .await
-        .unwrap();
+    w.synced(&local).await;
     let tracked = w.indexer.add_ref("loc", "feature").await.unwrap();
-    w.indexer
-        .sync(&tracked, &mut Progress::silent(&tracked.id))
-        .await
-        .unwrap();
+    w.synced(&tracked).await;
 
     let (events, _rx) = tokio::sync::broadcast::channel(64);
     let runner = Arc::new(JobRunner::new(w.indexer.clone(), 1, events));

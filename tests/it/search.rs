@@ -881,15 +881,11 @@ async fn while_vectors_are_pending_a_question_is_answered_by_text_through_the_se
     assert_eq!(created.status(), 201);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let answer: Value = loop {
-        let answer: Value = http
-            .post(format!("{}/api/v1/search", server.base))
-            .json(&json!({"query": "validate token"}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let answer = crate::support::process::json_of(
+            http.post(format!("{}/api/v1/search", server.base))
+                .json(&json!({"query": "validate token"})),
+        )
+        .await;
         if answer["response"]["results"]
             .as_array()
             .is_some_and(|r| !r.is_empty())

@@ -8,6 +8,26 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// The `sextant` binary on the data directory `data` with the static model at `model`,
+/// the environment's server, token, fail point and store URLs left out.
+pub fn sextant_static(data: &std::path::Path, model: &std::path::Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sextant"));
+    cmd.arg("--data-dir")
+        .arg(data)
+        .args(["--embed-provider", "static", "--static-model-dir"])
+        .arg(model);
+    for name in [
+        "SEXTANT_SERVER",
+        "SEXTANT_TOKEN",
+        "SEXTANT_FAILPOINT",
+        "DATABASE_URL",
+        "SEXTANT_LANCE_URI",
+    ] {
+        cmd.env_remove(name);
+    }
+    cmd
+}
+
 /// A running server.
 pub struct Served {
     child: Child,
