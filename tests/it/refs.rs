@@ -242,6 +242,20 @@ impl World {
             .map_err(|e| e.to_string())
     }
 
+    /// The refs `repository` tracks, by name.
+    async fn tracked(&self, repository: &str) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .indexer
+            .refs(repository)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|r| r.tracked_ref)
+            .collect();
+        names.sort();
+        names
+    }
+
     /// Syncs `repo` (a repository or a ref) now.
     async fn synced(&self, repo: &sextant::store::Repository) -> sextant::index::SyncReport {
         self.indexer
@@ -848,15 +862,7 @@ async fn ref_globs_track_new_branches_and_drop_deleted_ones() {
     let repo = w.indexer.find_repo(&repo.id).await.unwrap();
     w.synced(&repo).await;
     w.indexer.reconcile_refs(&repo).await.unwrap();
-    let left: Vec<String> = w
-        .indexer
-        .refs("up")
-        .await
-        .unwrap()
-        .into_iter()
-        .filter_map(|r| r.tracked_ref)
-        .collect();
-    assert_eq!(left, ["feat2"]);
+    assert_eq!(w.tracked("up").await, ["feat2"]);
     assert_eq!(w.chunks_of(&gone.id).await, 0);
     assert!(w.meta.list_files(&gone.id).await.unwrap().is_empty());
 
@@ -1107,16 +1113,7 @@ async fn worktrees_of_a_local_repository_are_its_refs() {
     assert_eq!(names, ["loc@spike/one"]);
     std::fs::remove_dir_all(&spike_dir).unwrap();
     assert!(w.indexer.reconcile_refs(&local).await.unwrap().is_empty());
-    let mut left: Vec<String> = w
-        .indexer
-        .refs("loc")
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.name)
-        .collect();
-    left.sort();
-    assert_eq!(left, ["loc@feature"]);
+    assert_eq!(w.tracked("loc").await, ["feature"]);
 }
 
 /// A worktree tracked as a ref of a watched local repository is watched too, from the
