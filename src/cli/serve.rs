@@ -279,8 +279,8 @@ async fn serve_on(args: ServeArgs, config: &Config) -> Result<(), CliError> {
             .map_err(|e| CliError::Failed(format!("cannot listen on {}: {e}", args.bind)))?;
         let local = listener.local_addr().map_err(fail)?;
         crate::telemetry::notice(&format!(
-            "serving on http://{local}{base} (data in {}; {}); API docs at {base}/docs, \
-             MCP at {base}/mcp",
+            "serving on http://{local}{base} (data in {}; {}); web console at {base}/, API \
+             docs at {base}/docs, MCP at {base}/mcp",
             config.data_dir.display(),
             match policy {
                 AuthPolicy::Tokens => "API tokens required",
