@@ -42,8 +42,14 @@ function toast(message) {
   const t = document.getElementById("toast");
   t.textContent = message;
   t.classList.add("show");
+  toast.shown = Date.now();
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => t.classList.remove("show"), 4000);
+}
+
+/** Hides a toast left from an earlier page (one just shown stays through its navigation). */
+function staleToast() {
+  if (Date.now() - (toast.shown || 0) > 1500) document.getElementById("toast").classList.remove("show");
 }
 
 function badge(status) {
@@ -875,6 +881,7 @@ async function renderTokens(box) {
 
 async function route() {
   stopStreams();
+  staleToast();
   const [path, query] = location.hash.replace(/^#/, "").split("?");
   const params = new URLSearchParams(query || "");
   const page = (path || "/repos").split("/")[1] || "repos";

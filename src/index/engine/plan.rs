@@ -108,6 +108,8 @@ impl Indexer {
             })
             .map(|b| b.path.clone())
             .collect();
+        let deleting: std::collections::HashSet<&str> =
+            deleted.iter().map(String::as_str).collect();
         let mut removals: Vec<String> = stored
             .values()
             .filter(|r| !skipped_paths.contains(r.path.as_str()))
@@ -116,7 +118,7 @@ impl Indexer {
                 r.skip_reason.as_deref() != Some(DELETED_ON_REF)
                     || base.is_none_or(|b| !b.contains_key(&r.path))
             })
-            .filter(|r| !deleted.contains(&r.path))
+            .filter(|r| !deleting.contains(r.path.as_str()))
             .map(|r| r.path.clone())
             .collect();
         removals.extend(as_base);
