@@ -256,6 +256,31 @@ impl World {
         names
     }
 
+    /// `main`'s files committed in a local git repository at `local`, with a worktree
+    /// (`feature-wt`) on a new branch `feature` at `local-feature`: the repository and the
+    /// worktree's directory.
+    fn local_with_worktree(&self) -> (Repository, std::path::PathBuf) {
+        let git = local_repository(&self._tmp.path().join("local"));
+        let feature_dir = self._tmp.path().join("local-feature");
+        add_worktree(&git, "feature-wt", "feature", &feature_dir);
+        (git, feature_dir)
+    }
+
+    /// Registers the directory of [`World::local_with_worktree`] as `loc` and indexes it.
+    async fn register_local(
+        &self,
+        settings: RepoSettings,
+    ) -> (sextant::store::Repository, sextant::index::SyncReport) {
+        let root = self._tmp.path().join("local");
+        let local = self
+            .indexer
+            .register_path(&root, Some("loc"), settings)
+            .await
+            .unwrap();
+        let report = self.synced(&local).await;
+        (local, report)
+    }
+
     /// Syncs `repo` (a repository or a ref) now.
     async fn synced(&self, repo: &sextant::store::Repository) -> sextant::index::SyncReport {
         self.indexer
@@ -992,18 +1017,10 @@ fn add_worktree(repo: &Repository, name: &str, branch: &str, dir: &std::path::Pa
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn worktrees_of_a_local_repository_are_its_refs() {
     let w = world().await;
-    let root = w._tmp.path().join("local");
-    let git = local_repository(&root);
-    let feature_dir = w._tmp.path().join("local-feature");
-    add_worktree(&git, "feature-wt", "feature", &feature_dir);
+    let (git, feature_dir) = w.local_with_worktree();
     // Uncommitted work in the worktree: what `feature` changes.
     write_files(&feature_dir, FEATURE);
-    let local = w
-        .indexer
-        .register_path(&root, Some("loc"), RepoSettings::default())
-        .await
-        .unwrap();
-    let base = w.synced(&local).await;
+    let (local, base) = w.register_local(RepoSettings::default()).await;
     assert_eq!(base.indexed, 6);
 
     let me = Principal::local();
@@ -1122,20 +1139,12 @@ async fn worktrees_of_a_local_repository_are_its_refs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watched_repositorys_worktree_refs_are_watched() {
     let w = world().await;
-    let root = w._tmp.path().join("local");
-    let git = local_repository(&root);
-    let feature_dir = w._tmp.path().join("local-feature");
-    add_worktree(&git, "feature", "feature", &feature_dir);
+    let (_git, feature_dir) = w.local_with_worktree();
     let settings = RepoSettings {
         watch: true,
         ..RepoSettings::default()
     };
-    let local = w
-        .indexer
-        .register_path(&root, Some("loc"), settings)
-        .await
-        .unwrap();
-    w.synced(&local).await;
+    w.register_local(settings).await;
     let tracked = w.indexer.add_ref("loc", "feature").await.unwrap();
     w.synced(&tracked).await;
 
