@@ -522,6 +522,18 @@ impl LanceStore {
                         .await?;
                 }
             }
+            // Every search filters on these (code only by language, refs' rows kept out
+            // by repository): without an index, that prefilter read the column of every
+            // row each time (13 of a vector search's 21 ms and 9 of a text search's 12 at
+            // 110k rows). Few distinct values: bitmaps.
+            for column in ["repo_id", "language"] {
+                if !self.has_index_on(column).await? {
+                    self.table
+                        .create_index(&[column], Index::Bitmap(Default::default()))
+                        .execute()
+                        .await?;
+                }
+            }
             // Only once every row has its vector: rows written ahead of their vectors
             // (progressive indexing) hold placeholders, and an index trained on them
             // would partition nothing. The embedding stage ends with a `maintain`.
@@ -1311,7 +1323,17 @@ impl VectorStore for LanceStore {
     }
 
     async fn stats(&self) -> Result<StoreStats, StoreError> {
+        let mut indexed_columns: Vec<String> = self
+            .table
+            .list_indices()
+            .await?
+            .into_iter()
+            .flat_map(|i| i.columns)
+            .collect();
+        indexed_columns.sort();
+        indexed_columns.dedup();
         Ok(StoreStats {
+            indexed_columns,
             rows: self.table.count_rows(None).await?,
             vector_index: self.has_index_on("vector").await?,
             text_index: self.has_index_on("search_text").await?,

@@ -82,6 +82,8 @@ pub struct StoreStats {
     pub text_unindexed_rows: usize,
     /// Table version (grows with every write).
     pub version: u64,
+    /// The columns with an index of any kind (vector, full-text, B-tree, bitmap), sorted.
+    pub indexed_columns: Vec<String>,
 }
 
 /// What the chunk store keeps on disk, and what compaction would give back.

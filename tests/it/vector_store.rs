@@ -402,8 +402,9 @@ async fn maintenance_indexes_and_keeps_the_directory_bounded() {
             .await
             .expect("write");
     }
+    // The table's data files (its indexes' files live beside them, in `_indices`).
     let data_files = || {
-        walk(&dir.path().join("lance"))
+        walk(&dir.path().join("lance").join("chunks.lance").join("data"))
             .into_iter()
             .filter(|p| p.extension().is_some_and(|e| e == "lance"))
             .count()
@@ -441,6 +442,15 @@ async fn maintenance_indexes_and_keeps_the_directory_bounded() {
     println!("data files before {before}, after {after}");
     assert_eq!(stats.rows, chunks.len());
     assert!(stats.text_index, "text index exists");
+    // Point reads by id and path, and every search's filter on repository and language,
+    // go through indexes.
+    for column in ["id", "language", "relative_path", "repo_id", "search_text"] {
+        assert!(
+            stats.indexed_columns.iter().any(|c| c == column),
+            "{column} indexed: {:?}",
+            stats.indexed_columns
+        );
+    }
     assert!(!stats.vector_index, "no ANN index below the threshold");
     assert!(
         after < before / 4,

@@ -1,0 +1,189 @@
+//! Time of the search's retrieval legs against a chunk store, by what they read:
+//! `cargo run --example retrieve_profile -- DATA_DIR/lance`.
+//!
+//! For 30 stored vectors (as vector queries) and 30 words (as full-text queries) it
+//! prints the median time of a 50-row query reading the id only, a few light columns,
+//! and every column a search reads, with the filter of a code question (`PRED=...`
+//! replaces it, `PRED=` drops it, `POST=1` applies it after the search), then the time
+//! of a read of 70 rows by id. Read-only (docs/BENCHMARKS.md, "filtered by an index").
+
+use std::error::Error;
+use std::time::Instant;
+
+use arrow_array::{Array, RecordBatch};
+use futures::TryStreamExt;
+use lancedb::DistanceType;
+use lancedb::index::scalar::FullTextSearchQuery;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+
+type Result<T> = std::result::Result<T, Box<dyn Error>>;
+
+const LIGHT: &[&str] = &[
+    "repo_id",
+    "id",
+    "relative_path",
+    "node_kind",
+    "name",
+    "parent_chunk_id",
+    "start_line",
+    "end_line",
+    "exported",
+];
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let uri = std::env::args()
+        .nth(1)
+        .ok_or("usage: retrieve_profile DATA_DIR/lance")?;
+    let db = lancedb::connect(&uri).execute().await?;
+    let table = db.open_table("chunks").execute().await?;
+    let rows = table.count_rows(None).await? as u64;
+    let offsets: Vec<u64> = (0..30).map(|i| (i * 2_654_435_761u64) % rows).collect();
+    let batches: Vec<RecordBatch> = table
+        .take_offsets(offsets)
+        .select(Select::columns(&["vector"]))
+        .execute()
+        .await?
+        .try_collect()
+        .await?;
+    let mut vectors = Vec::new();
+    for batch in &batches {
+        let list = arrow_array::cast::AsArray::as_fixed_size_list(batch.column(0).as_ref());
+        for i in 0..list.len() {
+            let v = list.value(i);
+            let v = arrow_array::cast::AsArray::as_primitive::<arrow_array::types::Float32Type>(
+                v.as_ref(),
+            );
+            vectors.push(v.values().to_vec());
+        }
+    }
+    let code = sextant::store::ChunkFilter {
+        categories: vec![sextant::parse::Category::Code.to_string()],
+        ..Default::default()
+    }
+    .to_sql()
+    .ok_or("no predicate")?;
+    let code = std::env::var("PRED").unwrap_or(code);
+    let post = std::env::var("POST").is_ok();
+    println!("predicate: {code} post {post}");
+    let schema = table.schema().await?;
+    let all: Vec<String> = schema
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .filter(|n| n != "search_text")
+        .collect();
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let words = [
+        "timeout",
+        "parse",
+        "render",
+        "query",
+        "error",
+        "buffer",
+        "config",
+        "token",
+        "session",
+        "engine",
+        "range",
+        "vector",
+        "matcher",
+        "snapshot",
+        "module",
+        "resolve",
+        "format",
+        "compile",
+        "stream",
+        "connection",
+        "pool",
+        "scrape",
+        "label",
+        "series",
+        "mock",
+        "spy",
+        "reporter",
+        "runner",
+        "dialect",
+        "cursor",
+    ];
+    for (label, columns) in [
+        ("id", vec!["id"]),
+        ("light", LIGHT.to_vec()),
+        ("all", all.clone()),
+    ] {
+        let mut vt = Vec::new();
+        for v in &vectors {
+            let t = Instant::now();
+            let mut q = table
+                .query()
+                .nearest_to(v.clone())?
+                .distance_type(DistanceType::Cosine)
+                .refine_factor(10)
+                .select(Select::columns(&columns))
+                .limit(50);
+            if !code.is_empty() {
+                q = q.only_if(code.clone());
+            }
+            if post {
+                q = q.postfilter();
+            }
+            let _: Vec<RecordBatch> = q.execute().await?.try_collect().await?;
+            vt.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        let mut ft = Vec::new();
+        for w in words {
+            let t = Instant::now();
+            let mut q = table
+                .query()
+                .full_text_search(FullTextSearchQuery::new(w.to_string()))
+                .select(Select::columns(&columns))
+                .limit(50);
+            if !code.is_empty() {
+                q = q.only_if(code.clone());
+            }
+            if post {
+                q = q.postfilter();
+            }
+            let _: Vec<RecordBatch> = q.execute().await?.try_collect().await?;
+            ft.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        println!(
+            "{label:6} vector p50 {:.1} ms   text p50 {:.1} ms",
+            median(vt),
+            median(ft)
+        );
+    }
+    // A read by id of 70 rows, every column (the answer units of both legs).
+    let ids: Vec<RecordBatch> = table
+        .query()
+        .select(Select::columns(&["id"]))
+        .limit(5000)
+        .execute()
+        .await?
+        .try_collect()
+        .await?;
+    let ids = arrow_array::cast::AsArray::as_string::<i32>(ids[0].column(0).as_ref());
+    let mut gt = Vec::new();
+    for round in 0..30 {
+        let list: Vec<String> = (0..70)
+            .map(|i| format!("'{}'", ids.value((round * 97 + i * 61) % ids.len())))
+            .collect();
+        let t = Instant::now();
+        let _: Vec<RecordBatch> = table
+            .query()
+            .select(Select::columns(&all))
+            .only_if(format!("id IN ({})", list.join(", ")))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        gt.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    println!("get 70 all columns p50 {:.1} ms", median(gt));
+    Ok(())
+}
