@@ -228,6 +228,9 @@ pub enum Background {
         max_syncs: usize,
         /// A sync's deadline.
         deadline: Duration,
+        /// How long a claim on a job lasts without a renewal (processes sharing a
+        /// PostgreSQL database take over each other's jobs after it).
+        lease: Duration,
     },
 }
 
@@ -263,15 +266,22 @@ pub async fn start(
     )
     .with_freshness(indexer.clone(), Duration::from_secs(2));
     let (events, _) = broadcast::channel(1024);
-    let (max_syncs, deadline) = match background {
-        Background::None | Background::Queries => (1, crate::index::jobs::DEFAULT_JOB_DEADLINE),
+    let (max_syncs, deadline, lease) = match background {
+        Background::None | Background::Queries => (
+            1,
+            crate::index::jobs::DEFAULT_JOB_DEADLINE,
+            crate::index::jobs::DEFAULT_LEASE,
+        ),
         Background::Syncs {
             max_syncs,
             deadline,
-        } => (max_syncs, deadline),
+            lease,
+        } => (max_syncs, deadline, lease),
     };
     let jobs = Arc::new(
-        JobRunner::new(indexer.clone(), max_syncs, events.clone()).with_deadline(deadline),
+        JobRunner::new(indexer.clone(), max_syncs, events.clone())
+            .with_deadline(deadline)
+            .with_lease(crate::index::jobs::process_name(), lease),
     );
     if let Background::Syncs { .. } = background {
         let resumed = jobs.resume().await.map_err(failed)?;

@@ -40,6 +40,11 @@ pub struct ServeArgs {
     /// continues from what it wrote).
     #[arg(long, default_value_t = crate::service::records::DEFAULT_JOB_DEADLINE.as_secs(), env = "SEXTANT_SYNC_DEADLINE")]
     pub sync_deadline: u64,
+    /// Seconds a claim on a job lasts without a renewal (renewed every third of it while
+    /// the job runs). Servers sharing a PostgreSQL database take over the jobs of one
+    /// that stopped after this long.
+    #[arg(long, default_value_t = crate::service::records::DEFAULT_LEASE.as_secs(), env = "SEXTANT_JOB_LEASE")]
+    pub job_lease: u64,
     /// When requests need a token.
     #[arg(long, value_enum, default_value_t = AuthMode::Auto, env = "SEXTANT_AUTH")]
     pub auth: AuthMode,
@@ -202,6 +207,7 @@ pub fn mcp(config: &Config) -> Result<(), CliError> {
         let background = Background::Syncs {
             max_syncs: 1,
             deadline: crate::service::records::DEFAULT_JOB_DEADLINE,
+            lease: crate::service::records::DEFAULT_LEASE,
         };
         let crate::app::Started { service } = crate::app::start(config, background, |s| s).await?;
         let service = crate::mcp::SextantMcp::new(service)
@@ -261,6 +267,7 @@ async fn serve_on(args: ServeArgs, config: &Config) -> Result<(), CliError> {
         let background = Background::Syncs {
             max_syncs: args.max_syncs,
             deadline: sync_deadline,
+            lease: Duration::from_secs(args.job_lease.max(1)),
         };
         let crate::app::Started { service } = crate::app::start(config, background, |s| {
             s.with_max_searches(args.max_searches)

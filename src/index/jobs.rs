@@ -1,7 +1,11 @@
 //! Durable sync jobs: requests to sync a repository are rows in the jobs table, run by a
-//! [`JobRunner`] with a global limit on concurrent syncs (one per repository at most, by
-//! the [`Indexer`]'s lock). Jobs left `running` by a crash are re-queued at start, and a
-//! sync converges from any interrupted state, so a restart resumes unfinished work.
+//! [`JobRunner`] with a global limit on concurrent syncs. Any process on the same
+//! database may run any job: a claim is a lease in the jobs table (owner, expiry) that
+//! the runner renews while the job runs, and one job of a repository runs at a time,
+//! whichever process runs it (the claim checks it). A job whose lease runs out (its
+//! process died) goes back to the queue and another process takes it; on a database
+//! only one process uses (SQLite), jobs left `running` by a crash are re-queued at
+//! start. A sync converges from any interrupted state, so a job taken over resumes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +14,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, broadcast};
 use tokio::task::JoinSet;
 
 use super::{IndexError, Indexer, Phase, Progress, ProgressEvent, SyncReport};
-use crate::store::{Enqueued, Job, JobState, NewJob, StoreError};
+use crate::store::{Enqueued, Job, JobState, Lease, NewJob, StoreError};
 
 /// The job kind of a repository sync.
 pub const SYNC_JOB: &str = "sync";
@@ -22,10 +26,56 @@ pub struct JobRunner {
     events: broadcast::Sender<ProgressEvent>,
     wake: Notify,
     deadline: Duration,
+    lease: Lease,
+}
+
+/// How long a claim on a job lasts without a renewal, by default; the runner renews it
+/// every third of that while the job runs.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+/// A name for this process's leases, unique among the processes that share a database:
+/// the host's name and the process id.
+pub fn process_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    format!("{host}:{}", std::process::id())
 }
 
 /// Times a job is tried when its sync fails because the metadata database did not answer.
 pub const MAX_ATTEMPTS: i64 = 3;
+
+/// Renews `lease` on job `id` every third of its time to live; says on `lost` when it
+/// is lost (another process took the job after this one failed to renew it in time)
+/// and ends. A renewal that fails (the database does not answer) is tried again at the
+/// next turn: the lease lasts three turns.
+async fn hold_lease(
+    meta: Arc<dyn crate::store::MetaStore>,
+    id: String,
+    lease: Lease,
+    lost: tokio::sync::oneshot::Sender<()>,
+) {
+    let every = lease.ttl / 3;
+    loop {
+        tokio::time::sleep(every).await;
+        match meta.renew_job_lease(&id, &lease).await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!(job = %id, "{LEASE_LOST}");
+                let _ = lost.send(());
+                return;
+            }
+            Err(e) => tracing::warn!(job = %id, error = %e, "renewing a job's lease"),
+        }
+    }
+}
+
+/// Why a sync stopped when its job's lease was lost.
+const LEASE_LOST: &str = "this process lost the job's lease (it did not renew it in time) \
+     and another process took the job over; the sync stopped here";
 
 /// How long a job's outcome keeps being written while the database does not answer.
 const PERSIST_PATIENCE: Duration = Duration::from_secs(600);
@@ -153,7 +203,25 @@ impl JobRunner {
             events,
             wake: Notify::new(),
             deadline: DEFAULT_JOB_DEADLINE,
+            lease: Lease {
+                owner: process_name(),
+                ttl: DEFAULT_LEASE,
+            },
         }
+    }
+
+    /// Claims jobs for `owner` (see [`process_name`]) for `ttl` at a time.
+    pub fn with_lease(mut self, owner: impl Into<String>, ttl: Duration) -> Self {
+        self.lease = Lease {
+            owner: owner.into(),
+            ttl: ttl.max(Duration::from_millis(300)),
+        };
+        self
+    }
+
+    /// The name this runner claims jobs under.
+    pub fn owner(&self) -> &str {
+        &self.lease.owner
     }
 
     /// Stops any job still running after `deadline` (it fails with a message saying so).
@@ -163,9 +231,16 @@ impl JobRunner {
     }
 
     /// Re-queues jobs a previous process left running; call once at start. Returns how
-    /// many were re-queued.
+    /// many were re-queued. On SQLite (one process runs jobs) every running job; on a
+    /// database processes share, only those whose lease ran out: the others' processes
+    /// are alive and renewing them.
     pub async fn resume(&self) -> Result<u64, IndexError> {
-        Ok(self.indexer.meta().requeue_running_jobs().await?)
+        let meta = self.indexer.meta();
+        Ok(if meta.backend() == "sqlite" {
+            meta.requeue_running_jobs().await?
+        } else {
+            meta.requeue_expired_jobs().await?
+        })
     }
 
     /// Queues a sync of the repository with this name or id and wakes the runner.
@@ -222,7 +297,7 @@ impl JobRunner {
         tasks: &mut JoinSet<Result<JobOutcome, IndexError>>,
     ) -> Result<(), IndexError> {
         while let Ok(permit) = self.permits.clone().try_acquire_owned() {
-            let Some(job) = self.indexer.meta().claim_job(None).await? else {
+            let Some(job) = self.indexer.meta().claim_job(None, &self.lease).await? else {
                 break;
             };
             let this = self.clone();
@@ -305,11 +380,27 @@ impl JobRunner {
             repo.id.clone(),
             self.events.subscribe(),
         ));
-        let outcome =
-            tokio::time::timeout(self.deadline, self.indexer.sync(&repo, &mut progress)).await;
+        // The lease is renewed from a task of its own: a sync busy on its thread must not
+        // starve the renewals (its lease would run out and another process take the job).
+        let (lost_tx, lost_rx) = tokio::sync::oneshot::channel();
+        let heartbeat = tokio::spawn(hold_lease(
+            meta.clone(),
+            job.id.clone(),
+            self.lease.clone(),
+            lost_tx,
+        ));
+        let sync = tokio::time::timeout(self.deadline, self.indexer.sync(&repo, &mut progress));
+        let outcome = tokio::select! {
+            outcome = sync => Some(outcome),
+            Ok(()) = lost_rx => None,
+        };
+        heartbeat.abort();
         // The outcome written by `record_outcome` is the job's last word.
         recorder.abort();
         let _ = recorder.await;
+        let Some(outcome) = outcome else {
+            return Ok((Err(LEASE_LOST.to_string()), false));
+        };
         match outcome {
             Ok(Ok(report)) => Ok((Ok(report), false)),
             Ok(Err(e)) => Ok((Err(e.to_string()), unavailable(&e))),
@@ -337,12 +428,16 @@ impl JobRunner {
     /// Records a job's outcome: succeeded with its counts, queued again (`retry`), or
     /// failed with the error also on its repository. Recorded even if the database is
     /// still coming back: a job left `running` would make every later sync request a 409.
+    /// Nothing is recorded for a job whose lease was lost: it is another process's now.
     async fn record_outcome(
         &self,
         job: &Job,
         result: &Result<SyncReport, String>,
         retry: bool,
     ) -> Result<(), IndexError> {
+        if matches!(result, Err(e) if e == LEASE_LOST) {
+            return Ok(());
+        }
         let meta = self.indexer.meta().clone();
         persist(|| async {
             match result {
@@ -422,8 +517,18 @@ impl JobRunner {
     pub async fn run_forever(self: Arc<Self>, poll: Duration) {
         let mut tasks = JoinSet::new();
         let mut next_poll = tokio::time::Instant::now();
+        let mut next_lease_check = next_poll;
         let mut watches = super::watch::Watches::default();
         loop {
+            if tokio::time::Instant::now() >= next_lease_check {
+                // Jobs of processes that stopped renewing their leases come back.
+                match self.indexer.meta().requeue_expired_jobs().await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::warn!(jobs = n, "taking over jobs whose leases ran out"),
+                    Err(e) => tracing::error!(error = %e, "job leases"),
+                }
+                next_lease_check = tokio::time::Instant::now() + self.lease.ttl / 3;
+            }
             if tokio::time::Instant::now() >= next_poll {
                 if let Err(e) = self.enqueue_due_fetches().await {
                     tracing::error!(error = %e, "periodic fetch");
@@ -444,7 +549,7 @@ impl JobRunner {
                     Err(e) => tracing::error!(error = %e, "job task"),
                 },
                 () = self.wake.notified() => {}
-                () = tokio::time::sleep_until(next_poll) => {}
+                () = tokio::time::sleep_until(next_poll.min(next_lease_check)) => {}
             }
         }
     }

@@ -72,7 +72,7 @@ pub use tokens::{
 /// indexer, the searcher) and named here, so that the adapters depend on the service
 /// alone (the architecture test holds them to it).
 pub mod records {
-    pub use crate::index::jobs::DEFAULT_JOB_DEADLINE;
+    pub use crate::index::jobs::{DEFAULT_JOB_DEADLINE, DEFAULT_LEASE};
     pub use crate::index::{DEFAULT_BATCH_FILES, Phase, ProgressEvent, SyncReport};
     pub use crate::search::grep::{GrepMatch, GrepMode, GrepRequest, GrepResponse, GrepStop};
     pub use crate::search::{

@@ -388,6 +388,27 @@ pub struct Job {
     pub finished_at: Option<i64>,
     /// Last change.
     pub updated_at: i64,
+    /// The process (replica) that holds a running job.
+    pub lease_owner: Option<String>,
+    /// Until when it holds it (ms since epoch) unless it renews the lease: past this,
+    /// the job goes back to the queue for another process.
+    pub lease_until: Option<i64>,
+}
+
+/// A claim on a job: who holds it, and for how long without a renewal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The holder's name (unique per process: see `JobRunner`).
+    pub owner: String,
+    /// How long the claim lasts without a renewal.
+    pub ttl: std::time::Duration,
+}
+
+impl Lease {
+    /// When a lease taken or renewed at `now` (ms since epoch) runs out.
+    pub fn until(&self, now: i64) -> i64 {
+        now.saturating_add(i64::try_from(self.ttl.as_millis()).unwrap_or(i64::MAX))
+    }
 }
 
 /// File and symbol counts of one repository.
@@ -612,9 +633,21 @@ pub trait MetaStore: Send + Sync {
     /// running, as one atomic step: of concurrent callers exactly one queues, the others
     /// get the job that won.
     async fn enqueue_job_unless_active(&self, new: NewJob) -> Result<Enqueued, StoreError>;
-    /// Claims the oldest queued job (optionally of one repository): it becomes running
-    /// and its attempts grow by one. `None` when nothing is queued.
-    async fn claim_job(&self, repo_id: Option<&str>) -> Result<Option<Job>, StoreError>;
+    /// Claims the oldest queued job (optionally of one repository) under `lease`: it
+    /// becomes running, held by the lease's owner, and its attempts grow by one. A job
+    /// of a repository that already has a running job is passed over (one running job
+    /// per repository, whichever process runs it). `None` when nothing is claimable.
+    async fn claim_job(
+        &self,
+        repo_id: Option<&str>,
+        lease: &Lease,
+    ) -> Result<Option<Job>, StoreError>;
+    /// Extends a running job's lease, if `lease.owner` still holds it; `false` when it
+    /// does not (the job ended, or went back to the queue and another process took it).
+    async fn renew_job_lease(&self, id: &str, lease: &Lease) -> Result<bool, StoreError>;
+    /// Running jobs whose lease has run out (their process stopped renewing it) go back
+    /// to the queue. Returns how many.
+    async fn requeue_expired_jobs(&self) -> Result<u64, StoreError>;
     /// Records progress of a running job.
     async fn update_job_progress(
         &self,
@@ -634,7 +667,9 @@ pub trait MetaStore: Send + Sync {
     async fn get_job(&self, id: &str) -> Result<Option<Job>, StoreError>;
     /// Jobs, newest first, optionally of one repository.
     async fn list_jobs(&self, repo_id: Option<&str>, limit: i64) -> Result<Vec<Job>, StoreError>;
-    /// After a crash: running jobs go back to the queue. Returns how many.
+    /// After a crash: running jobs go back to the queue. Returns how many. Only for a
+    /// store no other process runs jobs on (one node); otherwise leases decide
+    /// ([`MetaStore::requeue_expired_jobs`]).
     async fn requeue_running_jobs(&self) -> Result<u64, StoreError>;
     /// A running job goes back to the queue (to be tried again), with why.
     async fn requeue_job(&self, id: &str, reason: &str) -> Result<(), StoreError>;

@@ -78,7 +78,7 @@ pub use filter::{
 pub use lance::{LanceStore, LanceStoreOptions};
 pub use meta::{
     ApiToken, Credentials, EdgeKind, EdgeRecord, Enqueued, FileCounts, FileRecord, Job, JobState,
-    MetaStore, NewJob, NewRepository, RepoSettings, RepoSource, RepoStatus, Repository,
+    Lease, MetaStore, NewJob, NewRepository, RepoSettings, RepoSource, RepoStatus, Repository,
     SymbolRecord,
 };
 pub use sql::{DatabaseSize, SqlMetaStore};

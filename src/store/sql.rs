@@ -307,7 +307,7 @@ fn is_unique_violation(e: &sqlx::Error) -> bool {
 macro_rules! job_columns {
     () => {
         "id, repo_id, kind, state, progress_done, progress_total, message, error, attempts, \
-         created_at, started_at, finished_at, updated_at"
+         created_at, started_at, finished_at, updated_at, lease_owner, lease_until"
     };
 }
 macro_rules! file_columns {
@@ -1045,35 +1045,105 @@ impl MetaStore for SqlMetaStore {
             .ok_or_else(|| StoreError::NotFound(format!("job {id}")))
     }
 
-    async fn claim_job(&self, repo_id: Option<&str>) -> Result<Option<Job>, StoreError> {
+    async fn claim_job(
+        &self,
+        repo_id: Option<&str>,
+        lease: &Lease,
+    ) -> Result<Option<Job>, StoreError> {
+        // Jobs of a repository with a running job are not candidates.
+        const CLAIMABLE: &str = "SELECT id, repo_id FROM jobs j WHERE state = 'queued' \
+             AND (repo_id IS NULL OR NOT EXISTS \
+             (SELECT 1 FROM jobs r WHERE r.repo_id = j.repo_id AND r.state = 'running'))";
         loop {
             let candidate = match repo_id {
-                Some(repo) => sqlx::query("SELECT id FROM jobs WHERE state = 'queued' AND repo_id = $1 ORDER BY id LIMIT 1")
+                Some(repo) => {
+                    sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "{CLAIMABLE} AND repo_id = $1 ORDER BY id LIMIT 1"
+                    )))
                     .bind(repo)
                     .fetch_optional(&self.pool)
-                    .await?,
-                None => sqlx::query("SELECT id FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1")
+                    .await?
+                }
+                None => {
+                    sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "{CLAIMABLE} ORDER BY id LIMIT 1"
+                    )))
                     .fetch_optional(&self.pool)
-                    .await?,
+                    .await?
+                }
             };
             let Some(row) = candidate else {
                 return Ok(None);
             };
             let id: String = row.try_get("id")?;
+            let repo: Option<String> = row.try_get("repo_id")?;
+            let mut tx = self.pool.begin().await?;
+            if let Some(repo) = &repo {
+                // The repository's row lock (Postgres: a row lock; SQLite: the database's
+                // write lock) makes "none of its jobs runs" and the claim one step: a
+                // concurrent claimer of another of its jobs waits here, then sees this one.
+                sqlx::query("UPDATE repositories SET updated_at = updated_at WHERE id = $1")
+                    .bind(repo)
+                    .execute(&mut *tx)
+                    .await?;
+                let running = sqlx::query(
+                    "SELECT 1 AS one FROM jobs WHERE repo_id = $1 AND state = 'running' LIMIT 1",
+                )
+                .bind(repo)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if running.is_some() {
+                    tx.rollback().await?;
+                    continue;
+                }
+            }
             let now = now_ms();
             // Compare-and-set on the state: of two concurrent claimers exactly one wins.
             let done = sqlx::query(
-                "UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = $1, updated_at = $1 \
-                 WHERE id = $2 AND state = 'queued'",
+                "UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = $1, \
+                 updated_at = $1, lease_owner = $2, lease_until = $3 WHERE id = $4 AND state = 'queued'",
             )
             .bind(now)
+            .bind(&lease.owner)
+            .bind(lease.until(now))
             .bind(&id)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
             if done.rows_affected() == 1 {
+                tx.commit().await?;
                 return self.get_job(&id).await;
             }
+            tx.rollback().await?;
         }
+    }
+
+    async fn renew_job_lease(&self, id: &str, lease: &Lease) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let done = sqlx::query(
+            "UPDATE jobs SET lease_until = $1 WHERE id = $2 AND state = 'running' AND lease_owner = $3",
+        )
+        .bind(lease.until(now))
+        .bind(id)
+        .bind(&lease.owner)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn requeue_expired_jobs(&self) -> Result<u64, StoreError> {
+        let now = now_ms();
+        // A running job without a lease was claimed before leases existed: its process
+        // is gone with the upgrade.
+        let done = sqlx::query(
+            "UPDATE jobs SET state = 'queued', updated_at = $1, \
+             error = 'its runner ' || COALESCE(lease_owner, '(unknown)') || ' stopped renewing its lease', \
+             lease_owner = NULL, lease_until = NULL \
+             WHERE state = 'running' AND (lease_until IS NULL OR lease_until < $1)",
+        )
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
     }
 
     async fn update_job_progress(
@@ -1161,7 +1231,8 @@ impl MetaStore for SqlMetaStore {
 
     async fn requeue_running_jobs(&self) -> Result<u64, StoreError> {
         let done = sqlx::query(
-            "UPDATE jobs SET state = 'queued', updated_at = $1 WHERE state = 'running'",
+            "UPDATE jobs SET state = 'queued', updated_at = $1, lease_owner = NULL, \
+             lease_until = NULL WHERE state = 'running'",
         )
         .bind(now_ms())
         .execute(&self.pool)
@@ -1171,8 +1242,8 @@ impl MetaStore for SqlMetaStore {
 
     async fn requeue_job(&self, id: &str, reason: &str) -> Result<(), StoreError> {
         sqlx::query(
-            "UPDATE jobs SET state = 'queued', error = $1, updated_at = $2 \
-             WHERE id = $3 AND state = 'running'",
+            "UPDATE jobs SET state = 'queued', error = $1, updated_at = $2, lease_owner = NULL, \
+             lease_until = NULL WHERE id = $3 AND state = 'running'",
         )
         .bind(reason)
         .bind(now_ms())

@@ -466,7 +466,11 @@ async fn racing_syncs_queue_exactly_one_job() {
     assert_eq!(status, 201, "{body}");
     // No runner: end the registration's job by hand, so that nothing is active.
     let meta = s._server.indexer.meta();
-    let first = meta.claim_job(None).await.unwrap().unwrap();
+    let first = meta
+        .claim_job(None, &crate::support::lease("test"))
+        .await
+        .unwrap()
+        .unwrap();
     meta.finish_job(&first.id, sextant::store::JobState::Succeeded, None)
         .await
         .unwrap();

@@ -17,7 +17,7 @@ use support::process::sextant_static as sextant_on;
 use support::skip;
 
 /// A workspace of `copies` × the fixture files, each copy with distinct content.
-fn workspace(root: &Path, copies: usize) {
+pub(crate) fn workspace(root: &Path, copies: usize) {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/parser");
     let sources: Vec<PathBuf> = sextant::cli::source_files(&fixtures);
     for copy in 0..copies {

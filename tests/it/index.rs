@@ -485,7 +485,12 @@ async fn jobs_run_durably_and_resume_after_a_crash() {
         })
         .await
         .unwrap();
-    let orphan = w.meta.claim_job(None).await.unwrap().unwrap();
+    let orphan = w
+        .meta
+        .claim_job(None, &support::lease("crashed"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(orphan.state, JobState::Running);
 
     let runner = Arc::new(JobRunner::new(indexer.clone(), 2, events));

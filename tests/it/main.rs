@@ -27,6 +27,7 @@ mod meta_store;
 mod openapi;
 mod providers;
 mod refs;
+mod replicas;
 mod robustness;
 mod scout;
 mod search;

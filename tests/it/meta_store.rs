@@ -423,14 +423,25 @@ async fn jobs(store: Arc<dyn MetaStore>) {
         .expect("enqueue");
     assert_eq!(j1.state, JobState::Queued);
 
-    let claimed = store.claim_job(None).await.expect("claim").expect("a job");
+    let a = support::lease("a");
+    let claimed = store
+        .claim_job(None, &a)
+        .await
+        .expect("claim")
+        .expect("a job");
     assert_eq!(
         (claimed.id.as_str(), claimed.state, claimed.attempts),
         (j1.id.as_str(), JobState::Running, 1),
         "FIFO"
     );
+    assert_eq!(claimed.lease_owner.as_deref(), Some("a"));
+    assert!(claimed.lease_until.expect("a lease") > now_ms() + 50_000);
     assert!(
-        store.claim_job(Some(&repo)).await.expect("claim").is_none(),
+        store
+            .claim_job(Some(&repo), &a)
+            .await
+            .expect("claim")
+            .is_none(),
         "repo has nothing queued"
     );
     store
@@ -449,7 +460,11 @@ async fn jobs(store: Arc<dyn MetaStore>) {
 
     // Crash recovery: a running job goes back to the queue and counts a second attempt.
     assert_eq!(store.requeue_running_jobs().await.expect("requeue"), 1);
-    let again = store.claim_job(None).await.expect("claim").expect("a job");
+    let again = store
+        .claim_job(None, &a)
+        .await
+        .expect("claim")
+        .expect("a job");
     assert_eq!((again.id.as_str(), again.attempts), (j1.id.as_str(), 2));
     store
         .finish_job(&j1.id, JobState::Failed, Some("disk full"))
@@ -466,13 +481,29 @@ async fn jobs(store: Arc<dyn MetaStore>) {
         Err(StoreError::Invalid(_))
     ));
 
-    // Concurrent claimers: every job is claimed exactly once.
+    store
+        .finish_job(&j2.id, JobState::Cancelled, None)
+        .await
+        .expect("cancel");
+
+    // Concurrent claimers over four repositories: every job is claimed exactly once,
+    // and never two jobs of one repository at the same time.
+    let mut repos = vec![repo.clone()];
+    for i in 0..3 {
+        repos.push(
+            store
+                .create_repository(new_repo(&format!("jobs-{i}")))
+                .await
+                .expect("create")
+                .id,
+        );
+    }
     let mut ids = Vec::new();
-    for _ in 0..20 {
+    for i in 0..20 {
         ids.push(
             store
                 .enqueue_job(NewJob {
-                    repo_id: Some(repo.clone()),
+                    repo_id: Some(repos[i % repos.len()].clone()),
                     kind: "sync".into(),
                 })
                 .await
@@ -480,13 +511,26 @@ async fn jobs(store: Arc<dyn MetaStore>) {
                 .id,
         );
     }
+    let running = Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
     let mut workers = Vec::new();
-    for _ in 0..4 {
+    for w in 0..4 {
         let store = store.clone();
-        let repo = repo.clone();
+        let running = running.clone();
         workers.push(tokio::spawn(async move {
+            let lease = support::lease(&format!("worker-{w}"));
             let mut mine = Vec::new();
-            while let Some(job) = store.claim_job(Some(&repo)).await.expect("claim") {
+            while let Some(job) = store.claim_job(None, &lease).await.expect("claim") {
+                let repo = job.repo_id.clone().expect("a repository");
+                assert!(
+                    running.lock().expect("lock").insert(repo.clone()),
+                    "two jobs of {repo} running at once"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                running.lock().expect("lock").remove(&repo);
+                store
+                    .finish_job(&job.id, JobState::Succeeded, None)
+                    .await
+                    .expect("finish");
                 mine.push(job.id);
             }
             mine
@@ -500,15 +544,8 @@ async fn jobs(store: Arc<dyn MetaStore>) {
     ids.sort();
     assert_eq!(claimed, ids);
     let listed = store.list_jobs(Some(&repo), 100).await.expect("list");
-    assert_eq!(listed.len(), 21);
+    assert_eq!(listed.len(), 6);
     assert!(listed.windows(2).all(|w| w[0].id > w[1].id), "newest first");
-
-    for id in &claimed {
-        store
-            .finish_job(id, JobState::Succeeded, None)
-            .await
-            .expect("finish");
-    }
     let active = |jobs: &[sextant::store::Job]| {
         jobs.iter()
             .filter(|j| matches!(j.state, JobState::Queued | JobState::Running))
@@ -518,6 +555,11 @@ async fn jobs(store: Arc<dyn MetaStore>) {
         active(&store.list_jobs(Some(&repo), 100).await.expect("list")),
         0
     );
+
+    leases(store.as_ref(), &repos[1]).await;
+    for extra in &repos[1..] {
+        assert!(store.delete_repository(extra).await.expect("delete"));
+    }
 
     // Racing "sync unless one is active": of 8 callers at once exactly one queues, the
     // others get that job back; while it runs, it still blocks; once it ends, a new one
@@ -545,7 +587,7 @@ async fn jobs(store: Arc<dyn MetaStore>) {
     assert_eq!(refused.len(), 7);
     assert!(refused.iter().all(|j| j.id == queued[0].id), "{refused:?}");
     let running = store
-        .claim_job(Some(&repo))
+        .claim_job(Some(&repo), &a)
         .await
         .expect("claim")
         .expect("job");
@@ -576,6 +618,76 @@ async fn jobs(store: Arc<dyn MetaStore>) {
             .expect("enqueue"),
         Enqueued::Queued(_)
     ));
+}
+
+/// A lease is the job's lock: its owner renews it, no one else can; once it runs out
+/// the job goes back to the queue and another process takes it; meanwhile the
+/// repository's other jobs wait.
+async fn leases(store: &dyn MetaStore, repo: &str) {
+    let sync = || NewJob {
+        repo_id: Some(repo.to_string()),
+        kind: "sync".into(),
+    };
+    let first = store.enqueue_job(sync()).await.expect("enqueue");
+    let second = store.enqueue_job(sync()).await.expect("enqueue");
+    let short = |owner: &str| sextant::store::Lease {
+        owner: owner.to_string(),
+        ttl: std::time::Duration::from_millis(300),
+    };
+    let (a, b) = (short("replica-a"), short("replica-b"));
+    let held = store
+        .claim_job(Some(repo), &a)
+        .await
+        .expect("claim")
+        .expect("a job");
+    assert_eq!(held.id, first.id);
+    assert!(
+        store
+            .claim_job(Some(repo), &b)
+            .await
+            .expect("claim")
+            .is_none(),
+        "the repository's other job waits while one runs"
+    );
+    assert!(store.renew_job_lease(&held.id, &a).await.expect("renew"));
+    assert!(!store.renew_job_lease(&held.id, &b).await.expect("renew"));
+    assert_eq!(store.requeue_expired_jobs().await.expect("requeue"), 0);
+    tokio::time::sleep(std::time::Duration::from_millis(450)).await;
+    assert_eq!(store.requeue_expired_jobs().await.expect("requeue"), 1);
+    let back = store.get_job(&held.id).await.expect("get").expect("job");
+    assert_eq!(
+        (back.state, back.lease_owner.as_deref()),
+        (JobState::Queued, None)
+    );
+    assert!(
+        back.error
+            .as_deref()
+            .is_some_and(|e| e.contains("replica-a")),
+        "{back:?}"
+    );
+    let taken = store
+        .claim_job(Some(repo), &b)
+        .await
+        .expect("claim")
+        .expect("a job");
+    assert_eq!(
+        (
+            taken.id.as_str(),
+            taken.attempts,
+            taken.lease_owner.as_deref()
+        ),
+        (first.id.as_str(), 2, Some("replica-b"))
+    );
+    assert!(
+        !store.renew_job_lease(&held.id, &a).await.expect("renew"),
+        "the first owner lost it"
+    );
+    for id in [&first.id, &second.id] {
+        store
+            .finish_job(id, JobState::Cancelled, None)
+            .await
+            .expect("finish");
+    }
 }
 
 async fn tokens(store: &dyn MetaStore) {

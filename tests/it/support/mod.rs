@@ -169,3 +169,11 @@ pub async fn indexed_paths(meta: &dyn sextant::store::MetaStore, repo_id: &str) 
     paths.sort();
     paths
 }
+
+/// A minute's claim on a job for `owner`.
+pub fn lease(owner: &str) -> sextant::store::Lease {
+    sextant::store::Lease {
+        owner: owner.to_string(),
+        ttl: std::time::Duration::from_secs(60),
+    }
+}

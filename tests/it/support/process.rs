@@ -89,6 +89,20 @@ impl Served {
         self.child.try_wait().expect("the child can be waited for")
     }
 
+    /// Waits up to `limit` for the child to exit; its status, if it did.
+    pub fn try_wait_for(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.try_wait() {
+                return Some(status);
+            }
+            if started.elapsed() > limit {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// The stderr lines so far.
     pub fn lines(&self) -> Vec<String> {
         self.lines.lock().expect("lines").clone()

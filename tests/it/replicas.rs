@@ -1,0 +1,188 @@
+//! Several `sextant serve` processes ("replicas") on one PostgreSQL database and one
+//! chunk store: any replica runs any job under a lease, one job of a repository runs at
+//! a time, and the job of a replica killed mid-sync is taken over by another and
+//! finished, with nothing lost and nothing stored twice. (The chunk store is a local
+//! LanceDB directory both processes open; on object storage it is the same code.)
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support;
+use support::models::static_model;
+use support::postgres::TestPostgres;
+use support::process::{Served, json_of, sextant_static};
+use support::skip;
+
+/// A replica on the shared database and chunk store, with a 3-second lease; `held`
+/// parks its syncs after their first batch (the crash tests' fail point).
+fn replica(data: &Path, model: &Path, database: &str, lance: &Path, held: bool) -> Served {
+    let mut cmd = sextant_static(data, model);
+    cmd.env("DATABASE_URL", database)
+        .env("SEXTANT_LANCE_URI", lance)
+        .args(["--batch-files", "8", "serve", "--bind", "127.0.0.1:0"])
+        .args(["--job-lease", "3"]);
+    if held {
+        cmd.env("SEXTANT_FAILPOINT", "sync-after-batch");
+    }
+    Served::start(cmd)
+}
+
+/// The job `id` as replica `base` reports it, once `done` accepts it.
+async fn job_when(
+    http: &reqwest::Client,
+    base: &str,
+    id: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let started = Instant::now();
+    loop {
+        let job = json_of(http.get(format!("{base}/api/v1/jobs/{id}"))).await;
+        if done(&job["job"]) {
+            return job["job"].clone();
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "{job}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_replicas_job_is_taken_over_and_finished() {
+    let model = match static_model() {
+        Ok(m) => m,
+        Err(why) => return skip("replicas (needs the static model)", why),
+    };
+    let pg = match TestPostgres::start().await {
+        Ok(pg) => pg,
+        Err(why) => return skip("replicas (needs PostgreSQL)", why),
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("ws");
+    crate::crash::workspace(&root, 6);
+    let lance = tmp.path().join("lance");
+    let http = reqwest::Client::new();
+
+    // A parks its syncs mid-way; B runs them through.
+    let mut a = replica(&tmp.path().join("a"), &model, &pg.url, &lance, true);
+    let b = replica(&tmp.path().join("b"), &model, &pg.url, &lance, false);
+    let created = json_of(
+        http.post(format!("{}/api/v1/repositories", a.url))
+            .json(&json!({ "path": root.to_string_lossy(), "name": "ws" })),
+    )
+    .await;
+    let job = created["job"]["id"].as_str().expect("a job").to_string();
+    // Whichever replica claims it holds its lease; A's claim parks, B's finishes. Make
+    // sure A has it: if B claimed first, the test still checks the rest on B's run.
+    let running = job_when(&http, &b.url, &job, |j| {
+        j["state"] != "queued" && j["leaseOwner"].is_string()
+    })
+    .await;
+    let a_name = format!(":{}", a.id());
+    let held_by_a = running["leaseOwner"]
+        .as_str()
+        .is_some_and(|o| o.ends_with(&a_name));
+    if held_by_a {
+        // Wait for A to park mid-sync, then kill it (SIGKILL: no goodbye).
+        let started = Instant::now();
+        while !a
+            .lines()
+            .iter()
+            .any(|l| l.contains("fail point sync-after-batch"))
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "A never parked"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let a_pid = a.id();
+        std::process::Command::new("kill")
+            .args(["-9", &a_pid.to_string()])
+            .status()
+            .expect("kill");
+        assert!(a.try_wait_for(Duration::from_secs(10)).is_some(), "A died");
+    }
+    // B takes the job over once A's lease runs out, and finishes it.
+    let finished = job_when(&http, &b.url, &job, |j| {
+        matches!(j["state"].as_str(), Some("succeeded" | "failed"))
+    })
+    .await;
+    assert_eq!(finished["state"], "succeeded", "{finished}");
+    let b_name = format!(":{}", b.id());
+    assert!(
+        finished["leaseOwner"]
+            .as_str()
+            .is_some_and(|o| o.ends_with(&b_name)),
+        "B finished it: {finished}"
+    );
+    if held_by_a {
+        assert_eq!(
+            finished["attempts"], 2,
+            "claimed by A, then by B: {finished}"
+        );
+    }
+
+    // Nothing lost, nothing twice: every file's chunks are in the store once, and the
+    // store holds no chunk outside them.
+    let meta = sextant::store::SqlMetaStore::open(&pg.url)
+        .await
+        .expect("open the database");
+    use sextant::store::{MetaStore, VectorStore};
+    let repo = meta
+        .get_repository_by_name("ws")
+        .await
+        .expect("read")
+        .expect("registered");
+    let store = sextant::store::LanceStore::open(sextant::store::LanceStoreOptions::new(
+        lance.to_string_lossy(),
+        256,
+    ))
+    .await
+    .expect("open the chunk store");
+    let files = meta.list_files(&repo.id).await.expect("files");
+    let sources = sextant::cli::source_files(&root).len();
+    assert_eq!(files.len(), sources, "every file indexed once");
+    let mut total = 0;
+    for f in &files {
+        let chunks = store.file_chunks(&repo.id, &f.path).await.expect("chunks");
+        let mut ids: Vec<&str> = chunks.iter().map(|c| c.chunk.id.as_str()).collect();
+        ids.sort_unstable();
+        let n = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "{} has a chunk twice", f.path);
+        total += n;
+    }
+    let stored = store
+        .count(&sextant::store::ChunkFilter {
+            repositories: vec![repo.id.clone()],
+            ..Default::default()
+        })
+        .await
+        .expect("count");
+    assert_eq!(stored, total, "chunks that belong to no file");
+    assert!(total > 0);
+
+    // Both replicas answer from the same index (A restarted under a new process).
+    let a = replica(&tmp.path().join("a"), &model, &pg.url, &lance, false);
+    let mut answers = Vec::new();
+    for base in [&a.url, &b.url] {
+        let found = json_of(
+            http.post(format!("{base}/api/v1/search"))
+                .json(&json!({ "query": "symbol = copy3", "repositories": ["ws"] })),
+        )
+        .await;
+        let paths: Vec<String> = found["response"]["results"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{base}: no results"))
+            .iter()
+            .map(|r| r["path"].as_str().unwrap_or_default().to_string())
+            .collect();
+        assert!(!paths.is_empty(), "{base}: no results");
+        answers.push(paths);
+    }
+    assert_eq!(answers[0], answers[1], "both replicas give the same answer");
+    meta.close().await;
+    drop((a, b));
+    pg.cleanup().await;
+}
