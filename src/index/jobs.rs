@@ -73,6 +73,82 @@ async fn hold_lease(
     }
 }
 
+/// Relays the progress that other processes record on the jobs they run (every
+/// `every`, when it changed) as events on `events`, and a `done` event once such a job
+/// ends: the server-sent events of this process show syncs that run on another replica.
+/// Runs for the life of the process.
+pub async fn relay_progress(
+    meta: Arc<dyn crate::store::MetaStore>,
+    own: String,
+    events: broadcast::Sender<ProgressEvent>,
+    every: Duration,
+) {
+    // The last (done, total, message) relayed per job, and its repository.
+    let mut seen: std::collections::HashMap<String, (String, (i64, i64, Option<String>))> =
+        Default::default();
+    loop {
+        tokio::time::sleep(every).await;
+        let running = match meta.running_jobs().await {
+            Ok(jobs) => jobs,
+            Err(e) => {
+                tracing::debug!(error = %e, "reading other processes' jobs");
+                continue;
+            }
+        };
+        let mut still = std::collections::HashSet::new();
+        for job in running {
+            let (Some(repo_id), Some(owner)) = (&job.repo_id, &job.lease_owner) else {
+                continue;
+            };
+            if *owner == own {
+                continue;
+            }
+            still.insert(job.id.clone());
+            let now = (job.progress_done, job.progress_total, job.message.clone());
+            if seen.get(&job.id).is_some_and(|(_, last)| *last == now) {
+                continue;
+            }
+            // The recorded message starts with the phase (`parse: 12 of 40`).
+            let phase = job
+                .message
+                .as_deref()
+                .and_then(|m| m.split(':').next())
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(Phase::Scan);
+            let event = ProgressEvent {
+                repo_id: repo_id.clone(),
+                phase,
+                done: job.progress_done.max(0) as u64,
+                total: job.progress_total.max(0) as u64,
+                rate: 0.0,
+                eta_secs: None,
+                message: job.message.clone(),
+            };
+            seen.insert(job.id.clone(), (repo_id.clone(), now));
+            // An error only says that no one listens now.
+            let _ = events.send(event);
+        }
+        let ended: Vec<String> = seen
+            .keys()
+            .filter(|id| !still.contains(*id))
+            .cloned()
+            .collect();
+        for id in ended {
+            if let Some((repo_id, _)) = seen.remove(&id) {
+                let _ = events.send(ProgressEvent {
+                    repo_id,
+                    phase: Phase::Done,
+                    done: 0,
+                    total: 0,
+                    rate: 0.0,
+                    eta_secs: None,
+                    message: Some(format!("job {id} finished")),
+                });
+            }
+        }
+    }
+}
+
 /// Why a sync stopped when its job's lease was lost.
 const LEASE_LOST: &str = "this process lost the job's lease (it did not renew it in time) \
      and another process took the job over; the sync stopped here";

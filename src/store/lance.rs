@@ -82,6 +82,10 @@ pub struct LanceStoreOptions {
     pub index_cache_bytes: usize,
     /// Bytes LanceDB may keep of table metadata (manifests, fragments, deletion files).
     pub metadata_cache_bytes: usize,
+    /// How stale a read may be: a read checks for versions that other processes (another
+    /// replica, `sextant index` beside `serve`) committed once this long has passed since
+    /// the last check. Writes always start from the latest version.
+    pub read_consistency: std::time::Duration,
 }
 
 impl LanceStoreOptions {
@@ -98,6 +102,9 @@ impl LanceStoreOptions {
             prune_older_than: std::time::Duration::from_secs(60),
             index_cache_bytes: 256 << 20,
             metadata_cache_bytes: 64 << 20,
+            // A check on every read cost a search ~6 ms at 110k rows (several reads,
+            // each listing the table's versions); once a second costs nothing measurable.
+            read_consistency: std::time::Duration::from_secs(1),
         }
     }
 }
@@ -262,13 +269,12 @@ impl LanceStore {
             options.metadata_cache_bytes,
             Arc::new(lance::io::ObjectStoreRegistry::default()),
         );
-        // Every read checks for versions other processes committed (a second server on
-        // the same store, `sextant index` beside `serve`): without it a process reads the
-        // table as it was when opened, forever, and a write planned on that view (an
-        // append where another process already wrote the file's rows) stores rows twice.
+        // Reads check for versions other processes committed (a second server on the
+        // same store, `sextant index` beside `serve`): without it a process reads the
+        // table as it was when opened, forever.
         let db = lancedb::connect(&options.uri)
             .session(Arc::new(session))
-            .read_consistency_interval(std::time::Duration::ZERO)
+            .read_consistency_interval(options.read_consistency)
             .execute()
             .await?;
         let expected = schema(options.dims);
@@ -375,6 +381,15 @@ impl LanceStore {
                 .chain(score)
                 .collect::<Vec<_>>(),
         )
+    }
+
+    /// Takes this process's write lock and moves the table to its latest version: a
+    /// write planned on a stale view (an append where another process already wrote the
+    /// file's rows) would store rows twice.
+    async fn lock_for_write(&self) -> Result<tokio::sync::MutexGuard<'_, ()>, StoreError> {
+        let guard = self.write_lock.lock().await;
+        self.table.checkout_latest().await?;
+        Ok(guard)
     }
 
     /// The options the store was opened with.
@@ -977,7 +992,7 @@ impl VectorStore for LanceStore {
         );
         let rows: Vec<ChunkRow> = files.into_iter().flat_map(|(_, rows)| rows).collect();
         let written = rows.len();
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         if rows.is_empty() {
             self.table.delete(scope.as_str()).await?;
         } else if self.table.count_rows(Some(scope.clone())).await? == 0 {
@@ -1005,7 +1020,7 @@ impl VectorStore for LanceStore {
     }
 
     async fn delete_repo(&self, repo_id: &str) -> Result<(), StoreError> {
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         self.table
             .delete(format!("repo_id = {}", quote(repo_id)).as_str())
             .await?;
@@ -1186,7 +1201,7 @@ impl VectorStore for LanceStore {
     }
 
     async fn maintain(&self) -> Result<StoreStats, StoreError> {
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         self.maintain_locked().await
     }
 
@@ -1248,7 +1263,7 @@ impl VectorStore for LanceStore {
             .map(|(p, _)| quote(&p.id))
             .collect::<Vec<_>>()
             .join(", ");
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         // Whole rows (search text included) are read back and written with their vector:
         // a merge updates rows only where the content is still the one that was embedded.
         let batches = self
@@ -1323,7 +1338,7 @@ impl VectorStore for LanceStore {
     }
 
     async fn forget_vectors(&self) -> Result<(), StoreError> {
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         self.table
             .update()
             .only_if("embedded = true")
@@ -1354,7 +1369,7 @@ impl VectorStore for LanceStore {
     }
 
     async fn finish(&self) -> Result<(), StoreError> {
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         if self.table.list_versions().await?.len() > 1 {
             // Only old versions' files: files no version names yet may belong to work
             // of another process (an index being built).

@@ -665,6 +665,8 @@ pub trait MetaStore: Send + Sync {
     ) -> Result<(), StoreError>;
     /// One job.
     async fn get_job(&self, id: &str) -> Result<Option<Job>, StoreError>;
+    /// The running jobs, whichever process runs them.
+    async fn running_jobs(&self) -> Result<Vec<Job>, StoreError>;
     /// Jobs, newest first, optionally of one repository.
     async fn list_jobs(&self, repo_id: Option<&str>, limit: i64) -> Result<Vec<Job>, StoreError>;
     /// After a crash: running jobs go back to the queue. Returns how many. Only for a

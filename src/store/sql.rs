@@ -1202,6 +1202,17 @@ impl MetaStore for SqlMetaStore {
         row.as_ref().map(job).transpose()
     }
 
+    async fn running_jobs(&self) -> Result<Vec<Job>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            job_columns!(),
+            " FROM jobs WHERE state = 'running' ORDER BY id"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(job).collect()
+    }
+
     async fn list_jobs(&self, repo_id: Option<&str>, limit: i64) -> Result<Vec<Job>, StoreError> {
         let rows = match repo_id {
             Some(repo) => {

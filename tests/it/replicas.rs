@@ -1,7 +1,8 @@
 //! Several `sextant serve` processes ("replicas") on one PostgreSQL database and one
 //! chunk store: any replica runs any job under a lease, one job of a repository runs at
-//! a time, and the job of a replica killed mid-sync is taken over by another and
-//! finished, with nothing lost and nothing stored twice. (The chunk store is a local
+//! a time, every replica's event stream shows it, and the job of a replica killed
+//! mid-sync is taken over by another and finished, with nothing lost and nothing stored
+//! twice. (The chunk store is a local
 //! LanceDB directory both processes open; on object storage it is the same code.)
 
 use std::path::Path;
@@ -63,46 +64,67 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
     let lance = tmp.path().join("lance");
     let http = reqwest::Client::new();
 
-    // A parks its syncs mid-way; B runs them through.
+    // A claims the registration's sync and parks it after its first batch; B starts
+    // only then (and leaves A's job alone: its lease is alive).
     let mut a = replica(&tmp.path().join("a"), &model, &pg.url, &lance, true);
-    let b = replica(&tmp.path().join("b"), &model, &pg.url, &lance, false);
     let created = json_of(
         http.post(format!("{}/api/v1/repositories", a.url))
             .json(&json!({ "path": root.to_string_lossy(), "name": "ws" })),
     )
     .await;
     let job = created["job"]["id"].as_str().expect("a job").to_string();
-    // Whichever replica claims it holds its lease; A's claim parks, B's finishes. Make
-    // sure A has it: if B claimed first, the test still checks the rest on B's run.
-    let running = job_when(&http, &b.url, &job, |j| {
-        j["state"] != "queued" && j["leaseOwner"].is_string()
-    })
-    .await;
-    let a_name = format!(":{}", a.id());
-    let held_by_a = running["leaseOwner"]
-        .as_str()
-        .is_some_and(|o| o.ends_with(&a_name));
-    if held_by_a {
-        // Wait for A to park mid-sync, then kill it (SIGKILL: no goodbye).
-        let started = Instant::now();
-        while !a
-            .lines()
-            .iter()
-            .any(|l| l.contains("fail point sync-after-batch"))
-        {
-            assert!(
-                started.elapsed() < Duration::from_secs(120),
-                "A never parked"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let a_pid = a.id();
-        std::process::Command::new("kill")
-            .args(["-9", &a_pid.to_string()])
-            .status()
-            .expect("kill");
-        assert!(a.try_wait_for(Duration::from_secs(10)).is_some(), "A died");
+    let started = Instant::now();
+    while !a
+        .lines()
+        .iter()
+        .any(|l| l.contains("fail point sync-after-batch"))
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "A never parked"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let b = replica(&tmp.path().join("b"), &model, &pg.url, &lance, false);
+    let running = job_when(&http, &b.url, &job, |j| j["state"] == "running").await;
+    assert!(
+        running["leaseOwner"]
+            .as_str()
+            .is_some_and(|o| o.ends_with(&format!(":{}", a.id()))),
+        "A holds it: {running}"
+    );
+
+    // B's event stream shows the progress of the sync A runs (A records it on the job;
+    // B relays it).
+    let repo_id = created["repository"]["id"]
+        .as_str()
+        .expect("an id")
+        .to_string();
+    let mut sse = http
+        .get(format!("{}/api/v1/events", b.url))
+        .send()
+        .await
+        .expect("B's events");
+    let mut seen = String::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !seen.contains(&format!("\"repoId\":\"{repo_id}\"")) {
+        assert!(
+            Instant::now() < deadline,
+            "B relayed no progress of A's job: {seen}"
+        );
+        if let Ok(Ok(Some(bytes))) = tokio::time::timeout(Duration::from_secs(5), sse.chunk()).await
+        {
+            seen.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    drop(sse);
+
+    // Kill A (SIGKILL: no goodbye).
+    std::process::Command::new("kill")
+        .args(["-9", &a.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(a.try_wait_for(Duration::from_secs(10)).is_some(), "A died");
     // B takes the job over once A's lease runs out, and finishes it.
     let finished = job_when(&http, &b.url, &job, |j| {
         matches!(j["state"].as_str(), Some("succeeded" | "failed"))
@@ -116,12 +138,10 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
             .is_some_and(|o| o.ends_with(&b_name)),
         "B finished it: {finished}"
     );
-    if held_by_a {
-        assert_eq!(
-            finished["attempts"], 2,
-            "claimed by A, then by B: {finished}"
-        );
-    }
+    assert_eq!(
+        finished["attempts"], 2,
+        "claimed by A, then by B: {finished}"
+    );
 
     // Nothing lost, nothing twice: every file's chunks are in the store once, and the
     // store holds no chunk outside them.
