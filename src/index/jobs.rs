@@ -83,9 +83,9 @@ pub async fn relay_progress(
     events: broadcast::Sender<ProgressEvent>,
     every: Duration,
 ) {
-    // The last (done, total, message) relayed per job, and its repository.
-    let mut seen: std::collections::HashMap<String, (String, (i64, i64, Option<String>))> =
-        Default::default();
+    // Per job relayed: its repository and the last (done, total, message) sent.
+    type Relayed = (String, (i64, i64, Option<String>));
+    let mut seen: std::collections::HashMap<String, Relayed> = Default::default();
     loop {
         tokio::time::sleep(every).await;
         let running = match meta.running_jobs().await {
