@@ -9,10 +9,13 @@ use std::error::Error;
 use std::time::Instant;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, RecordBatch};
+use arrow_array::RecordBatch;
 use futures::TryStreamExt;
 use lancedb::DistanceType;
 use lancedb::query::{ExecutableQuery, QueryBase, Select, VectorQuery};
+
+#[path = "common/stored.rs"]
+mod stored;
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
@@ -48,37 +51,18 @@ async fn main() -> Result<()> {
     let k: usize = args.next().map_or(Ok(20), |s| s.parse())?;
     let db = lancedb::connect(&uri).execute().await?;
     let table = db.open_table("chunks").execute().await?;
-    let rows = table.count_rows(None).await? as u64;
-    if rows == 0 {
-        return Err("the chunk store is empty".into());
-    }
-    let offsets: Vec<u64> = (0..40).map(|i| (i * 2_654_435_761u64) % rows).collect();
-    let batches: Vec<RecordBatch> = table
-        .take_offsets(offsets)
-        .select(Select::columns(&["vector"]))
-        .execute()
+    let rows = table.count_rows(None).await?;
+    // Perturbed, so that the row itself is not trivially first.
+    let queries: Vec<Vec<f32>> = stored::stored_vectors(&table, 40)
         .await?
-        .try_collect()
-        .await?;
-    let mut queries = Vec::new();
-    for batch in &batches {
-        let vectors = batch
-            .column_by_name("vector")
-            .ok_or("no vector column")?
-            .as_fixed_size_list();
-        for i in 0..vectors.len() {
-            let v = vectors.value(i);
-            // Perturbed, so that the row itself is not trivially first.
-            queries.push(
-                v.as_primitive::<arrow_array::types::Float32Type>()
-                    .values()
-                    .iter()
-                    .enumerate()
-                    .map(|(j, x)| x + if j % 7 == 0 { 0.05 } else { 0.0 })
-                    .collect::<Vec<f32>>(),
-            );
-        }
-    }
+        .into_iter()
+        .map(|v| {
+            v.iter()
+                .enumerate()
+                .map(|(j, x)| x + if j % 7 == 0 { 0.05 } else { 0.0 })
+                .collect()
+        })
+        .collect();
     let nearest = |q: &[f32]| -> Result<VectorQuery> {
         Ok(table
             .query()

@@ -16,6 +16,9 @@ use lancedb::DistanceType;
 use lancedb::index::scalar::FullTextSearchQuery;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
+#[path = "common/stored.rs"]
+mod stored;
+
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
 const LIGHT: &[&str] = &[
@@ -30,6 +33,19 @@ const LIGHT: &[&str] = &[
     "exported",
 ];
 
+/// Runs `q` with the filter `code` (applied after the search when `post`); its time in ms.
+async fn timed<Q: QueryBase + ExecutableQuery>(mut q: Q, code: &str, post: bool) -> Result<f64> {
+    if !code.is_empty() {
+        q = q.only_if(code);
+    }
+    if post {
+        q = q.postfilter();
+    }
+    let t = Instant::now();
+    let _: Vec<RecordBatch> = q.execute().await?.try_collect().await?;
+    Ok(t.elapsed().as_secs_f64() * 1000.0)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -42,26 +58,7 @@ async fn main() -> Result<()> {
         .ok_or("usage: retrieve_profile DATA_DIR/lance")?;
     let db = lancedb::connect(&uri).execute().await?;
     let table = db.open_table("chunks").execute().await?;
-    let rows = table.count_rows(None).await? as u64;
-    let offsets: Vec<u64> = (0..30).map(|i| (i * 2_654_435_761u64) % rows).collect();
-    let batches: Vec<RecordBatch> = table
-        .take_offsets(offsets)
-        .select(Select::columns(&["vector"]))
-        .execute()
-        .await?
-        .try_collect()
-        .await?;
-    let mut vectors = Vec::new();
-    for batch in &batches {
-        let list = arrow_array::cast::AsArray::as_fixed_size_list(batch.column(0).as_ref());
-        for i in 0..list.len() {
-            let v = list.value(i);
-            let v = arrow_array::cast::AsArray::as_primitive::<arrow_array::types::Float32Type>(
-                v.as_ref(),
-            );
-            vectors.push(v.values().to_vec());
-        }
-    }
+    let vectors = stored::stored_vectors(&table, 30).await?;
     let code = sextant::store::ChunkFilter {
         categories: vec![sextant::parse::Category::Code.to_string()],
         ..Default::default()
@@ -118,39 +115,23 @@ async fn main() -> Result<()> {
     ] {
         let mut vt = Vec::new();
         for v in &vectors {
-            let t = Instant::now();
-            let mut q = table
+            let q = table
                 .query()
                 .nearest_to(v.clone())?
                 .distance_type(DistanceType::Cosine)
                 .refine_factor(10)
                 .select(Select::columns(&columns))
                 .limit(50);
-            if !code.is_empty() {
-                q = q.only_if(code.clone());
-            }
-            if post {
-                q = q.postfilter();
-            }
-            let _: Vec<RecordBatch> = q.execute().await?.try_collect().await?;
-            vt.push(t.elapsed().as_secs_f64() * 1000.0);
+            vt.push(timed(q, &code, post).await?);
         }
         let mut ft = Vec::new();
         for w in words {
-            let t = Instant::now();
-            let mut q = table
+            let q = table
                 .query()
                 .full_text_search(FullTextSearchQuery::new(w.to_string()))
                 .select(Select::columns(&columns))
                 .limit(50);
-            if !code.is_empty() {
-                q = q.only_if(code.clone());
-            }
-            if post {
-                q = q.postfilter();
-            }
-            let _: Vec<RecordBatch> = q.execute().await?.try_collect().await?;
-            ft.push(t.elapsed().as_secs_f64() * 1000.0);
+            ft.push(timed(q, &code, post).await?);
         }
         println!(
             "{label:6} vector p50 {:.1} ms   text p50 {:.1} ms",

@@ -8,12 +8,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support;
 use support::models::static_model;
 use support::postgres::TestPostgres;
-use support::process::{Served, json_of, sextant_static};
+use support::process::{Served, json_of, sextant_static, wait_job};
 use support::skip;
 
 /// A replica on the shared database and chunk store, with a 3-second lease; `held`
@@ -28,24 +28,6 @@ fn replica(data: &Path, model: &Path, database: &str, lance: &Path, held: bool) 
         cmd.env("SEXTANT_FAILPOINT", "sync-after-batch");
     }
     Served::start(cmd)
-}
-
-/// The job `id` as replica `base` reports it, once `done` accepts it.
-async fn job_when(
-    http: &reqwest::Client,
-    base: &str,
-    id: &str,
-    done: impl Fn(&Value) -> bool,
-) -> Value {
-    let started = Instant::now();
-    loop {
-        let job = json_of(http.get(format!("{base}/api/v1/jobs/{id}"))).await;
-        if done(&job["job"]) {
-            return job["job"].clone();
-        }
-        assert!(started.elapsed() < Duration::from_secs(180), "{job}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -86,7 +68,7 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let b = replica(&tmp.path().join("b"), &model, &pg.url, &lance, false);
-    let running = job_when(&http, &b.url, &job, |j| j["state"] == "running").await;
+    let running = wait_job(&http, &b.url, &job, |s| s == "running").await;
     assert!(
         running["leaseOwner"]
             .as_str()
@@ -126,10 +108,7 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
         .expect("kill");
     assert!(a.try_wait_for(Duration::from_secs(10)).is_some(), "A died");
     // B takes the job over once A's lease runs out, and finishes it.
-    let finished = job_when(&http, &b.url, &job, |j| {
-        matches!(j["state"].as_str(), Some("succeeded" | "failed"))
-    })
-    .await;
+    let finished = wait_job(&http, &b.url, &job, |s| s == "succeeded" || s == "failed").await;
     assert_eq!(finished["state"], "succeeded", "{finished}");
     let b_name = format!(":{}", b.id());
     assert!(
