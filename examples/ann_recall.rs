@@ -8,8 +8,8 @@
 use std::error::Error;
 use std::time::Instant;
 
-use arrow_array::cast::AsArray;
 use arrow_array::RecordBatch;
+use arrow_array::cast::AsArray;
 use futures::TryStreamExt;
 use lancedb::DistanceType;
 use lancedb::query::{ExecutableQuery, QueryBase, Select, VectorQuery};

@@ -280,7 +280,9 @@ async fn serve_on(args: ServeArgs, config: &Config) -> Result<(), CliError> {
                 per_token: args.max_sessions_per_token.max(1),
                 idle: Duration::from_secs(args.session_idle_timeout.max(1)),
             });
-        let app = router(Arc::new(state), &http);
+        let state = Arc::new(state);
+        let service = state.service.clone();
+        let app = router(state, &http);
         let listener = tokio::net::TcpListener::bind(args.bind)
             .await
             .map_err(|e| CliError::Failed(format!("cannot listen on {}: {e}", args.bind)))?;
@@ -320,6 +322,7 @@ async fn serve_on(args: ServeArgs, config: &Config) -> Result<(), CliError> {
                 "closed the streams still open after {SHUTDOWN_GRACE:?}"
             )),
         }
+        service.stop().await;
         Ok(())
     }
 }

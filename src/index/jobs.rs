@@ -319,6 +319,21 @@ impl JobRunner {
         })
     }
 
+    /// Hands the jobs this process runs back to the queue (when it stops), so another
+    /// process takes them at once instead of when their leases run out. The syncs in
+    /// flight stop with the process; what they wrote is kept and the next one continues.
+    /// Returns how many.
+    pub async fn hand_back(&self) -> Result<u64, IndexError> {
+        Ok(self
+            .indexer
+            .meta()
+            .requeue_jobs_held_by(
+                &self.lease.owner,
+                &format!("handed back by {}, which stopped", self.lease.owner),
+            )
+            .await?)
+    }
+
     /// Queues a sync of the repository with this name or id and wakes the runner.
     pub async fn enqueue_sync(&self, name_or_id: &str) -> Result<Job, IndexError> {
         let repo = self.indexer.find_repo(name_or_id).await?;

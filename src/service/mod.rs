@@ -200,17 +200,36 @@ impl Service {
         }
     }
 
-    /// Whether the metadata store answers, within a few seconds even while it hangs.
+    /// Whether the metadata store and the chunk store answer, within a few seconds each
+    /// even while one hangs.
     pub async fn ready(&self) -> Result<(), ServiceError> {
+        let unavailable = |store: &str, why: String| {
+            ServiceError::Unavailable(format!("the {store} does not answer: {why}"))
+        };
+        let late = || format!("no answer within {} s", READY_TIMEOUT.as_secs());
         match tokio::time::timeout(READY_TIMEOUT, self.indexer.meta().ping()).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(ServiceError::Unavailable(format!(
-                "the metadata store does not answer: {e}"
-            ))),
-            Err(_) => Err(ServiceError::Unavailable(format!(
-                "the metadata store does not answer: no answer within {} s",
-                READY_TIMEOUT.as_secs()
-            ))),
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(unavailable("metadata store", e.to_string())),
+            Err(_) => return Err(unavailable("metadata store", late())),
+        }
+        match tokio::time::timeout(READY_TIMEOUT, self.indexer.vectors().stats()).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(unavailable("chunk store", e.to_string())),
+            Err(_) => Err(unavailable("chunk store", late())),
+        }
+    }
+
+    /// Ends a server: the jobs it runs go back to the queue for the processes that share
+    /// its database (a failure is logged: their leases run out anyway).
+    pub async fn stop(&self) {
+        match self.jobs.hand_back().await {
+            Ok(0) => {}
+            Ok(n) => {
+                crate::telemetry::notice(&format!("handed {n} running job(s) back to the queue"))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot hand the running jobs back; their leases run out instead")
+            }
         }
     }
 

@@ -648,6 +648,9 @@ pub trait MetaStore: Send + Sync {
     /// Running jobs whose lease has run out (their process stopped renewing it) go back
     /// to the queue. Returns how many.
     async fn requeue_expired_jobs(&self) -> Result<u64, StoreError>;
+    /// The running jobs `owner` holds go back to the queue at once, with `reason` (a
+    /// process that stops hands its work to the others). Returns how many.
+    async fn requeue_jobs_held_by(&self, owner: &str, reason: &str) -> Result<u64, StoreError>;
     /// Records progress of a running job.
     async fn update_job_progress(
         &self,

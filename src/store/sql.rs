@@ -1130,6 +1130,19 @@ impl MetaStore for SqlMetaStore {
         Ok(done.rows_affected() == 1)
     }
 
+    async fn requeue_jobs_held_by(&self, owner: &str, reason: &str) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "UPDATE jobs SET state = 'queued', error = $1, updated_at = $2, lease_owner = NULL, \
+             lease_until = NULL WHERE state = 'running' AND lease_owner = $3",
+        )
+        .bind(reason)
+        .bind(now_ms())
+        .bind(owner)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
     async fn requeue_expired_jobs(&self) -> Result<u64, StoreError> {
         let now = now_ms();
         // A running job without a lease was claimed before leases existed: its process

@@ -682,6 +682,26 @@ async fn leases(store: &dyn MetaStore, repo: &str) {
         !store.renew_job_lease(&held.id, &a).await.expect("renew"),
         "the first owner lost it"
     );
+    // A process that stops hands its jobs back at once; others' are untouched.
+    assert_eq!(
+        store
+            .requeue_jobs_held_by("replica-a", "stopping")
+            .await
+            .expect("hand back"),
+        0
+    );
+    assert_eq!(
+        store
+            .requeue_jobs_held_by("replica-b", "replica-b stopped")
+            .await
+            .expect("hand back"),
+        1
+    );
+    let handed = store.get_job(&held.id).await.expect("get").expect("job");
+    assert_eq!(
+        (handed.state, handed.error.as_deref(), handed.lease_owner),
+        (JobState::Queued, Some("replica-b stopped"), None)
+    );
     for id in [&first.id, &second.id] {
         store
             .finish_job(id, JobState::Cancelled, None)

@@ -16,14 +16,21 @@ use support::postgres::TestPostgres;
 use support::process::{Served, json_of, sextant_static, wait_job};
 use support::skip;
 
-/// A replica on the shared database and chunk store, with a 3-second lease; `held`
-/// parks its syncs after their first batch (the crash tests' fail point).
-fn replica(data: &Path, model: &Path, database: &str, lance: &Path, held: bool) -> Served {
-    let mut cmd = sextant_static(data, model);
-    cmd.env("DATABASE_URL", database)
-        .env("SEXTANT_LANCE_URI", lance)
+/// Where the replicas keep what they share.
+struct Shared<'a> {
+    model: &'a Path,
+    database: &'a str,
+    lance: &'a Path,
+}
+
+/// A replica on the shared database and chunk store with a lease of `lease` seconds;
+/// `held` parks its syncs after their first batch (the crash tests' fail point).
+fn replica(data: &Path, shared: &Shared<'_>, lease: u64, held: bool) -> Served {
+    let mut cmd = sextant_static(data, shared.model);
+    cmd.env("DATABASE_URL", shared.database)
+        .env("SEXTANT_LANCE_URI", shared.lance)
         .args(["--batch-files", "8", "serve", "--bind", "127.0.0.1:0"])
-        .args(["--job-lease", "3"]);
+        .args(["--job-lease", &lease.to_string()]);
     if held {
         cmd.env("SEXTANT_FAILPOINT", "sync-after-batch");
     }
@@ -45,29 +52,23 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
     crate::crash::workspace(&root, 6);
     let lance = tmp.path().join("lance");
     let http = reqwest::Client::new();
+    let shared = Shared {
+        model: &model,
+        database: &pg.url,
+        lance: &lance,
+    };
 
     // A claims the registration's sync and parks it after its first batch; B starts
     // only then (and leaves A's job alone: its lease is alive).
-    let mut a = replica(&tmp.path().join("a"), &model, &pg.url, &lance, true);
+    let mut a = replica(&tmp.path().join("a"), &shared, 3, true);
     let created = json_of(
         http.post(format!("{}/api/v1/repositories", a.url))
             .json(&json!({ "path": root.to_string_lossy(), "name": "ws" })),
     )
     .await;
     let job = created["job"]["id"].as_str().expect("a job").to_string();
-    let started = Instant::now();
-    while !a
-        .lines()
-        .iter()
-        .any(|l| l.contains("fail point sync-after-batch"))
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "A never parked"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let b = replica(&tmp.path().join("b"), &model, &pg.url, &lance, false);
+    parked(&a).await;
+    let b = replica(&tmp.path().join("b"), &shared, 3, false);
     let running = wait_job(&http, &b.url, &job, |s| s == "running").await;
     assert!(
         running["leaseOwner"]
@@ -162,8 +163,9 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
     assert_eq!(stored, total, "chunks that belong to no file");
     assert!(total > 0);
 
-    // Both replicas answer from the same index (A restarted under a new process).
-    let a = replica(&tmp.path().join("a"), &model, &pg.url, &lance, false);
+    // Both replicas answer from the same index (A restarted under a new process, with a
+    // minute's lease and its syncs parked again).
+    let mut a = replica(&tmp.path().join("a"), &shared, 60, true);
     let mut answers = Vec::new();
     for base in [&a.url, &b.url] {
         let found = json_of(
@@ -181,7 +183,65 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
         answers.push(paths);
     }
     assert_eq!(answers[0], answers[1], "both replicas give the same answer");
+
+    // A replica that is stopped (SIGTERM) hands its job back: another takes it at once,
+    // long before its minute's lease would run out.
+    drop(b);
+    std::fs::write(
+        root.join("pkg0/late.ts"),
+        "export function lateArrival(): number {\n  return 1;\n}\n",
+    )
+    .expect("write");
+    let queued = json_of(
+        http.post(format!("{}/api/v1/repositories/ws/sync", a.url))
+            .json(&json!({})),
+    )
+    .await;
+    let job = queued["job"]["id"].as_str().expect("a job").to_string();
+    parked(&a).await;
+    let b = replica(&tmp.path().join("b"), &shared, 3, false);
+    let stopped_at = Instant::now();
+    std::process::Command::new("kill")
+        .args(["-TERM", &a.id().to_string()])
+        .status()
+        .expect("kill");
+    let exit = a.try_wait_for(Duration::from_secs(30)).expect("A stopped");
+    assert!(exit.success(), "A stopped cleanly: {exit:?}");
+    assert!(
+        a.lines()
+            .iter()
+            .any(|l| l.contains("handed 1 running job(s) back")),
+        "A said it handed its job back"
+    );
+    let finished = wait_job(&http, &b.url, &job, |s| s == "succeeded" || s == "failed").await;
+    assert_eq!(finished["state"], "succeeded", "{finished}");
+    assert!(
+        stopped_at.elapsed() < Duration::from_secs(45),
+        "taken over in {:?}, not after A's 60 s lease",
+        stopped_at.elapsed()
+    );
+    let files = meta.list_files(&repo.id).await.expect("files");
+    assert!(
+        files.iter().any(|f| f.path == "pkg0/late.ts"),
+        "the handed-back sync indexed the new file"
+    );
     meta.close().await;
-    drop((a, b));
+    drop(b);
     pg.cleanup().await;
+}
+
+/// Waits until `replica` says its sync is parked at the fail point.
+async fn parked(replica: &Served) {
+    let started = Instant::now();
+    while !replica
+        .lines()
+        .iter()
+        .any(|l| l.contains("fail point sync-after-batch"))
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the replica's sync never parked"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

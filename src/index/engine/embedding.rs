@@ -86,7 +86,6 @@ impl Indexer {
             // the text and vector indexes now (as a bulk sync does) rather than leaving
             // searches to scan them until the store's periodic maintenance.
             if done >= slice {
-                release_freed_memory();
                 progress.report(
                     Phase::Embed,
                     done as u64,
@@ -161,15 +160,3 @@ impl Indexer {
 /// Slices read from the store at once by the embedding stage (and the most that may wait
 /// embedded for one write): 16 × `embed_slice` texts held in memory at the most.
 const SLICES_PER_READ: usize = 16;
-
-/// Gives the heap pages the embedding stage freed (the model's batches, the slices'
-/// texts and vectors) back to the system before the index build that follows: glibc
-/// keeps freed pages for reuse, so the build's memory came on top of the stage's.
-fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `malloc_trim` only returns free pages at the top of each arena's heap and
-    // unused pages inside it to the kernel; no live allocation is touched.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
