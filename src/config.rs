@@ -66,6 +66,8 @@ pub struct Config {
     pub database_url: Option<String>,
     /// LanceDB URI for chunks. `None` means `<data_dir>/lance`.
     pub lance_uri: Option<String>,
+    /// Directory of the grep index. `None` means `<data_dir>/grep`.
+    pub grep_dir: Option<PathBuf>,
     /// Local repositories may be registered only under these directories (empty: any).
     pub allowed_roots: Vec<PathBuf>,
     /// Which git sources may be registered and fetched.
@@ -91,6 +93,13 @@ impl Config {
         })
     }
 
+    /// The grep index's directory in effect.
+    pub fn grep_dir(&self) -> PathBuf {
+        self.grep_dir
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("grep"))
+    }
+
     /// The LanceDB URI in effect.
     pub fn lance_uri(&self) -> String {
         self.lance_uri
@@ -108,6 +117,7 @@ impl Default for Config {
             batch_files: crate::index::DEFAULT_BATCH_FILES,
             database_url: None,
             lance_uri: None,
+            grep_dir: None,
             allowed_roots: Vec::new(),
             git: GitPolicy::default(),
             embed: EmbedConfig::default(),

@@ -86,9 +86,9 @@ pub async fn open_vectors(uri: &str, dims: usize) -> Result<LanceStore, AppError
         })
 }
 
-/// Opens the grep index under `<data-dir>/grep`.
+/// Opens the grep index (under `<data-dir>/grep` by default).
 pub fn open_grep(config: &Config) -> Result<GrepIndex, AppError> {
-    let dir = config.data_dir.join("grep");
+    let dir = config.grep_dir();
     GrepIndex::open(&dir).map_err(|e| {
         AppError::Failed(format!(
             "the grep index at {} cannot be used: {e}\nIt is rebuilt from the indexed files: \

@@ -91,6 +91,10 @@ pub struct GlobalArgs {
     /// LanceDB URI for the chunk store; default `<data-dir>/lance`.
     #[arg(long, global = true, env = "SEXTANT_LANCE_URI")]
     pub lance_uri: Option<String>,
+    /// Directory of the grep index; default `<data-dir>/grep`. Servers that share a
+    /// database and chunk store share this too (one directory they all reach).
+    #[arg(long, global = true, env = "SEXTANT_GREP_DIR")]
+    pub grep_dir: Option<PathBuf>,
     /// Largest file the parser accepts, in bytes.
     #[arg(long, global = true, env = "SEXTANT_MAX_FILE_BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_file_bytes: usize,
@@ -230,6 +234,7 @@ impl GlobalArgs {
         config.batch_files = self.batch_files as usize;
         config.database_url = self.database_url.as_ref().map(|s| s.expose().to_string());
         config.lance_uri = self.lance_uri.clone();
+        config.grep_dir = self.grep_dir.clone();
         config.embed.provider = self.embed_provider;
         config.embed.model_dir = self.model_dir.clone();
         config.embed.static_model_dir = self.static_model_dir.clone();

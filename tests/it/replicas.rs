@@ -2,8 +2,9 @@
 //! chunk store: any replica runs any job under a lease, one job of a repository runs at
 //! a time, every replica's event stream shows it, and the job of a replica killed
 //! mid-sync is taken over by another and finished, with nothing lost and nothing stored
-//! twice. (The chunk store is a local
-//! LanceDB directory both processes open; on object storage it is the same code.)
+//! twice; both answer searches and greps alike, and a replica stopped with SIGTERM
+//! hands its job back. The chunk store is a local LanceDB directory both processes open
+//! and the grep index a directory both name (`SEXTANT_GREP_DIR`).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -21,6 +22,7 @@ struct Shared<'a> {
     model: &'a Path,
     database: &'a str,
     lance: &'a Path,
+    grep: &'a Path,
 }
 
 /// A replica on the shared database and chunk store with a lease of `lease` seconds;
@@ -29,6 +31,7 @@ fn replica(data: &Path, shared: &Shared<'_>, lease: u64, held: bool) -> Served {
     let mut cmd = sextant_static(data, shared.model);
     cmd.env("DATABASE_URL", shared.database)
         .env("SEXTANT_LANCE_URI", shared.lance)
+        .env("SEXTANT_GREP_DIR", shared.grep)
         .args(["--batch-files", "8", "serve", "--bind", "127.0.0.1:0"])
         .args(["--job-lease", &lease.to_string()]);
     if held {
@@ -52,10 +55,12 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
     crate::crash::workspace(&root, 6);
     let lance = tmp.path().join("lance");
     let http = reqwest::Client::new();
+    let grep = tmp.path().join("grep");
     let shared = Shared {
         model: &model,
         database: &pg.url,
         lance: &lance,
+        grep: &grep,
     };
 
     // A claims the registration's sync and parks it after its first batch; B starts
@@ -183,6 +188,23 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
         answers.push(paths);
     }
     assert_eq!(answers[0], answers[1], "both replicas give the same answer");
+    // And the same grep: the index B's sync wrote, read by A from the shared directory.
+    let mut greps = Vec::new();
+    for base in [&a.url, &b.url] {
+        let found = json_of(
+            http.post(format!("{base}/api/v1/grep"))
+                .json(&json!({ "pattern": "copy3 = 3", "repositories": ["ws"] })),
+        )
+        .await;
+        let matches = found
+            .pointer("/matches")
+            .or_else(|| found.pointer("/response/matches"))
+            .and_then(|m| m.as_array())
+            .map_or(0, Vec::len);
+        greps.push(matches);
+    }
+    assert!(greps[0] > 0, "grep on A found nothing");
+    assert_eq!(greps[0], greps[1], "both replicas grep alike");
 
     // A replica that is stopped (SIGTERM) hands its job back: another takes it at once,
     // long before its minute's lease would run out.

@@ -43,6 +43,9 @@ pub struct GrepIndex {
 struct RepoGrep {
     dir: PathBuf,
     current: RwLock<Arc<Snapshot>>,
+    /// The manifest `current` was read from: when the file on disk differs (another
+    /// process sharing the directory committed), readers and the writer load it again.
+    loaded: Mutex<Option<Stamp>>,
     /// Held by the one writer (syncs of a repository are serialised already; this keeps
     /// the index whole even if they were not), with the number of the last segment file.
     writing: Mutex<u64>,
@@ -233,25 +236,62 @@ impl GrepIndex {
     }
 }
 
+/// What identifies one version of a manifest file: each commit writes a new file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    modified: Option<std::time::SystemTime>,
+    len: u64,
+}
+
+fn stamp(dir: &Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(dir.join(MANIFEST)).ok()?;
+    Some(Stamp {
+        modified: meta.modified().ok(),
+        len: meta.len(),
+    })
+}
+
 impl RepoGrep {
     /// Opens a repository's index; a missing or unreadable one reads as empty (with a
     /// warning), and the next sync writes what is missing.
     fn open(dir: PathBuf) -> RepoGrep {
-        let (segments, last) = match load(&dir) {
-            Ok(loaded) => loaded,
-            Err(e) => {
-                tracing::warn!(dir = %dir.display(), error = %e, "grep index unreadable; the next sync rebuilds it");
-                (Vec::new(), highest_segment_number(&dir))
-            }
-        };
-        RepoGrep {
+        let repo = RepoGrep {
+            current: RwLock::new(Arc::new(Snapshot::new(Vec::new()))),
+            loaded: Mutex::new(None),
+            writing: Mutex::new(highest_segment_number(&dir)),
             dir,
-            current: RwLock::new(Arc::new(Snapshot::new(segments))),
-            writing: Mutex::new(last),
+        };
+        if let Err(e) = repo.refresh() {
+            tracing::warn!(dir = %repo.dir.display(), error = %e, "grep index unreadable; the next sync rebuilds it");
         }
+        repo
+    }
+
+    /// Loads the manifest again if it changed on disk since it was read (another
+    /// process that shares the directory committed). Returns the number of its last
+    /// segment file. On failure (a segment merged away meanwhile) the snapshot stays.
+    fn refresh(&self) -> Result<u64, StoreError> {
+        let mut loaded = self
+            .loaded
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let now = stamp(&self.dir);
+        if now.is_none() || now == *loaded {
+            return Ok(0);
+        }
+        let (segments, last) = load(&self.dir)?;
+        *self
+            .current
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(Snapshot::new(segments));
+        *loaded = now;
+        Ok(last)
     }
 
     fn snapshot(&self) -> Arc<Snapshot> {
+        if let Err(e) = self.refresh() {
+            tracing::debug!(dir = %self.dir.display(), error = %e, "grep index changed on disk; reading it again at the next search");
+        }
         self.current
             .read()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -264,6 +304,10 @@ impl RepoGrep {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         std::fs::create_dir_all(&self.dir).map_err(|e| io(&self.dir, e))?;
+        // Start from what is on disk: another process may have written since (the
+        // repository's previous sync ran there).
+        let on_disk = self.refresh()?;
+        *last = (*last).max(on_disk).max(highest_segment_number(&self.dir));
         let before = self.snapshot();
         let mut segments = before.segments.clone();
         for path in docs.iter().map(|d| &d.path).chain(removed) {
@@ -343,13 +387,20 @@ impl RepoGrep {
                 .collect(),
         };
         write_manifest(&self.dir, &manifest)?;
+        // Only the writer removes files: files no manifest names are what a crashed
+        // write left (one writer per repository at a time, whichever process it is).
         let named: std::collections::HashSet<&str> =
             manifest.segments.iter().map(|s| s.name.as_str()).collect();
         remove_unnamed(&self.dir, &named);
+        let mut loaded = self
+            .loaded
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         *self
             .current
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(Snapshot::new(segments));
+        *loaded = stamp(&self.dir);
         Ok(())
     }
 }
@@ -398,15 +449,13 @@ fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), StoreError> {
 }
 
 /// Segments the manifest names, opened with their deletions, and the number of the last
-/// segment file; files it does not name (left by a crash mid-write) are removed.
+/// segment file. Files it does not name (left by a crash mid-write, or being written by
+/// another process) stay: the next commit removes the stale ones.
 fn load(dir: &Path) -> Result<(Vec<LiveSegment>, u64), StoreError> {
     if !dir.exists() {
         return Ok((Vec::new(), 0));
     }
     let manifest = read_manifest(dir)?;
-    let named: std::collections::HashSet<&str> =
-        manifest.segments.iter().map(|s| s.name.as_str()).collect();
-    remove_unnamed(dir, &named);
     let segments = manifest
         .segments
         .iter()
@@ -536,7 +585,38 @@ mod tests {
         assert_eq!(index.snapshot("r").files()["a.py"], "a.py:5");
         assert_eq!(index.snapshot("r").hash_of("a.py"), Some("a.py:5"));
         assert_eq!(index.snapshot("r").hash_of("b.py"), None);
+        // The next write removes it (a reader never does: it may be another process's
+        // write in progress).
+        index
+            .replace("r", &[doc("b.py", "beta")], &[])
+            .expect("write");
         assert!(!dir.path().join("r/99999999.seg").exists());
+        assert_eq!(found(&index, "r", "beta"), ["b.py"]);
+    }
+
+    #[test]
+    fn two_processes_sharing_the_directory_see_each_others_writes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (a, b) = (
+            GrepIndex::open(dir.path()).expect("open"),
+            GrepIndex::open(dir.path()).expect("open"),
+        );
+        assert!(found(&b, "r", "alpha").is_empty());
+        a.replace("r", &[doc("a.py", "alpha")], &[]).expect("write");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert_eq!(found(&b, "r", "alpha"), ["a.py"], "b reads a's commit");
+        // The writer moves: b writes next, from what a left, and a reads it.
+        b.replace("r", &[doc("c.py", "gamma")], &["a.py".to_string()])
+            .expect("write");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert!(found(&a, "r", "alpha").is_empty());
+        assert_eq!(found(&a, "r", "gamma"), ["c.py"]);
+        for _ in 0..12 {
+            a.replace("r", &[doc("d.py", "delta")], &[]).expect("write");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert_eq!(found(&b, "r", "delta"), ["d.py"], "after a's merges");
+        assert_eq!(found(&b, "r", "gamma"), ["c.py"]);
     }
 
     #[test]
