@@ -171,38 +171,40 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
     // Both replicas answer from the same index (A restarted under a new process, with a
     // minute's lease and its syncs parked again).
     let mut a = replica(&tmp.path().join("a"), &shared, 60, true);
-    let mut answers = Vec::new();
-    for base in [&a.url, &b.url] {
-        let found = json_of(
-            http.post(format!("{base}/api/v1/search"))
-                .json(&json!({ "query": "symbol = copy3", "repositories": ["ws"] })),
-        )
-        .await;
-        let paths: Vec<String> = found["response"]["results"]
+    let answers: Vec<Vec<String>> = ask_each(
+        &http,
+        [&a.url, &b.url],
+        "search",
+        json!({ "query": "symbol = copy3", "repositories": ["ws"] }),
+    )
+    .await
+    .iter()
+    .map(|found| {
+        found["response"]["results"]
             .as_array()
-            .unwrap_or_else(|| panic!("{base}: no results"))
-            .iter()
-            .map(|r| r["path"].as_str().unwrap_or_default().to_string())
-            .collect();
-        assert!(!paths.is_empty(), "{base}: no results");
-        answers.push(paths);
-    }
+            .map(|r| r.iter().map(|r| r["path"].to_string()).collect())
+            .unwrap_or_default()
+    })
+    .collect();
+    assert!(!answers[0].is_empty(), "no results");
     assert_eq!(answers[0], answers[1], "both replicas give the same answer");
     // And the same grep: the index B's sync wrote, read by A from the shared directory.
-    let mut greps = Vec::new();
-    for base in [&a.url, &b.url] {
-        let found = json_of(
-            http.post(format!("{base}/api/v1/grep"))
-                .json(&json!({ "pattern": "copy3 = 3", "repositories": ["ws"] })),
-        )
-        .await;
-        let matches = found
+    let greps: Vec<usize> = ask_each(
+        &http,
+        [&a.url, &b.url],
+        "grep",
+        json!({ "pattern": "copy3 = 3", "repositories": ["ws"] }),
+    )
+    .await
+    .iter()
+    .map(|found| {
+        found
             .pointer("/matches")
             .or_else(|| found.pointer("/response/matches"))
             .and_then(|m| m.as_array())
-            .map_or(0, Vec::len);
-        greps.push(matches);
-    }
+            .map_or(0, Vec::len)
+    })
+    .collect();
     assert!(greps[0] > 0, "grep on A found nothing");
     assert_eq!(greps[0], greps[1], "both replicas grep alike");
 
@@ -250,6 +252,20 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
     meta.close().await;
     drop(b);
     pg.cleanup().await;
+}
+
+/// The answer of `POST /api/v1/{route}` with `body` from each replica.
+async fn ask_each(
+    http: &reqwest::Client,
+    bases: [&str; 2],
+    route: &str,
+    body: serde_json::Value,
+) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for base in bases {
+        out.push(json_of(http.post(format!("{base}/api/v1/{route}")).json(&body)).await);
+    }
+    out
 }
 
 /// Waits until `replica` says its sync is parked at the fail point.
