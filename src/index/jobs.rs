@@ -163,12 +163,14 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// [`PROGRESS_EVERY`], and at each new phase), so that `GET /jobs/{id}` and `sextant jobs`
 /// show how far a long sync (a cold embedding stage) has come. Best effort: a write that
 /// fails is tried again a turn later (unless newer progress replaces it). Runs until
-/// aborted or the channel closes.
+/// told to `stop` (once a write in flight has landed: a write cut off mid-way may still
+/// land later, over the job's outcome) or the channel closes.
 async fn record_progress(
     meta: Arc<dyn crate::store::MetaStore>,
     job_id: String,
     repo_id: String,
     mut events: broadcast::Receiver<ProgressEvent>,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
 ) {
     // The latest event not yet written, and when the last write was.
     let mut unwritten: Option<ProgressEvent> = None;
@@ -176,6 +178,7 @@ async fn record_progress(
     loop {
         let due_at = written.map(|(at, _)| at + PROGRESS_EVERY);
         let received = tokio::select! {
+            _ = &mut stop => return,
             received = events.recv() => Some(received),
             // A throttled event is written once its turn comes, even if none follows.
             _ = tokio::time::sleep_until(due_at.unwrap_or_else(tokio::time::Instant::now)),
@@ -465,11 +468,13 @@ impl JobRunner {
             Err(e) => return Ok((Err(e.to_string()), unavailable(&e))),
         };
         let mut progress = Progress::new(&repo.id, self.events.clone());
+        let (stop_recording, stop) = tokio::sync::oneshot::channel();
         let recorder = tokio::spawn(record_progress(
             meta.clone(),
             job.id.clone(),
             repo.id.clone(),
             self.events.subscribe(),
+            stop,
         ));
         // The lease is renewed from a task of its own: a sync busy on its thread must not
         // starve the renewals (its lease would run out and another process take the job).
@@ -486,8 +491,9 @@ impl JobRunner {
             Ok(()) = lost_rx => None,
         };
         heartbeat.abort();
-        // The outcome written by `record_outcome` is the job's last word.
-        recorder.abort();
+        // The outcome written by `record_outcome` is the job's last word: the recorder
+        // stops after any write it has in flight.
+        let _ = stop_recording.send(());
         let _ = recorder.await;
         let Some(outcome) = outcome else {
             return Ok((Err(LEASE_LOST.to_string()), false));
