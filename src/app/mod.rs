@@ -305,13 +305,16 @@ pub async fn start(
         indexer.resync_queued().await.map_err(failed)?;
         // The queue also watches the working trees whose settings ask for it.
         tokio::spawn(jobs.clone().run_forever(Duration::from_secs(30)));
-        // Syncs that other processes on the same database run show in this one's events.
-        tokio::spawn(crate::index::jobs::relay_progress(
-            meta.clone(),
-            jobs.owner().to_string(),
-            events.clone(),
-            Duration::from_secs(1),
-        ));
+        // Syncs that other processes on the same database run show in this one's events
+        // (a SQLite database has one process running jobs: nothing to relay).
+        if crate::store::MetaStore::backend(meta.as_ref()) != "sqlite" {
+            tokio::spawn(crate::index::jobs::relay_progress(
+                meta.clone(),
+                jobs.owner().to_string(),
+                events.clone(),
+                Duration::from_secs(1),
+            ));
+        }
     }
     let mut service = Service::new(indexer, Arc::new(searcher), jobs, events)
         .with_embed_cache(opened.cache)

@@ -212,8 +212,8 @@ impl Service {
             Ok(Err(e)) => return Err(unavailable("metadata store", e.to_string())),
             Err(_) => return Err(unavailable("metadata store", late())),
         }
-        match tokio::time::timeout(READY_TIMEOUT, self.indexer.vectors().stats()).await {
-            Ok(Ok(_)) => Ok(()),
+        match tokio::time::timeout(READY_TIMEOUT, self.indexer.vectors().ping()).await {
+            Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(unavailable("chunk store", e.to_string())),
             Err(_) => Err(unavailable("chunk store", late())),
         }

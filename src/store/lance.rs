@@ -1344,6 +1344,11 @@ impl VectorStore for LanceStore {
         Ok(())
     }
 
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.table.count_rows(None).await?;
+        Ok(())
+    }
+
     async fn stats(&self) -> Result<StoreStats, StoreError> {
         let mut indexed_columns: Vec<String> = self
             .table

@@ -173,6 +173,8 @@ pub trait VectorStore: Send + Sync {
     async fn maintain(&self) -> Result<StoreStats, StoreError>;
     /// Current size and index state.
     async fn stats(&self) -> Result<StoreStats, StoreError>;
+    /// Whether the store answers (a read of the table's row count, from its manifest).
+    async fn ping(&self) -> Result<(), StoreError>;
 
     /// What the store keeps on disk and what maintenance would reclaim (reads the
     /// table's manifests and, for a local store, walks its directory: for `doctor` and
