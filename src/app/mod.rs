@@ -307,7 +307,7 @@ pub async fn start(
         tokio::spawn(jobs.clone().run_forever(Duration::from_secs(30)));
         // Syncs that other processes on the same database run show in this one's events
         // (a SQLite database has one process running jobs: nothing to relay).
-        if crate::store::MetaStore::backend(meta.as_ref()) != "sqlite" {
+        if crate::store::MetaStore::shared(meta.as_ref()) {
             tokio::spawn(crate::index::jobs::relay_progress(
                 meta.clone(),
                 jobs.owner().to_string(),

@@ -315,10 +315,10 @@ impl JobRunner {
     /// are alive and renewing them.
     pub async fn resume(&self) -> Result<u64, IndexError> {
         let meta = self.indexer.meta();
-        Ok(if meta.backend() == "sqlite" {
-            meta.requeue_running_jobs().await?
-        } else {
+        Ok(if meta.shared() {
             meta.requeue_expired_jobs().await?
+        } else {
+            meta.requeue_running_jobs().await?
         })
     }
 

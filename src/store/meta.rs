@@ -465,6 +465,11 @@ impl std::fmt::Debug for Credentials {
 pub trait MetaStore: Send + Sync {
     /// Which backend (`sqlite` / `postgres`), for logs and `/readyz`.
     fn backend(&self) -> &'static str;
+    /// Whether other processes may run jobs on this database (PostgreSQL); a SQLite
+    /// file has one such process.
+    fn shared(&self) -> bool {
+        self.backend() != "sqlite"
+    }
     /// Checks the database answers.
     async fn ping(&self) -> Result<(), StoreError>;
 
