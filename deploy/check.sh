@@ -3,9 +3,11 @@
 #   - the Helm chart: `helm lint --strict`, `helm template` with the defaults and with every
 #     option on (ingress under a path, TLS, Postgres, OTel, ServiceMonitor), each rendered
 #     object checked against Kubernetes' own OpenAPI schemas (kubernetes-validate --strict:
-#     unknown fields are errors), and values the chart must refuse (two replicas, no admin
-#     token, a short one, an https OTLP endpoint);
-#   - docker/compose.yaml against the Compose specification's schema.
+#     unknown fields are errors), with several replicas on object storage (PDB, HPA), and
+#     values the chart must refuse (two replicas without PostgreSQL or object storage, no
+#     admin token, a short one, an https OTLP endpoint);
+#   - docker/compose.yaml and docker/compose.replicas.yaml against the Compose
+#     specification's schema.
 #
 #   deploy/check.sh            prints "check: ok" when everything passed
 #
@@ -88,6 +90,14 @@ render everything --set secret.adminToken="$token" \
   --set otel.endpoint=http://otel-collector:4318 --set otel.protocol=grpc \
   --set serviceMonitor.enabled=true --set secret.voyageApiKey=vk
 render existing-secret --set existingSecret=team-sextant
+render replicas --set secret.adminToken="$token" --set replicas=3 \
+  --set postgres.enabled=true --set secret.databaseUrl=postgres://sextant:pw@db:5432/sextant \
+  --set objectStore.enabled=true --set objectStore.uri=s3://team-code/sextant \
+  --set objectStore.endpoint=http://minio:9000 --set objectStore.allowHttp=true \
+  --set secret.awsAccessKeyId=ak --set secret.awsSecretAccessKey=sk
+render autoscaled --set secret.adminToken="$token" --set autoscaling.enabled=true \
+  --set postgres.enabled=true --set secret.databaseUrl=postgres://sextant:pw@db:5432/sextant \
+  --set objectStore.enabled=true --set objectStore.uri=s3://team-code/sextant
 
 # What the rendering must contain.
 grep -q 'path: /sextant/readyz' "$out/everything.yaml" || fail "readiness probe under the base path"
@@ -96,6 +106,16 @@ grep -q 'name: OTEL_EXPORTER_OTLP_ENDPOINT' "$out/everything.yaml" || fail "OTel
 grep -q 'key: database-url' "$out/everything.yaml" || fail "DATABASE_URL from the Secret"
 grep -q 'secretName: team-sextant' "$out/existing-secret.yaml" || fail "existingSecret is mounted"
 if grep -q '^kind: Secret' "$out/existing-secret.yaml"; then fail "a Secret rendered beside existingSecret"; fi
+grep -q '^  replicas: 3' "$out/replicas.yaml" || fail "three replicas"
+grep -q '^kind: PodDisruptionBudget' "$out/replicas.yaml" || fail "a PodDisruptionBudget with replicas"
+grep -q 'value: "s3://team-code/sextant"' "$out/replicas.yaml" || fail "SEXTANT_LANCE_URI on the object store"
+grep -q 'name: SEXTANT_MCP_STATELESS' "$out/replicas.yaml" || fail "stateless MCP with replicas"
+grep -q 'key: aws-secret-access-key' "$out/replicas.yaml" || fail "S3 credentials from the Secret"
+grep -q '^kind: HorizontalPodAutoscaler' "$out/autoscaled.yaml" || fail "an HPA with autoscaling"
+if grep -q '^  replicas:' "$out/autoscaled.yaml"; then fail "replicas fixed beside the HPA"; fi
+if grep -qE 'PodDisruptionBudget|SEXTANT_MCP_STATELESS' "$out/defaults.yaml"; then
+  fail "one pod renders a PodDisruptionBudget or stateless MCP"
+fi
 
 echo "== values the chart refuses"
 # Each refusal must come from the rule it tests: any other error (a template that does not
@@ -112,15 +132,22 @@ refuse() { # reason, the error text expected, then --set flags
 refuse "no admin token" "secret.adminToken is required"
 refuse "a short admin token" "secret.adminToken must be at least 32 characters" \
   --set secret.adminToken=short
-refuse "two replicas" "at '/replicas': maximum: got 2, want 1" \
+refuse "two replicas without PostgreSQL" "more than one replica (or autoscaling) needs postgres.enabled" \
   --set secret.adminToken="$token" --set replicas=2
+refuse "two replicas without object storage" "needs objectStore.enabled with objectStore.uri" \
+  --set secret.adminToken="$token" --set replicas=2 \
+  --set postgres.enabled=true --set secret.databaseUrl=postgres://sextant:pw@db:5432/sextant
+refuse "object storage without a URI" "objectStore.enabled needs objectStore.uri" \
+  --set secret.adminToken="$token" --set objectStore.enabled=true
 refuse "an https OTLP endpoint" "at '/otel/endpoint': 'https://c:4318' does not match pattern" \
   --set secret.adminToken="$token" --set otel.endpoint=https://c:4318
 refuse "Postgres without a URL" "postgres.enabled needs secret.databaseUrl" \
   --set secret.adminToken="$token" --set postgres.enabled=true
 
-echo "== docker/compose.yaml against the Compose specification"
-"$venv/bin/check-jsonschema" --builtin-schema vendor.compose-spec docker/compose.yaml >/dev/null \
-  || fail "docker/compose.yaml"
+echo "== docker/compose.yaml and compose.replicas.yaml against the Compose specification"
+for f in docker/compose.yaml docker/compose.replicas.yaml; do
+  "$venv/bin/check-jsonschema" --builtin-schema vendor.compose-spec "$f" >/dev/null || fail "$f"
+done
+grep -q 'server sextant-b:7878' docker/nginx-replicas.conf || fail "nginx balances both replicas"
 
 echo "check: ok"

@@ -100,6 +100,16 @@ impl Config {
             .unwrap_or_else(|| self.data_dir.join("grep"))
     }
 
+    /// Where the grep index is mirrored: beside a chunk store on object storage
+    /// (`<lance-uri>/grep`), so that replicas sharing no disk share it; `None` for a
+    /// local chunk store (the directory is the index).
+    pub fn grep_mirror(&self) -> Option<String> {
+        let lance = self.lance_uri();
+        lance
+            .contains("://")
+            .then(|| format!("{}/grep", lance.trim_end_matches('/')))
+    }
+
     /// The LanceDB URI in effect.
     pub fn lance_uri(&self) -> String {
         self.lance_uri

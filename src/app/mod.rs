@@ -14,7 +14,7 @@ use crate::embed::{CachedEmbedder, EmbedError, Embedder, Reranker};
 use crate::index::{IndexOptions, Indexer, JobRunner, ModelChange};
 use crate::search::Searcher;
 use crate::service::Service;
-use crate::store::grep::GrepIndex;
+use crate::store::grep::{GrepIndex, GrepMirror};
 use crate::store::{Enqueued, LanceStore, LanceStoreOptions, SqlMetaStore};
 
 /// Why the application could not be put together; each message says what to do.
@@ -89,13 +89,21 @@ pub async fn open_vectors(uri: &str, dims: usize) -> Result<LanceStore, AppError
 /// Opens the grep index (under `<data-dir>/grep` by default).
 pub fn open_grep(config: &Config) -> Result<GrepIndex, AppError> {
     let dir = config.grep_dir();
-    GrepIndex::open(&dir).map_err(|e| {
+    let index = GrepIndex::open(&dir).map_err(|e| {
         AppError::Failed(format!(
             "the grep index at {} cannot be used: {e}\nIt is rebuilt from the indexed files: \
              move it aside and the next sync of each repository writes it again.",
             dir.display()
         ))
-    })
+    })?;
+    match config.grep_mirror() {
+        Some(uri) => {
+            let mirror = GrepMirror::open(&uri, crate::store::DEFAULT_READ_CONSISTENCY)
+                .map_err(|e| AppError::Failed(e.to_string()))?;
+            Ok(index.with_mirror(mirror))
+        }
+        None => Ok(index),
+    }
 }
 
 /// Removes the chunk store when it holds vectors of another width than the configured

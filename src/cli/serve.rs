@@ -111,6 +111,11 @@ pub struct ServeArgs {
     /// SSE streams plus MCP sessions one token may hold open at once; more get 429.
     #[arg(long, default_value_t = crate::server::sessions::DEFAULT_SESSIONS_PER_TOKEN, env = "SEXTANT_MAX_SESSIONS_PER_TOKEN")]
     pub max_sessions_per_token: usize,
+    /// Serve MCP without sessions (no `Mcp-Session-Id`): each request stands alone, so
+    /// any replica behind a load balancer answers any client's next request. Set it on
+    /// every replica of a multi-replica deployment (the Helm chart does).
+    #[arg(long, env = "SEXTANT_MCP_STATELESS")]
+    pub mcp_stateless: bool,
     /// Seconds an MCP session may go without a request before it is closed.
     #[arg(long, default_value_t = crate::server::sessions::DEFAULT_SESSION_IDLE.as_secs(), env = "SEXTANT_SESSION_IDLE_TIMEOUT")]
     pub session_idle_timeout: u64,
@@ -194,6 +199,7 @@ impl ServeArgs {
             trust_forwarded: self.trust_forwarded,
             request_timeout: Duration::from_secs(self.request_timeout.max(1)),
             body_timeout: Duration::from_secs(self.body_timeout.max(1)),
+            mcp_stateless: self.mcp_stateless,
         }
         .validated()
     }

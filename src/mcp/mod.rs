@@ -524,16 +524,19 @@ impl ServerHandler for SextantMcp {
 /// authentication layer. `allowed_hosts` guards against DNS rebinding (empty: any host;
 /// the router's own guard has already checked), `allowed_origins` against cross-site
 /// browser calls; sessions live in `sessions` (whose idle timeout and per-token count the
-/// server keeps).
+/// server keeps) unless `stateless`, where every request is served on its own (replicas
+/// behind a balancer with no affinity).
 pub fn http_service(
     tools: SextantMcp,
     sessions: Arc<LocalSessionManager>,
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
+    stateless: bool,
 ) -> StreamableHttpService<SextantMcp, LocalSessionManager> {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts)
-        .with_allowed_origins(allowed_origins);
+        .with_allowed_origins(allowed_origins)
+        .with_legacy_session_mode(!stateless);
     StreamableHttpService::new(move || Ok(tools.clone()), sessions, config)
 }
 

@@ -138,6 +138,10 @@ pub struct HttpOptions {
     /// included), before a 408: a body trickled a byte at a time no longer holds a
     /// connection and a worker for as long as the client likes.
     pub body_timeout: Duration,
+    /// Serve MCP without sessions: every request stands alone (no `Mcp-Session-Id`), so
+    /// replicas behind a load balancer answer any request of any client. Clients of MCP
+    /// 2026-07-28 and later are served so whatever this says.
+    pub mcp_stateless: bool,
 }
 
 impl Default for HttpOptions {
@@ -149,6 +153,7 @@ impl Default for HttpOptions {
             trust_forwarded: false,
             request_timeout: Duration::from_secs(60),
             body_timeout: Duration::from_secs(30),
+            mcp_stateless: false,
         }
     }
 }
@@ -313,6 +318,7 @@ fn mcp_routes(state: &Arc<ServerState>, options: &HttpOptions) -> Router {
                 state.sessions.manager(),
                 mcp_hosts,
                 options.allowed_origins.clone(),
+                options.mcp_stateless,
             ),
         )
         .layer(middleware::from_fn_with_state(

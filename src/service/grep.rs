@@ -56,14 +56,19 @@ impl Service {
         self.searcher.freshen(&ids).await;
         let mut scopes = Vec::with_capacity(repos.len());
         for r in repos {
+            // New versions another replica published (with a copy on object storage).
+            index.pull(&r.id, false).await?;
             let tracked = match &request.git_ref {
                 None => None,
                 Some(git_ref) => {
                     let named = !request.repositories.is_empty();
                     match self.indexer.find_ref(&r.id, git_ref).await {
                         Ok(t) => Some(TrackedScope {
+                            snapshot: {
+                                index.pull(&t.id, false).await?;
+                                index.snapshot(&t.id)
+                            },
                             name: git_ref.clone(),
-                            snapshot: index.snapshot(&t.id),
                             hidden: self
                                 .indexer
                                 .meta()

@@ -32,6 +32,18 @@ pub enum StoreError {
     /// Stored data or arguments do not fit the schema.
     #[error("{0}")]
     Invalid(String),
+    /// Object storage (the grep index's copy beside an object-store chunk store) failed or
+    /// could not be reached.
+    #[error(
+        "object storage at {uri} failed: {message} (check that it is reachable and the AWS_* \
+         settings; the request can be retried)"
+    )]
+    ObjectStore {
+        /// The store's URI.
+        uri: String,
+        /// What failed.
+        message: String,
+    },
     /// A filesystem operation failed.
     #[error("cannot access {path}: {source}")]
     Io {
@@ -77,14 +89,24 @@ impl StoreError {
             .contains(&std::io::Error::from_raw_os_error(enospc).to_string())
     }
 
-    /// Whether the metadata database could not be reached (down, restarting, out of
-    /// connections): the request may succeed later, unlike a rejected statement.
+    /// Whether a store could not be reached (the metadata database down, restarting or
+    /// out of connections; object storage that does not answer): the request may succeed
+    /// later, unlike a rejected statement.
     pub fn is_unavailable(&self) -> bool {
         matches!(
             self,
             StoreError::Sql(
                 sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
-            )
+            ) | StoreError::ObjectStore { .. }
+                // The chunk store's storage failed (object storage that does not answer, a
+                // request that timed out): retrying later may succeed.
+                | StoreError::Lance(
+                    lancedb::Error::ObjectStore { .. }
+                        | lancedb::Error::Timeout { .. }
+                        | lancedb::Error::Lance {
+                            source: lance::Error::IO { .. }
+                        }
+                )
         )
     }
 }

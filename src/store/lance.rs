@@ -102,12 +102,16 @@ impl LanceStoreOptions {
             prune_older_than: std::time::Duration::from_secs(60),
             index_cache_bytes: 256 << 20,
             metadata_cache_bytes: 64 << 20,
-            // A check on every read cost a search ~6 ms at 110k rows (several reads,
-            // each listing the table's versions); once a second costs nothing measurable.
-            read_consistency: std::time::Duration::from_secs(1),
+            read_consistency: DEFAULT_READ_CONSISTENCY,
         }
     }
 }
+
+/// Default for [`LanceStoreOptions::read_consistency`] (and for how often the grep
+/// index's copy on object storage is looked at). A check on every read cost a search
+/// ~6 ms at 110k rows (several reads, each listing the table's versions); once a second
+/// costs nothing measurable.
+pub const DEFAULT_READ_CONSISTENCY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// k-means iterations when the ANN index is trained (by maintenance).
 const ANN_KMEANS_ITERATIONS: u32 = 10;

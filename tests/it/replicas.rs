@@ -3,8 +3,14 @@
 //! a time, every replica's event stream shows it, and the job of a replica killed
 //! mid-sync is taken over by another and finished, with nothing lost and nothing stored
 //! twice; both answer searches and greps alike, and a replica stopped with SIGTERM
-//! hands its job back. The chunk store is a local LanceDB directory both processes open
-//! and the grep index a directory both name (`SEXTANT_GREP_DIR`).
+//! hands its job back.
+//!
+//! The scenario runs twice: on one disk (a LanceDB directory both processes open, a grep
+//! directory both name with `SEXTANT_GREP_DIR`), and on object storage (LanceDB on a
+//! real S3 server, each replica's grep index a cache of the copy beside it, MCP served
+//! without sessions so that either replica answers a client's next request). The
+//! object-store faults follow: the S3 server killed mid-sync and restarted, and a slow
+//! one.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -15,24 +21,45 @@ use crate::support;
 use support::models::static_model;
 use support::postgres::TestPostgres;
 use support::process::{Served, json_of, sextant_static, wait_job};
+use support::s3::{SlowProxy, TestS3};
 use support::skip;
 
-/// Where the replicas keep what they share.
+/// Where the replicas keep the chunk store and the grep index.
+#[derive(Clone, Copy)]
+enum Storage<'a> {
+    /// A LanceDB directory and a grep directory both processes open.
+    Disk { lance: &'a Path, grep: &'a Path },
+    /// LanceDB on the S3 server at `endpoint` (the server itself, or a proxy before it)
+    /// under `uri`; each replica's grep directory is its own.
+    Objects { uri: &'a str, endpoint: &'a str },
+}
+
+/// What the replicas share.
 struct Shared<'a> {
     model: &'a Path,
     database: &'a str,
-    lance: &'a Path,
-    grep: &'a Path,
+    storage: Storage<'a>,
 }
 
 /// A replica on the shared database and chunk store with a lease of `lease` seconds;
 /// `held` parks its syncs after their first batch (the crash tests' fail point).
 fn replica(data: &Path, shared: &Shared<'_>, lease: u64, held: bool) -> Served {
     let mut cmd = sextant_static(data, shared.model);
-    cmd.env("DATABASE_URL", shared.database)
-        .env("SEXTANT_LANCE_URI", shared.lance)
-        .env("SEXTANT_GREP_DIR", shared.grep)
-        .args(["--batch-files", "8", "serve", "--bind", "127.0.0.1:0"])
+    cmd.env("DATABASE_URL", shared.database);
+    match shared.storage {
+        Storage::Disk { lance, grep } => {
+            cmd.env("SEXTANT_LANCE_URI", lance)
+                .env("SEXTANT_GREP_DIR", grep);
+        }
+        Storage::Objects { uri, endpoint } => {
+            cmd.env("SEXTANT_LANCE_URI", uri)
+                .env("SEXTANT_MCP_STATELESS", "true");
+            for (name, value) in TestS3::env_for(endpoint) {
+                cmd.env(name, value);
+            }
+        }
+    }
+    cmd.args(["--batch-files", "8", "serve", "--bind", "127.0.0.1:0"])
         .args(["--job-lease", &lease.to_string()]);
     if held {
         cmd.env("SEXTANT_FAILPOINT", "sync-after-batch");
@@ -51,21 +78,73 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
         Err(why) => return skip("replicas (needs PostgreSQL)", why),
     };
     let tmp = tempfile::tempdir().expect("tempdir");
-    let root = tmp.path().join("ws");
-    crate::crash::workspace(&root, 6);
     let lance = tmp.path().join("lance");
-    let http = reqwest::Client::new();
     let grep = tmp.path().join("grep");
     let shared = Shared {
         model: &model,
         database: &pg.url,
-        lance: &lance,
-        grep: &grep,
+        storage: Storage::Disk {
+            lance: &lance,
+            grep: &grep,
+        },
     };
+    takeover(tmp.path(), &shared, &lance).await;
+    pg.cleanup().await;
+}
+
+/// The same on object storage: LanceDB on a real S3 server, the grep index mirrored
+/// there, MCP without sessions. Afterwards the grep copy is on the server and not on
+/// any shared disk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_on_object_storage_share_everything_through_it() {
+    let model = match static_model() {
+        Ok(m) => m,
+        Err(why) => return skip("replicas on S3 (needs the static model)", why),
+    };
+    let s3 = match TestS3::start() {
+        Ok(s3) => s3,
+        Err(why) => return skip("replicas on S3 (needs an S3 server)", why),
+    };
+    let pg = match TestPostgres::start().await {
+        Ok(pg) => pg,
+        Err(why) => return skip("replicas on S3 (needs PostgreSQL)", why),
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let uri = s3.uri("lance");
+    let endpoint = s3.endpoint();
+    let shared = Shared {
+        model: &model,
+        database: &pg.url,
+        storage: Storage::Objects {
+            uri: &uri,
+            endpoint: &endpoint,
+        },
+    };
+    let repo_id = takeover(tmp.path(), &shared, &s3.objects("lance")).await;
+    let copy = s3
+        .objects("lance/grep")
+        .join(&repo_id)
+        .join("manifest.json");
+    assert!(copy.is_file(), "the grep index's copy is on the S3 server");
+    assert!(
+        !tmp.path().join("grep").exists(),
+        "no grep directory is shared on disk"
+    );
+    pg.cleanup().await;
+}
+
+/// Two replicas on `shared` storage: A parks a sync, B relays its progress, A is killed
+/// and B finishes the job; no chunk lost or doubled (read from the LanceDB directory
+/// `lance_dir`); both answer alike; a replica stopped with SIGTERM hands its job back.
+/// Returns the repository's id.
+async fn takeover(tmp: &Path, shared: &Shared<'_>, lance_dir: &Path) -> String {
+    let root = tmp.join("ws");
+    crate::crash::workspace(&root, 6);
+    let http = reqwest::Client::new();
 
     // A claims the registration's sync and parks it after its first batch; B starts
     // only then (and leaves A's job alone: its lease is alive).
-    let mut a = replica(&tmp.path().join("a"), &shared, 3, true);
+    let mut a = replica(&tmp.join("a"), shared, 3, true);
     let created = json_of(
         http.post(format!("{}/api/v1/repositories", a.url))
             .json(&json!({ "path": root.to_string_lossy(), "name": "ws" })),
@@ -73,7 +152,7 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
     .await;
     let job = created["job"]["id"].as_str().expect("a job").to_string();
     parked(&a).await;
-    let b = replica(&tmp.path().join("b"), &shared, 3, false);
+    let b = replica(&tmp.join("b"), shared, 3, false);
     let running = wait_job(&http, &b.url, &job, |s| s == "running").await;
     assert!(
         running["leaseOwner"]
@@ -130,7 +209,7 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
 
     // Nothing lost, nothing twice: every file's chunks are in the store once, and the
     // store holds no chunk outside them.
-    let meta = sextant::store::SqlMetaStore::open(&pg.url)
+    let meta = sextant::store::SqlMetaStore::open(shared.database)
         .await
         .expect("open the database");
     use sextant::store::{MetaStore, VectorStore};
@@ -140,7 +219,7 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
         .expect("read")
         .expect("registered");
     let store = sextant::store::LanceStore::open(sextant::store::LanceStoreOptions::new(
-        lance.to_string_lossy(),
+        lance_dir.to_string_lossy(),
         256,
     ))
     .await
@@ -170,7 +249,7 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
 
     // Both replicas answer from the same index (A restarted under a new process, with a
     // minute's lease and its syncs parked again).
-    let mut a = replica(&tmp.path().join("a"), &shared, 60, true);
+    let mut a = replica(&tmp.join("a"), shared, 60, true);
     let answers: Vec<Vec<String>> = ask_each(
         &http,
         [&a.url, &b.url],
@@ -207,6 +286,9 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
     .collect();
     assert!(greps[0] > 0, "grep on A found nothing");
     assert_eq!(greps[0], greps[1], "both replicas grep alike");
+    if matches!(shared.storage, Storage::Objects { .. }) {
+        mcp_across(&http, &a.url, &b.url).await;
+    }
 
     // A replica that is stopped (SIGTERM) hands its job back: another takes it at once,
     // long before its minute's lease would run out.
@@ -223,7 +305,7 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
     .await;
     let job = queued["job"]["id"].as_str().expect("a job").to_string();
     parked(&a).await;
-    let b = replica(&tmp.path().join("b"), &shared, 3, false);
+    let b = replica(&tmp.join("b"), shared, 3, false);
     let stopped_at = Instant::now();
     std::process::Command::new("kill")
         .args(["-TERM", &a.id().to_string()])
@@ -251,7 +333,71 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
     );
     meta.close().await;
     drop(b);
-    pg.cleanup().await;
+    repo.id
+}
+
+/// One JSON-RPC message to `base`'s `/mcp`: the session id the answer carries (if any)
+/// and the answer.
+async fn mcp(
+    http: &reqwest::Client,
+    base: &str,
+    body: serde_json::Value,
+) -> (Option<String>, serde_json::Value) {
+    let response = http
+        .post(format!("{base}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .expect("MCP request");
+    assert!(response.status().is_success(), "{}", response.status());
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let text = response.text().await.expect("MCP answer");
+    let answer = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .chain(std::iter::once(text.as_str()))
+        .filter_map(|d| serde_json::from_str::<serde_json::Value>(d.trim()).ok())
+        .find(|v| v.get("id").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC answer in {text}"));
+    (session, answer)
+}
+
+/// An MCP client that starts on `first` and whose next requests the balancer sends to
+/// `second`, then to `first` again: without sessions every request stands alone.
+async fn mcp_across(http: &reqwest::Client, first: &str, second: &str) {
+    let (session, init) = mcp(
+        http,
+        first,
+        json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": { "name": "balanced", "version": "1" } }
+        }),
+    )
+    .await;
+    assert!(init["result"]["serverInfo"].is_object(), "{init}");
+    assert_eq!(session, None, "no session to pin the client to a replica");
+    for (id, base) in [(2, second), (3, first)] {
+        let (_, call) = mcp(
+            http,
+            base,
+            json!({
+                "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": { "name": "codebase_search",
+                            "arguments": { "query": "symbol = copy3", "repositories": ["ws"] } }
+            }),
+        )
+        .await;
+        let text = call["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{call}"));
+        assert!(text.contains("copy3"), "{base} answered: {call}");
+    }
 }
 
 /// The answer of `POST /api/v1/{route}` with `body` from each replica.
@@ -282,4 +428,176 @@ async fn parked(replica: &Served) {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// One server with its chunk store on an S3 server reached through a proxy: the S3
+/// server killed mid-sync and started again (searches meanwhile answer or fail with a
+/// 503 that names the store, never a bare 500; the sync finishes, or fails saying why
+/// and the next one completes it, with no chunk lost or doubled), then a slow store
+/// (every read 20 ms late): syncs and searches still complete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_or_slow_object_store_is_ridden_out() {
+    let model = match static_model() {
+        Ok(m) => m,
+        Err(why) => return skip("object-store faults (needs the static model)", why),
+    };
+    let mut s3 = match TestS3::start() {
+        Ok(s3) => s3,
+        Err(why) => return skip("object-store faults (needs an S3 server)", why),
+    };
+    let proxy = SlowProxy::start(s3.port).await;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("ws");
+    crate::crash::workspace(&root, 3);
+    let mut cmd = sextant_static(&tmp.path().join("data"), &model);
+    cmd.env("SEXTANT_LANCE_URI", s3.uri("lance"));
+    for (name, value) in TestS3::env_for(&proxy.endpoint()) {
+        cmd.env(name, value);
+    }
+    cmd.args(["--batch-files", "4", "serve", "--bind", "127.0.0.1:0"]);
+    let server = Served::start(cmd);
+    let http = reqwest::Client::new();
+    // Slow enough that the sync is still running when the store goes away.
+    proxy.set_delay(Duration::from_millis(20));
+    let created = json_of(
+        http.post(format!("{}/api/v1/repositories", server.url))
+            .json(&json!({ "path": root.to_string_lossy(), "name": "ws" })),
+    )
+    .await;
+    let job = created["job"]["id"].as_str().expect("a job").to_string();
+    let started = Instant::now();
+    loop {
+        let state = json_of(http.get(format!("{}/api/v1/jobs/{job}", server.url))).await;
+        if state["job"]["progressDone"].as_i64().unwrap_or(0) > 0 {
+            assert_eq!(state["job"]["state"], "running", "{state}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no progress: {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    s3.stop();
+    proxy.set_delay(Duration::ZERO);
+    let during = http
+        .post(format!("{}/api/v1/search", server.url))
+        .json(&json!({ "query": "copy3", "repositories": ["ws"] }))
+        .send()
+        .await
+        .expect("an answer while the store is down");
+    let status = during.status().as_u16();
+    let body = during.text().await.unwrap_or_default();
+    assert!(
+        status == 200 || (status == 503 && body.to_lowercase().contains("store")),
+        "a search while the store is down answers or says the store is unavailable: {status} {body}"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    s3.restart();
+    let finished = wait_job(&http, &server.url, &job, |s| {
+        s == "succeeded" || s == "failed"
+    })
+    .await;
+    if finished["state"] == "failed" {
+        let error = finished["error"].as_str().unwrap_or("").to_lowercase();
+        assert!(
+            error.contains("store") || error.contains("s3") || error.contains("storage"),
+            "the failure says the store failed: {finished}"
+        );
+        let again = json_of(
+            http.post(format!("{}/api/v1/repositories/ws/sync", server.url))
+                .json(&json!({})),
+        )
+        .await;
+        let again = again["job"]["id"].as_str().expect("a job").to_string();
+        let done = wait_job(&http, &server.url, &again, |s| {
+            s == "succeeded" || s == "failed"
+        })
+        .await;
+        assert_eq!(
+            done["state"], "succeeded",
+            "the next sync completes it: {done}"
+        );
+    }
+    let found = json_of(
+        http.post(format!("{}/api/v1/search", server.url))
+            .json(&json!({ "query": "symbol = copy2", "repositories": ["ws"] })),
+    )
+    .await;
+    assert!(
+        found["response"]["results"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty()),
+        "{found}"
+    );
+
+    // Nothing lost or doubled, read from the server's own files.
+    let meta =
+        sextant::store::SqlMetaStore::open(&tmp.path().join("data/sextant.db").to_string_lossy())
+            .await
+            .expect("open the database");
+    use sextant::store::{MetaStore, VectorStore};
+    let repo = meta
+        .get_repository_by_name("ws")
+        .await
+        .expect("read")
+        .expect("registered");
+    let files = meta.list_files(&repo.id).await.expect("files");
+    assert_eq!(files.len(), sextant::cli::source_files(&root).len());
+    let store = sextant::store::LanceStore::open(sextant::store::LanceStoreOptions::new(
+        s3.objects("lance").to_string_lossy(),
+        256,
+    ))
+    .await
+    .expect("open the chunk store");
+    let mut total = 0;
+    for f in &files {
+        let chunks = store.file_chunks(&repo.id, &f.path).await.expect("chunks");
+        let mut ids: Vec<&str> = chunks.iter().map(|c| c.chunk.id.as_str()).collect();
+        ids.sort_unstable();
+        let n = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "{} has a chunk twice", f.path);
+        total += n;
+    }
+    let stored = store
+        .count(&sextant::store::ChunkFilter {
+            repositories: vec![repo.id.clone()],
+            ..Default::default()
+        })
+        .await
+        .expect("count");
+    assert_eq!(stored, total, "chunks that belong to no file");
+    meta.close().await;
+
+    // A slow store: every read 20 ms late. A sync and a search still complete.
+    proxy.set_delay(Duration::from_millis(20));
+    std::fs::write(
+        root.join("pkg0/slow.ts"),
+        "export function slowStore(): number {\n  return 2;\n}\n",
+    )
+    .expect("write");
+    let queued = json_of(
+        http.post(format!("{}/api/v1/repositories/ws/sync", server.url))
+            .json(&json!({})),
+    )
+    .await;
+    let job = queued["job"]["id"].as_str().expect("a job").to_string();
+    let done = wait_job(&http, &server.url, &job, |s| {
+        s == "succeeded" || s == "failed"
+    })
+    .await;
+    assert_eq!(done["state"], "succeeded", "{done}");
+    let found = json_of(
+        http.post(format!("{}/api/v1/search", server.url))
+            .json(&json!({ "query": "symbol = slowStore", "repositories": ["ws"] })),
+    )
+    .await;
+    assert!(
+        found["response"]["results"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|r| r["path"] == "pkg0/slow.ts")),
+        "{found}"
+    );
+    drop(server);
 }

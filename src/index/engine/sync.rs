@@ -158,6 +158,11 @@ impl Indexer {
         // Files the grep index lacks are read again: their records lose the mtime and
         // hash the change check compares, and a git source is diffed against nothing.
         let mut planned = std::borrow::Cow::Borrowed(repo);
+        if let Some(grep) = &self.grep {
+            // Another replica may have written the repository last (a copy on object
+            // storage): plan against what it published.
+            grep.pull(&repo.id, true).await?;
+        }
         if self.forget_ungrepped(&repo.id, &mut stored) > 0 {
             planned.to_mut().indexed_commit = None;
         }

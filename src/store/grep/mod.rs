@@ -14,18 +14,24 @@
 //! Readers take a [`Snapshot`] (the segments and deletions at one moment, memory-mapped)
 //! and never wait for a writer; a merged-away segment's file is unlinked while readers
 //! that hold it keep reading it.
+//!
+//! Replicas that share no disk keep the directory as a cache of a copy on object
+//! storage ([`mirror`]): writers publish each commit there, readers pull new versions.
 
+pub mod mirror;
 pub mod segment;
 pub mod trigrams;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
 
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
 
 use super::StoreError;
+pub use mirror::GrepMirror;
 pub use segment::{DocMeta, NewDoc, Segment};
 pub use trigrams::Plan;
 
@@ -36,6 +42,7 @@ const MANIFEST: &str = "manifest.json";
 pub struct GrepIndex {
     dir: PathBuf,
     repos: Mutex<HashMap<String, Arc<RepoGrep>>>,
+    mirror: Option<Arc<GrepMirror>>,
 }
 
 /// One repository's grep index.
@@ -49,6 +56,26 @@ struct RepoGrep {
     /// Held by the one writer (syncs of a repository are serialised already; this keeps
     /// the index whole even if they were not), with the number of the last segment file.
     writing: Mutex<u64>,
+    /// The copy on object storage, when kept.
+    mirror: Option<Arc<GrepMirror>>,
+    /// The repository's id (its directory's name, and its prefix in the mirror).
+    id: String,
+    /// Held while the directory is brought up to the mirror or a write is published, so
+    /// that a reader's pull never lays an older remote manifest over a newer local one.
+    syncing: tokio::sync::Mutex<()>,
+    /// What the last look at the mirror found.
+    remote: Mutex<RemoteState>,
+}
+
+/// The mirror as a repository's index last saw it.
+#[derive(Debug, Default)]
+struct RemoteState {
+    /// The tag of the remote manifest the directory holds.
+    tag: Option<String>,
+    /// When readers last looked.
+    checked: Option<Instant>,
+    /// Whether this process removed the strays of failed publishes yet.
+    swept: bool,
 }
 
 /// A live segment with the documents it has lost.
@@ -185,7 +212,19 @@ impl GrepIndex {
         Ok(GrepIndex {
             dir,
             repos: Mutex::new(HashMap::new()),
+            mirror: None,
         })
+    }
+
+    /// Keeps the indexes as caches of copies in `mirror` (replicas that share no disk).
+    pub fn with_mirror(mut self, mirror: GrepMirror) -> GrepIndex {
+        self.mirror = Some(Arc::new(mirror));
+        self
+    }
+
+    /// The copy on object storage, when kept.
+    pub fn mirror(&self) -> Option<&Arc<GrepMirror>> {
+        self.mirror.as_ref()
     }
 
     /// Where the indexes live.
@@ -200,8 +239,22 @@ impl GrepIndex {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         repos
             .entry(repo_id.to_string())
-            .or_insert_with(|| Arc::new(RepoGrep::open(self.dir.join(repo_id))))
+            .or_insert_with(|| {
+                Arc::new(RepoGrep::open(
+                    self.dir.join(repo_id),
+                    repo_id,
+                    self.mirror.clone(),
+                ))
+            })
             .clone()
+    }
+
+    /// Brings the repository's index up to its copy on object storage (when kept): a
+    /// reader's look happens at most once per the mirror's interval and is skipped while
+    /// this process writes the repository; `now` (a writer about to plan its work) looks
+    /// at once and fails when the store cannot be reached. Without a mirror, nothing.
+    pub async fn pull(&self, repo_id: &str, now: bool) -> Result<(), StoreError> {
+        self.repo(repo_id).pull(now).await
     }
 
     /// The repository's index as it is now (empty when it has none).
@@ -229,6 +282,9 @@ impl GrepIndex {
             .remove(repo_id);
         let dir = self.dir.join(repo_id);
         let _writing = removed.as_ref().map(|r| r.writing.lock());
+        if let Some(mirror) = &self.mirror {
+            mirror.drop_repository(repo_id)?;
+        }
         match std::fs::remove_dir_all(&dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&dir, e)),
             _ => Ok(()),
@@ -254,12 +310,16 @@ fn stamp(dir: &Path) -> Option<Stamp> {
 impl RepoGrep {
     /// Opens a repository's index; a missing or unreadable one reads as empty (with a
     /// warning), and the next sync writes what is missing.
-    fn open(dir: PathBuf) -> RepoGrep {
+    fn open(dir: PathBuf, id: &str, mirror: Option<Arc<GrepMirror>>) -> RepoGrep {
         let repo = RepoGrep {
             current: RwLock::new(Arc::new(Snapshot::new(Vec::new()))),
             loaded: Mutex::new(None),
             writing: Mutex::new(highest_segment_number(&dir)),
             dir,
+            mirror,
+            id: id.to_string(),
+            syncing: tokio::sync::Mutex::new(()),
+            remote: Mutex::new(RemoteState::default()),
         };
         if let Err(e) = repo.refresh() {
             tracing::warn!(dir = %repo.dir.display(), error = %e, "grep index unreadable; the next sync rebuilds it");
@@ -288,6 +348,50 @@ impl RepoGrep {
         Ok(last)
     }
 
+    fn remote_state(&self) -> std::sync::MutexGuard<'_, RemoteState> {
+        self.remote
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// See [`GrepIndex::pull`].
+    async fn pull(&self, now: bool) -> Result<(), StoreError> {
+        let Some(mirror) = &self.mirror else {
+            return Ok(());
+        };
+        let _syncing = if now {
+            self.syncing.lock().await
+        } else {
+            let due = self
+                .remote_state()
+                .checked
+                .is_none_or(|at| at.elapsed() >= mirror.interval());
+            if !due {
+                return Ok(());
+            }
+            // A write of this process in progress: the directory is the newest there is.
+            let Ok(guard) = self.syncing.try_lock() else {
+                return Ok(());
+            };
+            guard
+        };
+        let tag = self.remote_state().tag.clone();
+        let pulled = mirror.pull(&self.dir, &self.id, tag.as_deref()).await;
+        let mut state = self.remote_state();
+        state.checked = Some(Instant::now());
+        match pulled {
+            Ok(tag) => {
+                state.tag = tag;
+                Ok(())
+            }
+            Err(e) if !now => {
+                tracing::warn!(repository = %self.id, error = %e, "grep index not refreshed from object storage; searches read the last copy");
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn snapshot(&self) -> Arc<Snapshot> {
         if let Err(e) = self.refresh() {
             tracing::debug!(dir = %self.dir.display(), error = %e, "grep index changed on disk; reading it again at the next search");
@@ -304,6 +408,25 @@ impl RepoGrep {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         std::fs::create_dir_all(&self.dir).map_err(|e| io(&self.dir, e))?;
+        // With a mirror: no reader's pull while this writes, and the directory starts
+        // from the published copy (another replica may have written last).
+        let _syncing = match &self.mirror {
+            Some(mirror) => {
+                let guard = self.syncing.blocking_lock();
+                let tag = self.remote_state().tag.clone();
+                let pulled = mirror.pull_blocking(&self.dir, &self.id, tag.as_deref())?;
+                let sweep = {
+                    let mut state = self.remote_state();
+                    state.tag = pulled;
+                    !std::mem::replace(&mut state.swept, true)
+                };
+                if sweep {
+                    mirror.sweep(&self.id)?;
+                }
+                Some(guard)
+            }
+            None => None,
+        };
         // Start from what is on disk: another process may have written since (the
         // repository's previous sync ran there).
         let on_disk = self.refresh()?;
@@ -386,6 +509,32 @@ impl RepoGrep {
                 })
                 .collect(),
         };
+        if let Some(mirror) = &self.mirror {
+            // Published before the local manifest changes: a failed publish leaves both
+            // copies as they were.
+            let before: std::collections::HashSet<String> = self
+                .current
+                .read()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .segments
+                .iter()
+                .map(|s| s.segment.name().to_string())
+                .collect();
+            let after: std::collections::HashSet<&str> =
+                manifest.segments.iter().map(|s| s.name.as_str()).collect();
+            let added: Vec<&str> = after
+                .iter()
+                .copied()
+                .filter(|n| !before.contains(*n))
+                .collect();
+            let gone: Vec<&str> = before
+                .iter()
+                .map(String::as_str)
+                .filter(|n| !after.contains(n))
+                .collect();
+            let tag = mirror.publish(&self.dir, &self.id, &added, &encode(&manifest)?, &gone)?;
+            self.remote_state().tag = Some(tag);
+        }
         write_manifest(&self.dir, &manifest)?;
         // Only the writer removes files: files no manifest names are what a crashed
         // write left (one writer per repository at a time, whichever process it is).
@@ -439,12 +588,15 @@ fn read_manifest(dir: &Path) -> Result<Manifest, StoreError> {
     }
 }
 
+fn encode(manifest: &Manifest) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(manifest)
+        .map_err(|e| StoreError::Invalid(format!("cannot encode the grep manifest: {e}")))
+}
+
 fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), StoreError> {
     let path = dir.join(MANIFEST);
     let tmp = dir.join("manifest.json.tmp");
-    let bytes = serde_json::to_vec(manifest)
-        .map_err(|e| StoreError::Invalid(format!("cannot encode the grep manifest: {e}")))?;
-    std::fs::write(&tmp, bytes).map_err(|e| io(&tmp, e))?;
+    std::fs::write(&tmp, encode(manifest)?).map_err(|e| io(&tmp, e))?;
     std::fs::rename(&tmp, &path).map_err(|e| io(&path, e))
 }
 
@@ -475,7 +627,8 @@ fn remove_unnamed(dir: &Path, named: &std::collections::HashSet<&str>) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let segment_file = name.ends_with(".seg") || name.ends_with(".tmp");
+        let segment_file =
+            name.ends_with(".seg") || name.ends_with(".tmp") || name.ends_with(".pull");
         if segment_file && !named.contains(name.as_str()) {
             let _ = std::fs::remove_file(entry.path());
         }
@@ -522,7 +675,7 @@ pub fn merge_plan(sizes: &[(u64, u64, u64)]) -> Option<Vec<usize>> {
 mod tests {
     use super::*;
 
-    fn doc(path: &str, content: &str) -> NewDoc {
+    pub(super) fn doc(path: &str, content: &str) -> NewDoc {
         NewDoc {
             path: path.into(),
             hash: format!("{path}:{}", content.len()),
@@ -531,7 +684,7 @@ mod tests {
         }
     }
 
-    fn found(index: &GrepIndex, repo: &str, word: &str) -> Vec<String> {
+    pub(super) fn found(index: &GrepIndex, repo: &str, word: &str) -> Vec<String> {
         let plan = Plan::Trigrams(trigrams::of_content(word.as_bytes()));
         index
             .snapshot(repo)

@@ -11,6 +11,7 @@ pub mod need;
 pub mod postgres;
 pub mod process;
 pub mod registry;
+pub mod s3;
 pub mod webdriver;
 
 pub use need::{Registry, Unavailable};

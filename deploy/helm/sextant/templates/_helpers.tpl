@@ -44,3 +44,26 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
       key: {{ .key }}
       optional: true
 {{- end -}}
+
+{{/* Whether more than one pod may run (replicas > 1, or the autoscaler). */}}
+{{- define "sextant.scaled" -}}
+{{- if or (gt (int .Values.replicas) 1) .Values.autoscaling.enabled }}true{{ end }}
+{{- end -}}
+
+{{/* Values that do not fit together. */}}
+{{- define "sextant.checks" -}}
+{{- if include "sextant.scaled" . }}
+{{- if not .Values.postgres.enabled }}
+{{- fail "more than one replica (or autoscaling) needs postgres.enabled: jobs, leases and events are shared through PostgreSQL" }}
+{{- end }}
+{{- if not .Values.objectStore.enabled }}
+{{- fail "more than one replica (or autoscaling) needs objectStore.enabled with objectStore.uri: the chunk store and grep index must live on object storage, not on one pod's volume" }}
+{{- end }}
+{{- end }}
+{{- if and .Values.objectStore.enabled (not .Values.objectStore.uri) }}
+{{- fail "objectStore.enabled needs objectStore.uri (s3://bucket/prefix)" }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
+{{- fail "autoscaling.minReplicas is above autoscaling.maxReplicas" }}
+{{- end }}
+{{- end -}}
