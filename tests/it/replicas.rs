@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::support;
+use sextant::store::MetaStore;
 use support::models::static_model;
 use support::postgres::TestPostgres;
 use support::process::{Served, json_of, sextant_static, wait_job};
@@ -212,40 +213,7 @@ async fn takeover(tmp: &Path, shared: &Shared<'_>, lance_dir: &Path) -> String {
     let meta = sextant::store::SqlMetaStore::open(shared.database)
         .await
         .expect("open the database");
-    use sextant::store::{MetaStore, VectorStore};
-    let repo = meta
-        .get_repository_by_name("ws")
-        .await
-        .expect("read")
-        .expect("registered");
-    let store = sextant::store::LanceStore::open(sextant::store::LanceStoreOptions::new(
-        lance_dir.to_string_lossy(),
-        256,
-    ))
-    .await
-    .expect("open the chunk store");
-    let files = meta.list_files(&repo.id).await.expect("files");
-    let sources = sextant::cli::source_files(&root).len();
-    assert_eq!(files.len(), sources, "every file indexed once");
-    let mut total = 0;
-    for f in &files {
-        let chunks = store.file_chunks(&repo.id, &f.path).await.expect("chunks");
-        let mut ids: Vec<&str> = chunks.iter().map(|c| c.chunk.id.as_str()).collect();
-        ids.sort_unstable();
-        let n = ids.len();
-        ids.dedup();
-        assert_eq!(ids.len(), n, "{} has a chunk twice", f.path);
-        total += n;
-    }
-    let stored = store
-        .count(&sextant::store::ChunkFilter {
-            repositories: vec![repo.id.clone()],
-            ..Default::default()
-        })
-        .await
-        .expect("count");
-    assert_eq!(stored, total, "chunks that belong to no file");
-    assert!(total > 0);
+    let repo = each_chunk_once(&meta, lance_dir, &root).await;
 
     // Both replicas answer from the same index (A restarted under a new process, with a
     // minute's lease and its syncs parked again).
@@ -400,6 +368,54 @@ async fn mcp_across(http: &reqwest::Client, first: &str, second: &str) {
     }
 }
 
+/// Checks that every source file under `root` is indexed once in repository `ws` of
+/// `meta`, and that the chunk store in the LanceDB directory `lance_dir` holds each
+/// file's chunks once and no chunk outside them. Returns the repository.
+async fn each_chunk_once(
+    meta: &sextant::store::SqlMetaStore,
+    lance_dir: &Path,
+    root: &Path,
+) -> sextant::store::Repository {
+    use sextant::store::VectorStore;
+    let repo = meta
+        .get_repository_by_name("ws")
+        .await
+        .expect("read")
+        .expect("registered");
+    let store = sextant::store::LanceStore::open(sextant::store::LanceStoreOptions::new(
+        lance_dir.to_string_lossy(),
+        256,
+    ))
+    .await
+    .expect("open the chunk store");
+    let files = meta.list_files(&repo.id).await.expect("files");
+    assert_eq!(
+        files.len(),
+        sextant::cli::source_files(root).len(),
+        "every file indexed once"
+    );
+    let mut total = 0;
+    for f in &files {
+        let chunks = store.file_chunks(&repo.id, &f.path).await.expect("chunks");
+        let mut ids: Vec<&str> = chunks.iter().map(|c| c.chunk.id.as_str()).collect();
+        ids.sort_unstable();
+        let n = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "{} has a chunk twice", f.path);
+        total += n;
+    }
+    let stored = store
+        .count(&sextant::store::ChunkFilter {
+            repositories: vec![repo.id.clone()],
+            ..Default::default()
+        })
+        .await
+        .expect("count");
+    assert_eq!(stored, total, "chunks that belong to no file");
+    assert!(total > 0);
+    repo
+}
+
 /// The answer of `POST /api/v1/{route}` with `body` from each replica.
 async fn ask_each(
     http: &reqwest::Client,
@@ -536,38 +552,7 @@ async fn a_stopped_or_slow_object_store_is_ridden_out() {
         sextant::store::SqlMetaStore::open(&tmp.path().join("data/sextant.db").to_string_lossy())
             .await
             .expect("open the database");
-    use sextant::store::{MetaStore, VectorStore};
-    let repo = meta
-        .get_repository_by_name("ws")
-        .await
-        .expect("read")
-        .expect("registered");
-    let files = meta.list_files(&repo.id).await.expect("files");
-    assert_eq!(files.len(), sextant::cli::source_files(&root).len());
-    let store = sextant::store::LanceStore::open(sextant::store::LanceStoreOptions::new(
-        s3.objects("lance").to_string_lossy(),
-        256,
-    ))
-    .await
-    .expect("open the chunk store");
-    let mut total = 0;
-    for f in &files {
-        let chunks = store.file_chunks(&repo.id, &f.path).await.expect("chunks");
-        let mut ids: Vec<&str> = chunks.iter().map(|c| c.chunk.id.as_str()).collect();
-        ids.sort_unstable();
-        let n = ids.len();
-        ids.dedup();
-        assert_eq!(ids.len(), n, "{} has a chunk twice", f.path);
-        total += n;
-    }
-    let stored = store
-        .count(&sextant::store::ChunkFilter {
-            repositories: vec![repo.id.clone()],
-            ..Default::default()
-        })
-        .await
-        .expect("count");
-    assert_eq!(stored, total, "chunks that belong to no file");
+    each_chunk_once(&meta, &s3.objects("lance"), &root).await;
     meta.close().await;
 
     // A slow store: every read 20 ms late. A sync and a search still complete.

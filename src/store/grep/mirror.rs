@@ -253,11 +253,19 @@ impl GrepMirror {
         }
     }
 
+    /// Every object of repository `repo`.
+    async fn list(&self, repo: &str) -> Result<Vec<object_store::ObjectMeta>, StoreError> {
+        self.store
+            .list(Some(&self.root.clone().join(repo)))
+            .try_collect()
+            .await
+            .map_err(|e| self.failed(e))
+    }
+
     /// Deletes repository `repo`'s objects that its remote manifest does not name (what
     /// a write that failed before its manifest left). Blocking, like [`Self::publish`].
     pub fn sweep(&self, repo: &str) -> Result<usize, StoreError> {
         self.runtime.block_on(async {
-            let prefix = self.root.clone().join(repo);
             let named: HashSet<String> = match self.store.get(&self.key(repo, MANIFEST)).await {
                 Ok(got) => {
                     let bytes = got.bytes().await.map_err(|e| self.failed(e))?;
@@ -268,12 +276,7 @@ impl GrepMirror {
                 Err(object_store::Error::NotFound { .. }) => HashSet::new(),
                 Err(e) => return Err(self.failed(e)),
             };
-            let objects: Vec<_> = self
-                .store
-                .list(Some(&prefix))
-                .try_collect()
-                .await
-                .map_err(|e| self.failed(e))?;
+            let objects = self.list(repo).await?;
             let mut removed = 0;
             for object in objects {
                 let name = object.location.filename().unwrap_or_default();
@@ -292,13 +295,7 @@ impl GrepMirror {
     /// Deletes everything of repository `repo` (blocking, like [`Self::publish`]).
     pub fn drop_repository(&self, repo: &str) -> Result<(), StoreError> {
         self.runtime.block_on(async {
-            let prefix = self.root.clone().join(repo);
-            let objects: Vec<_> = self
-                .store
-                .list(Some(&prefix))
-                .try_collect()
-                .await
-                .map_err(|e| self.failed(e))?;
+            let objects = self.list(repo).await?;
             // The manifest first: a reader never finds a manifest naming deleted segments
             // it could not download.
             let (manifests, segments): (Vec<_>, Vec<_>) = objects
