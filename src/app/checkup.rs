@@ -50,7 +50,8 @@ pub async fn check_stores(
     let vectors = LanceStore::open(LanceStoreOptions::new(&lance, dims))
         .await
         .map_err(|e| {
-            if e.is_chunk_store() {
+            // Object storage out of reach is not damage: nothing to move aside.
+            if e.is_chunk_store() && !(e.is_unavailable() && lance.contains("://")) {
                 CheckupError::ChunkStore(e.to_string())
             } else {
                 CheckupError::Other(e.to_string())

@@ -78,10 +78,19 @@ pub async fn open_vectors(uri: &str, dims: usize) -> Result<LanceStore, AppError
     LanceStore::open(LanceStoreOptions::new(uri, dims))
         .await
         .map_err(|e| {
-            AppError::Failed(format!(
-                "the chunk store at {uri} cannot be opened: {e}\n\
-                 `sextant doctor --repair` moves it aside and has every file indexed again by \
+            let what_to_do = if e.is_unavailable() {
+                // Nothing to rebuild: the store is fine, it is out of reach.
+                "Nothing was changed; start again once it answers."
+            } else if uri.contains("://") {
+                "A store on object storage is not moved aside by `sextant doctor --repair`: \
+                 remove its prefix (or name another with SEXTANT_LANCE_URI) and every file is \
+                 indexed again by the next sync (the registry, tokens and embedding cache are kept)."
+            } else {
+                "`sextant doctor --repair` moves it aside and has every file indexed again by \
                  the next sync (the registry, tokens and embedding cache are kept)."
+            };
+            AppError::Failed(format!(
+                "the chunk store at {uri} cannot be opened: {e}\n{what_to_do}"
             ))
         })
 }

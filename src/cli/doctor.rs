@@ -54,6 +54,14 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
                     .map_err(write_err)?;
                     moved = true;
                 }
+                Err(CheckupError::ChunkStore(e)) if lance.contains("://") => {
+                    return Err(CliError::Failed(format!(
+                        "{e}\nthe chunk store is on object storage ({lance}): `--repair` does not \
+                         move it aside; if it is damaged rather than out of reach, remove its \
+                         prefix (or name another with SEXTANT_LANCE_URI) and every file is \
+                         indexed again by the next sync"
+                    )));
+                }
                 Err(CheckupError::ChunkStore(e)) => {
                     return Err(CliError::Failed(format!(
                         "{e}\nrun `sextant doctor --repair` to move the chunk store aside and \

@@ -25,6 +25,8 @@ pub struct JobRunner {
     permits: Arc<Semaphore>,
     events: broadcast::Sender<ProgressEvent>,
     wake: Notify,
+    /// When the earliest job this runner put back for a retry may be claimed again.
+    retry_due: std::sync::Mutex<Option<tokio::time::Instant>>,
     deadline: Duration,
     lease: Lease,
 }
@@ -45,8 +47,18 @@ pub fn process_name() -> String {
     format!("{host}:{}", std::process::id())
 }
 
-/// Times a job is tried when its sync fails because the metadata database did not answer.
-pub const MAX_ATTEMPTS: i64 = 3;
+/// Times a job is tried when its sync fails because a store (the metadata database, or
+/// object storage) did not answer.
+pub const MAX_ATTEMPTS: i64 = 4;
+
+/// How long a job that failed on its `attempt`-th try because a store did not answer
+/// waits before it is claimed again: 2 s, 8 s, then 30 s, so that the tries span an
+/// outage of most of a minute (a restarting database or object store) instead of being
+/// spent within a second.
+pub fn retry_delay(attempt: i64) -> Duration {
+    let exponent = u32::try_from(attempt.clamp(1, 8) - 1).unwrap_or(0);
+    Duration::from_secs(2u64.saturating_mul(4u64.saturating_pow(exponent)).min(30))
+}
 
 /// Renews `lease` on job `id` every third of its time to live; says on `lost` when it
 /// is lost (another process took the job after this one failed to renew it in time)
@@ -281,6 +293,7 @@ impl JobRunner {
             permits: Arc::new(Semaphore::new(max_concurrent.max(1))),
             events,
             wake: Notify::new(),
+            retry_due: std::sync::Mutex::new(None),
             deadline: DEFAULT_JOB_DEADLINE,
             lease: Lease {
                 owner: process_name(),
@@ -380,7 +393,24 @@ impl JobRunner {
                 Some(done) => {
                     outcomes.push(done.map_err(|e| IndexError::Task(e.to_string()))??);
                 }
-                None => return Ok(outcomes),
+                // A job put back for a retry is still to run: wait out its back-off.
+                None => match self.take_retry_due(None) {
+                    Some(due) => tokio::time::sleep_until(due).await,
+                    None => return Ok(outcomes),
+                },
+            }
+        }
+    }
+
+    /// When the earliest retry this runner scheduled is due: taken (cleared) when it is
+    /// due by `now`, or always when `now` is `None`; a later one is left in place.
+    fn take_retry_due(&self, now: Option<tokio::time::Instant>) -> Option<tokio::time::Instant> {
+        let mut due = self.retry_due.lock().unwrap_or_else(|p| p.into_inner());
+        match (*due, now) {
+            (Some(d), Some(now)) if d > now => Some(d),
+            (d, _) => {
+                *due = None;
+                d
             }
         }
     }
@@ -414,14 +444,17 @@ impl JobRunner {
             (SYNC_JOB, Some(repo_id)) => self.run_sync(&job, repo_id).await?,
             (kind, _) => (Err(format!("unknown job kind `{kind}`")), false),
         };
-        let retry = transient && job.attempts < MAX_ATTEMPTS;
+        let retry = (transient && job.attempts < MAX_ATTEMPTS).then(|| retry_delay(job.attempts));
         self.record_outcome(&job, &result, retry).await?;
         if let (Ok(report), Some(repo_id)) = (&result, &job.repo_id) {
             self.enqueue_refs(repo_id, report.changed_anything())
                 .await?;
         }
-        if retry {
-            self.wake.notify_one();
+        if let Some(delay) = retry {
+            // A little after the stored time, so the claim at `due` finds it claimable.
+            let due = tokio::time::Instant::now() + delay + Duration::from_millis(50);
+            let mut earliest = self.retry_due.lock().unwrap_or_else(|p| p.into_inner());
+            *earliest = Some(earliest.map_or(due, |e| e.min(due)));
         }
         let _ = self.events.send(ProgressEvent {
             repo_id: job.repo_id.clone().unwrap_or_default(),
@@ -530,7 +563,7 @@ impl JobRunner {
         &self,
         job: &Job,
         result: &Result<SyncReport, String>,
-        retry: bool,
+        retry: Option<Duration>,
     ) -> Result<(), IndexError> {
         if matches!(result, Err(e) if e == LEASE_LOST) {
             return Ok(());
@@ -551,9 +584,19 @@ impl JobRunner {
                     .await?;
                     meta.finish_job(&job.id, JobState::Succeeded, None).await
                 }
-                Err(e) if retry => {
-                    meta.requeue_job(&job.id, &format!("will be tried again: {e}"))
-                        .await
+                Err(e) if let Some(delay) = retry => {
+                    let not_before = crate::store::now_ms()
+                        .saturating_add(i64::try_from(delay.as_millis()).unwrap_or(i64::MAX));
+                    meta.requeue_job(
+                        &job.id,
+                        &format!(
+                            "will be tried again in {} s (attempt {} of {MAX_ATTEMPTS}): {e}",
+                            delay.as_secs(),
+                            job.attempts + 1
+                        ),
+                        Some(not_before),
+                    )
+                    .await
                 }
                 Err(e) => {
                     // The sync may not have been able to record it (a full disk).
@@ -636,9 +679,15 @@ impl JobRunner {
                 }
                 next_poll = tokio::time::Instant::now() + poll;
             }
+            // A retry whose back-off has passed is claimed now; a later one wakes the loop.
+            let now = tokio::time::Instant::now();
+            let retry = self.take_retry_due(Some(now)).filter(|due| *due > now);
             if let Err(e) = self.start_claimable(&mut tasks).await {
                 tracing::error!(error = %e, "job queue");
             }
+            let wake_at = retry.map_or(next_poll.min(next_lease_check), |due| {
+                due.min(next_poll).min(next_lease_check)
+            });
             tokio::select! {
                 Some(done) = tasks.join_next(), if !tasks.is_empty() => match done {
                     Ok(Ok(_)) => {}
@@ -646,8 +695,26 @@ impl JobRunner {
                     Err(e) => tracing::error!(error = %e, "job task"),
                 },
                 () = self.wake.notified() => {}
-                () = tokio::time::sleep_until(next_poll.min(next_lease_check)) => {}
+                () = tokio::time::sleep_until(wake_at) => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_back_off_to_a_ceiling() {
+        let delays: Vec<u64> = (1..=MAX_ATTEMPTS)
+            .map(|attempt| retry_delay(attempt).as_secs())
+            .collect();
+        assert_eq!(delays, [2, 8, 30, 30]);
+        // The tries span most of a minute of outage.
+        let waited: u64 = delays[..delays.len() - 1].iter().sum();
+        assert!(waited >= 40, "{waited}");
+        assert_eq!(retry_delay(0), retry_delay(1));
+        assert_eq!(retry_delay(i64::MAX).as_secs(), 30);
     }
 }

@@ -95,8 +95,10 @@
 //! - `JobRunner::run_forever` starts a queued job whenever a slot is free (never waiting for
 //!   a batch), and stops a job at its deadline (marked failed, the repository's status set
 //!   to error; the next sync converges from what was written). A job's outcome is written
-//!   even across a database outage (retried with back-off); a sync that failed because the
-//!   database did not answer is re-queued, up to `MAX_ATTEMPTS` (3) tries. While a sync
+//!   even across a database outage (retried with back-off); a sync that failed because a
+//!   store did not answer (the database, object storage) is re-queued, not to be claimed
+//!   by any process before its back-off (`retry_delay`: 2 s, 8 s, 30 s) has passed, up to
+//!   `MAX_ATTEMPTS` (4) tries. While a sync
 //!   runs, `record_progress` copies its progress events into the job's row (at most once a
 //!   second and at each phase, the latest always written), so `GET /jobs/{id}` shows
 //!   `embed: 1200 of 2472 (about 11 s left)` during a cold embedding stage.

@@ -10,10 +10,7 @@ pub enum StoreError {
     #[error("cannot apply database migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     /// LanceDB failed.
-    #[error(
-        "chunk store (LanceDB) error: {0} (if it persists, `sextant doctor` checks the data \
-         directory and `sextant doctor --repair` rebuilds the chunk store)"
-    )]
+    #[error("chunk store (LanceDB) error: {0} ({advice})", advice = lance_advice(.0))]
     Lance(#[from] lancedb::Error),
     /// Arrow data could not be built or read.
     #[error("chunk store data error: {0}")]
@@ -34,10 +31,7 @@ pub enum StoreError {
     Invalid(String),
     /// Object storage (the grep index's copy beside an object-store chunk store) failed or
     /// could not be reached.
-    #[error(
-        "object storage at {uri} failed: {message} (check that it is reachable and the AWS_* \
-         settings; the request can be retried)"
-    )]
+    #[error("object storage at {uri} failed: {message} ({advice})", advice = REACH_ADVICE)]
     ObjectStore {
         /// The store's URI.
         uri: String,
@@ -52,6 +46,46 @@ pub enum StoreError {
         /// Underlying error.
         source: std::io::Error,
     },
+}
+
+/// What to check when object storage does not answer or refuses a request.
+const REACH_ADVICE: &str = "check that it is reachable and, for an s3:// store, its \
+    AWS_ENDPOINT, AWS_REGION and credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY; \
+    AWS_ALLOW_HTTP for an http endpoint); the request can be retried";
+
+/// What a user can do about a LanceDB error: a store that could not be reached or read
+/// (object storage down, refused credentials, a timeout) is a matter of its location and
+/// settings, and rebuilding it would not help; anything else may be damage that `doctor`
+/// finds and `doctor --repair` rebuilds.
+fn lance_advice(e: &lancedb::Error) -> &'static str {
+    match e {
+        lancedb::Error::ObjectStore { .. } | lancedb::Error::Timeout { .. } => REACH_ADVICE,
+        // A file that cannot be read: object storage out of reach, or a damaged local store.
+        lancedb::Error::Lance {
+            source: lance::Error::IO { .. },
+        } => {
+            "its storage could not be read: for an s3:// store, check that it is reachable and \
+             its AWS_* settings; for one on disk, `sextant doctor` checks the data directory \
+             and `sextant doctor --repair` rebuilds the chunk store"
+        }
+        _ => {
+            "if it persists, `sextant doctor` checks the data directory and `sextant doctor \
+             --repair` rebuilds the chunk store"
+        }
+    }
+}
+
+/// Whether LanceDB failed in its storage (object storage, a timeout, an I/O error) rather
+/// than on the data it read.
+fn is_storage_failure(e: &lancedb::Error) -> bool {
+    matches!(
+        e,
+        lancedb::Error::ObjectStore { .. }
+            | lancedb::Error::Timeout { .. }
+            | lancedb::Error::Lance {
+                source: lance::Error::IO { .. }
+            }
+    )
 }
 
 impl StoreError {
@@ -90,23 +124,15 @@ impl StoreError {
     }
 
     /// Whether a store could not be reached (the metadata database down, restarting or
-    /// out of connections; object storage that does not answer): the request may succeed
-    /// later, unlike a rejected statement.
+    /// out of connections; the chunk store's storage failed: object storage that does not
+    /// answer, a request that timed out): the request may succeed later, unlike a rejected
+    /// statement.
     pub fn is_unavailable(&self) -> bool {
         matches!(
             self,
             StoreError::Sql(
                 sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
             ) | StoreError::ObjectStore { .. }
-                // The chunk store's storage failed (object storage that does not answer, a
-                // request that timed out): retrying later may succeed.
-                | StoreError::Lance(
-                    lancedb::Error::ObjectStore { .. }
-                        | lancedb::Error::Timeout { .. }
-                        | lancedb::Error::Lance {
-                            source: lance::Error::IO { .. }
-                        }
-                )
-        )
+        ) || matches!(self, StoreError::Lance(e) if is_storage_failure(e))
     }
 }

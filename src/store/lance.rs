@@ -206,6 +206,28 @@ fn schema(dims: usize) -> SchemaRef {
     ]))
 }
 
+/// Connecting to a store and listing its tables are its first requests. For a store on
+/// object storage a failure there is the storage's (out of reach, credentials refused),
+/// which LanceDB reports as invalid input: it is reported as an object-store failure, to
+/// be retried, with the settings to check, rather than as damage to repair.
+fn storage_error(uri: &str) -> impl FnOnce(lancedb::Error) -> StoreError + '_ {
+    move |e| {
+        if uri.contains("://") {
+            StoreError::ObjectStore {
+                uri: uri.to_string(),
+                message: e.to_string(),
+            }
+        } else {
+            StoreError::Lance(e)
+        }
+    }
+}
+
+/// The tables at `uri` (see [`storage_error`]).
+async fn list_tables(db: &lancedb::Connection, uri: &str) -> Result<Vec<String>, StoreError> {
+    db.table_names().execute().await.map_err(storage_error(uri))
+}
+
 /// A zero vector of width `dims`.
 fn zeros(dims: usize) -> Vec<f32> {
     vec![0.0; dims]
@@ -223,8 +245,14 @@ impl LanceStore {
         if !options.uri.contains("://") && !Path::new(&options.uri).exists() {
             return Ok(());
         }
-        let db = lancedb::connect(&options.uri).execute().await?;
-        if db.table_names().execute().await?.contains(&options.table) {
+        let db = lancedb::connect(&options.uri)
+            .execute()
+            .await
+            .map_err(storage_error(&options.uri))?;
+        if list_tables(&db, &options.uri)
+            .await?
+            .contains(&options.table)
+        {
             db.drop_table(&options.table, &[]).await?;
         }
         Ok(())
@@ -235,8 +263,14 @@ impl LanceStore {
         if !options.uri.contains("://") && !Path::new(&options.uri).exists() {
             return Ok(None);
         }
-        let db = lancedb::connect(&options.uri).execute().await?;
-        if !db.table_names().execute().await?.contains(&options.table) {
+        let db = lancedb::connect(&options.uri)
+            .execute()
+            .await
+            .map_err(storage_error(&options.uri))?;
+        if !list_tables(&db, &options.uri)
+            .await?
+            .contains(&options.table)
+        {
             return Ok(None);
         }
         let schema = db
@@ -280,9 +314,10 @@ impl LanceStore {
             .session(Arc::new(session))
             .read_consistency_interval(options.read_consistency)
             .execute()
-            .await?;
+            .await
+            .map_err(storage_error(&options.uri))?;
         let expected = schema(options.dims);
-        let names = db.table_names().execute().await?;
+        let names = list_tables(&db, &options.uri).await?;
         let table = if names.contains(&options.table) {
             let table = db.open_table(&options.table).execute().await?;
             let existing = table.schema().await?;

@@ -393,6 +393,9 @@ pub struct Job {
     /// Until when it holds it (ms since epoch) unless it renews the lease: past this,
     /// the job goes back to the queue for another process.
     pub lease_until: Option<i64>,
+    /// A queued job being retried after a store did not answer is not claimed before
+    /// this time (ms since epoch): the retry's back-off.
+    pub not_before: Option<i64>,
 }
 
 /// A claim on a job: who holds it, and for how long without a renewal.
@@ -681,8 +684,14 @@ pub trait MetaStore: Send + Sync {
     /// store no other process runs jobs on (one node); otherwise leases decide
     /// ([`MetaStore::requeue_expired_jobs`]).
     async fn requeue_running_jobs(&self) -> Result<u64, StoreError>;
-    /// A running job goes back to the queue (to be tried again), with why.
-    async fn requeue_job(&self, id: &str, reason: &str) -> Result<(), StoreError>;
+    /// A running job goes back to the queue (to be tried again), with why; no process
+    /// claims it before `not_before` (ms since epoch) when one is given.
+    async fn requeue_job(
+        &self,
+        id: &str,
+        reason: &str,
+        not_before: Option<i64>,
+    ) -> Result<(), StoreError>;
 
     /// Stores a token.
     async fn create_token(&self, token: &ApiToken) -> Result<(), StoreError>;

@@ -307,7 +307,7 @@ fn is_unique_violation(e: &sqlx::Error) -> bool {
 macro_rules! job_columns {
     () => {
         "id, repo_id, kind, state, progress_done, progress_total, message, error, attempts, \
-         created_at, started_at, finished_at, updated_at, lease_owner, lease_until"
+         created_at, started_at, finished_at, updated_at, lease_owner, lease_until, not_before"
     };
 }
 macro_rules! file_columns {
@@ -1051,15 +1051,18 @@ impl MetaStore for SqlMetaStore {
         lease: &Lease,
     ) -> Result<Option<Job>, StoreError> {
         // Jobs of a repository with a running job are not candidates.
+        // Nor are jobs waiting out a retry's back-off.
         const CLAIMABLE: &str = "SELECT id, repo_id FROM jobs j WHERE state = 'queued' \
+             AND (not_before IS NULL OR not_before <= $1) \
              AND (repo_id IS NULL OR NOT EXISTS \
              (SELECT 1 FROM jobs r WHERE r.repo_id = j.repo_id AND r.state = 'running'))";
         loop {
             let candidate = match repo_id {
                 Some(repo) => {
                     sqlx::query(sqlx::AssertSqlSafe(format!(
-                        "{CLAIMABLE} AND repo_id = $1 ORDER BY id LIMIT 1"
+                        "{CLAIMABLE} AND repo_id = $2 ORDER BY id LIMIT 1"
                     )))
+                    .bind(now_ms())
                     .bind(repo)
                     .fetch_optional(&self.pool)
                     .await?
@@ -1068,6 +1071,7 @@ impl MetaStore for SqlMetaStore {
                     sqlx::query(sqlx::AssertSqlSafe(format!(
                         "{CLAIMABLE} ORDER BY id LIMIT 1"
                     )))
+                    .bind(now_ms())
                     .fetch_optional(&self.pool)
                     .await?
                 }
@@ -1264,13 +1268,19 @@ impl MetaStore for SqlMetaStore {
         Ok(done.rows_affected())
     }
 
-    async fn requeue_job(&self, id: &str, reason: &str) -> Result<(), StoreError> {
+    async fn requeue_job(
+        &self,
+        id: &str,
+        reason: &str,
+        not_before: Option<i64>,
+    ) -> Result<(), StoreError> {
         sqlx::query(
             "UPDATE jobs SET state = 'queued', error = $1, updated_at = $2, lease_owner = NULL, \
-             lease_until = NULL WHERE id = $3 AND state = 'running'",
+             lease_until = NULL, not_before = $3 WHERE id = $4 AND state = 'running'",
         )
         .bind(reason)
         .bind(now_ms())
+        .bind(not_before)
         .bind(id)
         .execute(&self.pool)
         .await?;

@@ -458,14 +458,41 @@ async fn jobs(store: Arc<dyn MetaStore>) {
         (7, 10, Some("parsing"))
     );
 
-    // Crash recovery: a running job goes back to the queue and counts a second attempt.
+    // A retry's back-off: put back until a time to come, the job is not claimed before
+    // then, by anyone; once it has passed, it is.
+    store
+        .requeue_job(&j1.id, "will be tried again", Some(now_ms() + 600))
+        .await
+        .expect("requeue");
+    let waiting = store.get_job(&j1.id).await.expect("get").expect("exists");
+    assert_eq!(
+        (waiting.state, waiting.error.as_deref(), waiting.lease_owner),
+        (JobState::Queued, Some("will be tried again"), None)
+    );
+    assert!(
+        store
+            .claim_job(Some(&repo), &support::lease("b"))
+            .await
+            .expect("claim")
+            .is_none(),
+        "not claimed during its back-off"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    let retried = store
+        .claim_job(Some(&repo), &a)
+        .await
+        .expect("claim")
+        .expect("claimed once its back-off passed");
+    assert_eq!((retried.id.as_str(), retried.attempts), (j1.id.as_str(), 2));
+
+    // Crash recovery: a running job goes back to the queue and counts another attempt.
     assert_eq!(store.requeue_running_jobs().await.expect("requeue"), 1);
     let again = store
         .claim_job(None, &a)
         .await
         .expect("claim")
         .expect("a job");
-    assert_eq!((again.id.as_str(), again.attempts), (j1.id.as_str(), 2));
+    assert_eq!((again.id.as_str(), again.attempts), (j1.id.as_str(), 3));
     store
         .finish_job(&j1.id, JobState::Failed, Some("disk full"))
         .await
