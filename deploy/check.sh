@@ -110,6 +110,7 @@ grep -q '^  replicas: 3' "$out/replicas.yaml" || fail "three replicas"
 grep -q '^kind: PodDisruptionBudget' "$out/replicas.yaml" || fail "a PodDisruptionBudget with replicas"
 grep -q 'value: "s3://team-code/sextant"' "$out/replicas.yaml" || fail "SEXTANT_LANCE_URI on the object store"
 grep -q 'name: SEXTANT_MCP_STATELESS' "$out/replicas.yaml" || fail "stateless MCP with replicas"
+grep -A1 'name: SEXTANT_LANCE_CACHE_MB' "$out/replicas.yaml" | grep -q 'value: "256"' || fail "the block cache's size"
 grep -q 'key: aws-secret-access-key' "$out/replicas.yaml" || fail "S3 credentials from the Secret"
 grep -q '^kind: HorizontalPodAutoscaler' "$out/autoscaled.yaml" || fail "an HPA with autoscaling"
 if grep -q '^  replicas:' "$out/autoscaled.yaml"; then fail "replicas fixed beside the HPA"; fi

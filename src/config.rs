@@ -66,6 +66,9 @@ pub struct Config {
     pub database_url: Option<String>,
     /// LanceDB URI for chunks. `None` means `<data_dir>/lance`.
     pub lance_uri: Option<String>,
+    /// MiB of data and index files kept in memory when the chunk store is on object
+    /// storage (`store::block_cache`; 0: none). Unused for a local store.
+    pub lance_cache_mb: u64,
     /// Directory of the grep index. `None` means `<data_dir>/grep`.
     pub grep_dir: Option<PathBuf>,
     /// Local repositories may be registered only under these directories (empty: any).
@@ -118,6 +121,10 @@ impl Config {
     }
 }
 
+/// Default of [`Config::lance_cache_mb`]: the rxjs source's whole table is 9 MB, a
+/// 1M-line repository's 273 MB (docs/BENCHMARKS.md).
+pub const DEFAULT_LANCE_CACHE_MB: u64 = 256;
+
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -127,6 +134,7 @@ impl Default for Config {
             batch_files: crate::index::DEFAULT_BATCH_FILES,
             database_url: None,
             lance_uri: None,
+            lance_cache_mb: DEFAULT_LANCE_CACHE_MB,
             grep_dir: None,
             allowed_roots: Vec::new(),
             git: GitPolicy::default(),

@@ -10,7 +10,7 @@ use super::indexer_over;
 use crate::config::Config;
 use crate::embed::CachedEmbedder;
 use crate::index::{IndexError, RepoAudit};
-use crate::store::{LanceStore, LanceStoreOptions, SqlMetaStore};
+use crate::store::{LanceStore, SqlMetaStore};
 
 pub use crate::store::{DatabaseSize, StoreStats, StoreStorage};
 
@@ -47,7 +47,7 @@ pub async fn check_stores(
     repair: bool,
 ) -> Result<Checkup, CheckupError> {
     let lance = config.lance_uri();
-    let vectors = LanceStore::open(LanceStoreOptions::new(&lance, dims))
+    let vectors = LanceStore::open(super::lance_options(config, dims))
         .await
         .map_err(|e| {
             // Object storage out of reach is not damage: nothing to move aside.

@@ -72,10 +72,11 @@ pub async fn open_meta(config: &Config) -> Result<Arc<SqlMetaStore>, AppError> {
     })?))
 }
 
-/// Opens the chunk store at `uri` for `dims`-wide vectors; the error names the store and
-/// the repair command.
-pub async fn open_vectors(uri: &str, dims: usize) -> Result<LanceStore, AppError> {
-    LanceStore::open(LanceStoreOptions::new(uri, dims))
+/// Opens the configured chunk store for `dims`-wide vectors; the error names the store
+/// and what to do.
+pub async fn open_vectors(config: &Config, dims: usize) -> Result<LanceStore, AppError> {
+    let uri = &config.lance_uri();
+    LanceStore::open(lance_options(config, dims))
         .await
         .map_err(|e| {
             let what_to_do = if e.is_unavailable() {
@@ -93,6 +94,14 @@ pub async fn open_vectors(uri: &str, dims: usize) -> Result<LanceStore, AppError
                 "the chunk store at {uri} cannot be opened: {e}\n{what_to_do}"
             ))
         })
+}
+
+/// The chunk store's options under `config`.
+pub fn lance_options(config: &Config, dims: usize) -> LanceStoreOptions {
+    LanceStoreOptions {
+        block_cache_bytes: config.lance_cache_mb.saturating_mul(1 << 20),
+        ..LanceStoreOptions::new(config.lance_uri(), dims)
+    }
 }
 
 /// Opens the grep index (under `<data-dir>/grep` by default).
@@ -148,7 +157,7 @@ pub struct Opened {
 pub async fn open_indexer(config: &Config, meta: Arc<SqlMetaStore>) -> Result<Opened, AppError> {
     let (embedder, cache) = open_embedder(config, meta.clone()).await?;
     rebuild_if_width_changed(&config.lance_uri(), embedder.dims()).await?;
-    let vectors = Arc::new(open_vectors(&config.lance_uri(), embedder.dims()).await?);
+    let vectors = Arc::new(open_vectors(config, embedder.dims()).await?);
     let indexer = indexer_over(config, meta, vectors, cache.clone()).await?;
     Ok(Opened {
         indexer,

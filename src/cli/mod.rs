@@ -91,6 +91,11 @@ pub struct GlobalArgs {
     /// LanceDB URI for the chunk store; default `<data-dir>/lance`.
     #[arg(long, global = true, env = "SEXTANT_LANCE_URI")]
     pub lance_uri: Option<String>,
+    /// MiB of the chunk store's files a process keeps in memory when the store is on
+    /// object storage (`s3://…`): searches then read S3 only for what is not cached.
+    /// 0 turns the cache off; a local store is left to the OS's page cache.
+    #[arg(long, global = true, env = "SEXTANT_LANCE_CACHE_MB", default_value_t = crate::config::DEFAULT_LANCE_CACHE_MB)]
+    pub lance_cache_mb: u64,
     /// Directory of the grep index; default `<data-dir>/grep`. Servers that share a
     /// database and chunk store share this too (one directory they all reach).
     #[arg(long, global = true, env = "SEXTANT_GREP_DIR")]
@@ -234,6 +239,7 @@ impl GlobalArgs {
         config.batch_files = self.batch_files as usize;
         config.database_url = self.database_url.as_ref().map(|s| s.expose().to_string());
         config.lance_uri = self.lance_uri.clone();
+        config.lance_cache_mb = self.lance_cache_mb;
         config.grep_dir = self.grep_dir.clone();
         config.embed.provider = self.embed_provider;
         config.embed.model_dir = self.model_dir.clone();

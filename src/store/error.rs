@@ -60,6 +60,7 @@ const REACH_ADVICE: &str = "check that it is reachable and, for an s3:// store, 
 fn lance_advice(e: &lancedb::Error) -> &'static str {
     match e {
         lancedb::Error::ObjectStore { .. } | lancedb::Error::Timeout { .. } => REACH_ADVICE,
+        lancedb::Error::Runtime { message } if is_s3_failure(message) => REACH_ADVICE,
         // A file that cannot be read: object storage out of reach, or a damaged local store.
         lancedb::Error::Lance {
             source: lance::Error::IO { .. },
@@ -78,14 +79,22 @@ fn lance_advice(e: &lancedb::Error) -> &'static str {
 /// Whether LanceDB failed in its storage (object storage, a timeout, an I/O error) rather
 /// than on the data it read.
 fn is_storage_failure(e: &lancedb::Error) -> bool {
-    matches!(
-        e,
+    match e {
         lancedb::Error::ObjectStore { .. }
-            | lancedb::Error::Timeout { .. }
-            | lancedb::Error::Lance {
-                source: lance::Error::IO { .. }
-            }
-    )
+        | lancedb::Error::Timeout { .. }
+        | lancedb::Error::Lance {
+            source: lance::Error::IO { .. },
+        } => true,
+        // A query plan's failure comes as text: S3 that did not answer while a search
+        // looked for new versions or read a page.
+        lancedb::Error::Runtime { message } => is_s3_failure(message),
+        _ => false,
+    }
+}
+
+/// Whether an error's text is an S3 request's failure (object_store's S3 client).
+fn is_s3_failure(message: &str) -> bool {
+    message.contains("Generic S3 error")
 }
 
 impl StoreError {
@@ -134,5 +143,31 @@ impl StoreError {
                 sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
             ) | StoreError::ObjectStore { .. }
         ) || matches!(self, StoreError::Lance(e) if is_storage_failure(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s3_failures_inside_a_query_are_unavailable_and_name_the_settings() {
+        let down = StoreError::Lance(lancedb::Error::Runtime {
+            message: "lance error: LanceError(IO): Generic S3 error: Error performing list \
+                      request: … HTTP error: error sending request"
+                .into(),
+        });
+        assert!(down.is_unavailable());
+        let text = down.to_string();
+        assert!(
+            text.contains("AWS_ENDPOINT") && !text.contains("--repair"),
+            "{text}"
+        );
+
+        let other = StoreError::Lance(lancedb::Error::Runtime {
+            message: "the plan could not be built".into(),
+        });
+        assert!(!other.is_unavailable());
+        assert!(other.to_string().contains("doctor --repair"));
     }
 }

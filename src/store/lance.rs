@@ -82,6 +82,10 @@ pub struct LanceStoreOptions {
     pub index_cache_bytes: usize,
     /// Bytes LanceDB may keep of table metadata (manifests, fragments, deletion files).
     pub metadata_cache_bytes: usize,
+    /// Bytes of data and index files kept in memory for a store on object storage
+    /// ([`super::block_cache`]: LanceDB re-reads them from the store on every search
+    /// otherwise); 0 turns the cache off. A local store is left to the OS's page cache.
+    pub block_cache_bytes: u64,
     /// How stale a read may be: a read checks for versions that other processes (another
     /// replica, `sextant index` beside `serve`) committed once this long has passed since
     /// the last check. Writes always start from the latest version.
@@ -102,6 +106,7 @@ impl LanceStoreOptions {
             prune_older_than: std::time::Duration::from_secs(60),
             index_cache_bytes: 256 << 20,
             metadata_cache_bytes: 64 << 20,
+            block_cache_bytes: 256 << 20,
             read_consistency: DEFAULT_READ_CONSISTENCY,
         }
     }
@@ -317,9 +322,28 @@ impl LanceStore {
             .await
             .map_err(storage_error(&options.uri))?;
         let expected = schema(options.dims);
+        // On object storage, data and index files are read through the block cache.
+        let read_params =
+            (options.uri.contains("://") && options.block_cache_bytes > 0).then(|| {
+                let cache = super::block_cache::BlockCache::new(options.block_cache_bytes);
+                lance::dataset::ReadParams {
+                    store_options: Some(lance::io::ObjectStoreParams {
+                        object_store_wrapper: Some(Arc::new(cache)),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }
+            });
+        let open = |db: &Connection| {
+            let builder = db.open_table(&options.table);
+            match &read_params {
+                Some(params) => builder.lance_read_params(params.clone()),
+                None => builder,
+            }
+        };
         let names = list_tables(&db, &options.uri).await?;
         let table = if names.contains(&options.table) {
-            let table = db.open_table(&options.table).execute().await?;
+            let table = open(&db).execute().await?;
             let existing = table.schema().await?;
             let width = existing
                 .field_with_name("vector")
@@ -362,9 +386,16 @@ impl LanceStore {
             }
             table
         } else {
-            db.create_empty_table(&options.table, expected.clone())
+            let created = db
+                .create_empty_table(&options.table, expected.clone())
                 .execute()
-                .await?
+                .await?;
+            if read_params.is_some() {
+                // Opened again, to read through the cache.
+                open(&db).execute().await?
+            } else {
+                created
+            }
         };
         let store = Self {
             options,

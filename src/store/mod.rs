@@ -61,6 +61,7 @@
 //!   embedded deployment; a multi-replica deployment on object storage must run
 //!   maintenance from one place.
 
+pub mod block_cache;
 mod embed_cache;
 mod error;
 mod filter;

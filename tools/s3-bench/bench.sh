@@ -20,6 +20,8 @@ chmod 1777 "$work"  # the postgres user writes its log here
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 cleanup() {
   [ -n "${s3_pid:-}" ] && kill "$s3_pid" 2>/dev/null || true
+  # S3_BENCH_LOG=FILE keeps the S3 server's request log (which objects each search reads).
+  [ -n "${S3_BENCH_LOG:-}" ] && cp "$work/s3.log" "$S3_BENCH_LOG" 2>/dev/null || true
   as_pg "$pgbin/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true
   rm -rf "$work"
 }
