@@ -441,14 +441,16 @@ pub fn definition_strength(intent: &Intent, facts: &Facts<'_>) -> f32 {
     kind_strength(facts.kind, facts.lines)
 }
 
-/// How much a symbol of this kind and length defines its name: 1 for a class, function,
-/// method, interface, type or enum; 0.8 for a variable, field or callback; 0.3 for a
-/// one-line one (an alias such as `exports.X = X`); 0 for statements, imports and
-/// exports, which define nothing.
+/// How much a symbol of this kind and length defines its name: 1 for a class, struct,
+/// function, method, interface, type, enum or macro; 0.8 for a variable, field or
+/// callback; 0.3 for a one-line one (an alias such as `exports.X = X`); 0 for statements,
+/// imports, exports and Rust `impl` blocks (an impl adds to a type another item defines).
 pub fn kind_strength(kind: SymbolKind, lines: u32) -> f32 {
     use SymbolKind as K;
     match kind {
         K::Class
+        | K::Struct
+        | K::Macro
         | K::Interface
         | K::Function
         | K::Method
@@ -661,6 +663,28 @@ mod tests {
             .unwrap_err()
             .contains("repeat")
         );
+    }
+
+    #[test]
+    fn a_struct_or_macro_defines_its_name_and_an_impl_block_does_not() {
+        // Rust: the struct and its many `impl StableGraph` blocks share the name; Go
+        // structs and `macro_rules!` macros are definitions too.
+        let intent = understand("StableGraph");
+        let path = "src/graph_impl/stable_graph/mod.rs";
+        let mut implementation = facts(path, "StableGraph", "StableGraph", SymbolKind::Impl);
+        implementation.score = 0.95;
+        let mut definition = facts(path, "StableGraph", "StableGraph", SymbolKind::Struct);
+        definition.score = 0.6;
+        let scores = adjust(
+            &[implementation, definition],
+            &intent,
+            &BTreeSet::new(),
+            &Priors::default(),
+        );
+        assert!(scores[1] > scores[0], "{scores:?}");
+        assert_eq!(kind_strength(SymbolKind::Struct, 20), 1.0);
+        assert_eq!(kind_strength(SymbolKind::Macro, 20), 1.0);
+        assert_eq!(kind_strength(SymbolKind::Impl, 20), 0.0);
     }
 
     #[test]

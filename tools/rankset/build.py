@@ -2,9 +2,10 @@
 """Resolve the hand-written ranking questions (spec_<repo>.py) into queries-<repo>.jsonl.
 
 Gold line ranges come from ../../../shared/eval/tools/locate.js (TypeScript compiler API;
-declarations) and, for CommonJS assignments it cannot name, from locate_assign.js.
+declarations) and, for CommonJS assignments it cannot name, from locate_assign.js; for a spec
+with LANG = "rust", from locate_rust.py.
 Usage: TS_MODULE=/abs/node_modules/typescript python3 tools/rankset/build.py REPO CORPUS_DIR
-  REPO: jest | mocha (the spec to read); CORPUS_DIR: the repository's checkout.
+  REPO: jest | mocha | petgraph (the spec to read); CORPUS_DIR: the repository's checkout.
 """
 import argparse
 import importlib.util
@@ -27,9 +28,13 @@ def reserved():
     return names
 
 
-def locate(corpus, path, symbol):
-    for tool in (os.path.join(SHARED, "tools", "locate.js"), os.path.join(HERE, "locate_assign.js")):
-        out = subprocess.run(["node", tool, corpus, path, symbol], capture_output=True, text=True)
+def locate(corpus, path, symbol, lang="typescript"):
+    if lang == "rust":
+        tools = [["python3", os.path.join(HERE, "locate_rust.py")]]
+    else:
+        tools = [["node", os.path.join(SHARED, "tools", "locate.js")], ["node", os.path.join(HERE, "locate_assign.js")]]
+    for tool in tools:
+        out = subprocess.run(tool + [corpus, path, symbol], capture_output=True, text=True)
         rows = [json.loads(l) for l in out.stdout.splitlines() if l.startswith("{")]
         if out.returncode == 0 and len(rows) == 1:
             return rows[0]
@@ -54,7 +59,8 @@ def main():
     for i, q in enumerate(mod.Q, 1):
         text, kind, golds = q[:3]
         extra = q[3] if len(q) > 3 else []
-        gold = [locate(a.corpus, path, symbol) for path, symbol in golds]
+        lang = getattr(mod, "LANG", "typescript")
+        gold = [locate(a.corpus, path, symbol, lang) for path, symbol in golds]
         files = sorted({g["path"] for g in gold} | set(extra))
         for f in files:
             if not os.path.isfile(os.path.join(a.corpus, f)):
