@@ -445,6 +445,17 @@ impl JobRunner {
             (kind, _) => (Err(format!("unknown job kind `{kind}`")), false),
         };
         let retry = (transient && job.attempts < MAX_ATTEMPTS).then(|| retry_delay(job.attempts));
+        if let (Some(delay), Err(e)) = (retry, &result) {
+            // Said where it is seen (the server's log, `sextant index` waiting out the
+            // back-off), not only on the job's row.
+            tracing::warn!(
+                job = %job.id,
+                attempt = job.attempts,
+                error = %e,
+                "a store did not answer; the sync is tried again in {} s",
+                delay.as_secs()
+            );
+        }
         self.record_outcome(&job, &result, retry).await?;
         if let (Ok(report), Some(repo_id)) = (&result, &job.repo_id) {
             self.enqueue_refs(repo_id, report.changed_anything())
