@@ -994,11 +994,12 @@ fn apply_priors(
                 .unwrap_or(&builtin)
                 .role_of(&c.row.chunk.relative_path),
             lines: c.row.chunk.end_line.saturating_sub(c.row.chunk.start_line) + 1,
-            signature_only: match c.row.chunk.node_kind {
-                SymbolKind::Interface | SymbolKind::Type | SymbolKind::Property => true,
-                SymbolKind::Method => !c.row.chunk.full_source.contains('{'),
-                _ => false,
-            },
+            signature_only: super::prior::signature_only(
+                c.row.chunk.node_kind,
+                c.row.chunk.language,
+                &c.row.chunk.full_source,
+            ),
+            exported: c.row.chunk.exported,
             score: c.scores.final_score,
         })
         .collect();

@@ -26,7 +26,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::parse::SymbolKind;
+use crate::parse::{Language, SymbolKind};
 use crate::text::search_text;
 
 pub use crate::roles::{PathRole, PathRoles};
@@ -308,6 +308,9 @@ const TYPE_WORDS: &[&str] = &[
     "fields",
     "property",
     "properties",
+    // What a caller must write: the contract (an interface, an abstract class).
+    "implement",
+    "override",
 ];
 
 /// Sets what the question's plain (lower-cased, non-name) words ask for beyond code.
@@ -410,6 +413,9 @@ pub struct Facts<'a> {
     /// Only a type or a signature: an interface, type alias, field, or a method without
     /// a body.
     pub signature_only: bool,
+    /// Whether the language exports it (`export`, `pub`, a capitalised Go name, a
+    /// Python name without a leading `_`, Java's `public`).
+    pub exported: bool,
     /// Score before the priors (0..1).
     pub score: f32,
 }
@@ -439,6 +445,110 @@ pub fn definition_strength(intent: &Intent, facts: &Facts<'_>) -> f32 {
         return 0.0;
     }
     kind_strength(facts.kind, facts.lines)
+}
+
+/// Whether a candidate is only a type or a signature: an interface, type alias or field,
+/// a method without a body (`fn f(&self);`, an abstract Java method, a TypeScript
+/// overload), or a Python function whose body only documents it and raises, passes or
+/// says `...` (an abstract method that subclasses implement).
+pub fn signature_only(kind: SymbolKind, language: Language, source: &str) -> bool {
+    match kind {
+        SymbolKind::Interface | SymbolKind::Type | SymbolKind::Property => true,
+        SymbolKind::Method | SymbolKind::Function if language == Language::Python => {
+            python_stub(source)
+        }
+        SymbolKind::Method => !source.contains('{'),
+        _ => false,
+    }
+}
+
+/// Whether a Python `def` (decorators, header, body) has no statement beyond its
+/// docstring, comments and one `raise`, `pass` or `...`.
+fn python_stub(source: &str) -> bool {
+    let mut lines = source.lines();
+    // The header ends at the first line (after decorators) ending with `:`.
+    let header_done = lines.by_ref().any(|l| {
+        let l = l.split('#').next().unwrap_or("").trim_end();
+        !l.trim_start().starts_with('@') && l.ends_with(':')
+    });
+    if !header_done {
+        return false;
+    }
+    let body: Vec<&str> = lines
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let mut rest = body.as_slice();
+    // A docstring: from a line opening a triple quote to the line that closes it.
+    if let Some(first) = rest.first() {
+        let opened = first.trim_start_matches(['r', 'u', 'b', 'R', 'U', 'B']);
+        if let Some(quote) = ["\"\"\"", "'''"]
+            .into_iter()
+            .find(|q| opened.starts_with(q))
+        {
+            let end = if opened[3..].contains(quote) {
+                0
+            } else {
+                match rest.iter().skip(1).position(|l| l.contains(quote)) {
+                    Some(i) => i + 1,
+                    None => return false,
+                }
+            };
+            rest = &rest[end + 1..];
+        }
+    }
+    match rest {
+        [] => true,
+        [only] => matches!(*only, "pass" | "..." | "raise") || only.starts_with("raise "),
+        // A `raise` wrapped onto continuation lines, and nothing after it.
+        [first, more @ ..] => {
+            first.starts_with("raise ")
+                && first.ends_with(['(', ',', '\\'])
+                && more.iter().all(|l| !is_statement_start(l))
+        }
+    }
+}
+
+/// Whether a stripped Python line could begin a statement of its own (not continue a
+/// `raise`'s arguments).
+fn is_statement_start(line: &str) -> bool {
+    const KEYWORDS: [&str; 10] = [
+        "return", "if ", "for ", "while ", "with ", "try:", "raise", "self.", "yield", "assert ",
+    ];
+    KEYWORDS.iter().any(|k| line.starts_with(k)) || (line.contains(" = ") && !line.contains('('))
+}
+
+/// How much a file is named after a symbol: 1 when its name (or, for a `mod.rs`,
+/// `index.ts`, `__init__.py`, `lib.rs` or `main.go`, its directory's name) is the symbol's
+/// name ignoring case, `_` and `-` (`StableGraph` in `stable_graph/mod.rs`, `UnionFind`
+/// in `unionfind.rs`); 0.5 when one holds the other and the shorter has at least four
+/// letters (`MemMapFs` in `memmap.go`); else 0. Among definitions sharing a name, the one
+/// whose file is named after it is the one a question means.
+pub fn file_named_after(path: &str, name: &str) -> f32 {
+    let fold = |s: &str| -> String {
+        s.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let mut segments = path.rsplit('/');
+    let file = segments.next().unwrap_or("");
+    let mut stem = file.split('.').next().unwrap_or(file);
+    if matches!(stem, "mod" | "index" | "__init__" | "lib" | "main") {
+        stem = segments.next().unwrap_or(stem);
+    }
+    let own = name.rsplit(['.', ':']).next().unwrap_or(name);
+    let (stem, own) = (fold(stem), fold(own));
+    if stem.is_empty() || own.is_empty() {
+        return 0.0;
+    }
+    if stem == own {
+        1.0
+    } else if stem.len().min(own.len()) >= 4 && (own.contains(&stem) || stem.contains(&own)) {
+        0.5
+    } else {
+        0.0
+    }
 }
 
 /// How much a symbol of this kind and length defines its name: 1 for a class, struct,
@@ -559,7 +669,16 @@ pub fn adjust(
                         .count() as f32
                         / companions.len() as f32
                 };
-                let tier = 0.6 * quality + 0.25 * companion_share + 0.15 * c.score;
+                // Between definitions of one name, the one whose file is named after it,
+                // the exported one and the top-level one come first (a public type over a
+                // private one of the same name, a type over its implementation in another
+                // file, a package's `Glob` over an adapter's `IOFS.Glob`).
+                let top_level = !c.breadcrumb.contains(" > ") && !c.name.contains(['.', ':']);
+                let owner = 0.4 * file_named_after(c.path, c.name)
+                    + 0.3 * f32::from(c.exported)
+                    + 0.3 * f32::from(top_level);
+                let tier =
+                    (0.6 * quality + 0.25 * companion_share + 0.1 * owner + 0.15 * c.score) / 1.1;
                 return 0.9 + 0.1 * tier.clamp(0.0, 1.0);
             }
             let shape = if c.signature_only && !intent.wants_types {
@@ -616,6 +735,7 @@ mod tests {
             role: PathRole::of(path),
             lines: 20,
             signature_only: false,
+            exported: true,
             score: 0.8,
         }
     }
@@ -822,6 +942,106 @@ mod tests {
     }
 
     #[test]
+    fn between_definitions_of_one_name_the_owner_and_the_exported_one_win() {
+        // Same kind, same role, same words: the file named after the name wins, though
+        // the other scored higher on similarity.
+        let mut elsewhere = facts(
+            "src/graphmap.rs",
+            "WorkerPool",
+            "WorkerPool",
+            SymbolKind::Struct,
+        );
+        elsewhere.score = 0.85;
+        let mut owner = facts(
+            "src/worker_pool/mod.rs",
+            "WorkerPool",
+            "WorkerPool",
+            SymbolKind::Struct,
+        );
+        owner.score = 0.75;
+        assert_eq!(
+            ranked(&[elsewhere, owner], "WorkerPool")[0],
+            "src/worker_pool/mod.rs:WorkerPool"
+        );
+        // A crate-private type and a public one of one name: the public one.
+        let mut private = facts("src/a.rs", "Config", "Config", SymbolKind::Struct);
+        private.exported = false;
+        private.score = 0.85;
+        let mut public = facts("src/b.rs", "Config", "Config", SymbolKind::Struct);
+        public.score = 0.78;
+        assert_eq!(ranked(&[private, public], "Config")[0], "src/b.rs:Config");
+        // A package's function over a type's method of the same name.
+        let mut method = facts("iofs.go", "IOFS.Glob", "IOFS.Glob", SymbolKind::Method);
+        method.score = 0.76;
+        let mut function = facts("match.go", "Glob", "Glob", SymbolKind::Function);
+        function.score = 0.74;
+        assert_eq!(ranked(&[method, function], "Glob")[0], "match.go:Glob");
+        // The question's other words still come before ownership.
+        let mut asked = facts("src/channel.rs", "Config", "Config", SymbolKind::Struct);
+        asked.exported = false;
+        asked.score = 0.7;
+        assert_eq!(
+            ranked(&[public, asked], "channel Config")[0],
+            "src/channel.rs:Config"
+        );
+    }
+
+    #[test]
+    fn python_stubs_are_signatures_and_python_methods_are_not() {
+        let py = |src: &str| signature_only(SymbolKind::Method, Language::Python, src);
+        // An abstract method: docstring and a raise (wrapped or not), or pass / `...`.
+        assert!(py(
+            "def save_token(self, token, request):\n    \"\"\"Persist the token.\n\n    :param token: the token\n    \"\"\"\n    raise NotImplementedError('Subclasses must implement this method.')\n"
+        ));
+        assert!(py(
+            "def get_realms(self, token, request):\n    \"\"\"Realms.\"\"\"\n    raise self._subclass_must_implement(\n        \"get_realms\")\n"
+        ));
+        assert!(py("@abstractmethod\ndef run(self) -> None:\n    ...\n"));
+        assert!(py("def hook(self):\n    # nothing by default\n    pass\n"));
+        // Methods with code, whether or not they hold a brace (they used to count as
+        // signatures when they held none).
+        assert!(!py(
+            "def scopes(self):\n    \"\"\"Scopes.\"\"\"\n    return list(self._scopes)\n"
+        ));
+        assert!(!py(
+            "def check(self, value):\n    if not value:\n        raise ValueError('empty')\n    return value\n"
+        ));
+        assert!(!py(
+            "def emit(self, x):\n    raise_from_error(\n        x)\n    self.done = True\n"
+        ));
+        // Other languages keep the brace rule.
+        assert!(signature_only(
+            SymbolKind::Method,
+            Language::Rust,
+            "fn f(&self);"
+        ));
+        assert!(!signature_only(
+            SymbolKind::Method,
+            Language::Java,
+            "void f() { run(); }"
+        ));
+        assert!(!signature_only(
+            SymbolKind::Function,
+            Language::Go,
+            "func f()"
+        ));
+    }
+
+    #[test]
+    fn files_named_after_a_symbol() {
+        assert_eq!(file_named_after("src/unionfind.rs", "UnionFind"), 1.0);
+        assert_eq!(
+            file_named_after("src/stable_graph/mod.rs", "StableGraph"),
+            1.0
+        );
+        assert_eq!(file_named_after("lib/runner.js", "Runner.run"), 0.0);
+        assert_eq!(file_named_after("pkg/token/index.ts", "Token"), 1.0);
+        assert_eq!(file_named_after("memmap.go", "MemMapFs"), 0.5);
+        assert_eq!(file_named_after("src/io.rs", "IoError"), 0.0);
+        assert_eq!(file_named_after("oauthlib/common.py", "Request"), 0.0);
+    }
+
+    #[test]
     fn tests_yield_to_source_unless_asked_for() {
         let mut test = facts(
             "src/__tests__/pool.test.ts",
@@ -861,6 +1081,14 @@ mod tests {
         );
         assert_eq!(
             ranked(&[sig, body], "the type of the snapshot matchers")[0],
+            "src/types.ts:save"
+        );
+        // What a caller must implement is the contract.
+        assert_eq!(
+            ranked(
+                &[sig, body],
+                "which methods must a snapshot store implement"
+            )[0],
             "src/types.ts:save"
         );
     }

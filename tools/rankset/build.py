@@ -4,9 +4,9 @@
 Gold line ranges come from ../../../shared/eval/tools/locate.js (TypeScript compiler API;
 declarations) and, for CommonJS assignments it cannot name, from locate_assign.js; for a spec
 with LANG = "rust", from locate_rust.py; with LANG = "python", from locate_py.py;
-with LANG = "go", from locate_go.py.
+with LANG = "go", from locate_go.py; with LANG = "java", from locate_java.py.
 Usage: TS_MODULE=/abs/node_modules/typescript python3 tools/rankset/build.py REPO CORPUS_DIR
-  REPO: jest | mocha | petgraph | oauthlib | afero (the spec to read); CORPUS_DIR: the repository's checkout.
+  REPO: jest | mocha | petgraph | oauthlib | afero | junit4 (the spec to read); CORPUS_DIR: the repository's checkout.
 """
 import argparse
 import importlib.util
@@ -32,6 +32,8 @@ def reserved():
 def locate(corpus, path, symbol, lang="typescript"):
     if lang == "rust":
         tools = [["python3", os.path.join(HERE, "locate_rust.py")]]
+    elif lang == "java":
+        tools = [["python3", os.path.join(HERE, "locate_java.py")]]
     elif lang == "go":
         tools = [["python3", os.path.join(HERE, "locate_go.py")]]
     elif lang == "python":
