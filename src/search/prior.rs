@@ -519,9 +519,9 @@ fn is_statement_start(line: &str) -> bool {
 }
 
 /// How much a file is named after a symbol: 1 when its name (or, for a `mod.rs`,
-/// `index.ts`, `__init__.py`, `lib.rs` or `main.go`, its directory's name) is the symbol's
-/// name ignoring case, `_` and `-` (`StableGraph` in `stable_graph/mod.rs`, `UnionFind`
-/// in `unionfind.rs`); 0.5 when one holds the other and the shorter has at least four
+/// `index.ts`, `__init__.py`, `lib.rs` or `main.go`, its directory's name, or its
+/// package's above a `src/` or `lib/`) is the symbol's name ignoring case, `_` and `-`
+/// (`StableGraph` in `stable_graph/mod.rs`, `UnionFind` in `unionfind.rs`); 0.5 when one holds the other and the shorter has at least four
 /// letters (`MemMapFs` in `memmap.go`); else 0. Among definitions sharing a name, the one
 /// whose file is named after it is the one a question means.
 pub fn file_named_after(path: &str, name: &str) -> f32 {
@@ -536,6 +536,10 @@ pub fn file_named_after(path: &str, name: &str) -> f32 {
     let mut stem = file.split('.').next().unwrap_or(file);
     if matches!(stem, "mod" | "index" | "__init__" | "lib" | "main") {
         stem = segments.next().unwrap_or(stem);
+        // A package's entry file: `packages/jest-haste-map/src/index.ts`.
+        if matches!(stem, "src" | "lib") {
+            stem = segments.next().unwrap_or(stem);
+        }
     }
     let own = name.rsplit(['.', ':']).next().unwrap_or(name);
     let (stem, own) = (fold(stem), fold(own));
@@ -1037,6 +1041,14 @@ mod tests {
         assert_eq!(file_named_after("lib/runner.js", "Runner.run"), 0.0);
         assert_eq!(file_named_after("pkg/token/index.ts", "Token"), 1.0);
         assert_eq!(file_named_after("memmap.go", "MemMapFs"), 0.5);
+        assert_eq!(
+            file_named_after("packages/jest-haste-map/src/index.ts", "HasteMap"),
+            0.5
+        );
+        assert_eq!(
+            file_named_after("packages/jest-haste-map/src/types.ts", "HasteMap"),
+            0.0
+        );
         assert_eq!(file_named_after("src/io.rs", "IoError"), 0.0);
         assert_eq!(file_named_after("oauthlib/common.py", "Request"), 0.0);
     }
