@@ -424,6 +424,20 @@ pub struct Facts<'a> {
 /// not; 1 for a class, function, method, interface, type or enum; less for a variable or
 /// field, and little for a one-line alias (`exports.X = X`).
 pub fn definition_strength(intent: &Intent, facts: &Facts<'_>) -> f32 {
+    match facts.kind {
+        // `mod acyclic;` points at a file and defines nothing where it stands.
+        SymbolKind::Module | SymbolKind::Namespace if facts.signature_only => return 0.0,
+        // A file's outline defines the module its file is named after (`acyclic` →
+        // `acyclic.rs`), a little below the items it holds.
+        SymbolKind::File => {
+            let names_it = intent
+                .identifiers
+                .iter()
+                .any(|id| id.parents.is_empty() && file_named_after(facts.path, &id.name) == 1.0);
+            return if names_it { OUTLINE_STRENGTH } else { 0.0 };
+        }
+        _ => {}
+    }
     let crumbs: Vec<&str> = facts.breadcrumb.split(" > ").collect();
     let defines = intent.identifiers.iter().any(|id| {
         let own = facts.name == id.name
@@ -449,7 +463,7 @@ pub fn definition_strength(intent: &Intent, facts: &Facts<'_>) -> f32 {
 
 /// Whether a candidate is only a type or a signature: an interface, type alias or field,
 /// a method without a body (`fn f(&self);`, an abstract Java method, a TypeScript
-/// overload), or a Python function whose body only documents it and raises, passes or
+/// overload), a module declared without its body (Rust's `mod name;`), or a Python function whose body only documents it and raises, passes or
 /// says `...` (an abstract method that subclasses implement).
 pub fn signature_only(kind: SymbolKind, language: Language, source: &str) -> bool {
     match kind {
@@ -458,6 +472,10 @@ pub fn signature_only(kind: SymbolKind, language: Language, source: &str) -> boo
             python_stub(source)
         }
         SymbolKind::Method => !source.contains('{'),
+        // `mod name;`: its body is another file (a Go `package` clause is not this).
+        SymbolKind::Module | SymbolKind::Namespace => {
+            !source.contains('{') && source.trim_end().ends_with(';')
+        }
         _ => false,
     }
 }
@@ -554,6 +572,11 @@ pub fn file_named_after(path: &str, name: &str) -> f32 {
         0.0
     }
 }
+
+/// How strongly a file's outline defines the module its file is named after: below an
+/// item of that name (a type or function asked for by name comes first), above anything
+/// that only mentions it.
+const OUTLINE_STRENGTH: f32 = 0.9;
 
 /// How much a symbol of this kind and length defines its name: 1 for a class, struct,
 /// function, method, interface, type, enum or macro; 0.8 for a variable, field or
@@ -1028,6 +1051,62 @@ mod tests {
             SymbolKind::Function,
             Language::Go,
             "func f()"
+        ));
+    }
+
+    #[test]
+    fn a_module_asked_for_by_name_is_its_file_not_its_declaration() {
+        // `pub mod acyclic;` in lib.rs names the module; src/acyclic.rs is the module.
+        let mut declaration = facts("src/lib.rs", "acyclic", "acyclic", SymbolKind::Module);
+        declaration.signature_only =
+            signature_only(SymbolKind::Module, Language::Rust, "pub mod acyclic;");
+        declaration.score = 0.8;
+        let mut outline = facts(
+            "src/acyclic.rs",
+            "acyclic.rs",
+            "acyclic.rs",
+            SymbolKind::File,
+        );
+        outline.score = 0.7;
+        let mut mention = facts(
+            "src/graph.rs",
+            "is_acyclic",
+            "is_acyclic",
+            SymbolKind::Function,
+        );
+        mention.score = 0.75;
+        let order = ranked(&[declaration, mention, outline], "acyclic");
+        assert_eq!(order[0], "src/acyclic.rs:acyclic.rs");
+        // An item of the name still comes before its file's outline.
+        let mut item = facts(
+            "src/unionfind.rs",
+            "UnionFind",
+            "UnionFind",
+            SymbolKind::Struct,
+        );
+        item.score = 0.6;
+        let mut map = facts(
+            "src/unionfind.rs",
+            "unionfind.rs",
+            "unionfind.rs",
+            SymbolKind::File,
+        );
+        map.score = 0.8;
+        assert_eq!(
+            ranked(&[map, item], "UnionFind")[0],
+            "src/unionfind.rs:UnionFind"
+        );
+        // A module written with its body defines its name.
+        assert!(!signature_only(
+            SymbolKind::Module,
+            Language::Rust,
+            "mod tests {\n}"
+        ));
+        // Nor is a Go package clause a declaration without its body.
+        assert!(!signature_only(
+            SymbolKind::Module,
+            Language::Go,
+            "// Package sftpfs serves files over SSH.\npackage sftpfs"
         ));
     }
 
