@@ -352,14 +352,18 @@ fn read_wants(intent: &mut Intent, plain: &[String]) {
 /// assert_eq!(closest_name("SnapshotStaet", &names), Some("SnapshotState"));
 /// assert_eq!(closest_name("Snapper", &names), None);
 /// ```
+/// A name ignoring case, `_` and `-`: how names are compared when the asker's spelling or
+/// a file's naming convention may differ (`snapshot_state`, `SnapshotState`,
+/// `stable-graph`).
+fn loose(s: &str) -> String {
+    s.chars()
+        .filter(|c| !matches!(c, '_' | '-'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 pub fn closest_name<'a>(wanted: &str, names: &'a [String]) -> Option<&'a str> {
-    let plain = |s: &str| -> String {
-        s.chars()
-            .filter(|c| !matches!(c, '_' | '-'))
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
-    let want = plain(wanted);
+    let want = loose(wanted);
     let len = want.chars().count();
     let allowed = if len >= 8 { 2 } else { 1 };
     names
@@ -371,7 +375,7 @@ pub fn closest_name<'a>(wanted: &str, names: &'a [String]) -> Option<&'a str> {
             if name.chars().count() + allowed < len {
                 return None;
             }
-            let have = plain(name);
+            let have = loose(name);
             let have_len = have.chars().count();
             let rank = if have == want {
                 (0, 0)
@@ -463,8 +467,9 @@ pub fn definition_strength(intent: &Intent, facts: &Facts<'_>) -> f32 {
 
 /// Whether a candidate is only a type or a signature: an interface, type alias or field,
 /// a method without a body (`fn f(&self);`, an abstract Java method, a TypeScript
-/// overload), a module declared without its body (Rust's `mod name;`), or a Python function whose body only documents it and raises, passes or
-/// says `...` (an abstract method that subclasses implement).
+/// overload), a module declared without its body (Rust's `mod name;`), or a Python
+/// function whose body only documents it and raises, passes or says `...` (an abstract
+/// method that subclasses implement).
 pub fn signature_only(kind: SymbolKind, language: Language, source: &str) -> bool {
     match kind {
         SymbolKind::Interface | SymbolKind::Type | SymbolKind::Property => true,
@@ -539,16 +544,11 @@ fn is_statement_start(line: &str) -> bool {
 /// How much a file is named after a symbol: 1 when its name (or, for a `mod.rs`,
 /// `index.ts`, `__init__.py`, `lib.rs` or `main.go`, its directory's name, or its
 /// package's above a `src/` or `lib/`) is the symbol's name ignoring case, `_` and `-`
-/// (`StableGraph` in `stable_graph/mod.rs`, `UnionFind` in `unionfind.rs`); 0.5 when one holds the other and the shorter has at least four
-/// letters (`MemMapFs` in `memmap.go`); else 0. Among definitions sharing a name, the one
-/// whose file is named after it is the one a question means.
+/// (`StableGraph` in `stable_graph/mod.rs`, `UnionFind` in `unionfind.rs`); 0.5 when one
+/// holds the other and the shorter has at least four letters (`MemMapFs` in `memmap.go`);
+/// else 0. Among definitions sharing a name, the one whose file is named after it is the
+/// one a question means.
 pub fn file_named_after(path: &str, name: &str) -> f32 {
-    let fold = |s: &str| -> String {
-        s.chars()
-            .filter(|c| c.is_alphanumeric())
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
     let mut segments = path.rsplit('/');
     let file = segments.next().unwrap_or("");
     let mut stem = file.split('.').next().unwrap_or(file);
@@ -560,7 +560,7 @@ pub fn file_named_after(path: &str, name: &str) -> f32 {
         }
     }
     let own = name.rsplit(['.', ':']).next().unwrap_or(name);
-    let (stem, own) = (fold(stem), fold(own));
+    let (stem, own) = (loose(stem), loose(own));
     if stem.is_empty() || own.is_empty() {
         return 0.0;
     }
