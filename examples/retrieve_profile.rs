@@ -5,7 +5,9 @@
 //! prints the median time of a 50-row query reading the id only, a few light columns,
 //! and every column a search reads, with the filter of a code question (`PRED=...`
 //! replaces it, `PRED=` drops it, `POST=1` applies it after the search), then the time
-//! of a read of 70 rows by id. Read-only (docs/BENCHMARKS.md, "filtered by an index").
+//! of a read of 70 rows by id (and by row id), and of every chunk of ten files, a read a
+//! file or one read for all. Read-only (docs/BENCHMARKS.md, "filtered by an index", "one
+//! read for an answer's files").
 
 use std::error::Error;
 use std::time::Instant;
@@ -43,6 +45,23 @@ async fn timed<Q: QueryBase + ExecutableQuery>(mut q: Q, code: &str, post: bool)
     }
     let t = Instant::now();
     let _: Vec<RecordBatch> = q.execute().await?.try_collect().await?;
+    Ok(t.elapsed().as_secs_f64() * 1000.0)
+}
+
+/// Reads `columns` of the rows each predicate selects, one query after another; the
+/// time of all of them in ms.
+async fn read(table: &lancedb::Table, columns: &[&str], predicates: &[String]) -> Result<f64> {
+    let t = Instant::now();
+    for predicate in predicates {
+        let _: Vec<RecordBatch> = table
+            .query()
+            .select(Select::columns(columns))
+            .only_if(predicate.as_str())
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+    }
     Ok(t.elapsed().as_secs_f64() * 1000.0)
 }
 
@@ -149,22 +168,97 @@ async fn main() -> Result<()> {
         .try_collect()
         .await?;
     let ids = arrow_array::cast::AsArray::as_string::<i32>(ids[0].column(0).as_ref());
-    let mut gt = Vec::new();
+    for (label, columns) in [("id", vec!["id"]), ("all", all.clone())] {
+        let mut gt = Vec::new();
+        for round in 0..30 {
+            let list: Vec<String> = (0..70)
+                .map(|i| format!("'{}'", ids.value((round * 97 + i * 61) % ids.len())))
+                .collect();
+            let predicate = format!("id IN ({})", list.join(", "));
+            gt.push(read(&table, &columns, &[predicate]).await?);
+        }
+        println!("get 70 by id, {label} columns p50 {:.1} ms", median(gt));
+    }
+    // Every chunk of 10 files (what a search's snapshots are rendered from): one read a
+    // file with and without the repository in the predicate, and one read for all ten.
+    let paths: Vec<RecordBatch> = table
+        .query()
+        .select(Select::columns(&["repo_id", "relative_path"]))
+        .limit(5000)
+        .execute()
+        .await?
+        .try_collect()
+        .await?;
+    let repo = arrow_array::cast::AsArray::as_string::<i32>(paths[0].column(0).as_ref()).value(0);
+    let paths = arrow_array::cast::AsArray::as_string::<i32>(paths[0].column(1).as_ref());
+    let ten = |round: usize| -> Vec<String> {
+        (0..10)
+            .map(|i| format!("'{}'", paths.value((round * 131 + i * 479) % paths.len())))
+            .collect()
+    };
+    for (label, per_file, with_repo) in [
+        ("a read a file, repo and path", true, true),
+        ("a read a file, path only", true, false),
+        ("one read, paths IN", false, false),
+        ("one read, repo and paths IN", false, true),
+    ] {
+        let mut ft = Vec::new();
+        for round in 0..20 {
+            let list = ten(round);
+            let predicates: Vec<String> = if per_file {
+                list.iter()
+                    .map(|p| {
+                        if with_repo {
+                            format!("repo_id = '{repo}' AND relative_path = {p}")
+                        } else {
+                            format!("relative_path = {p}")
+                        }
+                    })
+                    .collect()
+            } else if with_repo {
+                vec![format!(
+                    "repo_id = '{repo}' AND relative_path IN ({})",
+                    list.join(", ")
+                )]
+            } else {
+                vec![format!("relative_path IN ({})", list.join(", "))]
+            };
+            ft.push(read(&table, &all, &predicates).await?);
+        }
+        println!("10 files' chunks, {label}: p50 {:.1} ms", median(ft));
+    }
+    // The same rows by their row ids (what a search can return with `_rowid`).
+    let rowids: Vec<RecordBatch> = table
+        .query()
+        .select(Select::columns(&["id"]))
+        .with_row_id()
+        .limit(5000)
+        .execute()
+        .await?
+        .try_collect()
+        .await?;
+    let rowids = rowids[0]
+        .column_by_name("_rowid")
+        .ok_or("no _rowid")?
+        .as_any()
+        .downcast_ref::<arrow_array::UInt64Array>()
+        .ok_or("_rowid is not u64")?
+        .clone();
+    let mut tt = Vec::new();
     for round in 0..30 {
-        let list: Vec<String> = (0..70)
-            .map(|i| format!("'{}'", ids.value((round * 97 + i * 61) % ids.len())))
+        let list: Vec<u64> = (0..70)
+            .map(|i| rowids.value((round * 97 + i * 61) % rowids.len()))
             .collect();
         let t = Instant::now();
-        let _: Vec<RecordBatch> = table
-            .query()
+        let _ = table
+            .take_row_ids(list)
             .select(Select::columns(&all))
-            .only_if(format!("id IN ({})", list.join(", ")))
             .execute()
             .await?
-            .try_collect()
+            .try_collect::<Vec<RecordBatch>>()
             .await?;
-        gt.push(t.elapsed().as_secs_f64() * 1000.0);
+        tt.push(t.elapsed().as_secs_f64() * 1000.0);
     }
-    println!("get 70 all columns p50 {:.1} ms", median(gt));
+    println!("take 70 by row id, all columns p50 {:.1} ms", median(tt));
     Ok(())
 }

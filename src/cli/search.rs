@@ -435,7 +435,7 @@ fn latency_summary(latencies: &[StageTimings]) -> String {
             .unwrap_or(0.0)
     };
     format!(
-        "p50 {:.0} ms, p95 {:.0} ms; p50 per stage: freshness {:.1}, embed {:.1}, retrieve {:.1}, units {:.1}, rerank {:.1}, priors {:.1}, enrich {:.1} ms",
+        "p50 {:.0} ms, p95 {:.0} ms; p50 per stage: freshness {:.1}, embed {:.1}, retrieve {:.1}, units {:.1}, rerank {:.1}, priors {:.1}, enrich {:.1}, render {:.1} ms",
         pct(|t| t.total_ms, 0.5),
         pct(|t| t.total_ms, 0.95),
         pct(|t| t.freshness_ms, 0.5),
@@ -445,6 +445,7 @@ fn latency_summary(latencies: &[StageTimings]) -> String {
         pct(|t| t.rerank_ms, 0.5),
         pct(|t| t.priors_ms, 0.5),
         pct(|t| t.enrich_ms, 0.5),
+        pct(|t| t.render_ms, 0.5),
     )
 }
 

@@ -84,7 +84,10 @@ pub struct StageTimings {
     pub priors_ms: f64,
     /// Structural enrichment of the results (symbol graph reads).
     pub enrich_ms: f64,
-    /// Whole search.
+    /// Reading the results' files and rendering the answer from them (snapshots, graph,
+    /// budget); 0 where the caller renders nothing.
+    pub render_ms: f64,
+    /// Whole search, rendering included.
     pub total_ms: f64,
 }
 
@@ -389,12 +392,22 @@ impl Searcher {
         &self,
         response: &SearchResponse,
     ) -> Result<HashMap<(String, String), Vec<CodeChunk>>, SearchError> {
-        let mut out = HashMap::new();
+        // One read per repository, not one per file (ten files: 11 ms against 63 ms at
+        // 108k rows).
+        let mut wanted: HashMap<&str, Vec<String>> = HashMap::new();
         for h in &response.results {
-            let key = (h.repo_id.clone(), h.path.clone());
-            if let std::collections::hash_map::Entry::Vacant(slot) = out.entry(key) {
-                let rows = self.vectors.file_chunks(&h.repo_id, &h.path).await?;
-                slot.insert(rows.into_iter().map(|r| r.chunk).collect());
+            let paths = wanted.entry(h.repo_id.as_str()).or_default();
+            if !paths.contains(&h.path) {
+                paths.push(h.path.clone());
+            }
+        }
+        let mut out = HashMap::new();
+        for (repo_id, paths) in wanted {
+            for (path, rows) in self.vectors.files_chunks(repo_id, &paths).await? {
+                out.insert(
+                    (repo_id.to_string(), path),
+                    rows.into_iter().map(|r| r.chunk).collect(),
+                );
             }
         }
         Ok(out)

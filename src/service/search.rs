@@ -66,6 +66,7 @@ impl Service {
         );
         let response = self.searcher.search(query, &options).await?;
         let render = tracing::info_span!("search.render");
+        let started = std::time::Instant::now();
         let files = self
             .searcher
             .result_files(&response)
@@ -79,7 +80,9 @@ impl Service {
         })
         .await
         .map_err(|e| ServiceError::Internal(format!("rendering failed: {e}")))?;
-        let response = label_refs(response, &options.filter);
+        let mut response = label_refs(response, &options.filter);
+        response.timings.render_ms = started.elapsed().as_secs_f64() * 1000.0;
+        response.timings.total_ms += response.timings.render_ms;
         Ok(SearchAnswer { response, content })
     }
 

@@ -124,6 +124,14 @@ const ANN_KMEANS_ITERATIONS: u32 = 10;
 /// Rows a partition sampled to train the ANN index (LanceDB's default is 256).
 const ANN_SAMPLE_RATE: u32 = 64;
 
+/// Rows an IVF partition of the ANN index is sized for. The index is trained once, at
+/// `ann_min_rows` (10,000) rows, and kept as the table grows: LanceDB's optimisation
+/// splits a partition that grows past 4x this size. At LanceDB's default (8,192) the
+/// index had one partition when trained and five at 108k rows, so every search's 20
+/// probes read every row's code (a filtered search cost 31 ms at c1m, 15–18 ms with
+/// 64–512 partitions: docs/BENCHMARKS.md, "ANN partitions").
+const ANN_PARTITION_ROWS: u32 = 1024;
+
 /// The LanceDB chunk store.
 pub struct LanceStore {
     options: LanceStoreOptions,
@@ -637,6 +645,7 @@ impl LanceStore {
                 // build time at 104k rows, 50 MB less at the build's peak (384 dims).
                 let builder = IvfPqIndexBuilder::default()
                     .distance_type(DistanceType::Cosine)
+                    .target_partition_size(ANN_PARTITION_ROWS)
                     .max_iterations(ANN_KMEANS_ITERATIONS)
                     .sample_rate(ANN_SAMPLE_RATE);
                 self.table
@@ -1215,30 +1224,42 @@ impl VectorStore for LanceStore {
         Ok(paths)
     }
 
-    async fn file_chunks(
+    async fn files_chunks(
         &self,
         repo_id: &str,
-        relative_path: &str,
-    ) -> Result<Vec<ChunkRow>, StoreError> {
-        let predicate = format!(
-            "repo_id = {} AND relative_path = {}",
-            quote(repo_id),
-            quote(relative_path)
-        );
+        relative_paths: &[String],
+    ) -> Result<HashMap<String, Vec<ChunkRow>>, StoreError> {
+        let mut out: HashMap<String, Vec<ChunkRow>> = HashMap::new();
+        if relative_paths.is_empty() {
+            return Ok(out);
+        }
+        let list = relative_paths
+            .iter()
+            .map(|p| quote(p))
+            .collect::<Vec<_>>()
+            .join(", ");
+        // `relative_path` has a B-tree index and `repo_id` a bitmap: 11 ms for ten files at
+        // 108k rows, with or without the repository in the predicate.
         let batches = self
             .run_query(
                 self.table
                     .query()
                     .select(self.read_columns(None))
-                    .only_if(predicate),
+                    .only_if(format!(
+                        "repo_id = {} AND relative_path IN ({list})",
+                        quote(repo_id)
+                    )),
             )
             .await?;
-        let mut rows: Vec<ChunkRow> = rows_of(&batches, None)?
-            .into_iter()
-            .map(|(row, _)| row)
-            .collect();
-        rows.sort_by_key(|r| (r.chunk.bytes.start, r.chunk.depth));
-        Ok(rows)
+        for (row, _) in rows_of(&batches, None)? {
+            out.entry(row.chunk.relative_path.clone())
+                .or_default()
+                .push(row);
+        }
+        for rows in out.values_mut() {
+            rows.sort_by_key(|r| (r.chunk.bytes.start, r.chunk.depth));
+        }
+        Ok(out)
     }
 
     async fn count(&self, filter: &ChunkFilter) -> Result<usize, StoreError> {

@@ -130,6 +130,12 @@ pub fn notice(message: &str) {
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
+/// Dependencies' targets kept to errors by default (`RUST_LOG` overrides): LanceDB's
+/// vector index builder warns, by the hundred, each time it splits a partition of an
+/// index that grew ("partition index is N but the number of partitions is M, skip
+/// loading it"), a case its own comment calls safe (lance issue 5312).
+const QUIETED: &str = "lance::index::vector::builder=error";
+
 /// Installs the process's subscriber: `RUST_LOG` (default `default_filter`, plus
 /// `sextant=info` when exporting spans) filters both logs and spans; `format` picks the log layout; spans are exported when the OTLP
 /// environment asks for it. Call once, early in `main`.
@@ -139,8 +145,8 @@ pub fn init(format: LogFormat, default_filter: &str) -> Result<Telemetry, Teleme
     // The filter applies to spans too: Sextant's spans are at `info`, so exporting
     // without `RUST_LOG` lets them through (its own info events are few).
     let default_filter = match exporter {
-        Some(_) => format!("{default_filter},sextant=info"),
-        None => default_filter.to_string(),
+        Some(_) => format!("{default_filter},sextant=info,{QUIETED}"),
+        None => format!("{default_filter},{QUIETED}"),
     };
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter));

@@ -164,6 +164,14 @@ async fn register_sync_and_search_over_http() {
         .await;
     assert_eq!(status, 200, "{body}");
     assert!(!body["response"]["results"].as_array().unwrap().is_empty());
+    // The timings count the answer's rendering, and the total covers every stage.
+    let timings = &body["response"]["timings"];
+    let stage = |name: &str| timings[name].as_f64().unwrap_or(-1.0);
+    assert!(stage("renderMs") > 0.0, "{timings}");
+    assert!(
+        stage("totalMs") >= stage("renderMs") + stage("retrieveMs"),
+        "{timings}"
+    );
 
     // Removal.
     let (status, _) = s

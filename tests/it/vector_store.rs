@@ -102,6 +102,39 @@ async fn round_trip_replace_filters_and_deletes() {
         r.chunk.search_text.clear();
     }
     assert_eq!(back, expected);
+    // Several files in one read: each in source order, another repository's file and an
+    // unknown path left out.
+    let both = store
+        .files_chunks(
+            "r1",
+            &[
+                "src/classes.ts".into(),
+                "web/component-function.tsx".into(),
+                "lib/commonjs.cjs".into(),
+                "nowhere.ts".into(),
+            ],
+        )
+        .await
+        .expect("read");
+    let mut keys: Vec<&String> = both.keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["src/classes.ts", "web/component-function.tsx"]);
+    assert_eq!(both["src/classes.ts"], expected);
+    assert_eq!(
+        ids(&both["web/component-function.tsx"]),
+        ids(&component),
+        "every chunk of the second file"
+    );
+    assert!(
+        both["web/component-function.tsx"].windows(2).all(|w| (
+            w[0].chunk.bytes.start,
+            w[0].chunk.depth
+        ) <= (
+            w[1].chunk.bytes.start,
+            w[1].chunk.depth
+        )),
+        "source order"
+    );
     let some: Vec<String> = classes.iter().take(3).map(|r| r.chunk.id.clone()).collect();
     assert_eq!(ids(&store.get("r1", &some).await.expect("get")), {
         let mut s = some.clone();
