@@ -127,10 +127,21 @@ async fn main() -> Result<()> {
         "dialect",
         "cursor",
     ];
+    let drop: Vec<String> = std::env::var("DROP")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let kept: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|c| !drop.iter().any(|d| d == c))
+        .collect();
     for (label, columns) in [
         ("id", vec!["id"]),
         ("light", LIGHT.to_vec()),
         ("all", all.clone()),
+        ("kept", kept),
     ] {
         let mut vt = Vec::new();
         for v in &vectors {

@@ -124,14 +124,6 @@ const ANN_KMEANS_ITERATIONS: u32 = 10;
 /// Rows a partition sampled to train the ANN index (LanceDB's default is 256).
 const ANN_SAMPLE_RATE: u32 = 64;
 
-/// Rows an IVF partition of the ANN index is sized for. The index is trained once, at
-/// `ann_min_rows` (10,000) rows, and kept as the table grows: LanceDB's optimisation
-/// splits a partition that grows past 4x this size. At LanceDB's default (8,192) the
-/// index had one partition when trained and five at 108k rows, so every search's 20
-/// probes read every row's code (a filtered search cost 31 ms at c1m, 15–18 ms with
-/// 64–512 partitions: docs/BENCHMARKS.md, "ANN partitions").
-const ANN_PARTITION_ROWS: u32 = 1024;
-
 /// The LanceDB chunk store.
 pub struct LanceStore {
     options: LanceStoreOptions,
@@ -645,7 +637,6 @@ impl LanceStore {
                 // build time at 104k rows, 50 MB less at the build's peak (384 dims).
                 let builder = IvfPqIndexBuilder::default()
                     .distance_type(DistanceType::Cosine)
-                    .target_partition_size(ANN_PARTITION_ROWS)
                     .max_iterations(ANN_KMEANS_ITERATIONS)
                     .sample_rate(ANN_SAMPLE_RATE);
                 self.table
