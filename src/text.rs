@@ -67,34 +67,43 @@ pub fn truncate_chars(text: &str, max_chars: usize) -> String {
 /// assert_eq!(sextant::text::split_identifier("MAX_RETRY_COUNT"), ["max", "retry", "count"]);
 /// ```
 pub fn split_identifier(ident: &str) -> Vec<String> {
-    let chars: Vec<char> = ident.chars().collect();
     let mut words = Vec::new();
+    identifier_parts(ident, |part| words.push(part.to_string()));
+    words
+}
+
+/// [`split_identifier`] without its allocations: `f` hears each lower-case part in turn.
+fn identifier_parts(ident: &str, mut f: impl FnMut(&str)) {
     let mut current = String::new();
-    for (i, &c) in chars.iter().enumerate() {
+    let mut chars = ident.chars().peekable();
+    let mut prev: Option<char> = None;
+    while let Some(c) = chars.next() {
         if !c.is_alphanumeric() {
             if !current.is_empty() {
-                words.push(std::mem::take(&mut current));
+                f(&current);
+                current.clear();
             }
+            prev = Some(c);
             continue;
         }
-        if !current.is_empty() {
-            let prev = chars[i - 1];
-            let next = chars.get(i + 1).copied();
+        if let Some(prev) = prev.filter(|_| !current.is_empty()) {
+            let next = chars.peek().copied();
             let boundary = (prev.is_lowercase() && c.is_uppercase())
                 || (prev.is_alphabetic() && c.is_ascii_digit())
                 || (prev.is_ascii_digit() && c.is_alphabetic())
                 // "HTTPServer": the last capital of a run starts the next word.
                 || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase));
             if boundary {
-                words.push(std::mem::take(&mut current));
+                f(&current);
+                current.clear();
             }
         }
         current.extend(c.to_lowercase());
+        prev = Some(c);
     }
     if !current.is_empty() {
-        words.push(current);
+        f(&current);
     }
-    words
 }
 
 /// Builds the lexical search text of a piece of code or prose: every identifier-like word
@@ -104,25 +113,33 @@ pub fn split_identifier(ident: &str) -> Vec<String> {
 /// Punctuation and operators are dropped; numbers are kept.
 pub fn search_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len() / 2);
-    let mut push = |word: &str| {
+    search_words(text, |word| {
         if !out.is_empty() {
             out.push(' ');
         }
         out.push_str(word);
-    };
+    });
+    out
+}
+
+/// The words of [`search_text`], in order, each given to `f` without building the text.
+pub fn search_words(text: &str, mut f: impl FnMut(&str)) {
+    let mut whole = String::new();
     for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')) {
         if raw.is_empty() {
             continue;
         }
-        let parts = split_identifier(raw);
-        for part in &parts {
-            push(part);
-        }
-        if parts.len() > 1 {
-            push(&parts.concat());
+        whole.clear();
+        let mut parts = 0;
+        identifier_parts(raw, |part| {
+            f(part);
+            whole.push_str(part);
+            parts += 1;
+        });
+        if parts > 1 {
+            f(&whole);
         }
     }
-    out
 }
 
 /// Removes the common leading indentation of all lines after the first, up to `column`

@@ -80,15 +80,16 @@ async fn slice(
 ) -> Result<GraphSlice, SearchError> {
     let mut slice = GraphSlice::default();
     let mut wanted: BTreeSet<String> = BTreeSet::new();
-    // The symbols of every result file, in one query.
+    // The hits' symbols and their members, in one query.
     let paths: Vec<String> = hits
         .iter()
         .map(|h| h.path.clone())
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
+    let hit_ids: Vec<String> = hits.iter().map(|h| h.chunk.id.clone()).collect();
     let mut files: HashMap<String, Vec<crate::store::SymbolRecord>> = HashMap::new();
-    for (path, record) in meta.symbols_of_files(repo, &paths).await? {
+    for (path, record) in meta.symbols_and_members(repo, &paths, &hit_ids).await? {
         files.entry(path).or_default().push(record);
     }
     let none = Vec::new();

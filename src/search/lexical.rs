@@ -13,7 +13,7 @@ use std::collections::{BTreeSet, HashSet};
 use frostem::{Algorithm, Stemmer};
 
 use crate::chunk::CodeChunk;
-use crate::text::search_text;
+use crate::text::{search_text, search_words};
 
 /// English function words dropped from queries (a standard list minus words that name
 /// behaviour in code: after, before, between, down, each, first, last, off, on, once,
@@ -172,34 +172,44 @@ pub fn query_terms(lexical_query: &str) -> BTreeSet<String> {
 pub fn coverage(terms: &BTreeSet<String>, chunk: &CodeChunk) -> f32 {
     // Not the breadcrumb: a parent's name would lend its words to every member (all of
     // `ThrottleConfig`'s fields would cover "throttle").
-    let text = search_text(&format!(
-        "{} {} {}",
-        chunk.relative_path,
-        chunk.jsdoc.as_deref().unwrap_or(""),
-        chunk.full_source
-    ));
-    share_found(terms, &text)
+    share_found(
+        terms,
+        &[
+            &chunk.relative_path,
+            chunk.jsdoc.as_deref().unwrap_or(""),
+            &chunk.full_source,
+        ],
+    )
 }
 
-/// Share of `terms` among the stemmed words of `text` (space-separated, lower case).
-fn share_found(terms: &BTreeSet<String>, text: &str) -> f32 {
+/// Share of `terms` among the stemmed words of `texts` (read as [`search_words`] splits
+/// them), without building their search text: this runs for every candidate of every
+/// question.
+fn share_found(terms: &BTreeSet<String>, texts: &[&str]) -> f32 {
     if terms.is_empty() {
         return 0.0;
     }
     // Code repeats its words: stem each distinct word once, and only words that start
     // like a term (stemming rewrites endings, never the first letter).
     let initials: HashSet<char> = terms.iter().filter_map(|t| t.chars().next()).collect();
-    let words: HashSet<&str> = text
-        .split(' ')
-        .filter(|w| w.chars().next().is_some_and(|c| initials.contains(&c)))
-        .collect();
     let stemmer = Stemmer::new(Algorithm::English);
-    let found = words
-        .into_iter()
-        .filter_map(|w| terms.get(stemmer.stem(w).as_ref()))
-        .collect::<BTreeSet<_>>()
-        .len();
-    found as f32 / terms.len() as f32
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut found: HashSet<&str> = HashSet::new();
+    for text in texts {
+        search_words(text, |word| {
+            if found.len() == terms.len()
+                || !word.chars().next().is_some_and(|c| initials.contains(&c))
+                || seen.contains(word)
+            {
+                return;
+            }
+            seen.insert(word.to_string());
+            if let Some(term) = terms.get(stemmer.stem(word).as_ref()) {
+                found.insert(term);
+            }
+        });
+    }
+    found.len() as f32 / terms.len() as f32
 }
 
 #[cfg(test)]
@@ -216,9 +226,18 @@ mod tests {
             ["emit", "function", "notifi", "until", "valu"]
         );
         let text = "take until takeuntil notifier observable input source subscribe emitted";
-        assert!((share_found(&terms, text) - 3.0 / 5.0).abs() < 1e-6);
-        assert_eq!(share_found(&terms, "nothing here"), 0.0);
-        assert_eq!(share_found(&BTreeSet::new(), text), 0.0);
+        assert!((share_found(&terms, &[text]) - 3.0 / 5.0).abs() < 1e-6);
+        assert_eq!(share_found(&terms, &["nothing here"]), 0.0);
+        assert_eq!(share_found(&BTreeSet::new(), &[text]), 0.0);
+        // Code is split as the search text splits it, across several texts.
+        assert!(
+            (share_found(
+                &terms,
+                &["src/takeUntil.ts", "", "notifier.subscribe(emitValue)"]
+            ) - 4.0 / 5.0)
+                .abs()
+                < 1e-6
+        );
     }
 
     #[test]

@@ -85,7 +85,7 @@
 //!   (read by name from `MetaStore::symbols_named` while recall runs), apply the priors,
 //!   fold, select, then `enrich` (stage 3) reads the results' members, edges and the
 //!   symbols at the other ends into `SymbolMetadata` in a fixed number of queries per
-//!   repository (`symbols_of_files`, `edges_from_any`, `edges_to_any`, `symbols_by_id`:
+//!   repository (`symbols_and_members`, `edges_from_any`, `edges_to_any`, `symbols_by_id`:
 //!   per-symbol edge reads made enrichment 150 ms on jest). `with_freshness` runs the indexer's two-phase
 //!   sync of working trees in scope before answering, bounded in time; a repository whose
 //!   sync is already running is skipped (`Indexer::sync_unless_running`), so searches never

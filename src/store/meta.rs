@@ -551,6 +551,16 @@ pub trait MetaStore: Send + Sync {
         repo_id: &str,
         paths: &[String],
     ) -> Result<Vec<(String, SymbolRecord)>, StoreError>;
+    /// The symbols `ids` of one repository and their direct members (symbols whose parent
+    /// is one of them), looked for in `paths` (the ids' files), with their file path, in
+    /// file and source order: what a search's enrichment reads, without the rest of
+    /// large files (a median of 313 symbols a search at c1m, for ~10 results).
+    async fn symbols_and_members(
+        &self,
+        repo_id: &str,
+        paths: &[String],
+        ids: &[String],
+    ) -> Result<Vec<(String, SymbolRecord)>, StoreError>;
     /// Symbols with this exact name in the given repositories (all when empty), with
     /// their repository id and file path.
     async fn symbols_named(

@@ -790,6 +790,47 @@ impl MetaStore for SqlMetaStore {
             .await
     }
 
+    async fn symbols_and_members(
+        &self,
+        repo_id: &str,
+        paths: &[String],
+        ids: &[String],
+    ) -> Result<Vec<(String, SymbolRecord)>, StoreError> {
+        // Each id is bound twice: batches of a third of the bound parameters each.
+        let third = IN_BATCH / 3;
+        let mut out = Vec::new();
+        for files in paths.chunks(third) {
+            for batch in ids.chunks(third) {
+                let ids_at = 2 + files.len();
+                let sql = format!(
+                    concat!(
+                        "SELECT file_path, ",
+                        symbol_columns!(),
+                        " FROM symbols WHERE repo_id = $1 AND file_path IN ({}) \
+                         AND (chunk_id IN ({}) OR parent_chunk_id IN ({})) \
+                         ORDER BY file_path, ordinal"
+                    ),
+                    placeholders(2, files.len()),
+                    placeholders(ids_at, batch.len()),
+                    placeholders(ids_at + batch.len(), batch.len()),
+                );
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
+                for value in files.iter().chain(batch).chain(batch) {
+                    query = query.bind(value);
+                }
+                for row in query.fetch_all(&self.pool).await? {
+                    out.push((row.try_get("file_path")?, symbol(&row)?));
+                }
+            }
+        }
+        if paths.len() > third || ids.len() > third {
+            // Several batches: one order over all of them (a member may come twice).
+            out.sort_by(|a, b| (&a.0, a.1.start_line).cmp(&(&b.0, b.1.start_line)));
+            out.dedup_by(|a, b| a.1.chunk_id == b.1.chunk_id);
+        }
+        Ok(out)
+    }
+
     async fn symbols_named(
         &self,
         name: &str,

@@ -187,6 +187,60 @@ async fn files_symbols_edges(store: &dyn MetaStore) {
         .expect("symbols")[0];
     assert_eq!(s, &sym("c1", "alpha"), "round-trips every field");
 
+    // A symbol and its members, nothing else of the file, nothing of another repository.
+    let member = |id: &str, name: &str, parent: &str| SymbolRecord {
+        parent_chunk_id: Some(parent.into()),
+        parent_name: Some("Klass".into()),
+        ..sym(id, name)
+    };
+    let class = SymbolRecord {
+        kind: "class".into(),
+        ..sym("k1", "Klass")
+    };
+    let mut g = file(&repo, "src/k.ts");
+    g.symbol_count = 4;
+    store
+        .replace_file_symbols(
+            &g,
+            &[
+                class,
+                member("k2", "one", "k1"),
+                member("k3", "two", "k1"),
+                sym("k4", "loose"),
+            ],
+        )
+        .await
+        .expect("replace");
+    let found = store
+        .symbols_and_members(
+            &repo,
+            &["src/k.ts".into(), "src/a.ts".into()],
+            &["k1".into(), "c3".into()],
+        )
+        .await
+        .expect("members");
+    let found: Vec<(&str, &str)> = found
+        .iter()
+        .map(|(path, s)| (path.as_str(), s.chunk_id.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("src/a.ts", "c3"),
+            ("src/k.ts", "k1"),
+            ("src/k.ts", "k2"),
+            ("src/k.ts", "k3")
+        ]
+    );
+    assert!(
+        store
+            .symbols_and_members(&other, &["src/k.ts".into()], &["k1".into()])
+            .await
+            .expect("members")
+            .is_empty()
+    );
+    assert!(store.delete_file(&repo, "src/k.ts").await.expect("delete"));
+
     assert_eq!(
         store
             .symbols_named("alpha", &[])
