@@ -862,21 +862,32 @@ impl MetaStore for SqlMetaStore {
         let Some(first) = head.chars().next() else {
             return Ok(Vec::new());
         };
-        let prefix = first.to_lowercase().to_string();
-        // `%` and `_` are LIKE wildcards; identifiers may hold `_`.
-        let pattern = format!(
-            "{}%",
-            prefix
-                .replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_")
+        // Names that begin with `first` in either case, as two ranges of the name index:
+        // `lower(name) LIKE 'h%'` read every symbol (220 ms a misspelt name at c1m's
+        // 106k symbols; the ranges 20 ms). Ranges compare code points (SQLite's binary
+        // order; PostgreSQL is told `COLLATE "C"`, whose index it then does not use).
+        let collate = if self.backend == "sqlite" {
+            ""
+        } else {
+            " COLLATE \"C\""
+        };
+        let sql = format!(
+            "SELECT DISTINCT repo_id, name FROM symbols \
+             WHERE (name{collate} >= $1 AND name{collate} < $2) \
+             OR (name{collate} >= $3 AND name{collate} < $4)"
         );
-        let rows = sqlx::query(
-            "SELECT DISTINCT repo_id, name FROM symbols WHERE lower(name) LIKE $1 ESCAPE '\\'",
-        )
-        .bind(pattern)
-        .fetch_all(&self.pool)
-        .await?;
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for case in [
+            first.to_lowercase().next().unwrap_or(first),
+            first.to_uppercase().next().unwrap_or(first),
+        ] {
+            // The first character after `case` (past the surrogate gap), or the end.
+            let end = (case as u32 + 1..=char::MAX as u32)
+                .find_map(char::from_u32)
+                .map_or_else(|| char::MAX.to_string().repeat(2), String::from);
+            query = query.bind(case.to_string()).bind(end);
+        }
+        let rows = query.fetch_all(&self.pool).await?;
         let mut seen = std::collections::HashSet::new();
         let mut names = Vec::new();
         for row in &rows {
