@@ -267,6 +267,8 @@ async fn files_symbols_edges(store: &dyn MetaStore) {
                 sym("d1", "Alphabet"),
                 sym("d2", "_private"),
                 sym("d3", "Beta"),
+                sym("d4", "Échelle"),
+                sym("d5", "`tick"),
             ],
         )
         .await
@@ -279,8 +281,15 @@ async fn files_symbols_edges(store: &dyn MetaStore) {
         .await
         .expect("near");
     assert_eq!(near, ["alpha"]);
+    // "`tick" begins with the character right after `_`: outside the range.
     let near = store.names_starting_like("_x", &[]).await.expect("near");
     assert_eq!(near, ["_private"]);
+    // Either case beyond ASCII too.
+    let near = store
+        .names_starting_like("échelon", &[])
+        .await
+        .expect("near");
+    assert_eq!(near, ["Échelle"]);
     store
         .replace_file_symbols(&file(&other, "src/b.ts"), &[])
         .await
