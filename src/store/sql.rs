@@ -824,8 +824,11 @@ impl MetaStore for SqlMetaStore {
             }
         }
         if paths.len() > third || ids.len() > third {
-            // Several batches: one order over all of them (a member may come twice).
-            out.sort_by(|a, b| (&a.0, a.1.start_line).cmp(&(&b.0, b.1.start_line)));
+            // Several batches: one order over all of them. A member whose parent is in one
+            // batch of ids and itself in another comes twice, adjacent in this order.
+            out.sort_by(|a, b| {
+                (&a.0, a.1.start_line, &a.1.chunk_id).cmp(&(&b.0, b.1.start_line, &b.1.chunk_id))
+            });
             out.dedup_by(|a, b| a.1.chunk_id == b.1.chunk_id);
         }
         Ok(out)
@@ -881,10 +884,12 @@ impl MetaStore for SqlMetaStore {
             first.to_lowercase().next().unwrap_or(first),
             first.to_uppercase().next().unwrap_or(first),
         ] {
-            // The first character after `case` (past the surrogate gap), or the end.
+            // The first character after `case` (past the surrogate gap). U+10FFFF has none,
+            // and as a noncharacter begins no name: its range is left empty.
             let end = (case as u32 + 1..=char::MAX as u32)
                 .find_map(char::from_u32)
-                .map_or_else(|| char::MAX.to_string().repeat(2), String::from);
+                .unwrap_or(case)
+                .to_string();
             query = query.bind(case.to_string()).bind(end);
         }
         let rows = query.fetch_all(&self.pool).await?;

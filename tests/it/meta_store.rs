@@ -193,10 +193,11 @@ async fn files_symbols_edges(store: &dyn MetaStore) {
         parent_name: Some("Klass".into()),
         ..sym(id, name)
     };
-    let class = SymbolRecord {
+    let class_named = |id: &str, name: &str| SymbolRecord {
         kind: "class".into(),
-        ..sym("k1", "Klass")
+        ..sym(id, name)
     };
+    let class = class_named("k1", "Klass");
     let mut g = file(&repo, "src/k.ts");
     g.symbol_count = 4;
     store
@@ -238,6 +239,35 @@ async fn files_symbols_edges(store: &dyn MetaStore) {
             .await
             .expect("members")
             .is_empty()
+    );
+    // More ids than one query binds: a member asked for itself and through its parent in
+    // another batch comes back once, in source order.
+    let mut many = vec![class_named("m0", "Many")];
+    for i in 1..=200 {
+        let mut m = member(&format!("m{i}"), &format!("f{i}"), "m0");
+        m.start_line = i + 1;
+        many.push(m);
+    }
+    let mut h = file(&repo, "src/many.ts");
+    h.symbol_count = many.len() as i64;
+    store
+        .replace_file_symbols(&h, &many)
+        .await
+        .expect("replace");
+    let mut asked: Vec<String> = (1..=200).map(|i| format!("m{i}")).collect();
+    asked.push("m0".into());
+    let found = store
+        .symbols_and_members(&repo, &["src/many.ts".into()], &asked)
+        .await
+        .expect("members");
+    let ids: Vec<&str> = found.iter().map(|(_, s)| s.chunk_id.as_str()).collect();
+    let expected: Vec<String> = (0..=200).map(|i| format!("m{i}")).collect();
+    assert_eq!(ids, expected);
+    assert!(
+        store
+            .delete_file(&repo, "src/many.ts")
+            .await
+            .expect("delete")
     );
     assert!(store.delete_file(&repo, "src/k.ts").await.expect("delete"));
 
