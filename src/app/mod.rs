@@ -11,7 +11,7 @@ use tokio::sync::broadcast;
 
 use crate::config::Config;
 use crate::embed::{CachedEmbedder, EmbedError, Embedder, Reranker};
-use crate::index::{IndexOptions, Indexer, JobRunner, ModelChange};
+use crate::index::{FormatChange, IndexOptions, Indexer, JobRunner, ModelChange};
 use crate::search::Searcher;
 use crate::service::Service;
 use crate::store::grep::{GrepIndex, GrepMirror};
@@ -223,6 +223,13 @@ pub async fn indexer_over(
         crate::telemetry::notice(&format!(
             "moved the credentials of {moved} git source(s) out of their stored URL (they are \
              kept apart and offered only to the fetch)"
+        ));
+    }
+    if let FormatChange::Changed { files, .. } = indexer.adopt_format().await.map_err(failed)? {
+        crate::telemetry::notice(&format!(
+            "this version of Sextant parses and chunks files differently from the one that \
+             built the index: the next sync of each repository reads its {files} file(s) \
+             again (search works meanwhile, on the older chunks)"
         ));
     }
     match indexer.adopt_model().await.map_err(failed)? {

@@ -58,6 +58,13 @@ use crate::text::{
 
 pub use outline::{leading_comment, outline_chunk};
 
+/// The version of what parsing and chunking make of a file. Bump it with any change that
+/// gives the same file other symbols or chunks (the test `the_index_format_names_its_output`
+/// over `fixtures/parser` says when): an index built at another format has every file read
+/// again by its next sync ([`crate::index::Indexer::adopt_format`]), so that an upgrade
+/// never leaves unchanged files with the chunks an older version made.
+pub const FORMAT: u32 = 1;
+
 /// Chunker settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChunkOptions {

@@ -4,8 +4,10 @@
 //! [`ModelManifest`] and run on the CPU through the library [`super::runtime`] loads.
 //!
 //! Queries and documents use separate sessions, so a query never waits behind a batch of
-//! an indexing job; texts are tokenized with padding to the longest of each micro-batch
-//! (sorted by length first, so padding stays small).
+//! an indexing job. Each text (each query-document pair) runs alone: the int8 models
+//! quantize activations per run, so a text's vector must not depend on its batch-mates
+//! (see `MICRO_BATCH`); the model id says so (`:solo`), so that vectors of batched runs
+//! from an older index are not compared with these.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -20,8 +22,13 @@ use super::bert::{BertOptions, batch_tokenizer, in_length_order, prepare_texts};
 use super::manifest::{ModelKind, ModelManifest, Pooling};
 use super::{BatchLimits, EmbedError, Embedder, InputKind, Reranker, l2_normalize};
 
-/// Texts run through the model together.
-const MICRO_BATCH: usize = 16;
+/// Texts run through the model together: one. The int8 models quantize their
+/// activations per tensor at run time (`DynamicQuantizeLinear`), so a text run beside
+/// others (and their padding) gets another vector than alone: a cosine of 0.96 to its own
+/// vector beside a short text, 0.99 beside one of its length. A query is always embedded
+/// alone; a document must be too, or its vector depends on the texts it was batched with
+/// (measured in docs/BENCHMARKS.md, "One text per run").
+const MICRO_BATCH: usize = 1;
 
 fn inference(e: impl std::fmt::Display) -> EmbedError {
     EmbedError::Inference(e.to_string())
@@ -155,7 +162,10 @@ impl OnnxEmbedder {
             options.query_prefix = manifest.query_prefix.clone();
             options.document_prefix = manifest.document_prefix.clone();
         }
-        let model_id = super::bert::model_id(&manifest.name, loaded.max_tokens, &options);
+        let model_id = format!(
+            "{}:solo",
+            super::bert::model_id(&manifest.name, loaded.max_tokens, &options)
+        );
         Ok(Self {
             inner: Arc::new(EmbedInner {
                 loaded,

@@ -114,6 +114,10 @@
 //!   a durable flag; `sextant serve` then queues a sync of every repository
 //!   (`repos_to_complete`, `resync_queued`), which re-embeds it (a model used before is
 //!   answered by its cache).
+//! - `Indexer::adopt_format` does the same for `chunk::FORMAT`: under another format every
+//!   file record forgets its hash and time (`MetaStore::forget_file_contents`), so the next
+//!   sync reads and chunks every file again (a git source diffs against nothing), and the
+//!   same durable flag queues those syncs.
 //! - One sync per repository at a time (a per-repo async mutex); per-file read/parse errors
 //!   become skip reasons and never stop a sync; progress is a broadcast of `ProgressEvent`s
 //!   (phase, done/total, rate, ETA, messages) drawn by `indicatif` in the CLI.
@@ -131,8 +135,8 @@ pub mod source;
 pub mod watch;
 
 pub use engine::{
-    DEFAULT_BATCH_FILES, DELETED_ON_REF, GitPolicy, IndexOptions, Indexer, MAX_REFS, ModelChange,
-    RepoAudit, SyncReport,
+    DEFAULT_BATCH_FILES, DELETED_ON_REF, FormatChange, GitPolicy, IndexOptions, Indexer, MAX_REFS,
+    ModelChange, RepoAudit, SyncReport,
 };
 pub use error::IndexError;
 pub use jobs::{JobOutcome, JobRunner};

@@ -730,6 +730,11 @@ pub trait MetaStore: Send + Sync {
         credentials: &Credentials,
     ) -> Result<(), StoreError>;
 
+    /// Forgets the content hash and modification time of every file record, so that the
+    /// next sync of each repository reads every file again (after a change of what
+    /// parsing and chunking make of a file). Returns the records changed.
+    async fn forget_file_contents(&self) -> Result<u64, StoreError>;
+
     /// A setting of the data directory (`None` when never set).
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError>;
     /// Sets a setting of the data directory.

@@ -1436,6 +1436,16 @@ impl MetaStore for SqlMetaStore {
         .await?)
     }
 
+    async fn forget_file_contents(&self) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "UPDATE files SET content_hash = NULL, mtime_ms = NULL \
+             WHERE content_hash IS NOT NULL OR mtime_ms IS NOT NULL",
+        )
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
         Ok(
             sqlx::query_scalar::<_, String>("SELECT value FROM store_settings WHERE key = $1")

@@ -176,3 +176,54 @@ fn fixtures_match_expectations_and_global_rules() {
         failures.join("\n")
     );
 }
+
+/// The chunker output each [`sextant::chunk::FORMAT`] stands for: the SHA-256 over every
+/// fixture's path, parse (symbols, imports, identifiers, graph facts) and chunks (every
+/// field: content, embedding and search texts, ids). A change of either is a new format.
+const FORMATS: &[(u32, &str)] = &[(
+    1,
+    "1b36585fb0dd5a202cb3a04cbc2b284a2e48c3a6c77a7ff2295f94f5d2e2748b",
+)];
+
+/// A change to what parsing or chunking makes of a file must come with a new
+/// [`sextant::chunk::FORMAT`], or indexes built before it would keep the older chunks of
+/// every file that does not change (the sync reads only changed files).
+#[test]
+fn the_index_format_names_its_output() {
+    use sha2::{Digest, Sha256};
+    let config = Config::default();
+    let mut hash = Sha256::new();
+    for path in fixtures() {
+        let rel = path
+            .strip_prefix(fixture_dir())
+            .expect("under fixtures/parser");
+        let source = std::fs::read_to_string(&path).expect("fixture is UTF-8");
+        let parsed = parse_bytes(&path, source.as_bytes(), &config.parse).expect("parses");
+        let chunks = chunk_file(&rel.to_string_lossy(), &source, &parsed, &config.chunk);
+        hash.update(rel.to_string_lossy().as_bytes());
+        hash.update(serde_json::to_vec(&parsed).expect("serializes"));
+        hash.update(serde_json::to_vec(&chunks).expect("serializes"));
+    }
+    let fingerprint = format!("{:x}", hash.finalize());
+    let format = sextant::chunk::FORMAT;
+    let known = FORMATS.iter().find(|(f, _)| *f == format);
+    if let Some((old, _)) = FORMATS.iter().find(|(_, fp)| *fp == fingerprint) {
+        assert_eq!(
+            *old, format,
+            "the output of format {old} under format {format}"
+        );
+        return;
+    }
+    panic!(
+        "parsing or chunking the fixtures gives new output (fingerprint {fingerprint}); \
+         {} set sextant::chunk::FORMAT to {} and add ({}, \"{fingerprint}\") to FORMATS in \
+         tests/it/fixtures.rs, so that existing indexes are chunked again",
+        if known.is_some() {
+            "an intended change?"
+        } else {
+            "this format has no fingerprint yet:"
+        },
+        if known.is_some() { format + 1 } else { format },
+        if known.is_some() { format + 1 } else { format },
+    );
+}

@@ -175,6 +175,19 @@ async fn commits_are_synced_by_tree_diff() {
     let again = w.sync(&repo).await;
     assert_eq!((again.indexed, again.removed), (0, 0));
 
+    // An index built at another index format: the same commit is read in full again
+    // (diffed against nothing), keeping every file; then nothing to do again.
+    w.meta.set_setting("index_format", "0").await.unwrap();
+    assert!(matches!(
+        w.indexer.adopt_format().await.unwrap(),
+        sextant::index::FormatChange::Changed { files: 3, .. }
+    ));
+    let reread = w.sync(&repo).await;
+    assert_eq!((reread.indexed, reread.added, reread.removed), (3, 0, 0));
+    assert_eq!(w.paths(&repo).await, ["src/a.ts", "src/b.ts", "src/c.ts"]);
+    let again = w.sync(&repo).await;
+    assert_eq!((again.indexed, again.removed), (0, 0));
+
     // Modify a, add d, delete b, rename c → e.
     let c_text = "export function c() { return 3; }\n";
     commit(

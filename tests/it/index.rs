@@ -212,6 +212,51 @@ async fn no_change_means_no_reads_no_parses_no_embeddings() {
     assert!(w.recorder.take().is_empty());
 }
 
+/// An index built by a version of Sextant that chunked differently (at another format, or
+/// at one this build does not know) has every file read and chunked again by the next
+/// sync, though no file changed; chunk ids stay, and a second sync reads nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_of_index_format_reads_every_file_again() {
+    use sextant::index::FormatChange;
+    let w = world().await;
+    // A new data directory: nothing to read again.
+    assert_eq!(
+        w.indexer.adopt_format().await.unwrap(),
+        FormatChange::Unchanged
+    );
+    w.sync().await;
+    let before = w.chunk_ids("src/auth.ts").await;
+    assert!(!before.is_empty());
+    assert_eq!(
+        w.indexer.adopt_format().await.unwrap(),
+        FormatChange::Unchanged
+    );
+    for recorded in ["0", "unknown"] {
+        w.meta.set_setting("index_format", recorded).await.unwrap();
+        let change = w.indexer.adopt_format().await.unwrap();
+        assert!(
+            matches!(change, FormatChange::Changed { files: 5, .. }),
+            "{change:?}"
+        );
+        assert_eq!(
+            w.indexer.repos_to_complete().await.unwrap().len(),
+            1,
+            "a server queues the repository's sync at start"
+        );
+        w.indexer.resync_queued().await.unwrap();
+        w.recorder.take();
+        let report = w.sync().await;
+        assert_eq!((report.unchanged, report.indexed, report.added), (0, 5, 0));
+        assert_eq!(w.chunk_ids("src/auth.ts").await, before);
+        let again = w.sync().await;
+        assert_eq!((again.unchanged, again.indexed), (5, 0));
+        assert_eq!(
+            w.indexer.adopt_format().await.unwrap(),
+            FormatChange::Unchanged
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mtime_only_change_updates_mtime_and_nothing_else() {
     let w = world().await;

@@ -492,6 +492,30 @@ async fn files_symbols_edges(store: &dyn MetaStore) {
             .len(),
         1
     );
+
+    // A change of index format: every file record forgets its hash and time (so the next
+    // sync reads it again) and keeps the rest; its symbols stay until then.
+    assert!(store.forget_file_contents().await.expect("forget") >= 1);
+    let forgotten = store
+        .get_file(&other, "src/a.ts")
+        .await
+        .expect("get")
+        .expect("kept");
+    assert_eq!((&forgotten.content_hash, forgotten.mtime_ms), (&None, None));
+    assert_eq!(forgotten.size_bytes, 120);
+    assert_eq!(
+        store.forget_file_contents().await.expect("again"),
+        0,
+        "nothing left to forget"
+    );
+    assert_eq!(
+        store
+            .file_symbols(&other, "src/a.ts")
+            .await
+            .expect("symbols")
+            .len(),
+        1
+    );
 }
 
 async fn jobs(store: Arc<dyn MetaStore>) {

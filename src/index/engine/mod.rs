@@ -147,8 +147,26 @@ fn lexically_absolute(path: &Path) -> PathBuf {
 
 /// The setting that records which model the stored vectors come from.
 const MODEL_KEY: &str = "embedding_model";
-/// Set (durably) by a change of model until every repository has a sync queued.
+/// Set (durably) by a change of model (or of index format) until every repository has
+/// a sync queued.
 const RESYNC_KEY: &str = "resync_after_model_change";
+/// The setting that records the [`crate::chunk::FORMAT`] the stored files were indexed at.
+const FORMAT_KEY: &str = "index_format";
+
+/// What [`Indexer::adopt_format`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormatChange {
+    /// The index was built at this format, or holds no files yet.
+    Unchanged,
+    /// The index was built at another format (`None`: before formats were recorded):
+    /// every file is read again by its repository's next sync.
+    Changed {
+        /// The format recorded, if any.
+        from: Option<String>,
+        /// The file records forgotten.
+        files: u64,
+    },
+}
 
 /// What [`Indexer::adopt_model`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]

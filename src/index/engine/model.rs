@@ -1,5 +1,6 @@
-//! The embedding model the stored vectors come from: adopting a change of model, the
-//! repositories still missing vectors, and the audit of both stores.
+//! What the stored index was built with (the embedding model its vectors come from, the
+//! index format its chunks were made at): adopting a change of either, the repositories
+//! still missing vectors, and the audit of both stores.
 
 use super::*;
 
@@ -24,6 +25,30 @@ impl Indexer {
         };
         self.meta.set_setting(MODEL_KEY, &configured).await?;
         Ok(change)
+    }
+
+    /// Makes the index follow this build's [`crate::chunk::FORMAT`]: when the stored
+    /// files were indexed at another one (or before formats were recorded), every file
+    /// record forgets its hash and time, so that the next sync of each repository reads
+    /// and chunks every file again (a git source diffs against nothing), and servers
+    /// queue those syncs at start. Search works throughout, on the older chunks until
+    /// their files are read again. Crash-safe: the format is recorded last.
+    pub async fn adopt_format(&self) -> Result<FormatChange, IndexError> {
+        let current = crate::chunk::FORMAT.to_string();
+        let from = self.meta.setting(FORMAT_KEY).await?;
+        if from.as_deref() == Some(current.as_str()) {
+            return Ok(FormatChange::Unchanged);
+        }
+        let files = self.meta.forget_file_contents().await?;
+        if files > 0 {
+            self.meta.set_setting(RESYNC_KEY, "1").await?;
+        }
+        self.meta.set_setting(FORMAT_KEY, &current).await?;
+        Ok(if files == 0 {
+            FormatChange::Unchanged
+        } else {
+            FormatChange::Changed { from, files }
+        })
     }
 
     /// Repositories a server should sync when it starts: every one after a change of

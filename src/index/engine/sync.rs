@@ -163,7 +163,13 @@ impl Indexer {
             // storage): plan against what it published.
             grep.pull(&repo.id, true).await?;
         }
-        if self.forget_ungrepped(&repo.id, &mut stored) > 0 {
+        self.forget_ungrepped(&repo.id, &mut stored);
+        // Indexed files without a hash (forgotten above, or by a change of index format)
+        // are read again; a git source is then diffed against nothing.
+        if stored
+            .values()
+            .any(|r| r.skip_reason.is_none() && r.content_hash.is_none())
+        {
             planned.to_mut().indexed_commit = None;
         }
         let (root, plan) = self
@@ -245,10 +251,10 @@ impl Indexer {
     }
 
     /// Makes the indexed files in `stored` that the grep index (when kept) does not hold
-    /// at their recorded hash look changed to the planner; returns how many.
-    fn forget_ungrepped(&self, repo_id: &str, stored: &mut HashMap<String, FileRecord>) -> usize {
+    /// at their recorded hash look changed to the planner.
+    fn forget_ungrepped(&self, repo_id: &str, stored: &mut HashMap<String, FileRecord>) {
         let Some(grep) = &self.grep else {
-            return 0;
+            return;
         };
         let held = grep.snapshot(repo_id);
         let mut forgotten = 0;
@@ -265,7 +271,6 @@ impl Indexer {
         if forgotten > 0 {
             tracing::info!(files = forgotten, "reading files the grep index lacks");
         }
-        forgotten
     }
 
     /// What the sync does: the working tree's files against the stored records, or the
