@@ -36,6 +36,11 @@ fn file(repo: &str, path: &str) -> FileRecord {
     }
 }
 
+/// How many symbols `path` of `repo` has.
+async fn symbols_in(store: &dyn MetaStore, repo: &str, path: &str) -> usize {
+    store.file_symbols(repo, path).await.expect("symbols").len()
+}
+
 fn sym(id: &str, name: &str) -> SymbolRecord {
     SymbolRecord {
         chunk_id: id.into(),
@@ -330,14 +335,7 @@ async fn files_symbols_edges(store: &dyn MetaStore) {
         .replace_file_symbols(&f, &[sym("c2", "beta")])
         .await
         .expect("replace");
-    assert_eq!(
-        store
-            .file_symbols(&repo, "src/a.ts")
-            .await
-            .expect("symbols")
-            .len(),
-        1
-    );
+    assert_eq!(symbols_in(store, &repo, "src/a.ts").await, 1);
 
     // Atomic: a failing batch (duplicate chunk id) leaves the previous symbols intact.
     let mut changed = f.clone();
@@ -435,14 +433,7 @@ async fn files_symbols_edges(store: &dyn MetaStore) {
             .expect("from")
             .is_empty()
     );
-    assert_eq!(
-        store
-            .file_symbols(&repo, "src/a.ts")
-            .await
-            .expect("symbols")
-            .len(),
-        1
-    );
+    assert_eq!(symbols_in(store, &repo, "src/a.ts").await, 1);
     assert!(
         !store.delete_file(&repo, "src/b.ts").await.expect("delete"),
         "second delete finds nothing"
@@ -484,14 +475,7 @@ async fn files_symbols_edges(store: &dyn MetaStore) {
             .expect("jobs")
             .is_empty()
     );
-    assert_eq!(
-        store
-            .file_symbols(&other, "src/a.ts")
-            .await
-            .expect("symbols")
-            .len(),
-        1
-    );
+    assert_eq!(symbols_in(store, &other, "src/a.ts").await, 1);
 
     // A change of index format: every file record forgets its hash and time (so the next
     // sync reads it again) and keeps the rest; its symbols stay until then.
@@ -508,14 +492,7 @@ async fn files_symbols_edges(store: &dyn MetaStore) {
         0,
         "nothing left to forget"
     );
-    assert_eq!(
-        store
-            .file_symbols(&other, "src/a.ts")
-            .await
-            .expect("symbols")
-            .len(),
-        1
-    );
+    assert_eq!(symbols_in(store, &other, "src/a.ts").await, 1);
 }
 
 async fn jobs(store: Arc<dyn MetaStore>) {
