@@ -10,7 +10,7 @@ use crate::app::runtime;
 use crate::config::Config;
 use crate::embed::manifest::{self, ModelManifest};
 use crate::embed::provider::{default_static_dir, distill_into};
-use crate::embed::static_model::DistillOptions;
+use crate::embed::static_model::{DistillOptions, Teacher};
 use crate::embed::{EmbedError, InputKind, embed_all, fetch, runtime};
 
 /// `sextant model` actions.
@@ -44,6 +44,10 @@ pub enum ModelCommand {
         /// Output folder; default `<data-dir>/models/all-minilm-l6-v2-static`.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Distill from the configured local ONNX model (by default Sextant's own code
+        /// model) instead of all-MiniLM-L6-v2.
+        #[arg(long)]
+        from_local: bool,
     },
 }
 
@@ -95,12 +99,24 @@ pub fn model(action: ModelCommand, config: &Config) -> Result<(), CliError> {
                 .map_err(write_err)?;
             }
         }
-        ModelCommand::Distill { dims, out } => {
-            let (teacher, dir) = config.embed.load_teacher(&config.data_dir, &mut log_line)?;
+        ModelCommand::Distill {
+            dims,
+            out,
+            from_local,
+        } => {
+            let (teacher, dir): (Box<dyn Teacher>, PathBuf) = if from_local {
+                let (t, dir) = config
+                    .embed
+                    .load_onnx_teacher(&config.data_dir, &mut log_line)?;
+                (Box::new(t), dir)
+            } else {
+                let (t, dir) = config.embed.load_teacher(&config.data_dir, &mut log_line)?;
+                (Box::new(t), dir)
+            };
             let out = out.unwrap_or_else(|| default_static_dir(&home));
             let started = std::time::Instant::now();
             distill_into(
-                &teacher,
+                teacher.as_ref(),
                 &dir,
                 &out,
                 DistillOptions {

@@ -111,7 +111,19 @@ impl Loaded {
             mask.extend(e.get_attention_mask().iter().map(|&x| i64::from(x)));
             types.extend(e.get_type_ids().iter().map(|&x| i64::from(x)));
         }
-        let shape = [n, len];
+        self.run_ids(session, [n, len], ids, mask, types)
+    }
+
+    /// Runs one batch of `shape` (texts, tokens) given as its token ids, attention mask
+    /// and token types, each flattened text after text.
+    fn run_ids(
+        &self,
+        session: usize,
+        shape: [usize; 2],
+        ids: Vec<i64>,
+        mask: Vec<i64>,
+        types: Vec<i64>,
+    ) -> Result<(Vec<usize>, Vec<f32>), EmbedError> {
         let tensor = |v: Vec<i64>| Tensor::from_array((shape, v)).map_err(inference);
         let mut inputs = vec![
             ("input_ids", tensor(ids)?.into_dyn()),
@@ -197,16 +209,18 @@ impl OnnxEmbedder {
                 .encode_batch(batch.to_vec(), true)
                 .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
             let (shape, values) = inner.loaded.run(session, &encodings)?;
-            pool(&shape, &values, &encodings, inner.manifest.pooling)
+            let masks: Vec<&[u32]> = encodings.iter().map(Encoding::get_attention_mask).collect();
+            pool(&shape, &values, &masks, inner.manifest.pooling)
         })
     }
 }
 
-/// Pools `[n, len, dims]` token vectors into `n` normalised text vectors.
+/// Pools `[n, len, dims]` token vectors into `n` normalised text vectors (`masks`: each
+/// text's attention mask).
 fn pool(
     shape: &[usize],
     values: &[f32],
-    encodings: &[Encoding],
+    masks: &[&[u32]],
     pooling: Pooling,
 ) -> Result<Vec<Vec<f32>>, EmbedError> {
     let [n, len, dims] = shape else {
@@ -215,22 +229,22 @@ fn pool(
         )));
     };
     let (n, len, dims) = (*n, *len, *dims);
-    if values.len() != n * len * dims || encodings.len() != n {
+    if values.len() != n * len * dims || masks.len() != n {
         return Err(inference(format!(
             "the model returned {} values for shape {shape:?} and {} texts",
             values.len(),
-            encodings.len()
+            masks.len()
         )));
     }
     let mut out = Vec::with_capacity(n);
-    for (i, encoding) in encodings.iter().enumerate().take(n) {
+    for (i, mask) in masks.iter().enumerate().take(n) {
         let token = |t: usize| &values[(i * len + t) * dims..(i * len + t + 1) * dims];
         let mut v = match pooling {
             Pooling::Cls | Pooling::None => token(0).to_vec(),
             Pooling::Mean => {
                 let mut sum = vec![0f32; dims];
                 let mut count = 0f32;
-                for (t, &m) in encoding.get_attention_mask().iter().enumerate().take(len) {
+                for (t, &m) in mask.iter().enumerate().take(len) {
                     if m != 0 {
                         sum.iter_mut().zip(token(t)).for_each(|(s, x)| *s += x);
                         count += 1.0;
@@ -244,6 +258,31 @@ fn pool(
         out.push(v);
     }
     Ok(out)
+}
+
+impl super::static_model::Teacher for OnnxEmbedder {
+    fn tokenizer(&self) -> &Tokenizer {
+        &self.inner.loaded.tokenizer
+    }
+
+    /// Each input alone (see `MICRO_BATCH`), on the document session.
+    fn embed_token_ids(&self, inputs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let loaded = &self.inner.loaded;
+        let mut out = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            let ids: Vec<i64> = input.iter().map(|&x| i64::from(x)).collect();
+            let len = ids.len();
+            let (shape, values) = loaded.run_ids(1, [1, len], ids, vec![1; len], vec![0; len])?;
+            let mask = vec![1u32; len];
+            out.extend(pool(
+                &shape,
+                &values,
+                &[&mask],
+                self.inner.manifest.pooling,
+            )?);
+        }
+        Ok(out)
+    }
 }
 
 #[async_trait]
@@ -363,18 +402,19 @@ mod tests {
         };
         let encodings = tokenizer.encode_batch(vec!["a b", "a"], true).unwrap();
         assert_eq!(encodings[1].get_attention_mask(), &[1, 0]);
+        let masks: Vec<&[u32]> = encodings.iter().map(Encoding::get_attention_mask).collect();
         // [2 texts, 2 tokens, 2 dims]
         let values = [3.0, 0.0, 0.0, 4.0, 1.0, 0.0, 9.0, 9.0];
-        let mean = pool(&[2, 2, 2], &values, &encodings, Pooling::Mean).unwrap();
+        let mean = pool(&[2, 2, 2], &values, &masks, Pooling::Mean).unwrap();
         assert!((mean[0][0] - 0.6).abs() < 1e-6 && (mean[0][1] - 0.8).abs() < 1e-6);
         assert_eq!(
             mean[1],
             vec![1.0, 0.0],
             "the padding token is not averaged in"
         );
-        let cls = pool(&[2, 2, 2], &values, &encodings, Pooling::Cls).unwrap();
+        let cls = pool(&[2, 2, 2], &values, &masks, Pooling::Cls).unwrap();
         assert_eq!(cls[0], vec![1.0, 0.0]);
-        assert!(pool(&[2, 4], &values, &encodings, Pooling::Cls).is_err());
-        assert!(pool(&[2, 3, 2], &values, &encodings, Pooling::Cls).is_err());
+        assert!(pool(&[2, 4], &values, &masks, Pooling::Cls).is_err());
+        assert!(pool(&[2, 3, 2], &values, &masks, Pooling::Cls).is_err());
     }
 }

@@ -12,7 +12,7 @@ use super::manifest::{self, ModelFormat, ModelManifest};
 use super::onnx::{OnnxEmbedder, OnnxReranker};
 use super::openai::OpenAiOptions;
 use super::rerank::RerankStyle;
-use super::static_model::{DistillOptions, distill};
+use super::static_model::{DistillOptions, Teacher, distill};
 use super::voyage::{VOYAGE_BASE_URL, VoyageOptions};
 use super::{
     BertEmbedder, EmbedError, Embedder, HttpReranker, InputKind, OpenAiEmbedder, Reranker,
@@ -244,6 +244,35 @@ impl EmbedConfig {
         })
     }
 
+    /// Loads the configured local ONNX model (the default: Sextant's own) as the model a
+    /// static model is distilled from, fetching it and the runtime when allowed. Blocking.
+    pub fn load_onnx_teacher(
+        &self,
+        data_dir: &Path,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<(OnnxEmbedder, PathBuf), EmbedError> {
+        let (Some(m), dir) = self.local_model(data_dir)? else {
+            return Err(EmbedError::Config(
+                "the configured local model is not an ONNX model: leave out --from-local \
+                 to distill from all-MiniLM-L6-v2"
+                    .into(),
+            ));
+        };
+        if m.format != ModelFormat::Onnx {
+            return Err(EmbedError::Config(format!(
+                "{} is not an ONNX model: leave out --from-local to distill from \
+                 all-MiniLM-L6-v2",
+                m.name
+            )));
+        }
+        self.ensure_installed(&m, &dir, log)?;
+        let library = runtime::locate(self.home(data_dir), self.auto_fetch, &mut *log)?;
+        Ok((
+            OnnxEmbedder::load(&dir, &library, m, self.bert_options())?,
+            dir,
+        ))
+    }
+
     /// Loads the candle model the static model is distilled from (all-MiniLM-L6-v2, or
     /// the safetensors folder given), fetching it when allowed. Blocking.
     pub fn load_teacher(
@@ -378,7 +407,7 @@ async fn probe_dims(http: HttpClient, options: OpenAiOptions) -> Result<usize, E
 
 /// Runs [`distill`] with progress lines every tenth of the vocabulary.
 pub fn distill_into(
-    teacher: &BertEmbedder,
+    teacher: &dyn Teacher,
     teacher_dir: &Path,
     out: &Path,
     options: DistillOptions,

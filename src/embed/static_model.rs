@@ -234,13 +234,33 @@ impl Default for DistillOptions {
     }
 }
 
+/// A model a static model can be distilled from: a transformer whose tokenizer names the
+/// vocabulary and which embeds already-tokenized inputs.
+pub trait Teacher: Embedder {
+    /// The tokenizer whose vocabulary becomes the static model's rows.
+    fn tokenizer(&self) -> &Tokenizer;
+    /// One pooled, normalised vector per input (token ids, special tokens included),
+    /// each independent of the others.
+    fn embed_token_ids(&self, inputs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+impl Teacher for BertEmbedder {
+    fn tokenizer(&self) -> &Tokenizer {
+        BertEmbedder::tokenizer(self)
+    }
+
+    fn embed_token_ids(&self, inputs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        BertEmbedder::embed_token_ids(self, inputs)
+    }
+}
+
 /// Distills a static model from `teacher` into `out_dir` (created; files replaced), the
 /// model2vec recipe: every vocabulary token is embedded alone (`[CLS] token [SEP]`), the
 /// table is centred and projected on its top `pca_dims` principal components, and each
 /// row is weighted by `sif / (sif + p(token))`, with `p` estimated from the token's rank
 /// (its id) by Zipf's law. `progress` is called with (tokens done, total).
 pub fn distill(
-    teacher: &BertEmbedder,
+    teacher: &dyn Teacher,
     teacher_dir: &Path,
     out_dir: &Path,
     options: DistillOptions,

@@ -7,6 +7,7 @@ use crate::support;
 use std::sync::Arc;
 
 use sextant::embed::bert::BertOptions;
+use sextant::embed::static_model::Teacher;
 use sextant::embed::{
     BertEmbedder, CachedEmbedder, Embedder, InputKind, OnnxEmbedder, StaticEmbedder, cosine,
     embed_all, embed_query,
@@ -192,6 +193,19 @@ async fn the_shipped_code_model_installs_from_the_repository_and_ranks_code() {
     );
     let docs = assert_ranks_the_corpus(&model).await;
     assert_batch_independent(&model, &docs).await;
+    // As a teacher for a static model: token ids in, the text's own vector out.
+    let text = "parse a comma separated row into cells";
+    let ids = Teacher::tokenizer(&model)
+        .encode(text, true)
+        .expect("tokenizes")
+        .get_ids()
+        .to_vec();
+    let from_ids = model.embed_token_ids(&[ids]).expect("token ids");
+    let from_text = model
+        .embed(&[text.to_string()], InputKind::Document)
+        .await
+        .expect("text");
+    assert!(cosine(&from_ids[0], &from_text[0]) > 0.99999);
 }
 
 /// The shipped model with a damaged file is refused, at install and at load, with the
