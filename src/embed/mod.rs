@@ -57,7 +57,8 @@
 //!   executable, or in the source tree the binary was built from; no download.
 //! - `StaticEmbedder` + `distill`: model2vec's recipe and format (vocabulary tokens through
 //!   the teacher, PCA with nalgebra's symmetric eigensolver on the covariance, Zipf/SIF
-//!   weights), mean of token rows at query time.
+//!   weights), mean of token rows at query time. The teacher is any `static_model::Teacher`:
+//!   MiniLM under candle by default, the configured ONNX model with `distill --from-local`.
 //! - Remote: `HttpClient` (reqwest; timeout, bearer key, retries on 429/5xx/timeouts with
 //!   exponential back-off + jitter, `Retry-After` honoured) under `VoyageEmbedder`,
 //!   `VoyageReranker`, `OpenAiEmbedder` (`dimensions` sent only when configured; width
