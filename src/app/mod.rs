@@ -228,8 +228,8 @@ pub async fn indexer_over(
     if let FormatChange::Changed { files, .. } = indexer.adopt_format().await.map_err(failed)? {
         crate::telemetry::notice(&format!(
             "this version of Sextant parses and chunks files differently from the one that \
-             built the index: the next sync of each repository reads its {files} file(s) \
-             again (search works meanwhile, on the older chunks)"
+             built the index: the next sync of each repository reads its files again \
+             ({files} in all; search works meanwhile, on the older chunks)"
         ));
     }
     match indexer.adopt_model().await.map_err(failed)? {

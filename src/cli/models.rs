@@ -41,7 +41,9 @@ pub enum ModelCommand {
         /// Output width after PCA.
         #[arg(long, default_value_t = 256)]
         dims: usize,
-        /// Output folder; default `<data-dir>/models/all-minilm-l6-v2-static`.
+        /// Output folder; default `<data-dir>/models/all-minilm-l6-v2-static`, with
+        /// `--from-local` `<data-dir>/models/<model>-static` (use it with
+        /// `--embed-provider static --static-model-dir DIR`).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Distill from the configured local ONNX model (by default Sextant's own code
@@ -113,7 +115,16 @@ pub fn model(action: ModelCommand, config: &Config) -> Result<(), CliError> {
                 let (t, dir) = config.embed.load_teacher(&config.data_dir, &mut log_line)?;
                 (Box::new(t), dir)
             };
-            let out = out.unwrap_or_else(|| default_static_dir(&home));
+            // A static model from another teacher is another model: its own folder, so
+            // that its id (the folder's name) differs and no index compares the two.
+            let out = out.unwrap_or_else(|| match from_local {
+                true => home.join("models").join(format!(
+                    "{}-static",
+                    dir.file_name()
+                        .map_or("local".into(), |n| n.to_string_lossy())
+                )),
+                false => default_static_dir(&home),
+            });
             let started = std::time::Instant::now();
             distill_into(
                 teacher.as_ref(),

@@ -165,11 +165,6 @@ impl BertEmbedder {
         self.inner.max_tokens
     }
 
-    /// The model's tokenizer (with Sextant's padding and truncation).
-    pub fn tokenizer(&self) -> &Tokenizer {
-        &self.inner.tokenizer
-    }
-
     /// Embeds texts on the calling thread (CPU-bound: call from a blocking context).
     pub fn embed_blocking(
         &self,
@@ -180,11 +175,16 @@ impl BertEmbedder {
         let prepared = prepare_texts(texts, kind, &inner.options, inner.max_tokens);
         in_length_order(&prepared, MICRO_BATCH, |batch| inner.forward_strs(batch))
     }
+}
 
-    /// Runs already-tokenized inputs (each a list of token ids, special tokens included)
-    /// through the model: one pooled, normalised vector per input. Used to distill a
-    /// static model from single vocabulary tokens.
-    pub fn embed_token_ids(&self, inputs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
+impl super::static_model::Teacher for BertEmbedder {
+    /// The tokenizer with Sextant's padding and truncation.
+    fn tokenizer(&self) -> &Tokenizer {
+        &self.inner.tokenizer
+    }
+
+    /// Padded to the longest input and masked (f32 under candle: no batch effect).
+    fn embed_token_ids(&self, inputs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let len = inputs.iter().map(Vec::len).max().unwrap_or(0);
         let mut ids = Vec::with_capacity(inputs.len() * len);
         let mut mask = Vec::with_capacity(inputs.len() * len);

@@ -3,7 +3,8 @@
 //! A text's vector is the mean of its tokens' rows, L2-normalised: ~0.01 ms a snippet,
 //! weaker alone than BM25 but a useful dense signal where a transformer is too slow
 //! (tests, CI, very large repositories). [`distill`] builds the table from a
-//! [`BertEmbedder`] the way model2vec does: embed every vocabulary token on its own,
+//! [`Teacher`] (MiniLM under candle, or an ONNX model) the way model2vec does: embed every
+//! vocabulary token on its own,
 //! reduce with PCA, weight by estimated token frequency (Zipf's law + SIF).
 //!
 //! The folder layout is model2vec's (`model.safetensors` with an `embeddings` tensor,
@@ -21,9 +22,7 @@ use candle_core::{DType, Device, Tensor};
 use serde::{Deserialize, Serialize};
 use tokenizers::Tokenizer;
 
-use super::{
-    BatchLimits, BertEmbedder, EmbedError, Embedder, InputKind, l2_normalize, split_identifiers,
-};
+use super::{BatchLimits, EmbedError, Embedder, InputKind, l2_normalize, split_identifiers};
 
 /// Tokens of one text that a static model reads.
 const MAX_TOKENS: usize = 2048;
@@ -242,16 +241,6 @@ pub trait Teacher: Embedder {
     /// One pooled, normalised vector per input (token ids, special tokens included),
     /// each independent of the others.
     fn embed_token_ids(&self, inputs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError>;
-}
-
-impl Teacher for BertEmbedder {
-    fn tokenizer(&self) -> &Tokenizer {
-        BertEmbedder::tokenizer(self)
-    }
-
-    fn embed_token_ids(&self, inputs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        BertEmbedder::embed_token_ids(self, inputs)
-    }
 }
 
 /// Distills a static model from `teacher` into `out_dir` (created; files replaced), the
