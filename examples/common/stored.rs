@@ -31,10 +31,15 @@ pub async fn stored_vectors(
             .as_fixed_size_list();
         for i in 0..vectors.len() {
             let v = vectors.value(i);
+            // Tables created since 2026-11-27 hold half-precision vectors.
             out.push(
-                v.as_primitive::<arrow_array::types::Float32Type>()
-                    .values()
-                    .to_vec(),
+                match v.as_primitive_opt::<arrow_array::types::Float16Type>() {
+                    Some(h) => h.values().iter().map(|x| x.to_f32()).collect(),
+                    None => v
+                        .as_primitive::<arrow_array::types::Float32Type>()
+                        .values()
+                        .to_vec(),
+                },
             );
         }
     }

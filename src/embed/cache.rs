@@ -30,6 +30,12 @@ pub trait VectorCache: Send + Sync {
         model: &str,
         entries: &[(String, Vec<f32>)],
     ) -> Result<(), EmbedError>;
+    /// `vector` as [`VectorCache::get_vectors`] returns it once stored (a cache that keeps
+    /// fewer bits rounds it). [`CachedEmbedder`] returns fresh vectors in this form, so a
+    /// text's vector is the same whether it was just computed or read back.
+    fn as_stored(&self, vector: Vec<f32>) -> Vec<f32> {
+        vector
+    }
 }
 
 /// The cache key of a text: hex SHA-256 of the input kind and the text.
@@ -206,7 +212,13 @@ impl Embedder for CachedEmbedder {
             Vec::new()
         } else {
             let batch: Vec<String> = todo.iter().map(|(_, t)| t.clone()).collect();
-            let vectors = self.inner.embed(&batch, kind).await?;
+            let vectors: Vec<Vec<f32>> = self
+                .inner
+                .embed(&batch, kind)
+                .await?
+                .into_iter()
+                .map(|v| self.cache.as_stored(v))
+                .collect();
             if vectors.len() != batch.len() {
                 return Err(EmbedError::BadResponse {
                     provider: model.clone(),

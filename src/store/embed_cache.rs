@@ -17,14 +17,41 @@ fn cache_err(e: impl std::fmt::Display) -> EmbedError {
     EmbedError::Cache(e.to_string())
 }
 
-/// Encodes a vector as base64 of its little-endian f32 bytes.
-pub fn encode_vector(v: &[f32]) -> String {
-    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-    STANDARD.encode(bytes)
+/// The tag of a vector stored as half-precision floats.
+const HALF_TAG: &str = "h:";
+
+/// `v` rounded to half precision, as [`decode_vector`] returns it once encoded.
+fn rounded(v: Vec<f32>) -> Vec<f32> {
+    v.into_iter()
+        .map(|x| half::f16::from_f32(x).to_f32())
+        .collect()
 }
 
-/// Decodes [`encode_vector`]'s output.
+/// Encodes a vector as `h:` and base64 of its little-endian half-precision bytes: the
+/// precision the chunk store keeps (see `store::lance`), at half the bytes of `f32`.
+pub fn encode_vector(v: &[f32]) -> String {
+    let bytes: Vec<u8> = v
+        .iter()
+        .flat_map(|x| half::f16::from_f32(*x).to_le_bytes())
+        .collect();
+    format!("{HALF_TAG}{}", STANDARD.encode(bytes))
+}
+
+/// Decodes [`encode_vector`]'s output, and the untagged base64 of little-endian `f32`
+/// bytes that caches written before hold.
 pub fn decode_vector(text: &str) -> Option<Vec<f32>> {
+    if let Some(half) = text.strip_prefix(HALF_TAG) {
+        let bytes = STANDARD.decode(half).ok()?;
+        if bytes.len() % 2 != 0 {
+            return None;
+        }
+        return Some(
+            bytes
+                .chunks_exact(2)
+                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
+        );
+    }
     let bytes = STANDARD.decode(text).ok()?;
     if bytes.len() % 4 != 0 {
         return None;
@@ -96,6 +123,10 @@ impl VectorCache for SqlMetaStore {
         tx.commit().await.map_err(cache_err)?;
         Ok(())
     }
+
+    fn as_stored(&self, vector: Vec<f32>) -> Vec<f32> {
+        rounded(vector)
+    }
 }
 
 #[cfg(test)]
@@ -104,9 +135,33 @@ mod tests {
 
     #[test]
     fn vectors_round_trip_through_text() {
-        let v = vec![0.0, -1.5, f32::MIN_POSITIVE, 3.25e7];
-        assert_eq!(decode_vector(&encode_vector(&v)), Some(v));
+        // Values half precision holds exactly come back exactly.
+        let v = vec![0.0, -1.5, 0.125, 2048.0];
+        let text = encode_vector(&v);
+        assert!(text.starts_with("h:"), "{text}");
+        assert_eq!(decode_vector(&text), Some(v));
+        // Others within half precision's relative step (2^-11).
+        let v = [0.123_456_7f32, -0.987_654_3, 1e-3];
+        let back = decode_vector(&encode_vector(&v)).unwrap();
+        for (a, b) in v.iter().zip(&back) {
+            assert!((a - b).abs() <= a.abs() / 1024.0, "{a} -> {b}");
+        }
+        assert_eq!(rounded(v.to_vec()), back, "as_stored is what comes back");
+        // Caches written before hold untagged f32 bytes.
+        let old: Vec<u8> = [0.5f32, 3.25e7]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        assert_eq!(
+            decode_vector(&STANDARD.encode(old)),
+            Some(vec![0.5, 3.25e7])
+        );
         assert_eq!(decode_vector("not base64!"), None);
+        assert_eq!(decode_vector("h:not base64!"), None);
         assert_eq!(decode_vector(&STANDARD.encode([1u8, 2, 3])), None);
+        assert_eq!(
+            decode_vector(&format!("h:{}", STANDARD.encode([1u8, 2, 3]))),
+            None
+        );
     }
 }

@@ -31,10 +31,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float32Type, Int64Type, UInt32Type, UInt64Type};
+use arrow_array::types::{Float16Type, Float32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatch,
-    RecordBatchIterator, StringArray, UInt32Array, UInt64Array,
+    Array, ArrayRef, BooleanArray, FixedSizeListArray, Float16Array, Float32Array, Int64Array,
+    RecordBatch, RecordBatchIterator, StringArray, UInt32Array, UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
@@ -47,6 +47,7 @@ use lancedb::table::{Duration as PruneDuration, OptimizeAction};
 use lancedb::{Connection, DistanceType, Table};
 use tokio::sync::Mutex;
 
+use super::texts;
 use super::{
     ChunkFilter, ChunkRow, EmbeddingState, PendingVector, ScoredChunk, StoreError, StoreStats,
     StoreStorage, VectorStore,
@@ -153,7 +154,21 @@ impl std::fmt::Debug for LanceStore {
     }
 }
 
-fn schema(dims: usize) -> SchemaRef {
+/// The element type of the vectors of a table created now: half-precision floats, half
+/// the bytes of `f32` (the largest column: 256 or 384 numbers a row against a few hundred
+/// bytes of compressed text) for a change in cosine similarity below 1e-3. Tables created
+/// before hold `f32` vectors and keep them ([`vector_type`]).
+const VECTOR_ELEMENT: DataType = DataType::Float16;
+
+/// The width and element type of a schema's `vector` column.
+fn vector_type(schema: &Schema) -> Option<(usize, DataType)> {
+    match schema.field_with_name("vector").ok()?.data_type() {
+        DataType::FixedSizeList(item, n) => Some((*n as usize, item.data_type().clone())),
+        _ => None,
+    }
+}
+
+fn schema(dims: usize, element: DataType) -> SchemaRef {
     let text = |name: &str| Field::new(name, DataType::Utf8, false);
     let opt_text = |name: &str| Field::new(name, DataType::Utf8, true);
     let list = |name: &str| {
@@ -196,10 +211,7 @@ fn schema(dims: usize) -> SchemaRef {
         Field::new("last_modified", DataType::Int64, false),
         Field::new(
             "vector",
-            DataType::FixedSizeList(
-                Arc::new(Field::new("item", DataType::Float32, true)),
-                dims as i32,
-            ),
+            DataType::FixedSizeList(Arc::new(Field::new("item", element, true)), dims as i32),
             false,
         ),
         // Whether `vector` holds the row's embedding yet: rows are written as soon as
@@ -284,13 +296,7 @@ impl LanceStore {
             .await?
             .schema()
             .await?;
-        Ok(schema
-            .field_with_name("vector")
-            .ok()
-            .and_then(|f| match f.data_type() {
-                DataType::FixedSizeList(_, n) => Some(*n as usize),
-                _ => None,
-            }))
+        Ok(vector_type(&schema).map(|(width, _)| width))
     }
 
     /// Opens the table at `options.uri`, creating it when missing. Fails with a clear
@@ -321,7 +327,6 @@ impl LanceStore {
             .execute()
             .await
             .map_err(storage_error(&options.uri))?;
-        let expected = schema(options.dims);
         // On object storage, data and index files are read through the block cache.
         let read_params =
             (options.uri.contains("://") && options.block_cache_bytes > 0).then(|| {
@@ -342,16 +347,11 @@ impl LanceStore {
             }
         };
         let names = list_tables(&db, &options.uri).await?;
-        let table = if names.contains(&options.table) {
+        let (table, expected) = if names.contains(&options.table) {
             let table = open(&db).execute().await?;
             let existing = table.schema().await?;
-            let width = existing
-                .field_with_name("vector")
-                .ok()
-                .and_then(|f| match f.data_type() {
-                    DataType::FixedSizeList(_, n) => Some(*n as usize),
-                    _ => None,
-                });
+            let found = vector_type(&existing);
+            let width = found.as_ref().map(|(width, _)| *width);
             if width != Some(options.dims) {
                 return Err(StoreError::Invalid(format!(
                     "the chunk store at {} holds {}-dimensional vectors but the configured embedding model makes \
@@ -384,18 +384,21 @@ impl LanceStore {
                     .execute()
                     .await?;
             }
-            table
+            let element = found.map_or(VECTOR_ELEMENT, |(_, element)| element);
+            (table, schema(options.dims, element))
         } else {
+            let expected = schema(options.dims, VECTOR_ELEMENT);
             let created = db
                 .create_empty_table(&options.table, expected.clone())
                 .execute()
                 .await?;
-            if read_params.is_some() {
+            let table = if read_params.is_some() {
                 // Opened again, to read through the cache.
                 open(&db).execute().await?
             } else {
                 created
-            }
+            };
+            (table, expected)
         };
         let store = Self {
             options,
@@ -504,17 +507,24 @@ impl LanceStore {
             Arc::new(BooleanArray::from(rows.iter().map(f).collect::<Vec<_>>()))
         };
         // Rows not embedded yet hold a zero vector (never searched: see `embedded`).
-        let flat = Float32Array::from_iter_values(rows.iter().flat_map(|r| {
+        let values = rows.iter().flat_map(|r| {
             if r.vector.is_empty() {
                 zeros(dims)
             } else {
                 r.vector.clone()
             }
-        }));
+        });
+        let element = vector_type(&self.schema).map_or(VECTOR_ELEMENT, |(_, e)| e);
+        let flat: ArrayRef = match element {
+            DataType::Float32 => Arc::new(Float32Array::from_iter_values(values)),
+            _ => Arc::new(Float16Array::from_iter_values(
+                values.map(half::f16::from_f32),
+            )),
+        };
         let vectors = FixedSizeListArray::try_new(
-            Arc::new(Field::new("item", DataType::Float32, true)),
+            Arc::new(Field::new("item", flat.data_type().clone(), true)),
             dims as i32,
-            Arc::new(flat),
+            flat,
             None,
         )?;
         let modifiers: Vec<String> = rows
@@ -527,6 +537,15 @@ impl LanceStore {
                     .collect::<Vec<_>>()
                     .join(" ")
             })
+            .collect();
+        // The code's other copies, stored relative to `full_source` (see `store::texts`).
+        let contents: Vec<_> = rows
+            .iter()
+            .map(|r| texts::pack_content(&r.chunk.full_source, &r.chunk.content))
+            .collect();
+        let embedding_texts: Vec<_> = rows
+            .iter()
+            .map(|r| texts::pack_embedding(&r.chunk.content, &r.chunk.embedding_text))
             .collect();
         let columns: Vec<ArrayRef> = vec![
             s(|r| &r.repo_id),
@@ -550,10 +569,14 @@ impl LanceStore {
             u64s(|r| r.chunk.bytes.start as u64),
             u64s(|r| r.chunk.bytes.end as u64),
             s(|r| &r.chunk.full_source),
-            s(|r| &r.chunk.content),
+            Arc::new(StringArray::from_iter_values(
+                contents.iter().map(|c| c.as_ref()),
+            )),
             bools(|r| r.chunk.has_collapsed_children),
             l(|r| &r.chunk.relevant_imports),
-            s(|r| &r.chunk.embedding_text),
+            Arc::new(StringArray::from_iter_values(
+                embedding_texts.iter().map(|e| e.as_ref()),
+            )),
             u32s(|r| r.chunk.embedding_tokens as u32),
             bools(|r| r.chunk.truncated),
             s(|r| &r.chunk.search_text),
@@ -823,9 +846,15 @@ fn vectors(batch: &RecordBatch) -> Result<Vec<Vec<f32>>, StoreError> {
     (0..batch.num_rows())
         .map(|i| {
             let v = list.value(i);
-            let floats = v
-                .as_primitive_opt::<Float32Type>()
-                .ok_or_else(|| StoreError::Invalid("column `vector` is not float32".into()))?;
+            if let Some(halves) = v.as_primitive_opt::<Float16Type>() {
+                return Ok(halves.values().iter().map(|h| h.to_f32()).collect());
+            }
+            let floats = v.as_primitive_opt::<Float32Type>().ok_or_else(|| {
+                StoreError::Invalid(format!(
+                    "column `vector` holds {} (float16 or float32 expected)",
+                    v.data_type()
+                ))
+            })?;
             Ok(floats.values().to_vec())
         })
         .collect()
@@ -963,6 +992,8 @@ impl Columns {
 
     /// Row `i`.
     fn row(&self, i: usize) -> Result<ChunkRow, StoreError> {
+        let content = texts::unpack_content(&self.full[i], self.content[i].clone());
+        let embedding_text = texts::unpack_embedding(&content, self.emb[i].clone());
         let chunk = CodeChunk {
             id: self.id[i].clone(),
             relative_path: self.rel[i].clone(),
@@ -993,10 +1024,10 @@ impl Columns {
                 end: self.eb[i] as usize,
             },
             full_source: self.full[i].clone(),
-            content: self.content[i].clone(),
+            content,
             has_collapsed_children: self.collapsed[i],
             relevant_imports: self.imports[i].clone(),
-            embedding_text: self.emb[i].clone(),
+            embedding_text,
             embedding_tokens: self.tokens[i] as usize,
             truncated: self.truncated[i],
             search_text: self.search[i].clone(),
@@ -1295,6 +1326,8 @@ impl VectorStore for LanceStore {
                     .select(lancedb::query::Select::columns(&[
                         "id",
                         "content_hash",
+                        "full_source",
+                        "content",
                         "embedding_text",
                     ]))
                     .only_if(format!("repo_id = {} AND embedded = false", quote(repo_id)))
@@ -1304,18 +1337,26 @@ impl VectorStore for LanceStore {
         let mut out = Vec::new();
         for batch in &batches {
             let text = |name: &str| strings(batch, name).and_then(|v| required(v, name));
-            let (ids, hashes, texts) =
-                (text("id")?, text("content_hash")?, text("embedding_text")?);
-            out.extend(
-                ids.into_iter()
-                    .zip(hashes)
-                    .zip(texts)
-                    .map(|((id, content_hash), text)| PendingVector {
-                        id,
-                        content_hash,
-                        text,
-                    }),
+            let (ids, hashes) = (text("id")?, text("content_hash")?);
+            let (full, contents, stored) = (
+                text("full_source")?,
+                text("content")?,
+                text("embedding_text")?,
             );
+            for ((((id, content_hash), full), content), stored) in ids
+                .into_iter()
+                .zip(hashes)
+                .zip(full)
+                .zip(contents)
+                .zip(stored)
+            {
+                let content = texts::unpack_content(&full, content);
+                out.push(PendingVector {
+                    id,
+                    content_hash,
+                    text: texts::unpack_embedding(&content, stored),
+                });
+            }
         }
         Ok(out)
     }

@@ -30,7 +30,10 @@
 //! - `VectorStore` (trait) / `LanceStore`: one LanceDB table of chunk rows (every
 //!   `CodeChunk` field + repo id, file path, content hash, mtime, `vector` as a fixed-size
 //!   list whose width is the configured model's, and `embedded`), keyed by (`repo_id`,
-//!   `id`). Columns added since the first release (`embedded`, `native_kind`) are appended
+//!   `id`). Vectors are half-precision floats in tables created since 2026-11-27 (half
+//!   the bytes of the largest column; tables created before keep `f32`, read and written
+//!   as such), and a row's `content` and `embedding_text` are stored relative to its
+//!   `full_source` (`texts`: a leaf's code once, an embedding text as its preamble). Columns added since the first release (`embedded`, `native_kind`) are appended
 //!   to stores written before them when they are opened. A row may be written before its vector (`ChunkRow::vector` empty: a zero vector
 //!   with `embedded = false`); vector search only reads embedded rows, text search all.
 //!   The `embedded = true` filter is added only while some row lacks its vector
@@ -50,6 +53,9 @@
 //!   re-checked exactly by a `PathMatcher` (one `GlobSet`) compiled once per query. Reads (searches, `get`,
 //!   `files_chunks`: every result file of an answer in one read) project every column but
 //!   `search_text`, which only the FTS index uses.
+//! - Compact forms in SQL: a file's graph facts are zstd-compressed JSON (`sql::facts`,
+//!   a tenth of the JSON), the embedding cache's vectors half-precision (`h:` base64);
+//!   rows written before either read back as they were.
 //! - Index/compaction policy (`maintain`): FTS index on `search_text` with the first rows
 //!   (later rows are flat-scanned until folded in); IVF-PQ (cosine) from `ann_min_rows`
 //!   (10,000) rows and every row has its vector (an exact scan of jest's 26,000 rows cost
@@ -72,6 +78,7 @@ pub mod grep;
 mod lance;
 mod meta;
 mod sql;
+mod texts;
 mod vector;
 
 pub use embed_cache::{decode_vector, encode_vector};

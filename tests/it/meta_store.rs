@@ -877,13 +877,14 @@ async fn embedding_cache(store: &SqlMetaStore) {
     let entries: Vec<(String, Vec<f32>)> = keys
         .iter()
         .enumerate()
-        .map(|(i, k)| (k.clone(), vec![i as f32, -0.5, 1e-3]))
+        // Values half precision (the cache's) holds exactly.
+        .map(|(i, k)| (k.clone(), vec![i as f32, -0.5, 0.125]))
         .collect();
     store.put_vectors("m", &entries).await.expect("put");
     let got = store.get_vectors("m", &keys).await.expect("get");
     assert_eq!(got.len(), 700);
-    assert_eq!(got[0], Some(vec![0.0, -0.5, 1e-3]));
-    assert_eq!(got[699], Some(vec![699.0, -0.5, 1e-3]));
+    assert_eq!(got[0], Some(vec![0.0, -0.5, 0.125]));
+    assert_eq!(got[699], Some(vec![699.0, -0.5, 0.125]));
     // Another model sees nothing; an existing entry is not overwritten.
     assert_eq!(
         store.get_vectors("other", &keys[..1]).await.expect("get"),
@@ -897,7 +898,7 @@ async fn embedding_cache(store: &SqlMetaStore) {
         .get_vectors("m", &["key0".to_string(), "missing".to_string()])
         .await
         .expect("get");
-    assert_eq!(again, vec![Some(vec![0.0, -0.5, 1e-3]), None]);
+    assert_eq!(again, vec![Some(vec![0.0, -0.5, 0.125]), None]);
 }
 
 async fn suite(url: &str) {
@@ -925,7 +926,7 @@ async fn suite(url: &str) {
         .get_vectors("m", &["key1".to_string()])
         .await
         .expect("cache survives a restart");
-    assert_eq!(cached, vec![Some(vec![1.0, -0.5, 1e-3])]);
+    assert_eq!(cached, vec![Some(vec![1.0, -0.5, 0.125])]);
     reopened.close().await;
 }
 

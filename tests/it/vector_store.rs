@@ -100,6 +100,12 @@ async fn round_trip_replace_filters_and_deletes() {
     assert!(expected.iter().all(|r| !r.chunk.search_text.is_empty()));
     for r in &mut expected {
         r.chunk.search_text.clear();
+        // Vectors are kept in half precision.
+        r.vector = r
+            .vector
+            .iter()
+            .map(|x| half::f16::from_f32(*x).to_f32())
+            .collect();
     }
     assert_eq!(back, expected);
     // Several files in one read: each in source order, another repository's file and an
@@ -836,4 +842,185 @@ async fn ann_candidates_are_re_scored_with_their_full_vectors() {
         recalls[0] < recalls[1],
         "quantised order alone: {recalls:?}"
     );
+}
+
+/// The `vector` column's element type, as stored.
+async fn stored_vector_element(dir: &Path) -> arrow_schema::DataType {
+    let db = lancedb::connect(&dir.join("lance").to_string_lossy())
+        .execute()
+        .await
+        .expect("connect");
+    let table = db.open_table("chunks").execute().await.expect("table");
+    let schema = table.schema().await.expect("schema");
+    match schema
+        .field_with_name("vector")
+        .expect("vector")
+        .data_type()
+    {
+        arrow_schema::DataType::FixedSizeList(item, _) => item.data_type().clone(),
+        other => panic!("vector column of type {other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vectors_are_stored_in_half_precision_and_f32_stores_keep_theirs() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Float16Type;
+    use arrow_array::{Array, FixedSizeListArray, Float32Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+    use futures::TryStreamExt;
+    use lancedb::query::ExecutableQuery;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let chunks = rows("r1", "src/classes.ts", &fixture("classes.ts"));
+    let store = open(dir.path()).await;
+    store
+        .replace_file("r1", "src/classes.ts", chunks.clone())
+        .await
+        .expect("write");
+    assert_eq!(
+        stored_vector_element(dir.path()).await,
+        DataType::Float16,
+        "a new store keeps half-precision vectors"
+    );
+    let read = store
+        .file_chunks("r1", "src/classes.ts")
+        .await
+        .expect("read");
+    for row in &read {
+        let original = chunks
+            .iter()
+            .find(|c| c.chunk.id == row.chunk.id)
+            .expect("same rows");
+        assert_eq!(row.vector.len(), DIMS);
+        for (a, b) in original.vector.iter().zip(&row.vector) {
+            assert!((a - b).abs() <= 1e-3, "{a} stored as {b}");
+        }
+    }
+    let target = &chunks[chunks.len() / 2];
+    let hits = store
+        .vector_search(&target.vector, 3, &ChunkFilter::default())
+        .await
+        .expect("search");
+    assert_eq!(hits[0].row.chunk.id, target.chunk.id);
+    assert!((hits[0].score - 1.0).abs() < 1e-3, "{}", hits[0].score);
+    drop(store);
+
+    // A store created before half precision: the same rows with f32 vectors.
+    let db = lancedb::connect(&dir.path().join("lance").to_string_lossy())
+        .execute()
+        .await
+        .expect("connect");
+    let table = db.open_table("chunks").execute().await.expect("table");
+    let batches: Vec<RecordBatch> = table
+        .query()
+        .execute()
+        .await
+        .expect("scan")
+        .try_collect()
+        .await
+        .expect("rows");
+    let old_schema = {
+        let schema = batches[0].schema();
+        let fields: Vec<Field> = schema
+            .fields()
+            .iter()
+            .map(|f| match f.name().as_str() {
+                "vector" => Field::new(
+                    "vector",
+                    DataType::FixedSizeList(
+                        Arc::new(Field::new("item", DataType::Float32, true)),
+                        DIMS as i32,
+                    ),
+                    false,
+                ),
+                _ => f.as_ref().clone(),
+            })
+            .collect();
+        Arc::new(Schema::new(fields))
+    };
+    let old: Vec<RecordBatch> = batches
+        .iter()
+        .map(|batch| {
+            let halves = batch
+                .column_by_name("vector")
+                .expect("vector")
+                .as_fixed_size_list();
+            let floats = Float32Array::from_iter_values(
+                halves
+                    .values()
+                    .as_primitive::<Float16Type>()
+                    .values()
+                    .iter()
+                    .map(|h| h.to_f32()),
+            );
+            let vectors = FixedSizeListArray::try_new(
+                Arc::new(Field::new("item", DataType::Float32, true)),
+                DIMS as i32,
+                Arc::new(floats),
+                None,
+            )
+            .expect("f32 vectors");
+            let columns = batch
+                .schema()
+                .fields()
+                .iter()
+                .zip(batch.columns())
+                .map(|(f, c)| {
+                    if f.name() == "vector" {
+                        Arc::new(vectors.clone()) as Arc<dyn Array>
+                    } else {
+                        c.clone()
+                    }
+                })
+                .collect();
+            RecordBatch::try_new(old_schema.clone(), columns).expect("batch")
+        })
+        .collect();
+    db.drop_table("chunks", &[]).await.expect("drop");
+    db.create_table(
+        "chunks",
+        Box::new(arrow_array::RecordBatchIterator::new(
+            old.into_iter().map(Ok),
+            old_schema.clone(),
+        )) as Box<dyn arrow_array::RecordBatchReader + Send>,
+    )
+    .execute()
+    .await
+    .expect("create the f32 table");
+    assert_eq!(stored_vector_element(dir.path()).await, DataType::Float32);
+
+    let store = open(dir.path()).await;
+    assert_eq!(
+        ids(&store
+            .file_chunks("r1", "src/classes.ts")
+            .await
+            .expect("read")),
+        ids(&chunks)
+    );
+    let other = rows("r1", "src/functions.ts", &fixture("functions.ts"));
+    store
+        .replace_file("r1", "src/functions.ts", other.clone())
+        .await
+        .expect("write into the f32 store");
+    assert_eq!(
+        stored_vector_element(dir.path()).await,
+        DataType::Float32,
+        "an existing store keeps its vectors' type"
+    );
+    let target = &other[0];
+    let hits = store
+        .vector_search(&target.vector, 3, &ChunkFilter::default())
+        .await
+        .expect("search");
+    assert_eq!(hits[0].row.chunk.id, target.chunk.id);
+    let exact = store
+        .file_chunks("r1", "src/functions.ts")
+        .await
+        .expect("read");
+    let first = exact
+        .iter()
+        .find(|r| r.chunk.id == target.chunk.id)
+        .expect("row");
+    assert_eq!(first.vector, target.vector, "f32 vectors come back exactly");
 }
