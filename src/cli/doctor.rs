@@ -119,13 +119,28 @@ fn mb(bytes: u64) -> String {
 
 /// The metadata database's size line.
 fn database_size(size: &DatabaseSize) -> String {
-    match size.free_bytes {
+    let total = match size.free_bytes {
         Some(free) if free > 0 => format!(
             "{} ({} of free pages; `VACUUM` gives them back)",
             mb(size.bytes),
             mb(free)
         ),
         _ => mb(size.bytes),
+    };
+    // The largest tables, each with its indexes: where the bytes go.
+    let largest: Vec<String> = size
+        .tables
+        .iter()
+        .take(5)
+        .map(|(name, bytes)| format!("{name} {}", mb(*bytes)))
+        .collect();
+    if largest.is_empty() {
+        total
+    } else {
+        format!(
+            "{total}; largest tables with their indexes: {}",
+            largest.join(", ")
+        )
     }
 }
 

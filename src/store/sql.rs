@@ -181,18 +181,35 @@ impl SqlMetaStore {
                 Ok::<u64, StoreError>(value.max(0) as u64)
             };
             let page = pragma("page_size").await?;
+            // Pages of each table and of its indexes (SQLite's `dbstat`, which reads
+            // every page: a second or so for a few hundred MB).
+            let tables = sqlx::query(
+                "SELECT s.tbl_name AS name, SUM(d.pgsize) AS bytes FROM dbstat d \
+                 JOIN sqlite_schema s ON s.name = d.name GROUP BY s.tbl_name",
+            )
+            .fetch_all(&self.pool)
+            .await?;
             Ok(DatabaseSize {
                 bytes: pragma("page_count").await? * page,
                 free_bytes: Some(pragma("freelist_count").await? * page),
+                tables: table_sizes(tables)?,
             })
         } else {
             let bytes: i64 = sqlx::query("SELECT pg_database_size(current_database())")
                 .fetch_one(&self.pool)
                 .await?
                 .try_get(0)?;
+            let tables = sqlx::query(
+                "SELECT c.relname::text AS name, pg_total_relation_size(c.oid) AS bytes \
+                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE c.relkind = 'r' AND n.nspname = current_schema()",
+            )
+            .fetch_all(&self.pool)
+            .await?;
             Ok(DatabaseSize {
                 bytes: bytes.max(0) as u64,
                 free_bytes: None,
+                tables: table_sizes(tables)?,
             })
         }
     }
@@ -209,13 +226,28 @@ impl SqlMetaStore {
 }
 
 /// The metadata database's size ([`SqlMetaStore::size`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DatabaseSize {
     /// Bytes the database takes (SQLite: pages × page size, WAL aside; Postgres:
     /// `pg_database_size`).
     pub bytes: u64,
     /// Bytes in free pages, which `VACUUM` gives back (SQLite only).
     pub free_bytes: Option<u64>,
+    /// Bytes of each table with its indexes, largest first.
+    pub tables: Vec<(String, u64)>,
+}
+
+/// `(name, bytes)` rows as [`DatabaseSize::tables`], largest first.
+fn table_sizes(rows: Vec<AnyRow>) -> Result<Vec<(String, u64)>, StoreError> {
+    let mut tables = rows
+        .iter()
+        .map(|row| {
+            let bytes: i64 = row.try_get("bytes")?;
+            Ok((row.try_get("name")?, bytes.max(0) as u64))
+        })
+        .collect::<Result<Vec<(String, u64)>, StoreError>>()?;
+    tables.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Ok(tables)
 }
 
 /// Reads stored settings. Versions before 0.2 wrote snake_case keys; the record (which is

@@ -431,6 +431,11 @@ fn doctor_reports_and_repairs_a_damaged_chunk_store() {
         "{text}"
     );
     assert!(text.contains("version(s) kept"), "{text}");
+    // And where the metadata database's bytes go.
+    assert!(
+        text.contains("largest tables with their indexes: ") && text.contains("symbols "),
+        "{text}"
+    );
     std::fs::remove_dir_all(data.join("lance/chunks.lance/data")).unwrap();
     let (ok, text) = run(&["search", "validate the token"]);
     assert!(!ok && text.contains("sextant doctor"), "{text}");

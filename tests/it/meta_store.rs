@@ -909,6 +909,16 @@ async fn suite(url: &str) {
     jobs(store.clone()).await;
     tokens(store.as_ref()).await;
     embedding_cache(store.as_ref()).await;
+    // What the database takes, table by table (with indexes), largest first.
+    let size = store.size().await.expect("size");
+    assert!(size.bytes > 0, "{size:?}");
+    assert!(
+        size.tables
+            .iter()
+            .any(|(table, bytes)| table == "repositories" && *bytes > 0),
+        "{size:?}"
+    );
+    assert!(size.tables.windows(2).all(|w| w[0].1 >= w[1].1), "{size:?}");
     store.close().await;
 
     // Reopening (a restart) sees the same data and re-applies no migration.
