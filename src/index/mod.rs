@@ -136,7 +136,7 @@ pub mod watch;
 
 pub use engine::{
     DEFAULT_BATCH_FILES, DELETED_ON_REF, FormatChange, GitPolicy, IndexOptions, Indexer, MAX_REFS,
-    ModelChange, RepoAudit, SyncReport,
+    MODEL_KEY, ModelChange, RepoAudit, SyncReport,
 };
 pub use error::IndexError;
 pub use jobs::{JobOutcome, JobRunner};

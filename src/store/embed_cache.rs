@@ -6,8 +6,8 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use sqlx::Row;
 
-use super::now_ms;
 use super::sql::SqlMetaStore;
+use super::{StoreError, now_ms};
 use crate::embed::{EmbedError, VectorCache};
 
 /// Keys per `IN (…)` lookup: well under SQLite's and PostgreSQL's parameter limits.
@@ -62,6 +62,51 @@ pub fn decode_vector(text: &str) -> Option<Vec<f32>> {
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect(),
     )
+}
+
+/// The vectors the cache holds for one model ([`SqlMetaStore::cached_models`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedModel {
+    /// The model's id.
+    pub model: String,
+    /// Vectors cached.
+    pub vectors: u64,
+    /// Bytes of their stored form (keys and row overhead aside).
+    pub bytes: u64,
+}
+
+impl SqlMetaStore {
+    /// The models the embedding cache holds vectors of, by id. Vectors of a model the
+    /// index no longer uses are kept (going back to it costs no embedding) until
+    /// [`SqlMetaStore::forget_cached_vectors`].
+    pub async fn cached_models(&self) -> Result<Vec<CachedModel>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT model, COUNT(*) AS vectors, SUM(LENGTH(vector)) AS bytes \
+             FROM embedding_cache GROUP BY model ORDER BY model",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let vectors: i64 = row.try_get("vectors")?;
+                let bytes: i64 = row.try_get("bytes")?;
+                Ok(CachedModel {
+                    model: row.try_get("model")?,
+                    vectors: vectors.max(0) as u64,
+                    bytes: bytes.max(0) as u64,
+                })
+            })
+            .collect()
+    }
+
+    /// Drops every cached vector of `model`; returns how many there were.
+    pub async fn forget_cached_vectors(&self, model: &str) -> Result<u64, StoreError> {
+        Ok(sqlx::query("DELETE FROM embedding_cache WHERE model = $1")
+            .bind(model)
+            .execute(self.pool())
+            .await?
+            .rows_affected())
+    }
 }
 
 #[async_trait]

@@ -81,7 +81,7 @@ mod sql;
 mod texts;
 mod vector;
 
-pub use embed_cache::{decode_vector, encode_vector};
+pub use embed_cache::{CachedModel, decode_vector, encode_vector};
 pub use error::StoreError;
 pub use filter::{
     ChunkFilter, MAX_FILTER_ENTRIES, MAX_FILTER_ENTRY_BYTES, PathMatcher, RefView, glob_to_like,

@@ -899,6 +899,27 @@ async fn embedding_cache(store: &SqlMetaStore) {
         .await
         .expect("get");
     assert_eq!(again, vec![Some(vec![0.0, -0.5, 0.125]), None]);
+    // What the cache holds by model, and dropping one model's vectors.
+    store
+        .put_vectors("old", &[("key0".into(), vec![1.0, 2.0, 3.0])])
+        .await
+        .expect("put");
+    let models = store.cached_models().await.expect("models");
+    assert_eq!(
+        models
+            .iter()
+            .map(|m| (m.model.as_str(), m.vectors))
+            .collect::<Vec<_>>(),
+        [("m", 700), ("old", 1)]
+    );
+    assert!(models.iter().all(|m| m.bytes > 0), "{models:?}");
+    assert_eq!(store.forget_cached_vectors("old").await.expect("forget"), 1);
+    assert_eq!(store.forget_cached_vectors("old").await.expect("again"), 0);
+    assert_eq!(
+        store.get_vectors("old", &keys[..1]).await.expect("get"),
+        vec![None]
+    );
+    assert_eq!(store.cached_models().await.expect("models").len(), 1);
 }
 
 async fn suite(url: &str) {
@@ -974,4 +995,75 @@ async fn unsupported_urls_are_refused_with_a_hint() {
         .await
         .expect_err("refused");
     assert!(err.to_string().contains("postgres://"), "{err}");
+}
+
+/// `sextant model cache` lists the cached vectors by model, marks the index's, and
+/// `--prune` drops every other model's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_lists_and_prunes_the_embedding_cache() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sextant"))
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(args)
+            .env_remove("DATABASE_URL")
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .expect("run sextant");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let (ok, text) = run(&["model", "cache"]);
+    assert!(
+        ok && text.contains("the embedding cache is empty"),
+        "{text}"
+    );
+    let (ok, text) = run(&["model", "cache", "--prune"]);
+    assert!(!ok && text.contains("--forget MODEL"), "{text}");
+    {
+        let store = SqlMetaStore::open(&dir.path().join("sextant.db").to_string_lossy())
+            .await
+            .expect("open");
+        store
+            .put_vectors("new model", &[("a".into(), vec![1.0; 8])])
+            .await
+            .expect("put");
+        store
+            .put_vectors(
+                "old model",
+                &[("a".into(), vec![0.5; 8]), ("b".into(), vec![2.0; 8])],
+            )
+            .await
+            .expect("put");
+        store
+            .set_setting(sextant::index::MODEL_KEY, "new model")
+            .await
+            .expect("setting");
+        store.close().await;
+    }
+    let (ok, text) = run(&["model", "cache"]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("new model\t1 vectors") && text.contains("the index's model"),
+        "{text}"
+    );
+    assert!(
+        text.contains("old model\t2 vectors") && text.contains("--prune"),
+        "{text}"
+    );
+    let (ok, text) = run(&["model", "cache", "--prune"]);
+    assert!(
+        ok && text.contains("dropped 2 cached vector(s) of old model"),
+        "{text}"
+    );
+    let (ok, text) = run(&["model", "cache"]);
+    assert!(
+        ok && !text.contains("old model") && text.contains("new model"),
+        "{text}"
+    );
 }

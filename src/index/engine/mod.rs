@@ -146,7 +146,7 @@ fn lexically_absolute(path: &Path) -> PathBuf {
 }
 
 /// The setting that records which model the stored vectors come from.
-const MODEL_KEY: &str = "embedding_model";
+pub const MODEL_KEY: &str = "embedding_model";
 /// Set (durably) by a change of model (or of index format) until every repository has
 /// a sync queued.
 const RESYNC_KEY: &str = "resync_after_model_change";
