@@ -2,6 +2,7 @@
 //! one [`Service`]. `serve`, `mcp` (stdio) and the CLI's local commands build what they
 //! need here, so each adapter only translates its protocol into service calls.
 
+pub mod cache;
 pub mod checkup;
 
 use std::sync::Arc;

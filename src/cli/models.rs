@@ -70,62 +70,44 @@ fn log_line(line: &str) {
 
 /// `sextant model cache [--prune | --forget MODEL]`.
 fn cache(prune: bool, forget: Option<String>, config: &Config) -> Result<(), CliError> {
-    use crate::store::MetaStore;
+    use crate::app::cache;
     runtime()?.block_on(async {
         let meta = crate::app::open_meta(config).await?;
         let mut w = out();
-        if let Some(model) = forget {
-            let dropped = meta.forget_cached_vectors(&model).await.map_err(app_err)?;
-            writeln!(w, "dropped {dropped} cached vector(s) of {model}").map_err(write_err)?;
-            return Ok(());
-        }
-        let indexed = meta
-            .setting(crate::index::MODEL_KEY)
-            .await
-            .map_err(app_err)?;
-        let models = meta.cached_models().await.map_err(app_err)?;
-        if prune {
-            let Some(indexed) = indexed else {
-                return Err(CliError::Failed(
-                    "nothing is indexed yet, so no model is the index's: name one with \
-                     `--forget MODEL`"
-                        .into(),
-                ));
-            };
-            for m in models.iter().filter(|m| m.model != indexed) {
-                let dropped = meta
-                    .forget_cached_vectors(&m.model)
-                    .await
-                    .map_err(app_err)?;
-                writeln!(w, "dropped {dropped} cached vector(s) of {}", m.model)
-                    .map_err(write_err)?;
+        let dropped = match (forget, prune) {
+            (Some(model), _) => {
+                let n = cache::forget_cached_vectors(&meta, &model).await?;
+                vec![(model, n)]
             }
-            return Ok(());
-        }
-        if models.is_empty() {
-            writeln!(w, "the embedding cache is empty").map_err(write_err)?;
-        }
-        for m in models {
-            let role = if indexed.as_deref() == Some(m.model.as_str()) {
-                "the index's model"
-            } else {
-                "not the index's model: `sextant model cache --prune` drops them"
-            };
-            writeln!(
-                w,
-                "{}\t{} vectors\t{:.1} MB\t{role}",
-                m.model,
-                m.vectors,
-                m.bytes as f64 / 1e6
-            )
-            .map_err(write_err)?;
+            (None, true) => cache::prune_cached_vectors(&meta).await?,
+            (None, false) => {
+                let (indexed, models) = cache::cached_models(&meta).await?;
+                if models.is_empty() {
+                    writeln!(w, "the embedding cache is empty").map_err(write_err)?;
+                }
+                for m in models {
+                    let role = if indexed.as_deref() == Some(m.model.as_str()) {
+                        "the index's model"
+                    } else {
+                        "not the index's model: `sextant model cache --prune` drops them"
+                    };
+                    writeln!(
+                        w,
+                        "{}\t{} vectors\t{:.1} MB\t{role}",
+                        m.model,
+                        m.vectors,
+                        m.bytes as f64 / 1e6
+                    )
+                    .map_err(write_err)?;
+                }
+                return Ok(());
+            }
+        };
+        for (model, n) in dropped {
+            writeln!(w, "dropped {n} cached vector(s) of {model}").map_err(write_err)?;
         }
         Ok(())
     })
-}
-
-fn app_err(e: crate::store::StoreError) -> CliError {
-    CliError::Failed(e.to_string())
 }
 
 /// Runs a `sextant model` action.
