@@ -245,11 +245,6 @@ async fn list_tables(db: &lancedb::Connection, uri: &str) -> Result<Vec<String>,
     db.table_names().execute().await.map_err(storage_error(uri))
 }
 
-/// A zero vector of width `dims`.
-fn zeros(dims: usize) -> Vec<f32> {
-    vec![0.0; dims]
-}
-
 fn quote(value: &str) -> String {
     format!("'{}'", value.replace('\'', "''"))
 }
@@ -506,20 +501,22 @@ impl LanceStore {
         let bools = |f: fn(&ChunkRow) -> bool| -> ArrayRef {
             Arc::new(BooleanArray::from(rows.iter().map(f).collect::<Vec<_>>()))
         };
-        // Rows not embedded yet hold a zero vector (never searched: see `embedded`).
-        let values = rows.iter().flat_map(|r| {
-            if r.vector.is_empty() {
-                zeros(dims)
-            } else {
-                r.vector.clone()
-            }
-        });
-        let element = vector_type(&self.schema).map_or(VECTOR_ELEMENT, |(_, e)| e);
-        let flat: ArrayRef = match element {
-            DataType::Float32 => Arc::new(Float32Array::from_iter_values(values)),
-            _ => Arc::new(Float16Array::from_iter_values(
+        // Rows not embedded yet hold a zero vector (never searched: see `embedded`); the
+        // values are read in place, not copied per row.
+        let values = rows
+            .iter()
+            .flat_map(|r| (0..dims).map(move |i| r.vector.get(i).copied().unwrap_or(0.0)));
+        let flat: ArrayRef = match vector_type(&self.schema).map(|(_, e)| e) {
+            Some(DataType::Float32) => Arc::new(Float32Array::from_iter_values(values)),
+            Some(DataType::Float16) => Arc::new(Float16Array::from_iter_values(
                 values.map(half::f16::from_f32),
             )),
+            other => {
+                return Err(StoreError::Invalid(format!(
+                    "the chunk table's vectors are {other:?}, not float16 or float32; \
+                     re-index into a fresh data directory"
+                )));
+            }
         };
         let vectors = FixedSizeListArray::try_new(
             Arc::new(Field::new("item", flat.data_type().clone(), true)),

@@ -679,11 +679,7 @@ async fn languages_own_kind_names_are_kept_and_older_stores_gain_the_column() {
     }
     // A store written before the column existed: drop it, as such a store never had it.
     {
-        let db = lancedb::connect(&dir.path().join("lance").to_string_lossy())
-            .execute()
-            .await
-            .expect("connect");
-        let table = db.open_table("chunks").execute().await.expect("table");
+        let (_db, table) = raw_table(dir.path()).await;
         table.drop_columns(&["native_kind"]).await.expect("drop");
     }
     let store = open(dir.path()).await;
@@ -844,13 +840,20 @@ async fn ann_candidates_are_re_scored_with_their_full_vectors() {
     );
 }
 
-/// The `vector` column's element type, as stored.
-async fn stored_vector_element(dir: &Path) -> arrow_schema::DataType {
+/// The chunk table under `dir`, opened with LanceDB itself (to make or inspect what an
+/// older build wrote).
+async fn raw_table(dir: &Path) -> (lancedb::Connection, lancedb::Table) {
     let db = lancedb::connect(&dir.join("lance").to_string_lossy())
         .execute()
         .await
         .expect("connect");
     let table = db.open_table("chunks").execute().await.expect("table");
+    (db, table)
+}
+
+/// The `vector` column's element type, as stored.
+async fn stored_vector_element(dir: &Path) -> arrow_schema::DataType {
+    let (_db, table) = raw_table(dir).await;
     let schema = table.schema().await.expect("schema");
     match schema
         .field_with_name("vector")
@@ -907,11 +910,7 @@ async fn vectors_are_stored_in_half_precision_and_f32_stores_keep_theirs() {
     drop(store);
 
     // A store created before half precision: the same rows with f32 vectors.
-    let db = lancedb::connect(&dir.path().join("lance").to_string_lossy())
-        .execute()
-        .await
-        .expect("connect");
-    let table = db.open_table("chunks").execute().await.expect("table");
+    let (db, table) = raw_table(dir.path()).await;
     let batches: Vec<RecordBatch> = table
         .query()
         .execute()
