@@ -406,7 +406,15 @@ pub fn run(grep: &CompiledGrep, mut scopes: Vec<GrepScope>, deadline: Instant) -
                 break 'repos;
             }
             out.files_read += 1;
-            let content = candidate.content();
+            let content = match candidate.content() {
+                Ok(content) => content,
+                Err(e) => {
+                    // Left out, said in the log with what to do.
+                    tracing::warn!(path = %meta.path, error = %e, "grep skipped a damaged file");
+                    continue;
+                }
+            };
+            let content = content.as_ref();
             let mut lines = LineCounter::default();
             for found in line_matches(&grep.regex, content) {
                 let line = lines.line_of(content, found.line_start);

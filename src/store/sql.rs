@@ -88,35 +88,6 @@ fn b(value: bool) -> i64 {
 }
 
 impl SqlMetaStore {
-    /// Edges whose `column` (`from_chunk` or `to_chunk`) is one of `ids`, in batches of
-    /// [`IN_BATCH`], ordered by `order` within the whole result.
-    async fn edges_where(
-        &self,
-        column: &'static str,
-        order: &'static str,
-        repo_id: &str,
-        ids: &[String],
-    ) -> Result<Vec<EdgeRecord>, StoreError> {
-        let mut out = Vec::new();
-        let mut ids = ids.to_vec();
-        ids.sort();
-        ids.dedup();
-        for batch in ids.chunks(IN_BATCH) {
-            let sql = format!(
-                "SELECT * FROM edges WHERE repo_id = $1 AND {column} IN ({}) ORDER BY {order}",
-                placeholders(2, batch.len())
-            );
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
-            for id in batch {
-                query = query.bind(id);
-            }
-            for row in query.fetch_all(&self.pool).await? {
-                out.push(edge(&row)?);
-            }
-        }
-        Ok(out)
-    }
-
     /// Opens (creating if needed) the store at `url` and applies pending migrations.
     ///
     /// `url` is a `postgres://` / `postgresql://` URL, a `sqlite:` URL, or a plain file
@@ -161,7 +132,9 @@ impl SqlMetaStore {
             }
         }
         MIGRATOR.run(&pool).await?;
-        Ok(Self { pool, backend })
+        let store = Self { pool, backend };
+        store.move_graph_rows_by_path().await?;
+        Ok(store)
     }
 
     /// The default embedded store: `<data_dir>/sextant.db`.
@@ -396,19 +369,51 @@ macro_rules! symbol_columns {
          exported, depth, start_line, end_line"
     };
 }
+macro_rules! edge_columns {
+    () => {
+        "from_chunk, to_chunk, to_name, kind, certain, line"
+    };
+}
+
+/// How a table's rows name the repository and file they belong to.
+#[derive(Debug, Clone, Copy)]
+enum Owner {
+    /// `repo_id` and this column, the file's path.
+    Path(&'static str),
+    /// `file_id` ([`file_id`]), the file's number.
+    FileId,
+    /// `repo_id` only: rows of the whole repository.
+    Repository,
+}
 
 /// The tables that hold a repository's rows besides `repositories`, children before
-/// parents (the order deletes run in), each with the column naming a row's file (`None`:
-/// rows of the whole repository). The one cascade `delete_repository` and `delete_file`
-/// follow; `files` is the last table with a file column.
-const REPOSITORY_ROWS: [(&str, Option<&str>); 6] = [
-    ("edges", Some("file_path")),
-    ("file_facts", Some("path")),
-    ("symbols", Some("file_path")),
-    ("files", Some("path")),
-    ("jobs", None),
-    ("repo_credentials", None),
+/// parents (the order deletes run in), each with how its rows name their file. The one
+/// cascade `delete_repository` and `delete_file` follow; `files` is the last table with
+/// a file.
+const REPOSITORY_ROWS: [(&str, Owner); 6] = [
+    ("edges", Owner::FileId),
+    ("file_facts", Owner::Path("path")),
+    ("symbols", Owner::FileId),
+    ("files", Owner::Path("path")),
+    ("jobs", Owner::Repository),
+    ("repo_credentials", Owner::Repository),
 ];
+
+/// A file's number, which keys its symbols and edges: the first eight bytes of the
+/// SHA-256 of its repository id and path. Any process derives it without asking the
+/// database; two of a store's files share one with a chance of about n²/2⁶⁵ (n files),
+/// and the unique index on `files.file_id` refuses the second rather than mix them.
+fn file_id(repo_id: &str, path: &str) -> i64 {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(repo_id.as_bytes())
+        .chain_update([0u8])
+        .chain_update(path.as_bytes())
+        .finalize();
+    let mut head = [0u8; 8];
+    head.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(head)
+}
 
 /// Replaces a repository's stored credentials with `credentials` (none: removes them).
 async fn put_credentials(
@@ -438,7 +443,7 @@ async fn put_credentials(
 async fn delete_file_rows<'e, E>(
     executor: E,
     table: &'static str,
-    column: &'static str,
+    owner: Owner,
     repo_id: &str,
     path: &str,
 ) -> Result<u64, StoreError>
@@ -446,13 +451,20 @@ where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
     // Table and column names come from `REPOSITORY_ROWS` only.
-    let sql = format!("DELETE FROM {table} WHERE repo_id = $1 AND {column} = $2");
-    let done = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(repo_id)
-        .bind(path)
-        .execute(executor)
-        .await?;
-    Ok(done.rows_affected())
+    let query = match owner {
+        Owner::Path(column) => {
+            let sql = format!("DELETE FROM {table} WHERE repo_id = $1 AND {column} = $2");
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(repo_id)
+                .bind(path)
+        }
+        Owner::FileId => {
+            let sql = format!("DELETE FROM {table} WHERE file_id = $1");
+            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(file_id(repo_id, path))
+        }
+        Owner::Repository => return Ok(0),
+    };
+    Ok(query.execute(executor).await?.rows_affected())
 }
 
 async fn upsert_file_in<'e, E>(executor: E, f: &FileRecord) -> Result<(), StoreError>
@@ -461,11 +473,13 @@ where
 {
     sqlx::query(
         "INSERT INTO files (repo_id, path, language, content_hash, mtime_ms, size_bytes, line_count, \
-         symbol_count, indexed_at, skip_reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+         symbol_count, indexed_at, skip_reason, file_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
          ON CONFLICT (repo_id, path) DO UPDATE SET language = excluded.language, \
          content_hash = excluded.content_hash, mtime_ms = excluded.mtime_ms, size_bytes = excluded.size_bytes, \
          line_count = excluded.line_count, symbol_count = excluded.symbol_count, \
-         indexed_at = excluded.indexed_at, skip_reason = excluded.skip_reason",
+         indexed_at = excluded.indexed_at, skip_reason = excluded.skip_reason, \
+         file_id = excluded.file_id",
     )
     .bind(&f.repo_id)
     .bind(&f.path)
@@ -477,6 +491,7 @@ where
     .bind(f.symbol_count)
     .bind(f.indexed_at)
     .bind(&f.skip_reason)
+    .bind(file_id(&f.repo_id, &f.path))
     .execute(executor)
     .await?;
     Ok(())
@@ -563,30 +578,147 @@ impl SqlMetaStore {
             .ok_or_else(|| StoreError::NotFound(format!("repository {id}")))
     }
 
-    /// Symbols (with their file path) whose `column` (`chunk_id` or `file_path`) is one
-    /// of `values`, in batches of [`IN_BATCH`], ordered by `order` (if any) within each batch.
-    async fn symbols_where(
+    /// The repository's edges whose `column` (`from_chunk` or `to_chunk`) is one of
+    /// `ids`, in batches of [`IN_BATCH`], ordered by `order` (`e.` edges, `f.` files)
+    /// within each batch.
+    async fn edges_where(
         &self,
         column: &'static str,
-        order: Option<&'static str>,
+        order: &'static str,
         repo_id: &str,
-        values: &[String],
-    ) -> Result<Vec<(String, SymbolRecord)>, StoreError> {
-        let mut out = Vec::with_capacity(values.len());
-        for batch in values.chunks(IN_BATCH) {
+        ids: &[String],
+    ) -> Result<Vec<EdgeRecord>, StoreError> {
+        let mut out = Vec::new();
+        let mut ids = ids.to_vec();
+        ids.sort();
+        ids.dedup();
+        for batch in ids.chunks(IN_BATCH) {
+            // `CROSS JOIN`: SQLite reads edges by the chunk index first, then each one's
+            // file by its number (left alone it may walk the repository's files instead).
             let sql = format!(
                 concat!(
-                    "SELECT file_path, ",
-                    symbol_columns!(),
-                    " FROM symbols WHERE repo_id = $1 AND {} IN ({}){}"
+                    "SELECT ",
+                    edge_columns!(),
+                    " FROM edges e CROSS JOIN files f WHERE f.file_id = e.file_id \
+                     AND f.repo_id = $1 AND e.{} IN ({}) ORDER BY {}"
                 ),
                 column,
                 placeholders(2, batch.len()),
-                order.map(|o| format!(" ORDER BY {o}")).unwrap_or_default()
+                order
             );
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
-            for value in batch {
-                query = query.bind(value);
+            for id in batch {
+                query = query.bind(id);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                out.push(edge(&row)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Moves the symbols and edges stored by repository id and path (before migration
+    /// 10) to their tables keyed by file number, if any wait: numbers every file, copies
+    /// the rows by a join on `files`, drops the old tables (SQLite: and vacuums). One
+    /// transaction; a replica that comes second finds nothing waiting. About 5 s for a
+    /// million lines' 195k edges and 106k symbols.
+    async fn move_graph_rows_by_path(&self) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let waiting = sqlx::query("DELETE FROM store_settings WHERE key = 'graph_rows_by_path'")
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+            > 0;
+        if !waiting {
+            return Ok(());
+        }
+        tracing::info!("moving the symbol graph to tables keyed by file number (once)");
+        let unnumbered = sqlx::query("SELECT repo_id, path FROM files WHERE file_id IS NULL")
+            .fetch_all(&mut *tx)
+            .await?;
+        for row in &unnumbered {
+            let (repo_id, path): (String, String) = (row.try_get(0)?, row.try_get(1)?);
+            sqlx::query("UPDATE files SET file_id = $1 WHERE repo_id = $2 AND path = $3")
+                .bind(file_id(&repo_id, &path))
+                .bind(&repo_id)
+                .bind(&path)
+                .execute(&mut *tx)
+                .await?;
+        }
+        for sql in [
+            concat!(
+                "INSERT INTO symbols (file_id, ordinal, ",
+                symbol_columns!(),
+                ") SELECT f.file_id, s.ordinal, s.chunk_id, s.name, s.kind, s.parent_chunk_id, \
+                 s.parent_name, s.breadcrumb, s.signature, s.modifiers, s.exported, s.depth, \
+                 s.start_line, s.end_line FROM symbols_by_path s \
+                 JOIN files f ON f.repo_id = s.repo_id AND f.path = s.file_path"
+            ),
+            concat!(
+                "INSERT INTO edges (file_id, ",
+                edge_columns!(),
+                ") SELECT f.file_id, e.from_chunk, e.to_chunk, e.to_name, e.kind, e.certain, \
+                 e.line FROM edges_by_path e \
+                 JOIN files f ON f.repo_id = e.repo_id AND f.path = e.file_path"
+            ),
+            "DROP TABLE symbols_by_path",
+            "DROP TABLE edges_by_path",
+        ] {
+            sqlx::query(sql).execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        if self.backend == "sqlite" {
+            // The old tables' pages (half the file at a million lines) go back to the
+            // file system, not to SQLite's free list.
+            sqlx::query("VACUUM").execute(&self.pool).await?;
+        }
+        Ok(())
+    }
+
+    /// Symbols (with their file path) of the repository's files named by `keys`, in
+    /// batches of [`IN_BATCH`]; by file in order of path and position within each batch.
+    async fn symbols_where(
+        &self,
+        repo_id: &str,
+        keys: SymbolKeys<'_>,
+    ) -> Result<Vec<(String, SymbolRecord)>, StoreError> {
+        let (values, by_file) = match keys {
+            SymbolKeys::Files(paths) => (paths, true),
+            SymbolKeys::Chunks(ids) => (ids, false),
+        };
+        let mut out = Vec::with_capacity(values.len());
+        for batch in values.chunks(IN_BATCH) {
+            let filter = if by_file {
+                format!(
+                    "s.file_id IN ({}) ORDER BY f.path, s.ordinal",
+                    placeholders(1, batch.len())
+                )
+            } else {
+                format!(
+                    "f.repo_id = $1 AND s.chunk_id IN ({})",
+                    placeholders(2, batch.len())
+                )
+            };
+            // `CROSS JOIN`: symbols first (by file number or chunk index), then each
+            // one's file by its number.
+            let sql = format!(
+                concat!(
+                    "SELECT f.path AS file_path, ",
+                    symbol_columns!(),
+                    " FROM symbols s CROSS JOIN files f WHERE f.file_id = s.file_id AND {}"
+                ),
+                filter
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+            if by_file {
+                for path in batch {
+                    query = query.bind(file_id(repo_id, path));
+                }
+            } else {
+                query = query.bind(repo_id);
+                for id in batch {
+                    query = query.bind(id);
+                }
             }
             for row in query.fetch_all(&self.pool).await? {
                 out.push((row.try_get("file_path")?, symbol(&row)?));
@@ -594,6 +726,14 @@ impl SqlMetaStore {
         }
         Ok(out)
     }
+}
+
+/// Which symbols [`SqlMetaStore::symbols_where`] reads.
+enum SymbolKeys<'a> {
+    /// Those of the files at these paths.
+    Files(&'a [String]),
+    /// Those with these chunk ids.
+    Chunks(&'a [String]),
 }
 
 #[async_trait]
@@ -717,8 +857,15 @@ impl MetaStore for SqlMetaStore {
         // Symbols and edges cascade from files, files and jobs from the repository; the
         // explicit deletes keep that true even for rows whose file row is gone.
         let mut tx = self.pool.begin().await?;
-        for (table, _) in REPOSITORY_ROWS {
-            let sql = format!("DELETE FROM {table} WHERE repo_id = $1");
+        for (table, owner) in REPOSITORY_ROWS {
+            let sql = match owner {
+                Owner::FileId => format!(
+                    "DELETE FROM {table} WHERE file_id IN (SELECT file_id FROM files WHERE repo_id = $1)"
+                ),
+                Owner::Path(_) | Owner::Repository => {
+                    format!("DELETE FROM {table} WHERE repo_id = $1")
+                }
+            };
             sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(id)
                 .execute(&mut *tx)
@@ -782,9 +929,9 @@ impl MetaStore for SqlMetaStore {
     async fn delete_file(&self, repo_id: &str, path: &str) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
         let mut deleted = 0;
-        for (table, file_column) in REPOSITORY_ROWS {
-            if let Some(column) = file_column {
-                deleted = delete_file_rows(&mut *tx, table, column, repo_id, path).await?;
+        for (table, owner) in REPOSITORY_ROWS {
+            if !matches!(owner, Owner::Repository) {
+                deleted = delete_file_rows(&mut *tx, table, owner, repo_id, path).await?;
             }
         }
         tx.commit().await?;
@@ -808,17 +955,17 @@ impl MetaStore for SqlMetaStore {
         let mut tx = self.pool.begin().await?;
         for (f, symbols) in files {
             upsert_file_in(&mut *tx, f).await?;
-            delete_file_rows(&mut *tx, "symbols", "file_path", &f.repo_id, &f.path).await?;
+            delete_file_rows(&mut *tx, "symbols", Owner::FileId, &f.repo_id, &f.path).await?;
+            let file = file_id(&f.repo_id, &f.path);
             for (ordinal, s) in symbols.iter().enumerate() {
                 sqlx::query(
-                    "INSERT INTO symbols (repo_id, file_path, chunk_id, ordinal, name, kind, parent_chunk_id, parent_name, \
+                    "INSERT INTO symbols (file_id, ordinal, chunk_id, name, kind, parent_chunk_id, parent_name, \
                      breadcrumb, signature, modifiers, exported, depth, start_line, end_line) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
                 )
-                .bind(&f.repo_id)
-                .bind(&f.path)
-                .bind(&s.chunk_id)
+                .bind(file)
                 .bind(ordinal as i64)
+                .bind(&s.chunk_id)
                 .bind(&s.name)
                 .bind(&s.kind)
                 .bind(&s.parent_chunk_id)
@@ -846,10 +993,9 @@ impl MetaStore for SqlMetaStore {
         let rows = sqlx::query(concat!(
             "SELECT ",
             symbol_columns!(),
-            " FROM symbols WHERE repo_id = $1 AND file_path = $2 ORDER BY ordinal"
+            " FROM symbols WHERE file_id = $1 ORDER BY ordinal"
         ))
-        .bind(repo_id)
-        .bind(path)
+        .bind(file_id(repo_id, path))
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(symbol).collect()
@@ -860,8 +1006,7 @@ impl MetaStore for SqlMetaStore {
         repo_id: &str,
         paths: &[String],
     ) -> Result<Vec<(String, SymbolRecord)>, StoreError> {
-        self.symbols_where("file_path", Some("file_path, ordinal"), repo_id, paths)
-            .await
+        self.symbols_where(repo_id, SymbolKeys::Files(paths)).await
     }
 
     async fn symbols_and_members(
@@ -875,21 +1020,25 @@ impl MetaStore for SqlMetaStore {
         let mut out = Vec::new();
         for files in paths.chunks(third) {
             for batch in ids.chunks(third) {
-                let ids_at = 2 + files.len();
+                let ids_at = 1 + files.len();
                 let sql = format!(
                     concat!(
-                        "SELECT file_path, ",
+                        "SELECT f.path AS file_path, ",
                         symbol_columns!(),
-                        " FROM symbols WHERE repo_id = $1 AND file_path IN ({}) \
-                         AND (chunk_id IN ({}) OR parent_chunk_id IN ({})) \
-                         ORDER BY file_path, ordinal"
+                        " FROM symbols s CROSS JOIN files f WHERE f.file_id = s.file_id \
+                         AND s.file_id IN ({}) \
+                         AND (s.chunk_id IN ({}) OR s.parent_chunk_id IN ({})) \
+                         ORDER BY f.path, s.ordinal"
                     ),
-                    placeholders(2, files.len()),
+                    placeholders(1, files.len()),
                     placeholders(ids_at, batch.len()),
                     placeholders(ids_at + batch.len(), batch.len()),
                 );
-                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
-                for value in files.iter().chain(batch).chain(batch) {
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for path in files {
+                    query = query.bind(file_id(repo_id, path));
+                }
+                for value in batch.iter().chain(batch) {
                     query = query.bind(value);
                 }
                 for row in query.fetch_all(&self.pool).await? {
@@ -914,9 +1063,10 @@ impl MetaStore for SqlMetaStore {
         repos: &[String],
     ) -> Result<Vec<(String, String, SymbolRecord)>, StoreError> {
         let rows = sqlx::query(concat!(
-            "SELECT repo_id, file_path, ",
+            "SELECT f.repo_id, f.path AS file_path, ",
             symbol_columns!(),
-            " FROM symbols WHERE name = $1 ORDER BY repo_id, file_path, ordinal"
+            " FROM symbols s CROSS JOIN files f WHERE f.file_id = s.file_id AND s.name = $1 \
+             ORDER BY f.repo_id, f.path, s.ordinal"
         ))
         .bind(name)
         .fetch_all(&self.pool)
@@ -949,9 +1099,9 @@ impl MetaStore for SqlMetaStore {
             " COLLATE \"C\""
         };
         let sql = format!(
-            "SELECT DISTINCT repo_id, name FROM symbols \
-             WHERE (name{collate} >= $1 AND name{collate} < $2) \
-             OR (name{collate} >= $3 AND name{collate} < $4)"
+            "SELECT DISTINCT f.repo_id, s.name FROM symbols s CROSS JOIN files f \
+             WHERE f.file_id = s.file_id AND ((s.name{collate} >= $1 AND s.name{collate} < $2) \
+             OR (s.name{collate} >= $3 AND s.name{collate} < $4))"
         );
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
         for case in [
@@ -996,14 +1146,15 @@ impl MetaStore for SqlMetaStore {
     ) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         for (path, edges) in files {
-            delete_file_rows(&mut *tx, "edges", "file_path", repo_id, path).await?;
+            delete_file_rows(&mut *tx, "edges", Owner::FileId, repo_id, path).await?;
+            let file = file_id(repo_id, path);
             for e in edges {
-                sqlx::query(
-                    "INSERT INTO edges (repo_id, file_path, from_chunk, to_chunk, to_name, kind, certain, line) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-                )
-                .bind(repo_id)
-                .bind(path)
+                sqlx::query(concat!(
+                    "INSERT INTO edges (file_id, ",
+                    edge_columns!(),
+                    ") VALUES ($1, $2, $3, $4, $5, $6, $7)"
+                ))
+                .bind(file)
                 .bind(&e.from_chunk)
                 .bind(&e.to_chunk)
                 .bind(&e.to_name)
@@ -1025,7 +1176,7 @@ impl MetaStore for SqlMetaStore {
     ) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         for (path, json) in facts {
-            delete_file_rows(&mut *tx, "file_facts", "path", repo_id, path).await?;
+            delete_file_rows(&mut *tx, "file_facts", Owner::Path("path"), repo_id, path).await?;
             if let Some(json) = json {
                 sqlx::query("INSERT INTO file_facts (repo_id, path, facts) VALUES ($1, $2, $3)")
                     .bind(repo_id)
@@ -1070,8 +1221,9 @@ impl MetaStore for SqlMetaStore {
         let mut out = std::collections::BTreeSet::new();
         for batch in targets.chunks(IN_BATCH) {
             let sql = format!(
-                "SELECT DISTINCT file_path FROM edges WHERE repo_id = $1 AND kind = 'imports' \
-                 AND to_name IN ({})",
+                "SELECT DISTINCT f.path AS file_path FROM edges e CROSS JOIN files f \
+                 WHERE f.file_id = e.file_id AND f.repo_id = $1 AND e.kind = 'imports' \
+                 AND e.to_name IN ({})",
                 placeholders(2, batch.len())
             );
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
@@ -1090,10 +1242,12 @@ impl MetaStore for SqlMetaStore {
         repo_id: &str,
         target: &str,
     ) -> Result<Vec<(String, EdgeRecord)>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT * FROM edges WHERE repo_id = $1 AND kind = 'imports' AND to_name = $2 \
-             ORDER BY file_path, line",
-        )
+        let rows = sqlx::query(concat!(
+            "SELECT f.path AS file_path, ",
+            edge_columns!(),
+            " FROM edges e CROSS JOIN files f WHERE f.file_id = e.file_id AND f.repo_id = $1 \
+             AND e.kind = 'imports' AND e.to_name = $2 ORDER BY f.path, e.line"
+        ))
         .bind(repo_id)
         .bind(target)
         .fetch_all(&self.pool)
@@ -1110,7 +1264,7 @@ impl MetaStore for SqlMetaStore {
     ) -> Result<Vec<(String, SymbolRecord)>, StoreError> {
         // No ORDER BY: with one, SQLite walks the repository's whole file index to skip a
         // sort (3 ms a query on jest, four rounds a search) instead of the primary key.
-        let mut found = self.symbols_where("chunk_id", None, repo_id, ids).await?;
+        let mut found = self.symbols_where(repo_id, SymbolKeys::Chunks(ids)).await?;
         found.sort_by(|a, b| (&a.0, a.1.start_line).cmp(&(&b.0, b.1.start_line)));
         Ok(found)
     }
@@ -1122,7 +1276,7 @@ impl MetaStore for SqlMetaStore {
     ) -> Result<Vec<EdgeRecord>, StoreError> {
         self.edges_where(
             "from_chunk",
-            "from_chunk, line, to_name",
+            "e.from_chunk, e.line, e.to_name",
             repo_id,
             chunk_ids,
         )
@@ -1134,7 +1288,7 @@ impl MetaStore for SqlMetaStore {
         repo_id: &str,
         chunk_ids: &[String],
     ) -> Result<Vec<EdgeRecord>, StoreError> {
-        self.edges_where("to_chunk", "to_chunk, file_path, line", repo_id, chunk_ids)
+        self.edges_where("to_chunk", "e.to_chunk, f.path, e.line", repo_id, chunk_ids)
             .await
     }
 

@@ -922,6 +922,150 @@ async fn embedding_cache(store: &SqlMetaStore) {
     assert_eq!(store.cached_models().await.expect("models").len(), 1);
 }
 
+/// Symbols and edges stored before migration 10 (by repository id and path) move to the
+/// tables keyed by file number at the next open and read back as they were: each in its
+/// own repository where two repositories share a path and chunk ids.
+async fn graph_rows_move_to_file_numbers(url: &str) {
+    // The schema as it was: every migration before the tenth, run from a copy.
+    let old = tempfile::tempdir().expect("tempdir");
+    let migrations = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    for entry in std::fs::read_dir(&migrations).expect("migrations") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if name.ends_with(".sql") && name < "20261127000010" {
+            std::fs::copy(&path, old.path().join(name)).expect("copy migration");
+        }
+    }
+    sqlx::any::install_default_drivers();
+    let pool_url = if url.starts_with("postgres") {
+        url.to_string()
+    } else {
+        format!("sqlite://{url}?mode=rwc")
+    };
+    let pool = sqlx::AnyPool::connect(&pool_url).await.expect("connect");
+    sqlx::migrate::Migrator::new(old.path())
+        .await
+        .expect("old migrations")
+        .run(&pool)
+        .await
+        .expect("old schema");
+    let statements = [
+        "INSERT INTO repositories (id, name, source_kind, source, status, settings, created_at, updated_at) \
+         VALUES ('r1', 'one', 'path', '/src/one', 'ready', '{}', 0, 0), \
+         ('r2', 'two', 'path', '/src/two', 'ready', '{}', 0, 0)",
+        "INSERT INTO files (repo_id, path, size_bytes, line_count, symbol_count) \
+         VALUES ('r1', 'src/a.ts', 10, 5, 2), ('r1', 'src/b.ts', 10, 5, 1), ('r2', 'src/a.ts', 10, 5, 1)",
+        "INSERT INTO symbols (repo_id, file_path, chunk_id, ordinal, name, kind, breadcrumb, signature, \
+         modifiers, exported, depth, start_line, end_line) VALUES \
+         ('r1', 'src/a.ts', 'c1', 0, 'alpha', 'function', 'alpha', 'function alpha()', '', 1, 0, 1, 3), \
+         ('r1', 'src/a.ts', 'c2', 1, 'beta', 'function', 'beta', 'function beta()', '', 1, 0, 4, 5), \
+         ('r1', 'src/b.ts', 'c3', 0, 'gamma', 'function', 'gamma', 'function gamma()', '', 1, 0, 1, 2), \
+         ('r2', 'src/a.ts', 'c1', 0, 'other', 'function', 'other', 'function other()', '', 0, 0, 1, 3)",
+        "INSERT INTO edges (repo_id, file_path, from_chunk, to_chunk, to_name, kind, certain, line) VALUES \
+         ('r1', 'src/a.ts', 'c1', 'c3', 'gamma', 'calls', 1, 2), \
+         ('r1', 'src/a.ts', 'c1', NULL, 'src/b.ts', 'imports', 1, 1), \
+         ('r2', 'src/a.ts', 'c1', NULL, 'elsewhere', 'calls', 0, 2)",
+    ];
+    for sql in statements {
+        sqlx::query(sql).execute(&pool).await.expect(sql);
+    }
+    pool.close().await;
+
+    let store = SqlMetaStore::open(url).await.expect("open moves the rows");
+    let names =
+        |symbols: Vec<SymbolRecord>| symbols.into_iter().map(|s| s.name).collect::<Vec<_>>();
+    assert_eq!(
+        names(store.file_symbols("r1", "src/a.ts").await.expect("symbols")),
+        ["alpha", "beta"]
+    );
+    assert_eq!(
+        names(store.file_symbols("r2", "src/a.ts").await.expect("symbols")),
+        ["other"]
+    );
+    let from = store
+        .edges_from_any("r1", &["c1".to_string()])
+        .await
+        .expect("edges");
+    assert_eq!(
+        from.iter()
+            .map(|e| (e.to_name.as_str(), e.to_chunk.as_deref(), e.kind))
+            .collect::<Vec<_>>(),
+        [
+            ("src/b.ts", None, EdgeKind::Imports),
+            ("gamma", Some("c3"), EdgeKind::Calls)
+        ]
+    );
+    let to = store
+        .edges_to_any("r1", &["c3".to_string()])
+        .await
+        .expect("edges");
+    assert_eq!(to.len(), 1);
+    assert_eq!((to[0].from_chunk.as_str(), to[0].line), ("c1", Some(2)));
+    assert_eq!(
+        store
+            .importers("r1", &["src/b.ts".to_string()])
+            .await
+            .expect("importers"),
+        ["src/a.ts"]
+    );
+    assert_eq!(
+        store.imports_of("r1", "src/b.ts").await.expect("imports")[0].0,
+        "src/a.ts"
+    );
+    let by_id = store
+        .symbols_by_id("r2", &["c1".to_string()])
+        .await
+        .expect("by id");
+    assert_eq!(
+        by_id
+            .iter()
+            .map(|(path, s)| (path.as_str(), s.name.as_str()))
+            .collect::<Vec<_>>(),
+        [("src/a.ts", "other")]
+    );
+    let named = store.symbols_named("alpha", &[]).await.expect("named");
+    assert_eq!(
+        named
+            .iter()
+            .map(|(repo, path, _)| (repo.as_str(), path.as_str()))
+            .collect::<Vec<_>>(),
+        [("r1", "src/a.ts")]
+    );
+    // A file's removal takes its moved rows with it, and only its.
+    assert!(store.delete_file("r1", "src/a.ts").await.expect("delete"));
+    assert!(
+        store
+            .edges_from_any("r1", &["c1".to_string()])
+            .await
+            .expect("edges")
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .edges_from_any("r2", &["c1".to_string()])
+            .await
+            .expect("edges")
+            .len(),
+        1
+    );
+    store.close().await;
+    // Nothing waits the second time.
+    let reopened = SqlMetaStore::open(url).await.expect("reopen");
+    assert_eq!(
+        names(
+            reopened
+                .file_symbols("r2", "src/a.ts")
+                .await
+                .expect("symbols")
+        ),
+        ["other"]
+    );
+    reopened.close().await;
+}
+
 async fn suite(url: &str) {
     let store = Arc::new(SqlMetaStore::open(url).await.expect("open store"));
     store.ping().await.expect("ping");
@@ -966,6 +1110,7 @@ async fn sqlite_backend_passes_the_suite() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("nested/dir/sextant.db");
     suite(&path.to_string_lossy()).await;
+    graph_rows_move_to_file_numbers(&dir.path().join("old.db").to_string_lossy()).await;
     assert_eq!(
         SqlMetaStore::open_in(dir.path())
             .await
@@ -982,6 +1127,7 @@ async fn postgres_backend_passes_the_suite() {
         Err(why) => return crate::support::skip("PostgreSQL suite", why),
     };
     suite(&pg.url).await;
+    graph_rows_move_to_file_numbers(&pg.another_database().await).await;
     assert_eq!(
         SqlMetaStore::open(&pg.url).await.expect("open").backend(),
         "postgres"

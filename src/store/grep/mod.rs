@@ -113,8 +113,8 @@ impl Candidate {
         &self.segment.docs()[self.doc as usize]
     }
 
-    /// Its content.
-    pub fn content(&self) -> &[u8] {
+    /// Its content (an error when the segment holding it is damaged).
+    pub fn content(&self) -> Result<std::borrow::Cow<'_, [u8]>, StoreError> {
         self.segment.content(self.doc)
     }
 }
@@ -690,7 +690,7 @@ mod tests {
             .snapshot(repo)
             .candidates(&plan)
             .into_iter()
-            .filter(|c| String::from_utf8_lossy(c.content()).contains(word))
+            .filter(|c| String::from_utf8_lossy(&c.content().expect("content")).contains(word))
             .map(|c| c.meta().path.clone())
             .collect()
     }

@@ -16,6 +16,8 @@ pub struct TestPostgres {
     cluster: Option<Cluster>,
     admin_url: String,
     database: String,
+    /// Databases made by [`TestPostgres::another_database`], dropped by `cleanup`.
+    others: std::sync::Mutex<Vec<String>>,
 }
 
 struct Cluster {
@@ -217,7 +219,22 @@ impl TestPostgres {
             cluster,
             admin_url,
             database,
+            others: Default::default(),
         })
+    }
+
+    /// The URL of another fresh database on the same server, for a test that needs an
+    /// empty one beside this.
+    pub async fn another_database(&self) -> String {
+        let database = format!("sextant_test_{}", uuid::Uuid::now_v7().simple());
+        admin(&self.admin_url, &format!("CREATE DATABASE {database}"))
+            .await
+            .unwrap_or_else(|e| panic!("creating another test database: {e}"));
+        self.others
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(database.clone());
+        with_database(&self.admin_url, &database)
     }
 
     /// Whether this database lives in a private cluster the test may stop and start.
@@ -244,11 +261,15 @@ impl TestPostgres {
     /// Drops the test database (a private cluster is deleted whole on drop anyway).
     pub async fn cleanup(self) {
         if self.cluster.is_none() {
-            let _ = admin(
-                &self.admin_url,
-                &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.database),
-            )
-            .await;
+            let others =
+                std::mem::take(&mut *self.others.lock().unwrap_or_else(|e| e.into_inner()));
+            for database in std::iter::once(&self.database).chain(&others) {
+                let _ = admin(
+                    &self.admin_url,
+                    &format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"),
+                )
+                .await;
+            }
         }
     }
 }
