@@ -211,7 +211,7 @@ impl Segment {
         if !self.compressed {
             return Ok(Cow::Borrowed(stored));
         }
-        zstd::decode_all(stored).map(Cow::Owned).map_err(|e| {
+        decompress(stored).map(Cow::Owned).map_err(|e| {
             StoreError::Invalid(format!(
                 "grep index segment {} is damaged (document {doc} does not decompress: {e}); \
                  remove the repository (`sextant repo remove`) and add it again to rebuild it",
@@ -311,6 +311,34 @@ fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// The largest content a document may claim (a damaged frame header asks for no more).
+const MAX_CONTENT: u64 = 1 << 32;
+
+thread_local! {
+    /// Each thread's decompression context, kept: making one per document cost ten times
+    /// the decompression of a typical file.
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The bytes of one zstd frame written by [`Writer::content`] (which records its size).
+fn decompress(frame: &[u8]) -> std::io::Result<Vec<u8>> {
+    let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+    let size = zstd::zstd_safe::get_frame_content_size(frame)
+        .ok()
+        .flatten()
+        .filter(|&n| n <= MAX_CONTENT)
+        .ok_or_else(|| bad("no content size in the frame header"))?;
+    DECOMPRESSOR.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let decompressor = match cell.as_mut() {
+            Some(d) => d,
+            None => cell.insert(zstd::bulk::Decompressor::new()?),
+        };
+        decompressor.decompress(frame, size as usize)
+    })
 }
 
 /// The segment being written: contents first, then postings, directory, documents and
@@ -655,5 +683,15 @@ mod tests {
         );
         std::fs::write(&path, b"short").expect("write");
         assert!(Segment::open(&path).is_err());
+
+        // A document whose compressed bytes are damaged: the segment opens, the content
+        // is refused with what to do.
+        write(&path, &[doc("a.rs", "fn main() {}")]).expect("written");
+        let mut bytes = std::fs::read(&path).expect("read");
+        bytes[0] ^= 0xff; // the zstd frame's magic number
+        std::fs::write(&path, &bytes).expect("write");
+        let segment = Segment::open(&path).expect("the segment's tables are whole");
+        let err = segment.content(0).expect_err("refused");
+        assert!(err.to_string().contains("sextant repo remove"), "{err}");
     }
 }
