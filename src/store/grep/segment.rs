@@ -387,8 +387,11 @@ impl Writer {
         self.put(stored)
     }
 
-    /// Adds a document, compressing its `content`.
+    /// Adds a document, compressing its `content` (unless the segment is a plain one).
     fn content(&mut self, meta: &DocMeta, content: &[u8]) -> Result<(), StoreError> {
+        if self.magic == MAGIC_PLAIN {
+            return self.stored(meta, content);
+        }
         let packed = zstd::bulk::compress(content, LEVEL).map_err(|e| io(&self.tmp, e))?;
         self.stored(meta, &packed)
     }
@@ -442,7 +445,13 @@ impl Writer {
 
 /// Writes a segment of `docs` at `path`.
 pub fn write(path: &Path, docs: &[NewDoc]) -> Result<(), StoreError> {
+    write_as(path, docs, MAGIC)
+}
+
+/// [`write`], in the form `magic` names (the tests write segments as they were before).
+fn write_as(path: &Path, docs: &[NewDoc], magic: &'static [u8; 8]) -> Result<(), StoreError> {
     let mut writer = Writer::create(path)?;
+    writer.magic = magic;
     let mut postings: std::collections::BTreeMap<Trigram, RoaringBitmap> = Default::default();
     for (number, doc) in docs.iter().enumerate() {
         let meta = DocMeta {
@@ -619,26 +628,7 @@ mod tests {
         );
         // An uncompressed segment as written before: contents as they are, magic 01.
         let docs = [doc("a.rs", "alpha beta"), doc("b.rs", "beta gamma")];
-        let mut writer = Writer::create(&old).expect("create");
-        let mut postings: std::collections::BTreeMap<Trigram, RoaringBitmap> = Default::default();
-        for (number, d) in docs.iter().enumerate() {
-            let meta = DocMeta {
-                path: d.path.clone(),
-                hash: d.hash.clone(),
-                language: d.language.clone(),
-                offset: 0,
-                len: 0,
-            };
-            writer.stored(&meta, &d.content).expect("stored");
-            for t in trigrams::of_content(&d.content) {
-                postings.entry(t).or_default().insert(number as u32);
-            }
-        }
-        for (t, d) in &postings {
-            writer.postings(*t, d).expect("postings");
-        }
-        writer.magic = MAGIC_PLAIN;
-        writer.finish().expect("finished");
+        write_as(&old, &docs, MAGIC_PLAIN).expect("written");
         let plain = Segment::open(&old).expect("an old segment opens");
         assert!(!plain.compressed);
         assert_eq!(plain.content(1).expect("content").as_ref(), b"beta gamma");
