@@ -1745,7 +1745,7 @@ async fn the_stores_stay_within_a_bound_of_the_source_as_a_workspace_grows() {
 
 /// The data directory's bound, in bytes per source byte, for this workspace: small
 /// modules dense with definitions (about twice the chunks per byte of c1m), so more per
-/// byte than real repositories (6.8x at 1M lines, docs/BENCHMARKS.md). Measured 12.9
+/// byte than real repositories (6.6x at 1M lines, docs/BENCHMARKS.md). Measured 12.9
 /// when written, 10.3 since the graph's rows are keyed by file number and the grep
 /// index's contents compressed.
 const BOUND: f64 = 12.0;
