@@ -623,6 +623,13 @@ impl SqlMetaStore {
     /// transaction; a replica that comes second finds nothing waiting. About 5 s for a
     /// million lines' 195k edges and 106k symbols.
     async fn move_graph_rows_by_path(&self) -> Result<(), StoreError> {
+        // A read first: every later open finds nothing and takes no write lock.
+        let marked = sqlx::query("SELECT key FROM store_settings WHERE key = 'graph_rows_by_path'")
+            .fetch_optional(&self.pool)
+            .await?;
+        if marked.is_none() {
+            return Ok(());
+        }
         let mut tx = self.pool.begin().await?;
         let waiting = sqlx::query("DELETE FROM store_settings WHERE key = 'graph_rows_by_path'")
             .execute(&mut *tx)
