@@ -4,7 +4,8 @@
 //!
 //! Usage: `cargo run --example mine_pairs -- DIR` — one JSON object per pair on stdout
 //! (`path`, `breadcrumb`, `kind`, `description`, `code`), a summary on stderr.
-//! Declaration files (`.d.ts`), `node_modules/` and test files are not read.
+//! Declaration files (`.d.ts`), `node_modules/` and test files (`*.test.*`, `*_test.go`,
+//! `test_*.py`, `*Test.java`, and anything under a test folder) are not read.
 
 use std::path::Path;
 
@@ -68,7 +69,16 @@ fn is_declaration_or_test(rel: &str) -> bool {
         || name.contains(".d.cts")
         || name.contains(".test.")
         || name.contains(".spec.")
-        || lower
-            .split('/')
-            .any(|dir| matches!(dir, "test" | "tests" | "__tests__" | "spec" | "__mocks__"))
+        || name.ends_with("_test.go")
+        || name.ends_with("_test.py")
+        || (name.starts_with("test_") && name.ends_with(".py"))
+        || name == "conftest.py"
+        || name.ends_with("test.java")
+        || name.ends_with("tests.java")
+        || lower.split('/').any(|dir| {
+            matches!(
+                dir,
+                "test" | "tests" | "__tests__" | "spec" | "__mocks__" | "testdata" | "testing"
+            )
+        })
 }

@@ -1,12 +1,15 @@
-//! Training pairs from documented code: (what a symbol's JSDoc says it does, the chunk
-//! search would see if it had no JSDoc).
+//! Training pairs from documented code: (what a symbol's documentation says it does, the
+//! chunk search would see if it had none), in every language the parser reads.
 //!
 //! The code-search model (`tools/train/`, issue "Sextant's own code-search model") learns
 //! from these. The code side must look exactly like an undocumented chunk, or the model
-//! learns to match a description against its own words: every JSDoc block of the file is
-//! blanked (newlines kept, so line numbers do not move), the file is parsed and chunked
-//! again, and the chunk with the same id (ids hash path, kind, name and parent chain, not
-//! text) gives the embedding text. Pure: no I/O.
+//! learns to match a description against its own words: every documentation comment of
+//! the file is blanked (newlines kept, so line numbers do not move), the file is parsed
+//! and chunked again, and the chunk with the same id (ids hash path, kind, name and parent
+//! chain, not text) gives the embedding text. Documentation is what the parser puts in a
+//! symbol's doc slot: JSDoc and Javadoc blocks, Rust's `///` and `//!`, Python docstrings,
+//! and the comments directly above a documented definition (Go's doc comments). Pure: no
+//! I/O.
 
 use std::path::Path;
 
@@ -32,9 +35,9 @@ pub struct DocPair {
     pub breadcrumb: String,
     /// Symbol kind (`function`, `method`, `class`, …).
     pub kind: SymbolKind,
-    /// First sentence of the JSDoc description, inline tags resolved to their text.
+    /// First sentence of the documentation, inline tags and markup resolved to their text.
     pub description: String,
-    /// The chunk's embedding text with every JSDoc block of the file removed.
+    /// The chunk's embedding text with every documentation comment of the file removed.
     pub code: String,
 }
 
@@ -75,23 +78,26 @@ pub fn doc_pairs(
     let limits = ParseLimits::default();
     let options = ChunkOptions::default();
     let parsed = parse_bytes(path, source.as_bytes(), &limits)?;
-    let documented: Vec<(String, String)> = chunk_file(relative_path, source, &parsed, &options)
-        .into_iter()
-        .filter(|c| !c.node_kind.is_statement() && c.node_kind != SymbolKind::File)
-        .filter_map(|c| {
-            let description = describe(c.jsdoc.as_deref()?)?;
-            Some((c.id, description))
-        })
-        .collect();
+    let documented: Vec<(String, String, usize)> =
+        chunk_file(relative_path, source, &parsed, &options)
+            .into_iter()
+            .filter(|c| !c.node_kind.is_statement() && c.node_kind != SymbolKind::File)
+            .filter_map(|c| {
+                let description = describe(c.jsdoc.as_deref()?)?;
+                let description = without_leading_name(&description, &c.name)?;
+                Some((c.id, description, c.bytes.start))
+            })
+            .collect();
     if documented.is_empty() {
         return Ok(Ok(Vec::new()));
     }
-    let stripped = strip_jsdoc(source, &parsed.comments);
+    let starts: Vec<usize> = documented.iter().map(|d| d.2).collect();
+    let stripped = strip_docs(source, &parsed.comments, &starts);
     let parsed = parse_bytes(path, stripped.as_bytes(), &limits)?;
     let chunks = chunk_file(relative_path, &stripped, &parsed, &options);
     let pairs = documented
         .into_iter()
-        .filter_map(|(id, description)| {
+        .filter_map(|(id, description, _)| {
             let chunk = chunks.iter().find(|c| c.id == id)?;
             let code_chars = chunk.content.chars().filter(|c| !c.is_whitespace()).count();
             (code_chars >= MIN_CODE_CHARS).then(|| DocPair {
@@ -106,20 +112,41 @@ pub fn doc_pairs(
     Ok(Ok(pairs))
 }
 
-/// `source` with every JSDoc block (`/** … */`) among `comments` replaced by spaces, its
+/// `source` with every documentation comment among `comments` replaced by spaces, its
 /// newlines kept, so every other byte and line stays where it was.
-pub fn strip_jsdoc(source: &str, comments: &[ByteRange]) -> String {
-    let mut bytes = source.as_bytes().to_vec();
-    for range in comments {
+///
+/// A comment is documentation by its form (`/** */` but not `/**/`, `///`, `//!`, `/*!`,
+/// or a string literal: the parser reports Python docstrings as comments), or by its
+/// place: directly above (no blank line between) one of `documented` (the start bytes of
+/// documented definitions) or above another comment that is, as Go writes its doc
+/// comments.
+pub fn strip_docs(source: &str, comments: &[ByteRange], documented: &[usize]) -> String {
+    let mut anchors: std::collections::BTreeSet<usize> = documented.iter().copied().collect();
+    let mut blank = vec![false; comments.len()];
+    let mut order: Vec<usize> = (0..comments.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(comments[i].start));
+    for i in order {
+        let range = comments[i];
         let Some(text) = source.get(range.start..range.end) else {
             continue;
         };
-        if !text.starts_with("/**") || text.starts_with("/**/") {
-            continue;
+        let above = anchors.range(range.end..).next().is_some_and(|&next| {
+            source
+                .get(range.end..next)
+                .is_some_and(|gap| gap.trim().is_empty() && gap.matches('\n').count() <= 1)
+        });
+        if is_doc_form(text) || above {
+            blank[i] = true;
+            anchors.insert(range.start);
         }
-        for b in &mut bytes[range.start..range.end] {
-            if *b != b'\n' && *b != b'\r' {
-                *b = b' ';
+    }
+    let mut bytes = source.as_bytes().to_vec();
+    for (range, _) in comments.iter().zip(&blank).filter(|(_, b)| **b) {
+        if let Some(span) = bytes.get_mut(range.start..range.end) {
+            for b in span {
+                if *b != b'\n' && *b != b'\r' {
+                    *b = b' ';
+                }
             }
         }
     }
@@ -127,11 +154,48 @@ pub fn strip_jsdoc(source: &str, comments: &[ByteRange]) -> String {
     String::from_utf8(bytes).unwrap_or_else(|_| source.to_string())
 }
 
+/// Whether a comment's text is documentation by its form alone.
+fn is_doc_form(text: &str) -> bool {
+    let unprefixed = text
+        .char_indices()
+        .take(3)
+        .find(|(_, c)| !"rRuUbBfF".contains(*c))
+        .map_or(text, |(i, _)| &text[i..]);
+    (text.starts_with("/**") && !text.starts_with("/**/"))
+        || text.starts_with("///")
+        || text.starts_with("//!")
+        || text.starts_with("/*!")
+        || unprefixed.starts_with(['"', '\''])
+}
+
+/// A description that begins with the symbol's own name (Go's "Reader reads …", Java's
+/// "Foo does …") without it, so that the model learns from what the text says rather than
+/// from a name the code also holds; `None` when nothing is left.
+fn without_leading_name(description: &str, name: &str) -> Option<String> {
+    // A method's name may carry its receiver or type (`(*Buffer).Push`, `Buffer.Push`).
+    let name = name.rsplit(['.', ' ']).next().unwrap_or(name);
+    let Some(rest) = description
+        .strip_prefix(name)
+        .filter(|r| r.starts_with(' ') && !name.is_empty())
+    else {
+        return Some(description.to_string());
+    };
+    let rest = rest.trim_start();
+    let mut chars = rest.chars();
+    let first = chars.next()?;
+    let text: String = first.to_uppercase().chain(chars).collect();
+    let words = text
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphabetic))
+        .count();
+    (words >= MIN_DESCRIPTION_WORDS).then_some(text)
+}
+
 /// The first sentence of a JSDoc description (before any block tag), with `{@link X}`
 /// and `{@link X|text}` replaced by their text; `None` when it has fewer than three words.
 pub fn describe(jsdoc: &str) -> Option<String> {
     let purpose = purpose_of(jsdoc);
-    let text = resolve_inline_tags(&purpose);
+    let text = plain_text(&resolve_inline_tags(&purpose));
     let sentence = first_sentence(&text);
     let words = sentence
         .split_whitespace()
@@ -160,6 +224,54 @@ fn resolve_inline_tags(text: &str) -> String {
         rest = &rest[start + len + 1..];
     }
     out.push_str(rest);
+    collapse_whitespace(&out)
+}
+
+/// Markup a reader does not type, removed: HTML tags (`<p>`, `<code>`), Markdown code
+/// spans and link brackets (`` [`Foo`] `` → `Foo`, `[text](url)` → `text`), and
+/// reStructuredText roles (`` :class:`Foo` `` → `Foo`).
+fn plain_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let tail = &rest[c.len_utf8()..];
+        match c {
+            '<' if tail.starts_with(|n: char| n.is_ascii_alphabetic() || n == '/') => {
+                match tail.find('>') {
+                    Some(end) => rest = &tail[end + 1..],
+                    None => {
+                        out.push(c);
+                        rest = tail;
+                    }
+                }
+            }
+            ']' if tail.starts_with('(') => match tail.find(')') {
+                Some(end) => rest = &tail[end + 1..],
+                None => rest = tail,
+            },
+            '`' | '[' | ']' => rest = tail,
+            ':' => {
+                let role = tail.find(':').filter(|&end| {
+                    end > 0
+                        && tail[..end]
+                            .chars()
+                            .all(|r| r.is_ascii_alphanumeric() || r == '_')
+                        && tail[end + 1..].starts_with('`')
+                });
+                match role {
+                    Some(end) => rest = &tail[end + 1..],
+                    None => {
+                        out.push(c);
+                        rest = tail;
+                    }
+                }
+            }
+            _ => {
+                out.push(c);
+                rest = tail;
+            }
+        }
+    }
     collapse_whitespace(&out)
 }
 
@@ -239,11 +351,94 @@ mod tests {
             &ParseLimits::default(),
         )
         .unwrap();
-        let stripped = strip_jsdoc(source, &parsed.comments);
+        let stripped = strip_docs(source, &parsed.comments, &[]);
         assert_eq!(stripped.lines().count(), source.lines().count());
         assert!(stripped.lines().next().unwrap().trim().is_empty());
         assert!(stripped.contains("/* block */ // line"));
         assert!(stripped.contains("/**/ const b = 2;"));
+    }
+
+    /// Each pair's code holds none of the file's documentation, and keeps its other
+    /// comments and its code.
+    fn assert_undocumented(pairs: &[DocPair], docs: &[&str], kept: &[&str]) {
+        assert!(!pairs.is_empty());
+        for p in pairs {
+            for d in docs {
+                assert!(!p.code.contains(d), "{d:?} left in {}", p.code);
+            }
+        }
+        let all: String = pairs.iter().map(|p| p.code.as_str()).collect();
+        for k in kept {
+            assert!(all.contains(k), "{k:?} missing from {all}");
+        }
+    }
+
+    #[test]
+    fn python_docstrings_are_descriptions_and_leave_the_code() {
+        let source = "class Ledger:\n    \"\"\"Keeps the balance of one account.\"\"\"\n\n    \
+                      def deposit(self, amount):\n        \"\"\"Adds :class:`Money` to the \
+                      balance and records it.\n\n        :param amount: how much\n        \
+                      \"\"\"\n        # a plain comment\n        self.balance += amount\n        \
+                      self.history.append(amount)\n";
+        let pairs = doc_pairs("ledger.py", source).unwrap().unwrap();
+        let method = pairs.iter().find(|p| p.breadcrumb == "Ledger > deposit");
+        assert_eq!(
+            method.map(|p| p.description.as_str()),
+            Some("Adds Money to the balance and records it.")
+        );
+        assert_undocumented(
+            &pairs,
+            &["Keeps the balance", "records it", ":param"],
+            &["# a plain comment", "self.history.append(amount)"],
+        );
+    }
+
+    #[test]
+    fn go_doc_comments_lose_their_leading_name() {
+        let source = "package ring\n\n// Buffer holds the last values written to it.\n// It is not safe \
+                      for concurrent use.\ntype Buffer struct {\n\tvalues []int\n\tnext   int\n\t\
+                      size   int\n}\n\n// Push stores v, dropping the oldest value when full.\n\
+                      func (b *Buffer) Push(v int) {\n\t// wrap around\n\tb.values[b.next] = v\n\t\
+                      b.next = (b.next + 1) % b.size\n}\n";
+        let pairs = doc_pairs("ring.go", source).unwrap().unwrap();
+        let descriptions: Vec<&str> = pairs.iter().map(|p| p.description.as_str()).collect();
+        assert!(
+            descriptions.contains(&"Holds the last values written to it."),
+            "{descriptions:?}"
+        );
+        assert!(
+            descriptions.contains(&"Stores v, dropping the oldest value when full."),
+            "{descriptions:?}"
+        );
+        assert_undocumented(
+            &pairs,
+            &["last values", "oldest value", "concurrent use"],
+            &["// wrap around", "b.values[b.next] = v"],
+        );
+    }
+
+    #[test]
+    fn rust_and_java_doc_comments_leave_the_code() {
+        let rust = "/// Counts the [`Token`]s of a line, see [the guide](http://x).\n\
+                    #[inline]\npub fn count(line: &str) -> usize {\n    // split on spaces\n    \
+                    line.split(' ').filter(|w| !w.is_empty()).count()\n}\n";
+        let pairs = doc_pairs("src/count.rs", rust).unwrap().unwrap();
+        assert_eq!(
+            pairs[0].description,
+            "Counts the Tokens of a line, see the guide."
+        );
+        assert_undocumented(&pairs, &["Counts the", "guide"], &["// split on spaces"]);
+        let java = "package a;\n\n/**\n * Parses a <code>version</code> string into \
+                    {@code Version} parts.\n * @param s text\n */\npublic final class Versions {\n  \
+                    /** Returns the major part of the given version text. */\n  public static int \
+                    major(String s) {\n    // before the dot\n    return Integer.parseInt(s.split(\"\\\\.\")[0]);\n  }\n}\n";
+        let pairs = doc_pairs("a/Versions.java", java).unwrap().unwrap();
+        let class = pairs.iter().find(|p| p.breadcrumb == "Versions");
+        assert_eq!(
+            class.map(|p| p.description.as_str()),
+            Some("Parses a version string into Version parts.")
+        );
+        assert_undocumented(&pairs, &["Parses a", "major part"], &["// before the dot"]);
     }
 
     #[test]

