@@ -131,9 +131,10 @@ fn unit_spread() -> f32 {
 }
 
 /// The manifests compiled into the binary.
-const BUILTIN: [&str; 5] = [
+const BUILTIN: [&str; 6] = [
     include_str!("manifests/bge-small-en-v1.5-int8.json"),
     include_str!("manifests/sextant-code-small-v1-int8.json"),
+    include_str!("manifests/sextant-code-small-v2-int8.json"),
     include_str!("manifests/all-minilm-l6-v2.json"),
     include_str!("manifests/ms-marco-minilm-l12-v2-int8.json"),
     include_str!("manifests/answerai-colbert-small-v1-int8.json"),

@@ -162,17 +162,31 @@ fn a_model_file_with_a_wrong_checksum_is_refused() {
     );
 }
 
-/// Issue "Sextant's own code-search model": the model shipped in the repository's
-/// `models/` installs into a data directory by copying (no download), passes its hash
-/// check, and ranks code for questions.
+/// Issue "Sextant's own code-search model": every model shipped in the repository's
+/// `models/` (the default and model v2) installs into a data directory by copying (no
+/// download), passes its hash check, and ranks code for questions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_shipped_code_model_installs_from_the_repository_and_ranks_code() {
+async fn the_shipped_code_models_install_from_the_repository_and_rank_code() {
     let library = match support::models::onnx_runtime() {
         Ok(found) => found,
         Err(why) => return skip("ONNX Runtime for the shipped code model", why),
     };
-    let m = manifest::find(manifest::CODE_MODEL).expect("a built-in manifest");
-    assert!(matches!(m.source, manifest::ModelSource::Repository(_)));
+    let shipped: Vec<_> = manifest::builtin()
+        .into_iter()
+        .filter(|m| matches!(m.source, manifest::ModelSource::Repository(_)))
+        .collect();
+    let names: Vec<&str> = shipped.iter().map(|m| m.name.as_str()).collect();
+    assert!(
+        names.contains(&manifest::CODE_MODEL) && names.contains(&"sextant-code-small-v2-int8"),
+        "{names:?}"
+    );
+    for m in shipped {
+        shipped_model_ranks_code(&library, m).await;
+    }
+}
+
+async fn shipped_model_ranks_code(library: &std::path::Path, m: manifest::ModelManifest) {
+    let name = m.name.clone();
     let data = tempfile::tempdir().unwrap();
     let dir = m.dir_in(data.path());
     let mut lines = Vec::new();
@@ -184,13 +198,9 @@ async fn the_shipped_code_model_installs_from_the_repository_and_ranks_code() {
         "{lines:?}"
     );
     m.verify(&dir).expect("every file has its SHA-256");
-    let model = OnnxEmbedder::load(&dir, &library, m, BertOptions::default()).expect("load");
+    let model = OnnxEmbedder::load(&dir, library, m, BertOptions::default()).expect("load");
     assert_eq!((model.dims(), model.max_tokens()), (384, 256));
-    assert!(
-        model.model_id().contains(manifest::CODE_MODEL),
-        "{}",
-        model.model_id()
-    );
+    assert!(model.model_id().contains(&name), "{}", model.model_id());
     let docs = assert_ranks_the_corpus(&model).await;
     assert_batch_independent(&model, &docs).await;
     // As a teacher for a static model: token ids in, the text's own vector out.

@@ -40,8 +40,9 @@ def manifest(name: str, run: Path, score_spread: float) -> dict:
         "name": name,
         "description": (
             "Sextant's code-search model: bge-small-en-v1.5 fine-tuned on "
-            f"{metrics.get('training_pairs', '?')} (JSDoc sentence, code) pairs from permissively "
-            "licensed npm packages, int8-quantised ONNX (384 dims, CLS pooling)"
+            f"{metrics.get('training_pairs', '?')} (doc comment sentence, code) pairs in TypeScript, "
+            "JavaScript, Python, Go, Rust and Java from permissively licensed packages, "
+            "8-bit-quantised ONNX (384 dims, CLS pooling)"
         ),
         "kind": "embedding",
         "format": "onnx",
@@ -61,7 +62,7 @@ def manifest(name: str, run: Path, score_spread: float) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run", type=Path)
-    ap.add_argument("--name", default="sextant-code-small-v1-int8")
+    ap.add_argument("--name", default="sextant-code-small-v2-int8")
     ap.add_argument("--score-spread", type=float, required=True,
                     help="the model's measured score spread relative to bge-small (1.4 for v1)")
     ap.add_argument("--dry-run", action="store_true", help="only write RUN/manifest.json")
