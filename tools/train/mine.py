@@ -149,12 +149,18 @@ def licence_ok(package_json: dict) -> tuple[bool, str]:
     if not isinstance(raw, str) or not raw.strip():
         return False, ""
     text = raw.strip()
-    expr = text.strip("()").upper()
+    return expression_allowed(text, ALLOWED_LICENCES), text
+
+
+def expression_allowed(text: str, allowed: set[str]) -> bool:
+    """An SPDX-like licence expression: `OR` (or `/`) needs one allowed side, `AND`
+    needs every part allowed; names are compared upper-cased."""
+    expr = text.strip().strip("()").upper()
+    if not expr:
+        return False
     if " AND " in expr:
-        ok = all(part.strip(" ()") in ALLOWED_LICENCES for part in expr.split(" AND "))
-    else:
-        ok = any(part.strip(" ()") in ALLOWED_LICENCES for part in expr.split(" OR "))
-    return ok, text
+        return all(part.strip(" ()") in allowed for part in expr.split(" AND "))
+    return any(part.strip(" ()") in allowed for part in re.split(r"\s+OR\s+|/", expr))
 
 
 def normalise_description(text: str) -> str:

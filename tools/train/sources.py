@@ -60,14 +60,8 @@ MAX_PAIRS_PER_SOURCE = 400
 
 
 def licence_allowed(text: str) -> bool:
-    """An SPDX-like expression: `OR` needs one allowed side, `AND` (or `/`) needs all."""
-    expr = text.strip().strip("()").upper()
-    if not expr:
-        return False
-    if " AND " in expr:
-        return all(p.strip(" ()") in ALLOWED for p in expr.split(" AND "))
-    parts = re.split(r"\s+OR\s+|/", expr)
-    return any(p.strip(" ()") in ALLOWED for p in parts)
+    """Whether a licence as Cargo, Python metadata or Debian writes it is one we keep."""
+    return mine.expression_allowed(text, ALLOWED)
 
 
 def crate_source(spec: str, work: Path) -> tuple[Path, str, str]:

@@ -192,7 +192,8 @@ def finish(base_model: BertModel, trained: BertModel, out: Path, base_dir: Path,
     model = trained
     if args.interpolate != 1.0:
         a = args.interpolate
-        mixed = {k: base_model.state_dict()[k] + a * (v - base_model.state_dict()[k]) for k, v in trained.state_dict().items()}
+        base = base_model.state_dict()
+        mixed = {k: base[k] + a * (v - base[k]) for k, v in trained.state_dict().items()}
         base_model.load_state_dict(mixed)
         model = base_model
         metrics["interpolated"] = evaluate(model, qenc, denc, held)
