@@ -1,19 +1,19 @@
 #!/usr/bin/env python3
-"""Resolve the hand-written ranking questions (spec_<repo>.py) into queries-<repo>.jsonl.
+"""Resolve the hand-written ranking questions (spec-<repo>.toml) into queries-<repo>.jsonl.
 
 Gold line ranges come from ../../../shared/eval/tools/locate.js (TypeScript compiler API;
 declarations) and, for CommonJS assignments it cannot name, from locate_assign.js; for a spec
-with LANG = "rust", from locate_rust.py; with LANG = "python", from locate_py.py;
-with LANG = "go", from locate_go.py; with LANG = "java", from locate_java.py.
+with lang = "rust", from locate_rust.py; with lang = "python", from locate_py.py;
+with lang = "go", from locate_go.py; with lang = "java", from locate_java.py.
 Usage: TS_MODULE=/abs/node_modules/typescript python3 tools/rankset/build.py REPO CORPUS_DIR
   REPO: jest | mocha | petgraph | oauthlib | afero | junit4 (the spec to read); CORPUS_DIR: the repository's checkout.
 """
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
 import sys
+import tomllib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "eval"))
@@ -50,6 +50,17 @@ def locate(corpus, path, symbol, lang="typescript"):
     sys.exit(f"cannot locate {path} {symbol}")
 
 
+def load_spec(repo):
+    """The questions of `spec-<repo>.toml`: `repo`, `lang` (default typescript) and a list of
+    `question` tables (`text`, `kind`, `gold` as [path, symbol] pairs, optional `extra` files)."""
+    with open(os.path.join(HERE, f"spec-{repo}.toml"), "rb") as f:
+        spec = tomllib.load(f)
+    spec.setdefault("lang", "typescript")
+    if spec.get("repo") != repo:
+        sys.exit(f"spec-{repo}.toml names repo {spec.get('repo')!r}")
+    return spec
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("repo")
@@ -58,17 +69,12 @@ def main():
     a = ap.parse_args()
     if any(a.repo == r or a.repo.startswith(r.rstrip("/")) for r in reserved()):
         sys.exit(f"{a.repo} is reserved for evaluation ({SHARED}/RESERVED.txt)")
-    spec_path = os.path.join(HERE, f"spec_{a.repo}.py")
-    spec = importlib.util.spec_from_file_location("spec", spec_path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    spec = load_spec(a.repo)
     rows = []
-    for i, q in enumerate(mod.Q, 1):
-        text, kind, golds = q[:3]
-        extra = q[3] if len(q) > 3 else []
-        lang = getattr(mod, "LANG", "typescript")
-        gold = [locate(a.corpus, path, symbol, lang) for path, symbol in golds]
-        files = sorted({g["path"] for g in gold} | set(extra))
+    for i, q in enumerate(spec["question"], 1):
+        text, kind = q["text"], q["kind"]
+        gold = [locate(a.corpus, path, symbol, spec["lang"]) for path, symbol in q["gold"]]
+        files = sorted({g["path"] for g in gold} | set(q.get("extra", [])))
         for f in files:
             if not os.path.isfile(os.path.join(a.corpus, f)):
                 sys.exit(f"no such file in the corpus: {f}")
