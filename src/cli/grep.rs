@@ -67,6 +67,7 @@ impl GrepCommand {
             context: self.context,
             limit: Some(self.limit),
             max_tokens: None,
+            tokenizer: Default::default(),
             cursor: self.cursor.clone(),
             git_ref: self.git_ref.clone(),
         }

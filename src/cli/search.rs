@@ -15,7 +15,8 @@ use crate::auth::Principal;
 use crate::config::Config;
 use crate::parse::SymbolKind;
 use crate::service::records::{
-    Fusion, Priors, RepoSettings, Retrieval, SearchHit, SearchOptions, SearchResponse, StageTimings,
+    Fusion, Priors, RepoSettings, Retrieval, SearchHit, SearchOptions, SearchResponse,
+    StageTimings, Tokenizer,
 };
 use crate::service::{Registration, Service, Source};
 
@@ -34,6 +35,10 @@ pub struct SearchArgs {
     /// Token budget of the whole answer (graph, snapshots, notes): a ceiling.
     #[arg(long, default_value_t = 8000)]
     pub budget: usize,
+    /// The encoding the budget counts in: your model's (`claude`; `o200k` for GPT-4o and
+    /// later; `cl100k` for GPT-4).
+    #[arg(long, value_enum, default_value_t = Tokenizer::Claude)]
+    pub tokenizer: Tokenizer,
     /// Stage-1 candidates per retriever.
     #[arg(long, default_value_t = 50)]
     pub candidates: usize,
@@ -73,6 +78,7 @@ impl SearchArgs {
             fusion: self.fusion,
             minimum_relevance_threshold: self.min_relevance,
             max_token_budget: self.budget,
+            tokenizer: self.tokenizer,
             max_vector_candidates: self.candidates,
             max_lexical_candidates: self.candidates,
             rerank_weight: self.rerank_weight,

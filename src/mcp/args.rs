@@ -7,7 +7,7 @@ use rmcp::schemars;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::service::records::{GrepMode, GrepRequest, SearchOverrides};
+use crate::service::records::{GrepMode, GrepRequest, SearchOverrides, Tokenizer};
 
 /// Token budget of a `grep` answer when the call does not set one.
 pub const DEFAULT_GREP_TOKENS: u32 = 4000;
@@ -48,6 +48,9 @@ pub struct SearchArgs {
     pub scope: ScopeArgs,
     /// Most tokens of the whole answer, graph and code together (default 8000).
     pub max_token_budget: Option<usize>,
+    /// The encoding `maxTokenBudget` counts in: your model's (`claude`, the default;
+    /// `o200k` for GPT-4o and later; `cl100k` for GPT-4).
+    pub tokenizer: Option<Tokenizer>,
     /// Minimum relevance (0–1) of a returned result (default 0.5).
     pub minimum_relevance_threshold: Option<f32>,
 }
@@ -141,6 +144,9 @@ pub struct GrepArgs {
     pub limit: Option<u32>,
     /// Token budget of the answer (default 4000).
     pub max_tokens: Option<u32>,
+    /// The encoding `maxTokens` counts in: your model's (`claude`, the default; `o200k`;
+    /// `cl100k`).
+    pub tokenizer: Option<Tokenizer>,
     /// `cursor` from a previous answer, to see the matches after it.
     pub cursor: Option<String>,
 }
@@ -163,6 +169,7 @@ impl GrepArgs {
             context: self.context,
             limit: self.limit,
             max_tokens: Some(self.max_tokens.unwrap_or(DEFAULT_GREP_TOKENS)),
+            tokenizer: self.tokenizer.unwrap_or_default(),
             cursor: self.cursor,
             git_ref: self.scope.git_ref,
         }
@@ -206,6 +213,7 @@ impl SearchArgs {
     pub fn into_search(self) -> (String, SearchOverrides) {
         let given = SearchOverrides {
             max_token_budget: self.max_token_budget,
+            tokenizer: self.tokenizer,
             minimum_relevance_threshold: self.minimum_relevance_threshold,
             repositories: Some(self.scope.repositories),
             paths: Some(self.scope.paths),

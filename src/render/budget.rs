@@ -1,33 +1,36 @@
 //! The token budget as a ceiling on the whole answer (seed 003: `maxTokenBudget` is the
 //! maximum tokens in the combined result output). The search stage picks results whose
-//! source fits the budget; the rendered answer adds the connection graph, snapshot
-//! headers, imports and notes. [`fit_content`] renders, counts everything
-//! ([`estimate_tokens`], the one documented count), and leaves results out from the
-//! lowest-ranked up until the answer fits; a best result that does not fit alone is cut
-//! on a line boundary with a note, and as a last resort the items themselves are cut.
+//! source fits the budget by estimate; the rendered answer adds the connection graph,
+//! snapshot headers, imports and notes. [`fit_content`] renders, counts everything in the
+//! request's encoding ([`Tokenizer`]: the agent's own tokens, not an estimate), and
+//! leaves results out from the lowest-ranked up until the answer fits; a best result that
+//! does not fit alone is cut on a line boundary with a note, and as a last resort the
+//! items themselves are cut.
 
 use super::{ContentItem, FileChunks, content_items};
 use crate::search::SearchResponse;
-use crate::text::estimate_tokens;
+use crate::text::Tokenizer;
 
-/// Estimated tokens of an answer: its items', plus one for each item's separator, so
-/// that the answer printed as one text (the CLI's, items apart by a blank line) counts
-/// no more either.
-pub fn content_tokens(items: &[ContentItem]) -> usize {
-    items.iter().map(|i| estimate_tokens(&i.text) + 1).sum()
+/// Tokens of an answer: its items', plus one for each item's separator, so that the
+/// answer printed as one text (the CLI's, items apart by a blank line) counts no more
+/// either.
+pub fn content_tokens(items: &[ContentItem], tokenizer: Tokenizer) -> usize {
+    items.iter().map(|i| tokenizer.count(&i.text) + 1).sum()
 }
 
-/// The answer to `response` as content items within `response.token_budget` estimated
-/// tokens, and the response its results and `tokensUsed` now describe.
+/// The answer to `response` as content items within `response.token_budget` tokens of
+/// `response.tokenizer`, and the response its results and `tokensUsed` now describe.
 pub fn fit_content(
     mut response: SearchResponse,
     files: &FileChunks,
 ) -> (SearchResponse, Vec<ContentItem>) {
     let budget = response.token_budget;
+    let tokenizer = response.tokenizer;
+    let tokens = |items: &[ContentItem]| content_tokens(items, tokenizer);
     let mut items = content_items(&response, files);
     // Lowest-ranked results out first, a few at a time when far over.
-    while content_tokens(&items) > budget && response.results.len() > 1 {
-        let total = content_tokens(&items);
+    while tokens(&items) > budget && response.results.len() > 1 {
+        let total = tokens(&items);
         let per_result = total / response.results.len().max(1);
         let drop = ((total - budget) / per_result.max(1)).clamp(1, response.results.len() - 1);
         let keep = response.results.len() - drop;
@@ -38,7 +41,7 @@ pub fn fit_content(
     // One result still over: its snapshot cut shorter until the answer fits.
     let mut limit = response.truncated_to.unwrap_or(budget).min(budget);
     for _ in 0..8 {
-        let total = content_tokens(&items);
+        let total = tokens(&items);
         if total <= budget || response.results.is_empty() || limit == 0 {
             break;
         }
@@ -46,36 +49,28 @@ pub fn fit_content(
         response.truncated_to = Some(limit);
         items = content_items(&response, files);
     }
-    if content_tokens(&items) > budget {
-        items = clamp(items, budget);
+    if tokens(&items) > budget {
+        items = clamp(items, budget, tokenizer);
     }
-    response.tokens_used = content_tokens(&items);
+    response.tokens_used = tokens(&items);
     (response, items)
 }
 
 /// Items in order, each kept whole while it fits and the first that does not cut to the
 /// tokens left (on a line boundary); the rest left out.
-fn clamp(items: Vec<ContentItem>, budget: usize) -> Vec<ContentItem> {
+fn clamp(items: Vec<ContentItem>, budget: usize, tokenizer: Tokenizer) -> Vec<ContentItem> {
     let mut left = budget;
     let mut out = Vec::with_capacity(items.len());
     for mut item in items {
-        let tokens = estimate_tokens(&item.text) + 1;
+        let tokens = tokenizer.count(&item.text) + 1;
         if tokens <= left {
             left -= tokens;
             out.push(item);
             continue;
         }
-        let max_chars = left.saturating_sub(1) * crate::text::CHARS_PER_TOKEN;
-        let mut cut = String::new();
-        for line in item.text.lines() {
-            if cut.chars().count() + line.chars().count() + 1 > max_chars {
-                break;
-            }
-            cut.push_str(line);
-            cut.push('\n');
-        }
-        if !cut.is_empty() {
-            item.text = cut;
+        let end = tokenizer.fitting_lines(&item.text, left.saturating_sub(1));
+        if end > 0 {
+            item.text.truncate(end);
             out.push(item);
         }
         break;
@@ -87,6 +82,7 @@ fn clamp(items: Vec<ContentItem>, budget: usize) -> Vec<ContentItem> {
 mod tests {
     use super::super::tests::{chunks, hit, response};
     use super::*;
+    use crate::search::SearchHit;
 
     const SERVICE: &str = super::super::tests::SERVICE;
 
@@ -114,22 +110,31 @@ mod tests {
             results.push(hit(class, 0.5 - i as f32 * 0.1));
             all.insert(("r".into(), path.to_string()), file);
         }
-        let unbounded = content_tokens(&content_items(&response(results.clone()), &all));
-        for budget in [60, 150, 300, 600, unbounded] {
-            let mut r = response(results.clone());
-            r.token_budget = budget;
-            let (fitted, items) = fit_content(r, &all);
-            let total = content_tokens(&items);
-            assert!(total <= budget, "{total} > {budget}");
-            assert_eq!(fitted.tokens_used, total);
-            assert!(!fitted.results.is_empty());
-            assert_eq!(fitted.results[0].path, "a.ts", "the best result stays");
-            if budget == unbounded {
-                assert_eq!(
-                    fitted.results.len(),
-                    results.len(),
-                    "nothing dropped when it fits"
-                );
+        // In each encoding, the budget holds in that encoding's tokens.
+        for tokenizer in Tokenizer::ALL {
+            let whole = |results: Vec<SearchHit>| {
+                let mut r = response(results);
+                r.tokenizer = tokenizer;
+                r
+            };
+            let unbounded =
+                content_tokens(&content_items(&whole(results.clone()), &all), tokenizer);
+            for budget in [60, 150, 300, 600, unbounded] {
+                let mut r = whole(results.clone());
+                r.token_budget = budget;
+                let (fitted, items) = fit_content(r, &all);
+                let total = content_tokens(&items, tokenizer);
+                assert!(total <= budget, "{tokenizer}: {total} > {budget}");
+                assert_eq!(fitted.tokens_used, total);
+                assert!(!fitted.results.is_empty());
+                assert_eq!(fitted.results[0].path, "a.ts", "the best result stays");
+                if budget == unbounded {
+                    assert_eq!(
+                        fitted.results.len(),
+                        results.len(),
+                        "nothing dropped when it fits"
+                    );
+                }
             }
         }
     }
@@ -146,7 +151,10 @@ mod tests {
         let mut r = response(vec![hit(&class, 0.9)]);
         r.token_budget = 120;
         let (fitted, items) = fit_content(r, &all);
-        assert!(content_tokens(&items) <= 120, "{items:?}");
+        assert!(
+            content_tokens(&items, Tokenizer::default()) <= 120,
+            "{items:?}"
+        );
         assert_eq!(fitted.results.len(), 1);
         assert!(
             items[1].text.contains("// … truncated"),
@@ -157,6 +165,9 @@ mod tests {
         let mut r = response(vec![hit(&class, 0.9)]);
         r.token_budget = 5;
         let (_, items) = fit_content(r, &all);
-        assert!(content_tokens(&items) <= 5, "{items:?}");
+        assert!(
+            content_tokens(&items, Tokenizer::default()) <= 5,
+            "{items:?}"
+        );
     }
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::thousands;
 use crate::graph::{SymbolMetadata, SymbolRef};
-use crate::text::estimate_tokens;
+use crate::text::Tokenizer;
 
 /// Most symbols listed on one line before `+N more`.
 const MAX_LIST: usize = 8;
@@ -23,10 +23,13 @@ pub struct GraphInput {
     pub query: String,
     /// The token budget.
     pub token_budget: usize,
-    /// Estimated tokens of the rest of the response (the snapshots), so that the summary
-    /// counts the whole response.
+    /// Tokens of the rest of the response (the snapshots), so that the summary counts
+    /// the whole response.
     #[serde(default)]
     pub snapshot_tokens: usize,
+    /// The encoding the summary counts in.
+    #[serde(default)]
+    pub tokenizer: Tokenizer,
     /// Result symbols in result order, with their metadata.
     pub results: Vec<SymbolMetadata>,
 }
@@ -260,18 +263,35 @@ fn body(input: &GraphInput) -> String {
 
 /// The connection graph text. The summary's token count is that of the graph itself plus
 /// `snapshot_tokens` (the whole response), found as a fixed point since the count is part
-/// of what it counts.
+/// of what it counts; where the digits' own tokens make the count swing between two
+/// values, the higher one is stated, so the summary never says less than the answer holds.
 pub fn render(input: &GraphInput) -> String {
-    let body = body(input);
-    let mut total = input.snapshot_tokens + estimate_tokens(&body);
-    let mut text = String::new();
+    let rest = format!("\n\n{}", body(input));
+    // The summary line ends in a word, where every encoding's pattern ends a piece and
+    // the line breaks start the next: the text's count is the summary's plus the rest's,
+    // and only the summary is counted again as the total changes.
+    let rest_tokens = input.tokenizer.count(&rest);
+    let counted = |total: usize| {
+        let line = summary(input, total);
+        let n = input.snapshot_tokens + input.tokenizer.count(&line) + rest_tokens;
+        (format!("{line}{rest}"), n)
+    };
+    let mut total = input.snapshot_tokens + rest_tokens;
+    // The smallest stated total seen that is at least what its text holds.
+    let mut best: Option<(usize, String)> = None;
     for _ in 0..8 {
-        text = format!("{}\n\n{body}", summary(input, total));
-        let counted = input.snapshot_tokens + estimate_tokens(&text);
-        if counted == total {
+        let (text, n) = counted(total);
+        if n <= total && best.as_ref().is_none_or(|(t, _)| total < *t) {
+            best = Some((total, text));
+        }
+        if n == total {
             break;
         }
-        total = counted;
+        total = n;
     }
-    text
+    match best {
+        Some((_, text)) => text,
+        // Never settled from below: state a total over every count seen.
+        None => counted(total + 8).0,
+    }
 }

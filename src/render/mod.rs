@@ -45,7 +45,6 @@ use serde::Serialize;
 
 use crate::chunk::CodeChunk;
 use crate::search::{SearchHit, SearchResponse};
-use crate::text::estimate_tokens;
 pub use snapshot::snapshot;
 
 /// `1234567` → `1,234,567`.
@@ -120,7 +119,8 @@ pub fn connection_graph(response: &SearchResponse, snapshots: &[String]) -> Stri
     graph::render(&graph::GraphInput {
         query: response.query.clone(),
         token_budget: response.token_budget,
-        snapshot_tokens: snapshots.iter().map(|s| estimate_tokens(s)).sum(),
+        snapshot_tokens: snapshots.iter().map(|s| response.tokenizer.count(s)).sum(),
+        tokenizer: response.tokenizer,
         results,
     })
 }
@@ -167,17 +167,12 @@ fn truncate_snapshot(text: String, response: &SearchResponse) -> String {
     let Some(limit) = response.truncated_to else {
         return text;
     };
-    let full = estimate_tokens(&text);
+    let full = response.tokenizer.count(&text);
     if full <= limit {
         return text;
     }
-    let max_chars = limit * crate::text::CHARS_PER_TOKEN;
-    let mut cut = String::new();
-    for line in text.lines() {
-        if cut.chars().count() + line.chars().count() + 1 > max_chars {
-            break;
-        }
-        cut.push_str(line);
+    let mut cut = text[..response.tokenizer.fitting_lines(&text, limit)].to_string();
+    if !cut.is_empty() && !cut.ends_with('\n') {
         cut.push('\n');
     }
     cut.push_str(&format!(
@@ -337,7 +332,7 @@ mod tests {
                 final_score: score,
                 ..StageScores::default()
             },
-            tokens: estimate_tokens(&chunk.full_source),
+            tokens: crate::text::estimate_tokens(&chunk.full_source),
             folded: Vec::new(),
             chunk: chunk.clone(),
         }
@@ -352,6 +347,7 @@ mod tests {
             tokens_used: results.iter().map(|h| h.tokens).sum(),
             results,
             token_budget: 8000,
+            tokenizer: crate::text::Tokenizer::default(),
             truncated_to: None,
             reranked: false,
             metadata: Vec::new(),
@@ -408,7 +404,7 @@ mod tests {
             first.starts_with("Search: \"token validation\" | 3 results across 2 files | "),
             "{first}"
         );
-        let total: usize = content.iter().map(|c| estimate_tokens(&c.text)).sum();
+        let total: usize = content.iter().map(|c| r.tokenizer.count(&c.text)).sum();
         let shown = format!("{}/8,000 tokens", thousands(total));
         assert!(first.ends_with(&shown), "{first} vs {shown}");
         assert!(graph.contains("[1] TokenService.validateToken\n src/auth/tokenService.ts\n async method\n Signature: async validateToken(token: string): Promise<JwtPayload | null>"), "{graph}");

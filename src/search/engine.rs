@@ -106,10 +106,14 @@ pub struct SearchResponse {
     pub candidates: Vec<SearchHit>,
     /// Candidates that passed the relevance gate.
     pub passed_gate: usize,
-    /// Tokens of the returned results.
+    /// Tokens of the answer: of the returned results' sources as the search picks them
+    /// (estimated), of the whole rendered answer once it is fitted (`render::budget`,
+    /// counted in `tokenizer`).
     pub tokens_used: usize,
     /// The budget in effect.
     pub token_budget: usize,
+    /// The encoding the budget and the answer's count are in.
+    pub tokenizer: crate::text::Tokenizer,
     /// When the best result alone exceeded the budget: it was kept, truncated to this
     /// many tokens.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -356,6 +360,7 @@ impl Searcher {
             passed_gate: selection.passed_gate,
             tokens_used: selection.tokens,
             token_budget: options.max_token_budget,
+            tokenizer: options.tokenizer,
             truncated_to: selection.truncated_to,
             reranked,
             metadata,

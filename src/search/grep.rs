@@ -68,9 +68,11 @@ pub struct GrepRequest {
     pub context: u32,
     /// Most matches to return (1–1000, default 100).
     pub limit: Option<u32>,
-    /// Token budget of the answer's lines (matches and context): matches stop before it
-    /// is exceeded, with a cursor to go on from.
+    /// Token budget of the answer's lines (matches and context, as shown, with each
+    /// match's path): matches stop before it is exceeded, with a cursor to go on from.
     pub max_tokens: Option<u32>,
+    /// The encoding `maxTokens` counts in (`claude`, the default; `o200k`; `cl100k`).
+    pub tokenizer: crate::text::Tokenizer,
     /// Where to go on from: `nextCursor` of the previous answer to the same request.
     pub cursor: Option<String>,
     /// A ref the repositories track besides their default one (`repo ref add`): the
@@ -220,6 +222,7 @@ pub struct CompiledGrep {
     context: u32,
     limit: u32,
     max_tokens: Option<u64>,
+    tokenizer: crate::text::Tokenizer,
     cursor: Option<Cursor>,
 }
 
@@ -306,6 +309,7 @@ impl CompiledGrep {
             context: request.context,
             limit,
             max_tokens: request.max_tokens.map(u64::from),
+            tokenizer: request.tokenizer,
             cursor: request.cursor.as_deref().map(Cursor::decode).transpose()?,
         })
     }
@@ -437,7 +441,7 @@ pub fn run(grep: &CompiledGrep, mut scopes: Vec<GrepScope>, deadline: Instant) -
                     commit: commit.cloned(),
                     git_ref: git_ref.cloned(),
                 };
-                let tokens = hit_tokens(&hit);
+                let tokens = hit_tokens(&hit, grep.tokenizer);
                 if let Some(stop) = grep.stop_before(&out, tokens) {
                     // Everything before this match is done: the next page starts with
                     // it (also when it alone is over the budget, so that a caller who
@@ -493,12 +497,17 @@ impl CompiledGrep {
     }
 }
 
-/// Estimated tokens of a match as the adapters show it.
-fn hit_tokens(hit: &GrepMatch) -> u64 {
-    let mut tokens =
-        crate::text::estimate_tokens(&hit.path) + crate::text::estimate_tokens(&hit.text) + 4;
-    for line in hit.before.iter().chain(&hit.after) {
-        tokens += crate::text::estimate_tokens(line) + 1;
+/// Tokens of a match as the adapters show it: its path, its line and its context lines,
+/// each with its line number (`render::grep`).
+fn hit_tokens(hit: &GrepMatch, tokenizer: crate::text::Tokenizer) -> u64 {
+    let first = hit.line.saturating_sub(hit.before.len() as u64);
+    let mut tokens = tokenizer.count(&hit.path) + 1;
+    tokens += tokenizer.count(&format!("  {}: {}\n", hit.line, hit.text));
+    for (i, line) in hit.before.iter().enumerate() {
+        tokens += tokenizer.count(&format!("  {}- {line}\n", first + i as u64));
+    }
+    for (i, line) in hit.after.iter().enumerate() {
+        tokens += tokenizer.count(&format!("  {}- {line}\n", hit.line + 1 + i as u64));
     }
     tokens as u64
 }

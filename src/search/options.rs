@@ -56,12 +56,15 @@ pub struct SearchOptions {
     /// Results below this `finalScore` are never returned (0.0–1.0, default 0.5).
     #[schema(minimum = 0.0, maximum = 1.0)]
     pub minimum_relevance_threshold: f32,
-    /// Token budget of the whole answer, a ceiling (default 8,000; tokens counted by
-    /// [`crate::text::estimate_tokens`]): the search picks results whose source fits it,
-    /// and the rendered answer (graph, snapshots, notes) is fitted to it
-    /// (`render::budget`).
+    /// Token budget of the whole answer, a ceiling (default 8,000) in `tokenizer`'s
+    /// tokens: the search picks results whose source fits it by estimate
+    /// ([`crate::text::estimate_tokens`]), and the rendered answer (graph, snapshots,
+    /// notes) is counted for real and fitted to it (`render::budget`).
     #[schema(minimum = 1)]
     pub max_token_budget: usize,
+    /// The encoding `maxTokenBudget` and `tokensUsed` count in: the agent's model's
+    /// (`claude`, the default; `o200k` for GPT-4o and later; `cl100k` for GPT-4).
+    pub tokenizer: crate::text::Tokenizer,
     /// Stage-1 vector candidates (default 50).
     #[schema(maximum = 1000)]
     pub max_vector_candidates: usize,
@@ -102,6 +105,7 @@ impl Default for SearchOptions {
             vector_weight: 0.35,
             minimum_relevance_threshold: 0.5,
             max_token_budget: 8000,
+            tokenizer: crate::text::Tokenizer::default(),
             // 50, not 40: both ranking sets and both JSDoc sets gain (docs/BENCHMARKS.md).
             max_vector_candidates: 50,
             max_lexical_candidates: 50,
@@ -225,6 +229,8 @@ overrides! {
         minimum_relevance_threshold: f32,
         /// Token budget of the whole answer (graph, snapshots, notes): a ceiling.
         max_token_budget: usize,
+        /// The encoding the budget counts in (`claude`, `o200k`, `cl100k`).
+        tokenizer: crate::text::Tokenizer,
         /// Stage-1 vector candidates (at most 1,000).
         max_vector_candidates: usize,
         /// Stage-1 BM25 candidates (at most 1,000).

@@ -83,6 +83,7 @@ pub mod records {
         ApiToken, FileCounts, FileRecord, Job, JobState, RepoSettings, RepoSource, RepoStatus,
         Repository, SymbolRecord,
     };
+    pub use crate::text::Tokenizer;
 }
 
 /// Searches run at once by default.

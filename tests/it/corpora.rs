@@ -53,20 +53,26 @@ fn run(cmd: &mut Command) -> Result<(), String> {
     }
 }
 
-/// `<cache>/typescript-5.9.3/package`, fetched with `npm pack` when missing.
-fn typescript_package() -> Result<PathBuf, Unavailable> {
+/// `<cache>/<dir>/package`: the npm package `spec` (`name@version`), fetched with
+/// `npm pack` when missing.
+pub(crate) fn npm_package(spec: &str, dir: &str) -> Result<PathBuf, Unavailable> {
     // The tool is checked even when the cache holds the package: a run must not pass on
     // one machine only because an earlier run fetched what this one could not.
     need::node_and_npm()?;
-    let dest = cached("typescript-5.9.3", |tmp| {
+    let dest = cached(dir, |tmp| {
         run(Command::new("npm")
-            .args(["pack", TYPESCRIPT, "--loglevel=error", "--pack-destination"])
+            .args(["pack", spec, "--loglevel=error", "--pack-destination"])
             .arg(tmp))
         .map_err(|e| need::fetch_failed(Registry::Npm, e))?;
         untar_all(tmp);
         Ok(())
     })?;
     Ok(dest.join("package"))
+}
+
+/// `<cache>/typescript-5.9.3/package`.
+fn typescript_package() -> Result<PathBuf, Unavailable> {
+    npm_package(TYPESCRIPT, "typescript-5.9.3")
 }
 
 /// `<cache>/eval-corpus/rxjs`, built by the shared `get-corpus.sh` when missing.

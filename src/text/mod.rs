@@ -1,12 +1,18 @@
-//! Small pure text helpers shared by every layer: token estimates, whitespace collapsing,
-//! truncation on character boundaries and identifier splitting for lexical search.
+//! Small pure text helpers shared by every layer: token estimates and real token counts
+//! ([`tokenizer`]), whitespace collapsing, truncation on character boundaries and
+//! identifier splitting for lexical search.
 //!
 //! Nothing here does I/O or knows about syntax trees.
 
+pub mod tokenizer;
+
+pub use tokenizer::Tokenizer;
+
 /// Characters per token used by [`estimate_tokens`].
 ///
-/// Sextant's one documented token-count method until a model tokenizer is configured: the
-/// blueprint's "4 chars/token" estimate, counted in Unicode scalar values, rounded up.
+/// The blueprint's "4 chars/token" estimate, counted in Unicode scalar values, rounded
+/// up: what sizes embedding batches and picks a search's candidates cheaply. Answers are
+/// counted in real tokens ([`Tokenizer`]).
 pub const CHARS_PER_TOKEN: usize = 4;
 
 /// Estimated token count of `text` (`ceil(chars / 4)`).
