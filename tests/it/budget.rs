@@ -34,25 +34,12 @@ fn reference_counts(texts: &[String]) -> Result<Vec<[usize; 3]>, Unavailable> {
         "@anthropic-ai/tokenizer@0.0.4",
         "npm-anthropic-ai-tokenizer-0.0.4",
     )?;
-    let script = format!(
-        r#"
-const {{ Tiktoken }} = require({lite});
-const load = (p) => {{ const j = require(p); return new Tiktoken(j.bpe_ranks, j.special_tokens, j.pat_str); }};
-const encodings = [load({claude}), load({o200k}), load({cl100k})];
-const texts = JSON.parse(require("fs").readFileSync(0, "utf8"));
-console.log(JSON.stringify(texts.map((t) => [
-  encodings[0].encode_ordinary(t.normalize("NFKC")).length,
-  encodings[1].encode_ordinary(t).length,
-  encodings[2].encode_ordinary(t).length,
-])));
-"#,
-        lite = js_path(&tiktoken.join("lite/tiktoken.cjs")),
-        claude = js_path(&claude.join("claude.json")),
-        o200k = js_path(&tiktoken.join("encoders/o200k_base.json")),
-        cl100k = js_path(&tiktoken.join("encoders/cl100k_base.json")),
-    );
+    // The same counter `tools/budget/measure.py` uses for the figures in BENCHMARKS.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/budget/count.cjs");
     let mut node = Command::new("node")
-        .args(["-e", &script])
+        .arg(&script)
+        .env("TIKTOKEN", &tiktoken)
+        .env("CLAUDE", &claude)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -67,10 +54,6 @@ console.log(JSON.stringify(texts.map((t) => [
     let out = node.wait_with_output().expect("node's counts");
     assert!(out.status.success(), "the reference count failed");
     Ok(serde_json::from_slice(&out.stdout).expect("node prints the counts as JSON"))
-}
-
-fn js_path(path: &Path) -> String {
-    serde_json::to_string(&path.to_string_lossy()).unwrap()
 }
 
 /// An answer as the agent reads it: the texts of its content items.
