@@ -215,6 +215,8 @@ pub fn mcp(config: &Config) -> Result<(), CliError> {
             deadline: crate::service::records::DEFAULT_JOB_DEADLINE,
             lease: crate::service::records::DEFAULT_LEASE,
         };
+        let tokenizer = crate::text::Tokenizer::default();
+        tokio::task::spawn_blocking(move || tokenizer.load());
         let crate::app::Started { service } = crate::app::start(config, background, |s| s).await?;
         let service = crate::mcp::SextantMcp::new(service)
             .serve(rmcp::transport::stdio())
@@ -268,6 +270,9 @@ async fn serve_on(args: ServeArgs, config: &Config) -> Result<(), CliError> {
         let live = tokens.live().await.map_err(fail)?;
         let policy = args.policy(live).map_err(CliError::Failed)?;
         let defaults = args.search_defaults().map_err(CliError::Failed)?;
+        // The default encoding is parsed beside the start, not in the first answer.
+        let tokenizer = defaults.tokenizer;
+        tokio::task::spawn_blocking(move || tokenizer.load());
         let http = args.http(policy).map_err(CliError::Failed)?;
         let sync_deadline = Duration::from_secs(args.sync_deadline.max(1));
         let background = Background::Syncs {

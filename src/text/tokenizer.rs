@@ -71,6 +71,13 @@ impl Tokenizer {
         n
     }
 
+    /// Parses this encoding now rather than at its first count (a few tens of
+    /// milliseconds): a server warms its default at start, so that its first answer does
+    /// not pay for it.
+    pub fn load(self) {
+        self.encoding();
+    }
+
     /// The byte length of the longest run of `text`'s first lines (each with its line
     /// break) that counts at most `max_tokens`: where to cut a text to fit a budget.
     pub fn fitting_lines(self, text: &str, max_tokens: usize) -> usize {
@@ -119,9 +126,75 @@ struct EncodingFile {
 
 /// A parsed encoding: the split pattern and every token's rank.
 struct Encoding {
-    pattern: fancy_regex::Regex,
-    ranks: HashMap<Vec<u8>, u32>,
+    pattern: Split,
+    ranks: rustc_hash::FxHashMap<Vec<u8>, u32>,
     nfkc: bool,
+}
+
+/// Every shipped pattern ends in these alternatives; `\s+(?!\S)` needs look-ahead, which
+/// the `regex` crate lacks, so [`Split`] matches `\s+` and gives the look-ahead's answer.
+const WHITESPACE_TAIL: &str = r"|\s+(?!\S)|\s+";
+
+/// An encoding's split pattern, run by the `regex` crate's automata (a backtracking
+/// engine that can look ahead, as tiktoken's pattern asks, took three quarters of the
+/// count's time: docs/BENCHMARKS.md).
+///
+/// The pattern is compiled with its `\s+(?!\S)|\s+` tail as `\s+`. Where that tail
+/// matches (a blank piece, unless it ends a line and the pattern has `\s*[\r\n]+`, the
+/// only earlier alternative that takes blank text), the look-ahead would have left the run's last character to
+/// the next piece when a non-blank character follows and the run is longer than one
+/// character: [`Split::pieces`] does that. Checked piece by piece against the pattern
+/// run with look-ahead (`fancy-regex`) in the tests.
+struct Split {
+    regex: regex_automata::meta::Regex,
+    /// The pattern has `\s*[\r\n]+` before its tail: a blank piece ending a line is its.
+    line_ends: bool,
+}
+
+impl Split {
+    fn new(pattern: &str) -> Self {
+        let head = pattern
+            .strip_suffix(WHITESPACE_TAIL)
+            .expect("a shipped tokenizer's pattern ends in its whitespace alternatives");
+        let regex = regex_automata::meta::Regex::new(&format!(r"{head}|\s+"))
+            .expect("a shipped tokenizer's pattern compiles");
+        let line_ends = head.contains(r"|\s*[\r\n]+");
+        Self { regex, line_ends }
+    }
+
+    /// The pieces of `text`, in order, as the encoding's pattern splits it.
+    fn pieces<'s, 't>(&'s self, text: &'t str) -> impl Iterator<Item = &'t str> + use<'s, 't> {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            if at == text.len() {
+                return None;
+            }
+            // Every character starts some alternative, so each piece starts where the last
+            // ended: an anchored search, no scan for where the next match begins.
+            let input = regex_automata::Input::new(text)
+                .range(at..)
+                .anchored(regex_automata::Anchored::Yes);
+            let Some(m) = self.regex.find(input) else {
+                // Not reached with the shipped patterns; a character alone is a piece.
+                let len = text[at..].chars().next().map_or(1, char::len_utf8);
+                at += len;
+                return Some(&text[at - len..at]);
+            };
+            let mut end = m.end();
+            let piece = &text[m.range()];
+            let blank = piece.chars().all(char::is_whitespace);
+            let line_end = self.line_ends && piece.ends_with(['\r', '\n']);
+            if blank && !line_end && end < text.len() {
+                // `\s+(?!\S)` backs off one character before the non-blank one that
+                // follows; a single character falls through to `\s+` whole.
+                if let Some((last, _)) = piece.char_indices().last().filter(|&(i, _)| i > 0) {
+                    end = m.start() + last;
+                }
+            }
+            at = end;
+            Some(&text[m.start()..end])
+        })
+    }
 }
 
 impl Encoding {
@@ -130,9 +203,8 @@ impl Encoding {
     fn parse(file: &str, nfkc: bool) -> Self {
         let file: EncodingFile =
             serde_json::from_str(file).expect("a shipped tokenizer file is valid JSON");
-        let pattern =
-            fancy_regex::Regex::new(&file.pat_str).expect("a shipped tokenizer's pattern compiles");
-        let mut ranks = HashMap::new();
+        let pattern = Split::new(&file.pat_str);
+        let mut ranks = rustc_hash::FxHashMap::default();
         let mut words = file.bpe_ranks.split_ascii_whitespace();
         let mut rank = 0u32;
         while let Some(word) = words.next() {
@@ -165,23 +237,17 @@ impl Encoding {
     }
 
     fn count_pieces(&self, text: &str) -> usize {
-        let mut tokens = 0;
-        let mut at = 0;
-        for piece in self.pattern.find_iter(text) {
-            let Ok(piece) = piece else {
-                // The pattern gave up (its backtracking limit): every byte left counts
-                // as a token, more than any encoding would make of them.
-                return tokens + text.len() - at;
-            };
-            at = piece.end();
-            let bytes = piece.as_str().as_bytes();
-            tokens += if self.ranks.contains_key(bytes) {
-                1
-            } else {
-                self.merged_parts(bytes)
-            };
-        }
-        tokens
+        self.pattern
+            .pieces(text)
+            .map(|piece| {
+                let bytes = piece.as_bytes();
+                if self.ranks.contains_key(bytes) {
+                    1
+                } else {
+                    self.merged_parts(bytes)
+                }
+            })
+            .sum()
     }
 
     /// How many tokens byte-pair merging makes of `piece` (tiktoken's merge: the pair
@@ -271,6 +337,45 @@ mod tests {
         assert_eq!(t.count(&long), t.encoding().count(&long));
     }
 
+    /// The split, run without look-ahead, makes the pieces the encoding's own pattern
+    /// makes with it: on random texts of the characters the whitespace rule turns on, and
+    /// on this crate's sources.
+    #[test]
+    fn the_split_is_the_patterns_split() {
+        let alphabet: Vec<char> = " \t\n\r\u{a0}\u{3000}\u{2028}aZé1'sS.{/①🙂\u{301}"
+            .chars()
+            .collect();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut texts: Vec<String> = (0..3000)
+            .map(|_| {
+                let len = (state >> 60) as usize + 1;
+                (0..len)
+                    .map(|_| {
+                        state = state
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        alphabet[(state >> 33) as usize % alphabet.len()]
+                    })
+                    .collect()
+            })
+            .collect();
+        texts.push(include_str!("tokenizer.rs").to_string());
+        texts.push(include_str!("../render/budget.rs").to_string());
+        for (t, file) in Tokenizer::ALL.into_iter().zip([CLAUDE, O200K, CL100K]) {
+            let file: EncodingFile = serde_json::from_str(file).unwrap();
+            let reference = fancy_regex::Regex::new(&file.pat_str).unwrap();
+            let split = &t.encoding().pattern;
+            for text in &texts {
+                let want: Vec<&str> = reference
+                    .find_iter(text)
+                    .map(|m| m.unwrap().as_str())
+                    .collect();
+                let got: Vec<&str> = split.pieces(text).collect();
+                assert_eq!(got, want, "{t} on {text:?}");
+            }
+        }
+    }
+
     #[test]
     fn names_are_the_wire_names() {
         assert_eq!(Tokenizer::O200k.to_string(), "o200k");
@@ -279,5 +384,36 @@ mod tests {
             Tokenizer::Cl100k
         );
         assert_eq!(Tokenizer::default(), Tokenizer::Claude);
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+
+    /// Prints how long counting this crate's sources takes, split alone and whole:
+    /// `cargo test --lib tokenizer::timing -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn time_counting_the_sources() {
+        let mut text = String::new();
+        for entry in walkdir::WalkDir::new("src").into_iter().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "rs") {
+                text += &std::fs::read_to_string(entry.path()).unwrap_or_default();
+            }
+        }
+        for t in Tokenizer::ALL {
+            let e = t.encoding();
+            let start = std::time::Instant::now();
+            let pieces = e.pattern.pieces(&text).count();
+            let split = start.elapsed();
+            let start = std::time::Instant::now();
+            let n = e.count(&text);
+            let whole = start.elapsed();
+            println!(
+                "{t}: {} bytes, {pieces} pieces, {n} tokens; split {split:?}, count {whole:?}",
+                text.len()
+            );
+        }
     }
 }
