@@ -3,7 +3,9 @@
 //! source fits the budget by estimate; the rendered answer adds the connection graph,
 //! snapshot headers, imports and notes. [`fit_content`] renders, counts everything in the
 //! request's encoding ([`Tokenizer`]: the agent's own tokens, not an estimate), and
-//! leaves results out from the lowest-ranked up until the answer fits; a best result that
+//! leaves results out from the lowest-ranked up until the answer fits, then takes back
+//! the first few of those that still fit after all (a long result left out makes room
+//! for shorter ones ranked below it); a best result that
 //! does not fit alone is cut on a line boundary with a note, and as a last resort the
 //! items themselves are cut.
 
@@ -29,14 +31,49 @@ pub fn fit_content(
     let tokens = |items: &[ContentItem]| content_tokens(items, tokenizer);
     let mut items = content_items(&response, files);
     // Lowest-ranked results out first, a few at a time when far over.
+    let mut left_out = Vec::new();
     while tokens(&items) > budget && response.results.len() > 1 {
         let total = tokens(&items);
         let per_result = total / response.results.len().max(1);
         let drop = ((total - budget) / per_result.max(1)).clamp(1, response.results.len() - 1);
         let keep = response.results.len() - drop;
-        response.results.truncate(keep);
-        response.metadata.truncate(keep);
+        let hits = response.results.split_off(keep);
+        let metadata = response
+            .metadata
+            .split_off(keep.min(response.metadata.len()));
+        let mut metadata = metadata.into_iter();
+        let mut dropped: Vec<_> = hits.into_iter().map(|h| (h, metadata.next())).collect();
+        dropped.append(&mut left_out);
+        left_out = dropped;
         items = content_items(&response, files);
+    }
+    // A long result left out can leave room for shorter ones after it: each of the
+    // next few that still fits goes back, in rank order. One whose source alone is over
+    // the room left (by estimate, which counts less than its snapshot) is not tried.
+    let mut used = tokens(&items);
+    let mut tries = REFILL_TRIES;
+    for (hit, metadata) in left_out {
+        if tries == 0 {
+            break;
+        }
+        if hit.tokens > budget.saturating_sub(used) {
+            continue;
+        }
+        tries -= 1;
+        response.results.push(hit);
+        let with_metadata = metadata.is_some();
+        response.metadata.extend(metadata);
+        let tried = content_items(&response, files);
+        let total = tokens(&tried);
+        if total <= budget {
+            items = tried;
+            used = total;
+        } else {
+            response.results.pop();
+            if with_metadata {
+                response.metadata.pop();
+            }
+        }
     }
     // One result still over: its snapshot cut shorter until the answer fits.
     let mut limit = response.truncated_to.unwrap_or(budget).min(budget);
@@ -55,6 +92,10 @@ pub fn fit_content(
     response.tokens_used = tokens(&items);
     (response, items)
 }
+
+/// Results left out that are tried again, at most, one by one, for the room left (each
+/// try renders and counts the answer again).
+const REFILL_TRIES: usize = 6;
 
 /// Items in order, each kept whole while it fits and the first that does not cut to the
 /// tokens left (on a line boundary); the rest left out.
@@ -90,6 +131,33 @@ mod tests {
         let mut files = FileChunks::new();
         files.insert(("r".into(), path.into()), chunks(path, SERVICE));
         files
+    }
+
+    /// A long result that does not fit leaves its room to a shorter one ranked below it.
+    #[test]
+    fn a_long_result_left_out_makes_room_for_a_shorter_one() {
+        let mut all = FileChunks::new();
+        let mut pick = |path: &str, name: &str, score: f32| {
+            let file = chunks(path, SERVICE);
+            let chunk = file.iter().find(|c| c.name == name).unwrap().clone();
+            all.insert(("r".into(), path.to_string()), file);
+            hit(&chunk, score)
+        };
+        let best = pick("a.ts", "validateToken", 0.9);
+        let long = pick("b.ts", "TokenService", 0.8);
+        let short = pick("c.ts", "validateToken", 0.7);
+        let tokenizer = Tokenizer::default();
+        let count = |results: Vec<SearchHit>| {
+            content_tokens(&content_items(&response(results), &all), tokenizer)
+        };
+        let budget = count(vec![best.clone(), short.clone()]);
+        assert!(count(vec![best.clone(), long.clone()]) > budget);
+        let mut r = response(vec![best, long, short]);
+        r.token_budget = budget;
+        let (fitted, items) = fit_content(r, &all);
+        let paths: Vec<&str> = fitted.results.iter().map(|h| h.path.as_str()).collect();
+        assert_eq!(paths, ["a.ts", "c.ts"]);
+        assert!(content_tokens(&items, tokenizer) <= budget);
     }
 
     /// Results in four files; the answer at several budgets never exceeds them, keeps the

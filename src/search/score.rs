@@ -183,9 +183,11 @@ pub struct Selection {
 }
 
 /// The dual constraint over candidates in rank order: only those whose relevance
-/// (`scores`) is at or above `threshold`, included in order until the next one does not
-/// fit `budget`. Never pads; a best result that alone exceeds the budget is still
-/// returned, truncated.
+/// (`scores`) is at or above `threshold`, included in order while the budget lasts (seed
+/// 003: "include until token budget is exhausted"); one that does not fit what is left
+/// is passed over for the next ones that do, so that a long result does not leave the
+/// rest of the budget empty. Never pads; a best result that alone exceeds the budget is
+/// still returned, truncated.
 pub fn select(scores: &[f32], tokens: &[usize], threshold: f32, budget: usize) -> Selection {
     let mut sel = Selection {
         passed_gate: scores.iter().filter(|s| **s >= threshold).count(),
@@ -199,12 +201,10 @@ pub fn select(scores: &[f32], tokens: &[usize], threshold: f32, budget: usize) -
         if sel.tokens + cost <= budget {
             sel.tokens += cost;
             sel.picked.push(i);
-        } else {
-            if sel.picked.is_empty() {
-                sel.picked.push(i);
-                sel.truncated_to = Some(budget);
-                sel.tokens = budget;
-            }
+        } else if sel.picked.is_empty() {
+            sel.picked.push(i);
+            sel.truncated_to = Some(budget);
+            sel.tokens = budget;
             break;
         }
     }
@@ -327,6 +327,17 @@ mod tests {
         };
         assert_eq!(scores.relevance(), 0.45);
         assert_eq!(StageScores::default().relevance(), 0.0);
+    }
+
+    #[test]
+    fn a_result_that_does_not_fit_is_passed_over_for_ones_that_do() {
+        // A short best result, a long second: the budget goes to the next ones that fit,
+        // in rank order, not left empty.
+        let scores = [0.9, 0.8, 0.7, 0.6, 0.55, 0.3];
+        let sel = select(&scores, &[10, 1300, 460, 400, 200, 5], 0.5, 1000);
+        assert_eq!(sel.picked, vec![0, 2, 3]);
+        assert_eq!(sel.tokens, 870);
+        assert_eq!(sel.truncated_to, None);
     }
 
     #[test]

@@ -386,34 +386,3 @@ mod tests {
         assert_eq!(Tokenizer::default(), Tokenizer::Claude);
     }
 }
-
-#[cfg(test)]
-mod timing {
-    use super::*;
-
-    /// Prints how long counting this crate's sources takes, split alone and whole:
-    /// `cargo test --lib tokenizer::timing -- --ignored --nocapture`.
-    #[test]
-    #[ignore]
-    fn time_counting_the_sources() {
-        let mut text = String::new();
-        for entry in walkdir::WalkDir::new("src").into_iter().flatten() {
-            if entry.path().extension().is_some_and(|e| e == "rs") {
-                text += &std::fs::read_to_string(entry.path()).unwrap_or_default();
-            }
-        }
-        for t in Tokenizer::ALL {
-            let e = t.encoding();
-            let start = std::time::Instant::now();
-            let pieces = e.pattern.pieces(&text).count();
-            let split = start.elapsed();
-            let start = std::time::Instant::now();
-            let n = e.count(&text);
-            let whole = start.elapsed();
-            println!(
-                "{t}: {} bytes, {pieces} pieces, {n} tokens; split {split:?}, count {whole:?}",
-                text.len()
-            );
-        }
-    }
-}

@@ -242,15 +242,35 @@ async fn relevance_gate_and_budget_bound_the_answer() {
             .filter(|h| h.scores.relevance() >= 0.5)
             .count()
     );
-    // Budget: a budget that fits only the first result returns one; one that fits none
+    // Budget: one too small for the first two results keeps the first, passes over the
+    // second and takes the later ones that still fit, in rank order; one that fits none
     // returns the best, truncated.
     let mut o = open();
     let all = s.search("validate token", &o).await.unwrap();
-    assert!(all.results.len() >= 2);
-    o.max_token_budget = all.results[0].tokens + all.results[1].tokens - 1;
+    assert!(all.results.len() >= 3);
+    let budget = all.results[0].tokens + all.results[1].tokens - 1;
+    o.max_token_budget = budget;
     let r = s.search("validate token", &o).await.unwrap();
-    assert_eq!(r.results.len(), 1);
-    assert_eq!(r.tokens_used, all.results[0].tokens);
+    let mut left = budget;
+    let expected: Vec<&str> = all
+        .results
+        .iter()
+        .filter(|h| {
+            let fits = h.tokens <= left;
+            left -= if fits { h.tokens } else { 0 };
+            fits
+        })
+        .map(|h| h.chunk.id.as_str())
+        .collect();
+    let got: Vec<&str> = r.results.iter().map(|h| h.chunk.id.as_str()).collect();
+    assert_eq!(got, expected);
+    assert!(
+        got.len() >= 2,
+        "the fixture has later results short enough: {got:?}"
+    );
+    assert_eq!(got[0], all.results[0].chunk.id);
+    assert!(!got.contains(&all.results[1].chunk.id.as_str()));
+    assert_eq!(r.tokens_used, budget - left);
     o.max_token_budget = 3;
     let r = s.search("validate token", &o).await.unwrap();
     assert_eq!(r.results.len(), 1);
