@@ -141,10 +141,10 @@ const WHITESPACE_TAIL: &str = r"|\s+(?!\S)|\s+";
 ///
 /// The pattern is compiled with its `\s+(?!\S)|\s+` tail as `\s+`. Where that tail
 /// matches (a blank piece, unless it ends a line and the pattern has `\s*[\r\n]+`, the
-/// only earlier alternative that takes blank text), the look-ahead would have left the run's last character to
-/// the next piece when a non-blank character follows and the run is longer than one
-/// character: [`Split::pieces`] does that. Checked piece by piece against the pattern
-/// run with look-ahead (`fancy-regex`) in the tests.
+/// only earlier alternative that takes blank text), the look-ahead would have left the
+/// run's last character to the next piece when a non-blank character follows and the
+/// run is longer than one character: [`Split::pieces`] does that. Checked piece by piece
+/// against the pattern run with look-ahead (`fancy-regex`) in the tests.
 struct Split {
     regex: regex_automata::meta::Regex,
     /// The pattern has `\s*[\r\n]+` before its tail: a blank piece ending a line is its.
