@@ -1,15 +1,20 @@
 //! Prints the (description, code) training pairs of every source file under a directory
-//! as JSON lines, using Sextant's own parser and chunker (`sextant::dev::pairs`).
-//! `tools/train/mine.py` runs it on each unpacked npm package.
+//! as JSON lines, using Sextant's own parser and chunker (`sextant::dev::pairs` and
+//! `sextant::dev::registers`). `tools/train/mine.py` and `sources.py` run it on each
+//! unpacked package.
 //!
 //! Usage: `cargo run --example mine_pairs -- DIR` — one JSON object per pair on stdout
-//! (`path`, `breadcrumb`, `kind`, `description`, `code`), a summary on stderr.
-//! Declaration files (`.d.ts`), `node_modules/` and test files (`*.test.*`, `*_test.go`,
-//! `test_*.py`, `*Test.java`, and anything under a test folder) are not read.
+//! (`path`, `breadcrumb`, `kind`, `description`, `code`, `register`), a summary on stderr.
+//! Three registers: `doc` (a symbol's doc comment), `module` (a file's own doc with its
+//! outline) and `test` (what a test says it checks, with the function it exercises).
+//! Declaration files (`.d.ts`) and `node_modules/` are not read; test files
+//! (`*.test.*`, `*_test.go`, `test_*.py`, `*Test.java`, anything under a test folder)
+//! give `test` pairs only.
 
 use std::path::Path;
 
-use sextant::dev::pairs::doc_pairs;
+use sextant::dev::pairs::{DocPair, doc_pairs};
+use sextant::dev::registers::{PackageFile, is_test_path, module_pair, test_pairs};
 use sextant::parse::Language;
 
 fn main() {
@@ -18,7 +23,9 @@ fn main() {
         std::process::exit(2);
     };
     let root = Path::new(&root);
-    let (mut files, mut pairs, mut skipped, mut failed) = (0usize, 0usize, 0usize, 0usize);
+    let (mut files, mut skipped, mut failed) = (0usize, 0usize, 0usize);
+    let mut counts = [0usize; 3];
+    let mut package = Vec::new();
     let walker = ignore::WalkBuilder::new(root)
         .standard_filters(false)
         .filter_entry(|e| e.file_name() != "node_modules")
@@ -32,7 +39,7 @@ fn main() {
         let rel = rel.to_string_lossy().replace('\\', "/");
         if !entry.file_type().is_some_and(|t| t.is_file())
             || Language::from_path(path).is_none()
-            || is_declaration_or_test(&rel)
+            || is_declaration(&rel)
         {
             continue;
         }
@@ -40,45 +47,47 @@ fn main() {
             failed += 1;
             continue;
         };
-        files += 1;
-        match doc_pairs(&rel, &source) {
-            Ok(Ok(found)) => {
-                for pair in &found {
-                    match serde_json::to_string(pair) {
-                        Ok(line) => println!("{line}"),
-                        Err(e) => eprintln!("mine_pairs: {rel}: {e}"),
+        if !is_test_path(&rel) {
+            files += 1;
+            match doc_pairs(&rel, &source) {
+                Ok(Ok(found)) => {
+                    found.iter().for_each(print);
+                    counts[0] += found.len();
+                    if let Some(pair) = module_pair(&rel, &source) {
+                        print(&pair);
+                        counts[1] += 1;
                     }
                 }
-                pairs += found.len();
+                Ok(Err(_)) => {
+                    skipped += 1;
+                    continue;
+                }
+                Err(_) => {
+                    failed += 1;
+                    continue;
+                }
             }
-            Ok(Err(_)) => skipped += 1,
-            Err(_) => failed += 1,
         }
+        package.push(PackageFile { path: rel, source });
     }
+    let tests = test_pairs(&package);
+    tests.iter().for_each(print);
+    counts[2] = tests.len();
     eprintln!(
-        "mine_pairs: {files} files, {pairs} pairs, {skipped} skipped (generated or minified), \
-         {failed} unreadable or unparsable"
+        "mine_pairs: {files} files, {} doc pairs, {} module pairs, {} test pairs, {skipped} \
+         skipped (generated or minified), {failed} unreadable or unparsable",
+        counts[0], counts[1], counts[2]
     );
 }
 
-fn is_declaration_or_test(rel: &str) -> bool {
-    let lower = rel.to_ascii_lowercase();
-    let name = lower.rsplit('/').next().unwrap_or(&lower);
-    name.contains(".d.ts")
-        || name.contains(".d.mts")
-        || name.contains(".d.cts")
-        || name.contains(".test.")
-        || name.contains(".spec.")
-        || name.ends_with("_test.go")
-        || name.ends_with("_test.py")
-        || (name.starts_with("test_") && name.ends_with(".py"))
-        || name == "conftest.py"
-        || name.ends_with("test.java")
-        || name.ends_with("tests.java")
-        || lower.split('/').any(|dir| {
-            matches!(
-                dir,
-                "test" | "tests" | "__tests__" | "spec" | "__mocks__" | "testdata" | "testing"
-            )
-        })
+fn print(pair: &DocPair) {
+    match serde_json::to_string(pair) {
+        Ok(line) => println!("{line}"),
+        Err(e) => eprintln!("mine_pairs: {}: {e}", pair.path),
+    }
+}
+
+fn is_declaration(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel).to_ascii_lowercase();
+    name.contains(".d.ts") || name.contains(".d.mts") || name.contains(".d.cts")
 }

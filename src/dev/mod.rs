@@ -5,3 +5,4 @@
 
 pub mod fuzz;
 pub mod pairs;
+pub mod registers;

@@ -39,6 +39,20 @@ pub struct DocPair {
     pub description: String,
     /// The chunk's embedding text with every documentation comment of the file removed.
     pub code: String,
+    /// Which kind of text the description is.
+    pub register: Register,
+}
+
+/// Where a pair's description comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Register {
+    /// A symbol's documentation comment ([`doc_pairs`]).
+    Doc,
+    /// What a test says it checks ([`super::registers::test_pairs`]).
+    Test,
+    /// A file's own doc paired with its outline ([`super::registers::module_pair`]).
+    Module,
 }
 
 /// Why a whole file gives no pairs, when it is not simply undocumented.
@@ -106,6 +120,7 @@ pub fn doc_pairs(
                 kind: chunk.node_kind,
                 description,
                 code: chunk.embedding_text.clone(),
+                register: Register::Doc,
             })
         })
         .collect();

@@ -175,16 +175,35 @@ def code_key(code: str) -> str:
 
 
 def deduplicate(pairs: list[dict], seen_code: set[str], seen_desc: set[str]) -> list[dict]:
-    """Drops pairs whose code or normalised description was already kept (across packages)."""
+    """Drops pairs whose code (in the same register) or normalised description was already
+    kept (across packages): a function both documented and tested keeps both pairs."""
     kept = []
     for p in pairs:
-        ck, dk = code_key(p["code"]), normalise_description(p["description"])
+        ck = p.get("register", "doc") + ":" + code_key(p["code"])
+        dk = normalise_description(p["description"])
         if ck in seen_code or dk in seen_desc:
             continue
         seen_code.add(ck)
         seen_desc.add(dk)
         kept.append(p)
     return kept
+
+
+#: Most pairs kept from one package, per register: doc comments as before (model v2's
+#: cap), then files' own docs with their outlines, and test descriptions with the function
+#: they exercise.
+REGISTER_CAPS = {"doc": MAX_PAIRS_PER_PACKAGE, "module": 100, "test": 150}
+
+
+def cap_by_register(pairs: list[dict], rng: random.Random) -> list[dict]:
+    """A random sample of at most `REGISTER_CAPS[register]` pairs of each register, in
+    (path, breadcrumb) order."""
+    kept = []
+    for register, cap in REGISTER_CAPS.items():
+        members = [p for p in pairs if p.get("register", "doc") == register]
+        rng.shuffle(members)
+        kept += members[:cap]
+    return sorted(kept, key=lambda p: (p["path"], p["breadcrumb"], p.get("register", "doc")))
 
 
 def attach_negatives(pairs: list[dict], rng: random.Random) -> None:
@@ -348,8 +367,7 @@ def mine(packages: Path, out: Path, manifest: Path, seed: int, accept_new_tarbal
             for p in found:
                 p["package"] = spec
             found = deduplicate(found, seen_code, seen_desc)
-            rng.shuffle(found)
-            found = sorted(found[:MAX_PAIRS_PER_PACKAGE], key=lambda p: (p["path"], p["breadcrumb"]))
+            found = cap_by_register(found, rng)
             attach_negatives(found, rng)
             for p in found:
                 sink.write(json.dumps(p) + "\n")

@@ -55,8 +55,6 @@ ALLOWED = mine.ALLOWED_LICENCES | {
     "BOOST-1.0", "CC0-1.0", "PUBLIC-DOMAIN",
 }
 
-#: Most pairs kept from one source.
-MAX_PAIRS_PER_SOURCE = 400
 
 
 def licence_allowed(text: str) -> bool:
@@ -215,8 +213,7 @@ def main() -> None:
     with tmp_out.open("w") as sink, ThreadPoolExecutor(max_workers=2) as pool:
         for n, (row, found) in enumerate(pool.map(read_source, jobs), 1):
             found = mine.deduplicate(found, seen_code, seen_desc)
-            rng.shuffle(found)
-            found = sorted(found[:MAX_PAIRS_PER_SOURCE], key=lambda p: (p["path"], p["breadcrumb"]))
+            found = mine.cap_by_register(found, rng)
             mine.attach_negatives(found, rng)
             for p in found:
                 sink.write(json.dumps(p) + "\n")

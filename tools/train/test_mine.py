@@ -130,5 +130,24 @@ class Deduplication(unittest.TestCase):
         self.assertIn(pairs[2]["negative"], ["A1", "A2"])
 
 
+class Registers(unittest.TestCase):
+    def pair(self, register, i, code=None):
+        return {"register": register, "path": f"f{i}.py", "breadcrumb": f"s{i}",
+                "description": f"{register} description number {i}", "code": code or f"{register} code {i}"}
+
+    def test_each_register_has_its_own_cap(self):
+        pairs = [self.pair("doc", i) for i in range(500)] + [self.pair("test", i) for i in range(300)]
+        pairs += [self.pair("module", i) for i in range(5)]
+        kept = mine.cap_by_register(pairs, random.Random(1))
+        count = {r: sum(1 for p in kept if p["register"] == r) for r in ("doc", "module", "test")}
+        self.assertEqual(count, {"doc": mine.REGISTER_CAPS["doc"], "module": 5, "test": mine.REGISTER_CAPS["test"]})
+
+    def test_the_same_code_is_kept_once_per_register(self):
+        pairs = [self.pair("doc", 1, code="def f(): pass"), self.pair("test", 2, code="def f(): pass"),
+                 self.pair("test", 3, code="def f(): pass")]
+        kept = mine.deduplicate(pairs, set(), set())
+        self.assertEqual([p["register"] for p in kept], ["doc", "test"])
+
+
 if __name__ == "__main__":
     unittest.main()
