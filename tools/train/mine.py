@@ -195,10 +195,27 @@ def deduplicate(pairs: list[dict], seen_code: set[str], seen_desc: set[str]) -> 
 REGISTER_CAPS = {"doc": MAX_PAIRS_PER_PACKAGE, "module": 100, "test": 150}
 
 
+#: A file's leading comment that says where the file came from, not what it does.
+PROVENANCE = re.compile(
+    r"https?://|\b(copied|taken|imported|adapted|ported|forked|derived) from\b|\bauthors?\b|"
+    r"\blocale configuration\b|\bgenerated\b",
+    re.IGNORECASE,
+)
+
+
+def describes_purpose(pair: dict) -> bool:
+    """False for a module pair whose description is provenance (a URL, "copied from …", an
+    author line, a locale file's header): such a file doc says nothing of what the file
+    does. Doc and test pairs are kept as they are."""
+    return pair.get("register", "doc") != "module" or not PROVENANCE.search(pair["description"])
+
+
 def cap_by_register(pairs: list[dict], rng: random.Random) -> list[dict]:
     """A random sample of at most `REGISTER_CAPS[register]` pairs of each register, in
-    (path, breadcrumb) order."""
+    (path, breadcrumb) order; module pairs that only say where a file came from are
+    dropped first (`describes_purpose`)."""
     kept = []
+    pairs = [p for p in pairs if describes_purpose(p)]
     for register, cap in REGISTER_CAPS.items():
         members = [p for p in pairs if p.get("register", "doc") == register]
         rng.shuffle(members)

@@ -142,6 +142,19 @@ class Registers(unittest.TestCase):
         count = {r: sum(1 for p in kept if p["register"] == r) for r in ("doc", "module", "test")}
         self.assertEqual(count, {"doc": mine.REGISTER_CAPS["doc"], "module": 5, "test": mine.REGISTER_CAPS["test"]})
 
+    def test_module_docs_that_only_say_where_a_file_came_from_are_dropped(self):
+        kept = [self.pair("module", 1), self.pair("doc", 2)]
+        for text in ["copied from https://github.com/nodejs/node/blob/main/lib/repl.js",
+                     "Taken from the http crate.", "moment.js locale configuration locale : Latvian",
+                     "Author: Jane Doe <jane@example.com>"]:
+            p = self.pair("module", 3)
+            p["description"] = text
+            self.assertFalse(mine.describes_purpose(p), text)
+        doc = self.pair("doc", 4)
+        doc["description"] = "See https://example.com for the format."
+        self.assertTrue(mine.describes_purpose(doc))
+        self.assertEqual(mine.cap_by_register(kept, random.Random(1)), sorted(kept, key=lambda p: p["path"]))
+
     def test_the_same_code_is_kept_once_per_register(self):
         pairs = [self.pair("doc", 1, code="def f(): pass"), self.pair("test", 2, code="def f(): pass"),
                  self.pair("test", 3, code="def f(): pass")]
