@@ -36,12 +36,18 @@ def manifest(name: str, run: Path, score_spread: float) -> dict:
     if not (0.1 <= score_spread <= 10):
         raise SystemExit(f"ship: --score-spread {score_spread} must be from 0.1 to 10 (1.0 = bge-small's spread)")
     metrics = json.loads((run / "metrics.json").read_text())
+    # Model v2 learnt from doc comments alone (its metrics name no registers).
+    registers = metrics.get("registers", ["doc"])
+    v2 = registers == ["doc"]
+    kinds = "(doc comment sentence, code)" if v2 else "(description, code)"
+    sources = "" if v2 else "descriptions from doc comments, test names (with the function the test calls) and files' own docs (with the file's outline), "
     return {
         "name": name,
         "description": (
             "Sextant's code-search model: bge-small-en-v1.5 fine-tuned on "
-            f"{metrics.get('training_pairs', '?')} (doc comment sentence, code) pairs in TypeScript, "
+            f"{metrics.get('training_pairs', '?')} {kinds} pairs in TypeScript, "
             "JavaScript, Python, Go, Rust and Java from permissively licensed packages, "
+            f"{sources}"
             "8-bit-quantised ONNX (384 dims, CLS pooling)"
         ),
         "kind": "embedding",

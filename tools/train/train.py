@@ -237,6 +237,7 @@ def train(args) -> None:
     model = model.cpu()
     model.save_pretrained(str(out / "float"))
     metrics["training_pairs"] = len(train_set)
+    metrics["registers"] = sorted({p.get("register", "doc") for p in train_set})
     base_model = BertModel.from_pretrained(str(base_dir), add_pooling_layer=False)
     finish(base_model, model, out, base_dir, held, qenc, denc, metrics, args)
 
