@@ -160,6 +160,63 @@ impl std::fmt::Debug for LanceStore {
 /// before hold `f32` vectors and keep them ([`vector_type`]).
 const VECTOR_ELEMENT: DataType = DataType::Float16;
 
+/// Read parameters that route data and index files through the block cache, on
+/// object storage with a cache configured.
+fn cached_read_params(options: &LanceStoreOptions) -> Option<lance::dataset::ReadParams> {
+    (options.uri.contains("://") && options.block_cache_bytes > 0).then(|| {
+        let cache = super::block_cache::BlockCache::new(options.block_cache_bytes);
+        lance::dataset::ReadParams {
+            store_options: Some(lance::io::ObjectStoreParams {
+                object_store_wrapper: Some(Arc::new(cache)),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    })
+}
+
+/// Fails with what to do when an existing table's vector width is not the model's.
+fn check_width(options: &LanceStoreOptions, width: Option<usize>) -> Result<(), StoreError> {
+    if width == Some(options.dims) {
+        return Ok(());
+    }
+    Err(StoreError::Invalid(format!(
+        "the chunk store at {} holds {}-dimensional vectors but the configured embedding model makes \
+         {}-dimensional ones; re-index into a fresh data directory (or delete {}) after changing models",
+        options.uri,
+        width.map_or("unknown".to_string(), |w| w.to_string()),
+        options.dims,
+        options.uri
+    )))
+}
+
+/// Columns added since the first release, appended to an older table in the schema's
+/// order.
+async fn add_missing_columns(table: &Table, existing: &Schema) -> Result<(), StoreError> {
+    if existing.field_with_name("embedded").is_err() {
+        // Tables written before progressive indexing: every row has its vector.
+        table
+            .add_columns()
+            .transform(lancedb::table::NewColumnTransform::SqlExpressions(vec![(
+                "embedded".to_string(),
+                "true".to_string(),
+            )]))
+            .execute()
+            .await?;
+    }
+    if existing.field_with_name("native_kind").is_err() {
+        // Tables written before languages' own kind names were kept.
+        table
+            .add_columns()
+            .transform(lancedb::table::NewColumnTransform::AllNulls(Arc::new(
+                Schema::new(vec![Field::new("native_kind", DataType::Utf8, true)]),
+            )))
+            .execute()
+            .await?;
+    }
+    Ok(())
+}
+
 /// The width and element type of a schema's `vector` column.
 fn vector_type(schema: &Schema) -> Option<(usize, DataType)> {
     match schema.field_with_name("vector").ok()?.data_type() {
@@ -322,18 +379,7 @@ impl LanceStore {
             .execute()
             .await
             .map_err(storage_error(&options.uri))?;
-        // On object storage, data and index files are read through the block cache.
-        let read_params =
-            (options.uri.contains("://") && options.block_cache_bytes > 0).then(|| {
-                let cache = super::block_cache::BlockCache::new(options.block_cache_bytes);
-                lance::dataset::ReadParams {
-                    store_options: Some(lance::io::ObjectStoreParams {
-                        object_store_wrapper: Some(Arc::new(cache)),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                }
-            });
+        let read_params = cached_read_params(&options);
         let open = |db: &Connection| {
             let builder = db.open_table(&options.table);
             match &read_params {
@@ -346,39 +392,8 @@ impl LanceStore {
             let table = open(&db).execute().await?;
             let existing = table.schema().await?;
             let found = vector_type(&existing);
-            let width = found.as_ref().map(|(width, _)| *width);
-            if width != Some(options.dims) {
-                return Err(StoreError::Invalid(format!(
-                    "the chunk store at {} holds {}-dimensional vectors but the configured embedding model makes \
-                     {}-dimensional ones; re-index into a fresh data directory (or delete {}) after changing models",
-                    options.uri,
-                    width.map_or("unknown".to_string(), |w| w.to_string()),
-                    options.dims,
-                    options.uri
-                )));
-            }
-            // Columns added since the first release, appended in the schema's order.
-            if existing.field_with_name("embedded").is_err() {
-                // Tables written before progressive indexing: every row has its vector.
-                table
-                    .add_columns()
-                    .transform(lancedb::table::NewColumnTransform::SqlExpressions(vec![(
-                        "embedded".to_string(),
-                        "true".to_string(),
-                    )]))
-                    .execute()
-                    .await?;
-            }
-            if existing.field_with_name("native_kind").is_err() {
-                // Tables written before languages' own kind names were kept.
-                table
-                    .add_columns()
-                    .transform(lancedb::table::NewColumnTransform::AllNulls(Arc::new(
-                        Schema::new(vec![Field::new("native_kind", DataType::Utf8, true)]),
-                    )))
-                    .execute()
-                    .await?;
-            }
+            check_width(&options, found.as_ref().map(|(width, _)| *width))?;
+            add_missing_columns(&table, &existing).await?;
             let element = found.map_or(VECTOR_ELEMENT, |(_, element)| element);
             (table, schema(options.dims, element))
         } else {
@@ -465,7 +480,8 @@ impl LanceStore {
         &self.options
     }
 
-    fn batch(&self, rows: &[ChunkRow]) -> Result<RecordBatch, StoreError> {
+    /// The vector column of `rows`, in the element type of the table's schema.
+    fn vector_column(&self, rows: &[ChunkRow]) -> Result<FixedSizeListArray, StoreError> {
         let dims = self.options.dims;
         for row in rows {
             if !row.vector.is_empty() && row.vector.len() != dims {
@@ -476,6 +492,33 @@ impl LanceStore {
                 )));
             }
         }
+        // Rows not embedded yet hold a zero vector (never searched: see `embedded`); the
+        // values are read in place, not copied per row.
+        let values = rows
+            .iter()
+            .flat_map(|r| (0..dims).map(move |i| r.vector.get(i).copied().unwrap_or(0.0)));
+        let flat: ArrayRef = match vector_type(&self.schema).map(|(_, e)| e) {
+            Some(DataType::Float32) => Arc::new(Float32Array::from_iter_values(values)),
+            Some(DataType::Float16) => Arc::new(Float16Array::from_iter_values(
+                values.map(half::f16::from_f32),
+            )),
+            other => {
+                return Err(StoreError::Invalid(format!(
+                    "the chunk table's vectors are {other:?}, not float16 or float32; \
+                     re-index into a fresh data directory"
+                )));
+            }
+        };
+        Ok(FixedSizeListArray::try_new(
+            Arc::new(Field::new("item", flat.data_type().clone(), true)),
+            dims as i32,
+            flat,
+            None,
+        )?)
+    }
+
+    fn batch(&self, rows: &[ChunkRow]) -> Result<RecordBatch, StoreError> {
+        let vectors = self.vector_column(rows)?;
         let s = |f: fn(&ChunkRow) -> &str| -> ArrayRef {
             Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
         };
@@ -501,29 +544,6 @@ impl LanceStore {
         let bools = |f: fn(&ChunkRow) -> bool| -> ArrayRef {
             Arc::new(BooleanArray::from(rows.iter().map(f).collect::<Vec<_>>()))
         };
-        // Rows not embedded yet hold a zero vector (never searched: see `embedded`); the
-        // values are read in place, not copied per row.
-        let values = rows
-            .iter()
-            .flat_map(|r| (0..dims).map(move |i| r.vector.get(i).copied().unwrap_or(0.0)));
-        let flat: ArrayRef = match vector_type(&self.schema).map(|(_, e)| e) {
-            Some(DataType::Float32) => Arc::new(Float32Array::from_iter_values(values)),
-            Some(DataType::Float16) => Arc::new(Float16Array::from_iter_values(
-                values.map(half::f16::from_f32),
-            )),
-            other => {
-                return Err(StoreError::Invalid(format!(
-                    "the chunk table's vectors are {other:?}, not float16 or float32; \
-                     re-index into a fresh data directory"
-                )));
-            }
-        };
-        let vectors = FixedSizeListArray::try_new(
-            Arc::new(Field::new("item", flat.data_type().clone(), true)),
-            dims as i32,
-            flat,
-            None,
-        )?;
         let modifiers: Vec<String> = rows
             .iter()
             .map(|r| {

@@ -93,48 +93,8 @@ impl Indexer {
                 progress.report(Phase::Scan, i as u64 + 1, total, None);
             }
         }
-        let skipped_paths: std::collections::HashSet<&str> =
-            scan.skipped.iter().map(|(f, _)| f.rel.as_str()).collect();
-        let seen = |p: &str| skipped_paths.contains(p) || scanned.contains(p);
-        // The base's files the worktree lacks are deleted on it (once).
-        let deleted: Vec<String> = base
-            .into_iter()
-            .flat_map(|b| b.values())
-            .filter(|b| b.skip_reason.is_none() && !seen(&b.path))
-            .filter(|b| {
-                stored
-                    .get(&b.path)
-                    .is_none_or(|r| r.skip_reason.as_deref() != Some(DELETED_ON_REF))
-            })
-            .map(|b| b.path.clone())
-            .collect();
-        let deleting: std::collections::HashSet<&str> =
-            deleted.iter().map(String::as_str).collect();
-        let mut removals: Vec<String> = stored
-            .values()
-            .filter(|r| !skipped_paths.contains(r.path.as_str()))
-            // A deletion recorded on a worktree ref stays while the base has the file.
-            .filter(|r| {
-                r.skip_reason.as_deref() != Some(DELETED_ON_REF)
-                    || base.is_none_or(|b| !b.contains_key(&r.path))
-            })
-            .filter(|r| !deleting.contains(r.path.as_str()))
-            .map(|r| r.path.clone())
-            .collect();
-        removals.extend(as_base);
-        // Files skipped for the same reason as last time (or, on a worktree ref, as in
-        // its base) are already recorded as such.
-        let skipped = scan
-            .skipped
-            .into_iter()
-            .filter(|(f, reason)| {
-                let same = |r: &FileRecord| r.skip_reason.as_deref() == Some(reason.as_str());
-                match stored.get(&f.rel) {
-                    Some(r) => !same(r),
-                    None => base.and_then(|b| b.get(&f.rel)).is_none_or(|r| !same(r)),
-                }
-            })
-            .collect();
+        let (removals, skipped, deleted) =
+            settle_worktree(&stored, base, &scanned, scan.skipped, as_base);
         Ok(Plan {
             pending,
             removals,
@@ -359,4 +319,57 @@ fn apply_file_limit(
         ));
         false
     });
+}
+
+/// What a worktree scan leaves to remove, record as skipped and record as deleted on a
+/// worktree ref: the stored files it no longer has, those it skips for a new reason, and
+/// the base's files it lacks.
+fn settle_worktree(
+    stored: &HashMap<String, FileRecord>,
+    base: Option<&HashMap<String, FileRecord>>,
+    scanned: &std::collections::HashSet<String>,
+    scan_skipped: Vec<(ScannedFile, String)>,
+    as_base: Vec<String>,
+) -> (Vec<String>, Vec<(ScannedFile, String)>, Vec<String>) {
+    let skipped_paths: std::collections::HashSet<&str> =
+        scan_skipped.iter().map(|(f, _)| f.rel.as_str()).collect();
+    let seen = |p: &str| skipped_paths.contains(p) || scanned.contains(p);
+    // The base's files the worktree lacks are deleted on it (once).
+    let deleted: Vec<String> = base
+        .into_iter()
+        .flat_map(|b| b.values())
+        .filter(|b| b.skip_reason.is_none() && !seen(&b.path))
+        .filter(|b| {
+            stored
+                .get(&b.path)
+                .is_none_or(|r| r.skip_reason.as_deref() != Some(DELETED_ON_REF))
+        })
+        .map(|b| b.path.clone())
+        .collect();
+    let deleting: std::collections::HashSet<&str> = deleted.iter().map(String::as_str).collect();
+    let mut removals: Vec<String> = stored
+        .values()
+        .filter(|r| !skipped_paths.contains(r.path.as_str()))
+        // A deletion recorded on a worktree ref stays while the base has the file.
+        .filter(|r| {
+            r.skip_reason.as_deref() != Some(DELETED_ON_REF)
+                || base.is_none_or(|b| !b.contains_key(&r.path))
+        })
+        .filter(|r| !deleting.contains(r.path.as_str()))
+        .map(|r| r.path.clone())
+        .collect();
+    removals.extend(as_base);
+    // Files skipped for the same reason as last time (or, on a worktree ref, as in
+    // its base) are already recorded as such.
+    let skipped = scan_skipped
+        .into_iter()
+        .filter(|(f, reason)| {
+            let same = |r: &FileRecord| r.skip_reason.as_deref() == Some(reason.as_str());
+            match stored.get(&f.rel) {
+                Some(r) => !same(r),
+                None => base.and_then(|b| b.get(&f.rel)).is_none_or(|r| !same(r)),
+            }
+        })
+        .collect();
+    (removals, skipped, deleted)
 }

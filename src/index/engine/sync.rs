@@ -218,36 +218,60 @@ impl Indexer {
         self.index_files(repo, &root, pending, progress, &mut report)
             .await?;
         if !changed.is_empty() {
-            let graph_started = Instant::now();
-            let view = crate::index::graph::GraphView {
-                repo_id: repo.id.clone(),
-                base: repo.parent_id.clone(),
-            };
-            let graph = crate::index::graph::update_graph(
-                self.meta.as_ref(),
-                &view,
-                changed,
-                &configs,
-                progress,
-            )
-            .instrument(tracing::info_span!("sync.graph"))
-            .await?;
-            report.graph_edges = graph.edges;
-            report.phases.graph = graph_started.elapsed();
+            self.resolve_graph(repo, changed, &configs, progress, &mut report)
+                .await?;
         }
-        // After a bulk change, fold the new rows into the store's text and vector indexes
-        // now rather than leaving searches to scan them; small changes wait for the
-        // store's periodic maintenance (they are searchable either way).
-        if report.indexed + report.removed >= self.options.maintain_after_files {
-            progress.report(Phase::Write, 0, 0, Some("updating search indexes".into()));
-            let maintained = self
-                .vectors
-                .maintain()
-                .instrument(tracing::info_span!("sync.maintain"));
-            timed(&mut report.phases.maintain, maintained).await?;
-        }
+        self.maintain_after_bulk(progress, &mut report).await?;
         report.duration = started.elapsed();
         Ok((report, commit))
+    }
+
+    /// Re-resolves the graph of the paths whose symbols changed (and their importers).
+    async fn resolve_graph(
+        &self,
+        repo: &Repository,
+        changed: Vec<String>,
+        configs: &[(String, String)],
+        progress: &mut Progress,
+        report: &mut SyncReport,
+    ) -> Result<(), IndexError> {
+        let graph_started = Instant::now();
+        let view = crate::index::graph::GraphView {
+            repo_id: repo.id.clone(),
+            base: repo.parent_id.clone(),
+        };
+        let graph = crate::index::graph::update_graph(
+            self.meta.as_ref(),
+            &view,
+            changed,
+            configs,
+            progress,
+        )
+        .instrument(tracing::info_span!("sync.graph"))
+        .await?;
+        report.graph_edges = graph.edges;
+        report.phases.graph = graph_started.elapsed();
+        Ok(())
+    }
+
+    /// After a bulk change, folds the new rows into the store's text and vector indexes
+    /// now rather than leaving searches to scan them; small changes wait for the store's
+    /// periodic maintenance (they are searchable either way).
+    async fn maintain_after_bulk(
+        &self,
+        progress: &mut Progress,
+        report: &mut SyncReport,
+    ) -> Result<(), IndexError> {
+        if report.indexed + report.removed < self.options.maintain_after_files {
+            return Ok(());
+        }
+        progress.report(Phase::Write, 0, 0, Some("updating search indexes".into()));
+        let maintained = self
+            .vectors
+            .maintain()
+            .instrument(tracing::info_span!("sync.maintain"));
+        timed(&mut report.phases.maintain, maintained).await?;
+        Ok(())
     }
 
     /// Makes the indexed files in `stored` that the grep index (when kept) does not hold
