@@ -337,11 +337,7 @@ impl Embedder for HashEmbedder {
         DIMS
     }
     fn limits(&self) -> BatchLimits {
-        BatchLimits {
-            max_texts: 64,
-            max_tokens: 1_000_000,
-            max_text_tokens: 100_000,
-        }
+        BatchLimits::texts_of(64, 100_000)
     }
     async fn embed(&self, texts: &[String], _: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
         Ok(texts

@@ -1,6 +1,27 @@
 //! The application's wiring: from the [`Config`] to the opened stores, the indexer and
 //! one [`Service`]. `serve`, `mcp` (stdio) and the CLI's local commands build what they
 //! need here, so each adapter only translates its protocol into service calls.
+//!
+//! # Design notes: replicas without a shared disk
+//!
+//! Replicas that share no disk put the chunk store on object storage (`--lance-uri
+//! s3://bucket/prefix`, the standard `AWS_*` settings, `AWS_ENDPOINT` for an
+//! S3-compatible store; LanceDB's `aws` feature is the one object-store feature built).
+//! The grep index is then mirrored beside it under `<lance-uri>/grep/`
+//! (`store::grep::mirror`): each replica's directory is a cache; the lease holder pulls
+//! the published copy before it writes and publishes each commit (segments, then the
+//! manifest, then what merges removed) before its own manifest changes; readers look at
+//! the remote manifest's tag at most once a second. LanceDB's reads of data and index
+//! files (immutable: every write and compaction makes new ones) go through
+//! `store::block_cache`, a bounded in-memory cache of 256 KB blocks wrapped around its
+//! object store (`--lance-cache-mb`, 256 by default), so a search reads S3 only for
+//! blocks no earlier search read; manifests and listings always go to the store.
+//! Object-store failures are "unavailable" (`StoreError::is_unavailable`: a 503 that
+//! names the store and the `AWS_*` settings to check, a sync re-queued with back-off).
+//! MCP is served without sessions (`--mcp-stateless`, rmcp's stateless mode) so any
+//! replica answers any request; clients of MCP 2026-07-28 and later are served so
+//! anyway. The Helm chart sets all of this when it runs more than one pod;
+//! docker/compose.replicas.yaml is the same on one machine.
 
 pub mod cache;
 pub mod checkup;

@@ -155,14 +155,22 @@ pub fn strip_docs(source: &str, comments: &[ByteRange], documented: &[usize]) ->
             anchors.insert(range.start);
         }
     }
+    let blanked = comments.iter().zip(&blank).filter(|(_, b)| **b);
+    blank_ranges(source, blanked.map(|(range, _)| range))
+}
+
+/// `source` with every byte of `ranges` but line breaks turned into a space, so that
+/// lines and offsets stay as they were.
+pub(super) fn blank_ranges<'a>(
+    source: &str,
+    ranges: impl IntoIterator<Item = &'a ByteRange>,
+) -> String {
     let mut bytes = source.as_bytes().to_vec();
-    for (range, _) in comments.iter().zip(&blank).filter(|(_, b)| **b) {
+    for range in ranges {
         if let Some(span) = bytes.get_mut(range.start..range.end) {
-            for b in span {
-                if *b != b'\n' && *b != b'\r' {
-                    *b = b' ';
-                }
-            }
+            span.iter_mut()
+                .filter(|b| **b != b'\n' && **b != b'\r')
+                .for_each(|b| *b = b' ');
         }
     }
     // Whole UTF-8 sequences inside a comment became spaces; outside it nothing changed.
@@ -187,16 +195,26 @@ fn is_doc_form(text: &str) -> bool {
 /// "Foo does …") without it, so that the model learns from what the text says rather than
 /// from a name the code also holds; `None` when nothing is left.
 fn without_leading_name(description: &str, name: &str) -> Option<String> {
-    // A method's name may carry its receiver or type (`(*Buffer).Push`, `Buffer.Push`).
-    let name = name.rsplit(['.', ' ']).next().unwrap_or(name);
+    let name = simple_name(name);
     let Some(rest) = description
         .strip_prefix(name)
         .filter(|r| r.starts_with(' ') && !name.is_empty())
     else {
         return Some(description.to_string());
     };
-    let rest = rest.trim_start();
-    let mut chars = rest.chars();
+    capitalised(rest)
+}
+
+/// A name without the receiver, type or module it may carry (`(*Buffer).Push`,
+/// `Buffer.Push`, `Buffer::push`).
+pub(super) fn simple_name(name: &str) -> &str {
+    name.rsplit(['.', ' ', ':']).next().unwrap_or(name)
+}
+
+/// `rest` (what follows a name a description began with) as a sentence of its own: its
+/// first letter upper-cased; `None` when it has too few words to describe anything.
+pub(super) fn capitalised(rest: &str) -> Option<String> {
+    let mut chars = rest.trim_start().chars();
     let first = chars.next()?;
     let text: String = first.to_uppercase().chain(chars).collect();
     let words = text

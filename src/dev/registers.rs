@@ -22,7 +22,7 @@ use crate::parse::refs::{RefKind, RefTarget};
 use crate::parse::{Language, ParseLimits, ParsedFile, ParsedSymbol, SymbolKind, parse_bytes};
 use crate::text::split_identifier;
 
-use super::pairs::{DocPair, Register, describe};
+use super::pairs::{DocPair, Register, blank_ranges, capitalised, describe, simple_name};
 
 /// Fewest words a test's description needs (after its `test` prefix is gone).
 const MIN_TEST_WORDS: usize = 3;
@@ -40,25 +40,14 @@ pub struct PackageFile {
     pub source: String,
 }
 
-/// Whether a package-relative path is a test file by the usual conventions of the six
-/// languages (`*.test.ts`, `*_test.go`, `test_*.py`, `*Test.java`, a `tests/` folder …).
+/// Whether a package-relative path is a test or its data, by the product's own path roles
+/// ([`crate::roles::PathRole::of`]: `*.test.ts`, `*_test.go`, `test_*.py`, `*Test.java`, a
+/// `tests/` folder …).
 pub fn is_test_path(rel: &str) -> bool {
-    let lower = rel.to_ascii_lowercase();
-    let name = lower.rsplit('/').next().unwrap_or(&lower);
-    name.contains(".test.")
-        || name.contains(".spec.")
-        || name.ends_with("_test.go")
-        || name.ends_with("_test.py")
-        || (name.starts_with("test_") && name.ends_with(".py"))
-        || name == "conftest.py"
-        || name.ends_with("test.java")
-        || name.ends_with("tests.java")
-        || lower.split('/').any(|dir| {
-            matches!(
-                dir,
-                "test" | "tests" | "__tests__" | "spec" | "__mocks__" | "testdata" | "testing"
-            )
-        })
+    matches!(
+        crate::roles::PathRole::of(rel),
+        crate::roles::PathRole::Test | crate::roles::PathRole::Fixture
+    )
 }
 
 /// A definition a test may exercise.
@@ -169,11 +158,6 @@ fn pick_target<'a>(description: &str, called: &BTreeSet<&'a str>) -> Option<&'a 
     let mut top = called.iter().filter(|n| overlap(n) == best);
     let first = top.next().copied();
     top.next().is_none().then_some(first).flatten()
-}
-
-/// A `Class.method` or `(*T).Method` name's last part.
-fn simple_name(name: &str) -> &str {
-    name.rsplit(['.', ' ', ':']).next().unwrap_or(name)
 }
 
 /// One test: what it says it checks and the bytes of its body.
@@ -339,15 +323,7 @@ pub fn module_pair(relative_path: &str, source: &str) -> Option<DocPair> {
     let description = describe(&doc)?;
     let description = without_package_name(&description)?;
     // Every comment blanked, newlines kept: the outline shows no comment's words.
-    let mut bytes = source.as_bytes().to_vec();
-    for range in &parsed.comments {
-        if let Some(span) = bytes.get_mut(range.start..range.end) {
-            span.iter_mut()
-                .filter(|b| **b != b'\n' && **b != b'\r')
-                .for_each(|b| *b = b' ');
-        }
-    }
-    let blank = String::from_utf8(bytes).ok()?;
+    let blank = blank_ranges(source, &parsed.comments);
     let parsed = parse_bytes(path, blank.as_bytes(), &limits).ok()?;
     let chunks = chunk_file(relative_path, &blank, &parsed, &ChunkOptions::default());
     let outline = outline_chunk(relative_path, &blank, &parsed, &chunks)?;
@@ -423,11 +399,7 @@ fn without_package_name(description: &str) -> Option<String> {
     let Some(rest) = description.strip_prefix("Package ") else {
         return Some(description.to_string());
     };
-    let rest = rest.split_once(' ').map_or("", |(_, r)| r).trim_start();
-    let mut chars = rest.chars();
-    let first = chars.next()?;
-    let text: String = first.to_uppercase().chain(chars).collect();
-    (text.split_whitespace().count() >= 3).then_some(text)
+    capitalised(rest.split_once(' ').map_or("", |(_, r)| r))
 }
 
 #[cfg(test)]

@@ -2,6 +2,30 @@
 //! default ref. Each is stored as what differs from the repository's indexed commit
 //! (see `index::engine`), so searching a ref reads the ref's own files and the
 //! repository's others.
+//!
+//! # Design notes
+//!
+//! A repository may track refs besides its default one (`Service::add_ref`): branches,
+//! tags or commits of a git repository, or the linked worktrees of a local one
+//! (`index::git::worktrees`). Each is a repository row of its own with `parent_id` set
+//! and an id under its repository's (`REPO_ID@…`, so a token that sees the repository
+//! sees the ref, its jobs and progress), holding only what differs from the repository:
+//! for git, `engine::plan` diffs the repository's indexed commit against the ref's (in
+//! the repository's mirror); for a worktree, `plan_worktree` scans the worktree against
+//! the repository's file records by content hash (`overlay_base`). Either way the ref
+//! indexes the files it changes or adds, records a `DELETED_ON_REF` file for each it
+//! deletes, and removes what no longer differs. A repository's successful sync queues
+//! its refs' syncs; the job queue keeps the watches of watched working trees and
+//! worktrees (`index::watch::Watches`). Every read on a ref goes through a
+//! `service::refs::Side` (the repository, and the ref's `store::RefView` over it:
+//! `holder(path)` says whose rows show a path): search (`Service::scope_refs` turns the
+//! sides into the chunk filter; a search without `ref` excludes every ref's rows), file
+//! symbols, Scout (its graph reads each symbol's neighbours from the side's rows) and
+//! `Service::compare`, which diffs two sides file by file and chunk by chunk (chunk ids
+//! are stable across edits) and lists the unchanged code whose edges reach what
+//! changed; grep reads a `search::grep::TrackedScope` the same way. A ref's graph stage
+//! (`index::graph::GraphView`) resolves over its files and its repository's others.
+//! Listings show repositories only; `repo show` lists their refs.
 
 use std::collections::HashSet;
 

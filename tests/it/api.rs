@@ -678,15 +678,7 @@ async fn tokens_gate_every_route_and_bound_what_each_token_sees() {
     .await;
     assert_eq!(status, 200);
     assert_eq!(body["response"]["results"][0]["path"], "src/secret.ts");
-    let metrics = http
-        .get(format!("{base}/metrics"))
-        .bearer_auth(&admin)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = super::support::metrics_text(&http, &base, Some(&admin)).await;
     assert!(
         metrics.contains("sextant_http_requests_total{method=\"GET\",route=\"/api/v1/repositories/{repo}\",status=\"404\"}"),
         "{metrics}"

@@ -189,9 +189,11 @@ async fn answers_never_exceed_the_budget_over_rest_and_mcp() {
 
 #[test]
 fn the_cli_prints_no_more_than_the_budget() {
-    let model = match support::models::static_model() {
-        Ok(m) => m,
-        Err(why) => return support::skip("the CLI's budget (needs the static model)", why),
+    let Some(model) = support::available(
+        support::models::static_model(),
+        "the CLI's budget (needs the static model)",
+    ) else {
+        return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
@@ -256,9 +258,9 @@ fn sextant_counts_what_the_reference_tokenizers_count() {
         .filter_map(|p| std::fs::read_to_string(p).ok())
         .collect();
     assert!(texts.len() > 50, "{} fixture files", texts.len());
-    let reference = match reference_counts(&texts) {
-        Ok(counts) => counts,
-        Err(why) => return support::skip("the reference tokenizers", why),
+    let Some(reference) = support::available(reference_counts(&texts), "the reference tokenizers")
+    else {
+        return;
     };
     let ours = [
         sextant::text::Tokenizer::Claude,

@@ -382,9 +382,11 @@ async fn serve_moves_old_url_credentials_out_before_serving() {
 /// `N-` context) and the structured answer with `--json`; a bad regex fails naming it.
 #[test]
 fn grep_prints_matching_lines_by_file() {
-    let model = match crate::support::models::static_model() {
-        Ok(m) => m,
-        Err(why) => return crate::support::skip("sextant grep (needs the static model)", why),
+    let Some(model) = crate::support::available(
+        crate::support::models::static_model(),
+        "sextant grep (needs the static model)",
+    ) else {
+        return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");

@@ -10,9 +10,9 @@ use crate::support;
 use std::path::PathBuf;
 
 use serde_json::json;
+use support::available;
 use support::models::static_model;
 use support::process::{Served, json_of};
-use support::skip;
 use support::webdriver::Browser;
 
 fn shots() -> PathBuf {
@@ -24,13 +24,17 @@ fn shots() -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn people_sign_in_index_search_and_scout_in_a_real_browser() {
-    let model = match static_model() {
-        Ok(m) => m,
-        Err(why) => return skip("the console in a browser (needs the static model)", why),
+    let Some(model) = available(
+        static_model(),
+        "the console in a browser (needs the static model)",
+    ) else {
+        return;
     };
-    let browser = match Browser::start(1280, 900, &shots()).await {
-        Ok(b) => b,
-        Err(why) => return skip("the console in a browser", why),
+    let Some(browser) = available(
+        Browser::start(1280, 900, &shots()).await,
+        "the console in a browser",
+    ) else {
+        return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let (data, ws) = (tmp.path().join("data"), tmp.path().join("ws"));

@@ -25,7 +25,7 @@ use sextant::conformance::{Summary, validate_source};
 use sextant::parse::check_input;
 use support::need::{self, Registry, Unavailable};
 use support::registry::unpacked_crate;
-use support::skip;
+use support::{available, skip};
 
 const TYPESCRIPT: &str = "typescript@5.9.3";
 
@@ -159,9 +159,8 @@ fn assert_clean(name: &str, summary: &Summary, min_files: usize) {
 
 #[test]
 fn global_rules_hold_on_the_typescript_package() {
-    let package = match typescript_package() {
-        Ok(p) => p,
-        Err(why) => return skip(TYPESCRIPT, why),
+    let Some(package) = available(typescript_package(), TYPESCRIPT) else {
+        return;
     };
     let summary = validate_tree(&package, "lib");
     assert_clean("typescript/lib", &summary, 100);
@@ -173,9 +172,8 @@ fn global_rules_hold_on_the_typescript_package() {
 
 #[test]
 fn global_rules_hold_on_the_rxjs_eval_corpus() {
-    let corpus = match rxjs_corpus() {
-        Ok(p) => p,
-        Err(why) => return skip("rxjs eval corpus", why),
+    let Some(corpus) = available(rxjs_corpus(), "rxjs eval corpus") else {
+        return;
     };
     let summary = validate_tree(&corpus, "");
     assert_clean("rxjs", &summary, 250);

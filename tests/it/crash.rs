@@ -12,9 +12,9 @@ use std::time::Duration;
 use sextant::store::{
     ChunkFilter, LanceStore, LanceStoreOptions, MetaStore, SqlMetaStore, VectorStore,
 };
+use support::available;
 use support::models::static_model;
 use support::process::sextant_static as sextant_on;
-use support::skip;
 
 /// A workspace of `copies` × the fixture files, each copy with distinct content.
 pub(crate) fn workspace(root: &Path, copies: usize) {
@@ -155,9 +155,9 @@ async fn snapshot_of(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_sync_converges_to_a_clean_build() {
-    let model = match static_model() {
-        Ok(m) => m,
-        Err(why) => return skip("crash convergence (needs the static model)", why),
+    let Some(model) = available(static_model(), "crash convergence (needs the static model)")
+    else {
+        return;
     };
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().join("ws");
@@ -236,9 +236,11 @@ fn commit_all(root: &Path) -> git2::Repository {
 /// build of the same ref holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_ref_sync_converges_to_a_clean_build() {
-    let model = match static_model() {
-        Ok(m) => m,
-        Err(why) => return skip("ref crash convergence (needs the static model)", why),
+    let Some(model) = available(
+        static_model(),
+        "ref crash convergence (needs the static model)",
+    ) else {
+        return;
     };
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().join("ws");

@@ -12,9 +12,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::available;
 use support::models::minilm;
 use support::process::{Served, json_of, register_job, wait_job};
-use support::skip;
 
 const BIN: &str = env!("CARGO_BIN_EXE_sextant");
 
@@ -87,9 +87,8 @@ async fn call_tool(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
-    let model = match minilm() {
-        Ok(m) => m,
-        Err(why) => return skip("end-to-end test of the binary", why),
+    let Some(model) = available(minilm(), "end-to-end test of the binary") else {
+        return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
@@ -362,9 +361,8 @@ async fn the_binary_serves_rest_sse_and_mcp_with_tokens() {
 #[cfg(unix)]
 #[tokio::test]
 async fn sigterm_stops_the_server_even_with_a_progress_stream_open() {
-    let model = match minilm() {
-        Ok(m) => m,
-        Err(why) => return skip("stopping the binary", why),
+    let Some(model) = available(minilm(), "stopping the binary") else {
+        return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let mut server = serve(&tmp.path().join("data"), &model);
@@ -397,9 +395,8 @@ async fn sigterm_stops_the_server_even_with_a_progress_stream_open() {
 /// and marks the files for re-indexing, and the next `sextant index` converges.
 #[test]
 fn doctor_reports_and_repairs_a_damaged_chunk_store() {
-    let model = match minilm() {
-        Ok(m) => m,
-        Err(why) => return skip("sextant doctor on a damaged chunk store", why),
+    let Some(model) = available(minilm(), "sextant doctor on a damaged chunk store") else {
+        return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let (data, ws) = (tmp.path().join("data"), tmp.path().join("ws"));
@@ -492,9 +489,8 @@ async fn index_snapshot(http: &reqwest::Client, base: &str, repo: &str) -> Vec<S
 /// clean build of the same files; the two stores agree (`sextant doctor`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_mid_sync_resumes_and_matches_a_clean_build() {
-    let model = match minilm() {
-        Ok(m) => m,
-        Err(why) => return skip("kill -9 of the server mid-sync", why),
+    let Some(model) = available(minilm(), "kill -9 of the server mid-sync") else {
+        return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let (data, clean, ws) = (
@@ -607,9 +603,8 @@ fn generated_repository(root: &std::path::Path, tag: &str, files: usize) {
 /// (a file for the Markdown summary): see docs/RELIABILITY.md.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn mixed_load_gets_no_server_errors() {
-    let model = match minilm() {
-        Ok(m) => m,
-        Err(why) => return skip("the load run", why),
+    let Some(model) = available(minilm(), "the load run") else {
+        return;
     };
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let clients = var("SEXTANT_LOAD_CLIENTS").map_or(8, |v| v.parse().unwrap());

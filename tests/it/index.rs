@@ -1029,14 +1029,7 @@ async fn indexed(
     root: &std::path::Path,
 ) -> (Arc<SqlMetaStore>, Arc<LanceStore>, Arc<Indexer>, Repository) {
     let (meta, vectors, indexer) = support::bow_indexer(data).await;
-    let repo = indexer
-        .register_path(root, Some("ws"), RepoSettings::default())
-        .await
-        .unwrap();
-    indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
+    let repo = support::index_path(&indexer, &root, "ws", RepoSettings::default()).await;
     (meta, vectors, indexer, repo)
 }
 
@@ -1077,9 +1070,11 @@ async fn a_full_disk_fails_the_sync_and_keeps_the_previous_index() {
 
 async fn full_disk_case(free_kb: u64) {
     let tmp = tempfile::tempdir().unwrap();
-    let disk = match Tmpfs::mount(&tmp.path().join("disk"), "16m") {
-        Ok(disk) => disk,
-        Err(why) => return support::skip("the disk-full fault test", why),
+    let Some(disk) = support::available(
+        Tmpfs::mount(&tmp.path().join("disk"), "16m"),
+        "the disk-full fault test",
+    ) else {
+        return;
     };
     let root = tmp.path().join("ws");
     for (rel, text) in FILES {

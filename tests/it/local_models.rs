@@ -15,7 +15,7 @@ use sextant::embed::{
 use sextant::embed::{fetch, manifest};
 use sextant::store::SqlMetaStore;
 use support::models::{minilm, static_model};
-use support::skip;
+use support::{available, skip};
 
 /// The general-purpose model a package ships (and the base of Sextant's own).
 const BGE: &str = "bge-small-en-v1.5-int8";
@@ -77,9 +77,8 @@ fn best(query: &[f32], docs: &[Vec<f32>]) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn minilm_embeds_code_and_queries_meaningfully() {
-    let dir = match minilm() {
-        Ok(d) => d,
-        Err(why) => return skip("local model (all-MiniLM-L6-v2)", why),
+    let Some(dir) = available(minilm(), "local model (all-MiniLM-L6-v2)") else {
+        return;
     };
     let model = BertEmbedder::load(&dir, BertOptions::default()).expect("load");
     assert_eq!(model.dims(), 384);
@@ -167,9 +166,11 @@ fn a_model_file_with_a_wrong_checksum_is_refused() {
 /// download), passes its hash check, and ranks code for questions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shipped_code_models_install_from_the_repository_and_rank_code() {
-    let library = match support::models::onnx_runtime() {
-        Ok(found) => found,
-        Err(why) => return skip("ONNX Runtime for the shipped code model", why),
+    let Some(library) = available(
+        support::models::onnx_runtime(),
+        "ONNX Runtime for the shipped code model",
+    ) else {
+        return;
     };
     let shipped: Vec<_> = manifest::builtin()
         .into_iter()
@@ -222,9 +223,11 @@ async fn shipped_model_ranks_code(library: &std::path::Path, m: manifest::ModelM
 /// command that repairs it; nothing half-installed is left.
 #[test]
 fn the_shipped_code_model_with_a_wrong_checksum_is_refused() {
-    let library = match support::models::onnx_runtime() {
-        Ok(found) => found,
-        Err(why) => return skip("ONNX Runtime for the shipped code model", why),
+    let Some(library) = available(
+        support::models::onnx_runtime(),
+        "ONNX Runtime for the shipped code model",
+    ) else {
+        return;
     };
     let m = manifest::find(manifest::CODE_MODEL).expect("a built-in manifest");
     let manifest::ModelSource::Repository(source) = &m.source else {
@@ -296,9 +299,8 @@ fn a_missing_or_wrong_onnx_runtime_is_a_clear_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identifier_splitting_changes_what_the_model_reads() {
-    let dir = match minilm() {
-        Ok(d) => d,
-        Err(why) => return skip("local model (all-MiniLM-L6-v2)", why),
+    let Some(dir) = available(minilm(), "local model (all-MiniLM-L6-v2)") else {
+        return;
     };
     let split = BertEmbedder::load(&dir, BertOptions::default()).expect("load");
     let raw = BertEmbedder::load(
@@ -330,9 +332,8 @@ async fn identifier_splitting_changes_what_the_model_reads() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn distilled_static_model_is_fast_and_usable() {
-    let dir = match static_model() {
-        Ok(d) => d,
-        Err(why) => return skip("static model distillation", why),
+    let Some(dir) = available(static_model(), "static model distillation") else {
+        return;
     };
     let model = StaticEmbedder::load(&dir, true).expect("load static");
     assert_eq!(model.dims(), 256);
@@ -359,9 +360,8 @@ async fn distilled_static_model_is_fast_and_usable() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn persistent_cache_means_no_second_embedding() {
-    let dir = match minilm() {
-        Ok(d) => d,
-        Err(why) => return skip("local model (all-MiniLM-L6-v2)", why),
+    let Some(dir) = available(minilm(), "local model (all-MiniLM-L6-v2)") else {
+        return;
     };
     let model: Arc<dyn Embedder> =
         Arc::new(BertEmbedder::load(&dir, BertOptions::default()).expect("load"));

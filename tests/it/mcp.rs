@@ -26,6 +26,15 @@ struct Client {
 }
 
 impl Client {
+    /// Calls the tool `name` with `arguments` (request id `id`).
+    async fn tool(&mut self, id: u32, name: &str, arguments: Value) -> Value {
+        let request = json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": name, "arguments": arguments }
+        });
+        self.call(request).await.1
+    }
+
     async fn call(&mut self, body: Value) -> (u16, Value) {
         let mut req = self
             .http
@@ -140,11 +149,8 @@ async fn agents_list_and_call_the_tools_over_http() {
         "{search}"
     );
 
-    let (_, call) = c
-        .call(json!({
-            "jsonrpc": "2.0", "id": 3, "method": "tools/call",
-            "params": { "name": "codebase_search", "arguments": { "query": "symbol = decode" } }
-        }))
+    let call = c
+        .tool(3, "codebase_search", json!({ "query": "symbol = decode" }))
         .await;
     let content = call["result"]["content"]
         .as_array()
@@ -165,11 +171,12 @@ async fn agents_list_and_call_the_tools_over_http() {
     );
 
     // A tool failure is a result the agent reads, not a protocol error.
-    let (_, bad) = c
-        .call(json!({
-            "jsonrpc": "2.0", "id": 4, "method": "tools/call",
-            "params": { "name": "get_file_symbols", "arguments": { "repository": "nope", "path": "a.ts" } }
-        }))
+    let bad = c
+        .tool(
+            4,
+            "get_file_symbols",
+            json!({ "repository": "nope", "path": "a.ts" }),
+        )
         .await;
     assert_eq!(bad["result"]["isError"], true, "{bad}");
     assert!(
@@ -179,11 +186,12 @@ async fn agents_list_and_call_the_tools_over_http() {
             .contains("nope")
     );
 
-    let (_, symbols) = c
-        .call(json!({
-            "jsonrpc": "2.0", "id": 5, "method": "tools/call",
-            "params": { "name": "get_file_symbols", "arguments": { "repository": "ws", "path": "src/auth.ts" } }
-        }))
+    let symbols = c
+        .tool(
+            5,
+            "get_file_symbols",
+            json!({ "repository": "ws", "path": "src/auth.ts" }),
+        )
         .await;
     let text = symbols["result"]["content"][0]["text"]
         .as_str()

@@ -140,14 +140,7 @@ async fn repositories(store: &dyn MetaStore) {
         })
         .await
         .expect("create");
-    let names: Vec<String> = store
-        .list_repositories()
-        .await
-        .expect("list")
-        .into_iter()
-        .map(|r| r.name)
-        .collect();
-    assert_eq!(names, ["alpha", "beta"]);
+    assert_eq!(repository_names(store).await, ["alpha", "beta"]);
 }
 
 async fn files_symbols_edges(store: &dyn MetaStore) {
@@ -1088,14 +1081,10 @@ async fn suite(url: &str) {
 
     // Reopening (a restart) sees the same data and re-applies no migration.
     let reopened = SqlMetaStore::open(url).await.expect("reopen");
-    let names: Vec<String> = reopened
-        .list_repositories()
-        .await
-        .expect("list")
-        .into_iter()
-        .map(|r| r.name)
-        .collect();
-    assert_eq!(names, ["alpha", "beta", "files-other", "jobs"]);
+    assert_eq!(
+        repository_names(&reopened).await,
+        ["alpha", "beta", "files-other", "jobs"]
+    );
     assert_eq!(reopened.list_tokens().await.expect("tokens").len(), 1);
     let cached = reopened
         .get_vectors("m", &["key1".to_string()])
@@ -1122,9 +1111,9 @@ async fn sqlite_backend_passes_the_suite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_backend_passes_the_suite() {
-    let pg = match TestPostgres::start().await {
-        Ok(pg) => pg,
-        Err(why) => return crate::support::skip("PostgreSQL suite", why),
+    let Some(pg) = crate::support::available(TestPostgres::start().await, "PostgreSQL suite")
+    else {
+        return;
     };
     suite(&pg.url).await;
     graph_rows_move_to_file_numbers(&pg.another_database().await).await;
@@ -1212,4 +1201,10 @@ async fn the_cli_lists_and_prunes_the_embedding_cache() {
         ok && !text.contains("old model") && text.contains("new model"),
         "{text}"
     );
+}
+
+/// The names of the repositories `store` lists, in its order.
+async fn repository_names(store: &dyn MetaStore) -> Vec<String> {
+    let repositories = store.list_repositories().await.expect("list");
+    repositories.into_iter().map(|r| r.name).collect()
 }

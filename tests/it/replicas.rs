@@ -23,7 +23,7 @@ use support::models::static_model;
 use support::postgres::TestPostgres;
 use support::process::{Served, json_of, sextant_static, wait_job};
 use support::s3::{SlowProxy, TestS3};
-use support::skip;
+use support::{available, skip};
 
 /// Where the replicas keep the chunk store and the grep index.
 #[derive(Clone, Copy)]
@@ -70,13 +70,11 @@ fn replica(data: &Path, shared: &Shared<'_>, lease: u64, held: bool) -> Served {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_replicas_job_is_taken_over_and_finished() {
-    let model = match static_model() {
-        Ok(m) => m,
-        Err(why) => return skip("replicas (needs the static model)", why),
+    let Some(model) = available(static_model(), "replicas (needs the static model)") else {
+        return;
     };
-    let pg = match TestPostgres::start().await {
-        Ok(pg) => pg,
-        Err(why) => return skip("replicas (needs PostgreSQL)", why),
+    let Some(pg) = available(TestPostgres::start().await, "replicas (needs PostgreSQL)") else {
+        return;
     };
     let tmp = tempfile::tempdir().expect("tempdir");
     let lance = tmp.path().join("lance");
@@ -98,17 +96,17 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
 /// any shared disk.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_on_object_storage_share_everything_through_it() {
-    let model = match static_model() {
-        Ok(m) => m,
-        Err(why) => return skip("replicas on S3 (needs the static model)", why),
+    let Some(model) = available(static_model(), "replicas on S3 (needs the static model)") else {
+        return;
     };
-    let s3 = match TestS3::start() {
-        Ok(s3) => s3,
-        Err(why) => return skip("replicas on S3 (needs an S3 server)", why),
+    let Some(s3) = available(TestS3::start(), "replicas on S3 (needs an S3 server)") else {
+        return;
     };
-    let pg = match TestPostgres::start().await {
-        Ok(pg) => pg,
-        Err(why) => return skip("replicas on S3 (needs PostgreSQL)", why),
+    let Some(pg) = available(
+        TestPostgres::start().await,
+        "replicas on S3 (needs PostgreSQL)",
+    ) else {
+        return;
     };
     let tmp = tempfile::tempdir().expect("tempdir");
     let uri = s3.uri("lance");
@@ -453,9 +451,11 @@ async fn parked(replica: &Served) {
 /// (every read 20 ms late): syncs and searches still complete.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_or_slow_object_store_is_ridden_out() {
-    let model = match static_model() {
-        Ok(m) => m,
-        Err(why) => return skip("object-store faults (needs the static model)", why),
+    let Some(model) = available(
+        static_model(),
+        "object-store faults (needs the static model)",
+    ) else {
+        return;
     };
     let mut s3 = match TestS3::start() {
         Ok(s3) => s3,
@@ -578,13 +578,17 @@ async fn a_stopped_or_slow_object_store_is_ridden_out() {
 /// check, and does not advise rebuilding a store that is only out of reach.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_object_store_credentials_name_the_settings() {
-    let model = match static_model() {
-        Ok(m) => m,
-        Err(why) => return skip("object-store credentials (needs the static model)", why),
+    let Some(model) = available(
+        static_model(),
+        "object-store credentials (needs the static model)",
+    ) else {
+        return;
     };
-    let s3 = match TestS3::start() {
-        Ok(s3) => s3,
-        Err(why) => return skip("object-store credentials (needs an S3 server)", why),
+    let Some(s3) = available(
+        TestS3::start(),
+        "object-store credentials (needs an S3 server)",
+    ) else {
+        return;
     };
     let tmp = tempfile::tempdir().expect("tempdir");
     for command in [&["doctor"][..], &["search", "anything"][..]] {

@@ -12,7 +12,7 @@ use support::write;
 
 use async_trait::async_trait;
 use sextant::embed::{EmbedError, Reranker};
-use sextant::index::{Indexer, Progress};
+use sextant::index::Indexer;
 use sextant::search::{Fusion, Retrieval, SearchMode, SearchOptions, Searcher};
 use sextant::store::{LanceStore, RepoSettings, SqlMetaStore};
 use support::embedders::BagOfWords;
@@ -55,14 +55,7 @@ async fn world_of(files: &[(&str, &str)]) -> World {
         write(&root, rel, text);
     }
     let (meta, vectors, indexer) = support::bow_indexer(tmp.path()).await;
-    let repo = indexer
-        .register_path(&root, Some("ws"), RepoSettings::default())
-        .await
-        .unwrap();
-    indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
+    support::index_path(&indexer, &root, "ws", RepoSettings::default()).await;
     World {
         _tmp: tmp,
         root,

@@ -193,13 +193,7 @@ fn serve(data: &std::path::Path, mock: &MockServer, endpoint: &str, protocol: &s
 
 /// `/metrics` as text.
 async fn metrics(http: &reqwest::Client, base: &str) -> String {
-    http.get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
+    super::support::metrics_text(http, base, None).await
 }
 
 /// Registers `ws` and waits for its first sync to end.
@@ -401,14 +395,7 @@ async fn traces_of_a_sync_and_a_search(protocol: &str) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // Nothing was dropped or lost.
-    let metrics = http
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics(&http, &base).await;
     assert!(
         metrics.contains("sextant_trace_spans_total{outcome=\"dropped\"} 0"),
         "{metrics}"

@@ -12,6 +12,26 @@
 //! working tree or a git tree diff); `sync` applies it in batches; `embedding` gives
 //! stored rows their vectors; `model` adopts a change of embedding model and audits the
 //! stores.
+//!
+//! # Design notes: a sync from its job to its last batch
+//!
+//! `Service::sync` queues a job (`index::jobs`); a worker of any process on the same
+//! database claims it under a lease (`MetaStore::claim_job`: owner `host:pid`, expiry,
+//! renewed every third of it while the job runs; one running job per repository,
+//! checked under the repository's row lock) and calls `Indexer::sync`, which plans
+//! (`engine::plan`: the working tree against the stored hashes, or the fetched commit's
+//! tree against the indexed one), then writes in batches (`engine::sync`: parse and
+//! chunk on the blocking pool, rows with the vectors `Embedder::lookup` knows (the
+//! cache's hits; every vector of the static model, which is never cached), the files'
+//! contents into the grep index, records and symbols, graph facts), resolves the graph
+//! for the changed files and their importers (`index::graph`), and leaves vectors to
+//! the embedding stage (`engine::embedding`, which stores what has landed while the
+//! model runs), so new code is searchable by text at once and by meaning shortly after;
+//! `SyncReport.phases` says where the time went. Every batch is committed in both
+//! stores before the next; a crash loses at most the batch in flight and the next sync
+//! continues. The local CLI runs the same sync in the foreground (`Service::sync_now`),
+//! and ends with `Service::finish` (old chunk-store versions dropped at once: a server
+//! keeps them a minute for searches in flight).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

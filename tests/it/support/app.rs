@@ -32,16 +32,7 @@ impl TestServer {
     /// Registers the directory `root` as `name` and indexes it now (without the job
     /// runner).
     pub async fn index(&self, root: &std::path::Path, name: &str) -> sextant::store::Repository {
-        let repo = self
-            .indexer
-            .register_path(root, Some(name), Default::default())
-            .await
-            .unwrap();
-        self.indexer
-            .sync(&repo, &mut sextant::index::Progress::silent(&repo.id))
-            .await
-            .unwrap();
-        repo
+        super::index_path(&self.indexer, root, name, Default::default()).await
     }
 
     /// Stores a live token and returns its secret.

@@ -31,11 +31,7 @@ impl Embedder for Recorder {
         DIMS
     }
     fn limits(&self) -> BatchLimits {
-        BatchLimits {
-            max_texts: 32,
-            max_tokens: 1_000_000,
-            max_text_tokens: 100_000,
-        }
+        BatchLimits::texts_of(32, 100_000)
     }
     async fn embed(&self, texts: &[String], _: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.texts.lock().unwrap().extend(texts.iter().cloned());
@@ -80,11 +76,7 @@ impl Embedder for BagOfWords {
         BOW_DIMS
     }
     fn limits(&self) -> BatchLimits {
-        BatchLimits {
-            max_texts: 64,
-            max_tokens: 1_000_000,
-            max_text_tokens: 100_000,
-        }
+        BatchLimits::texts_of(64, 100_000)
     }
     async fn embed(&self, texts: &[String], _: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
         Ok(texts

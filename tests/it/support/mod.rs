@@ -22,6 +22,12 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
 }
 
+/// What `needed` gives, or `None` after [`skip`]ping `check` for what it lacks (a test
+/// then returns: `let Some(model) = available(minilm(), "…") else { return };`).
+pub fn available<T>(needed: Result<T, Unavailable>, check: &str) -> Option<T> {
+    needed.map_err(|why| skip(check, why)).ok()
+}
+
 /// Reports a check that could not run. A package registry that cannot be reached is the
 /// one reason a check may skip anywhere: it prints a banner (written to the stderr handle
 /// directly: the harness captures `eprintln!` of passing tests, and a skip must be seen)
@@ -53,6 +59,34 @@ pub fn skip(check: &str, why: Unavailable) {
             panic!("cannot record the skip of {check} in SEXTANT_SKIP_LOG: {e}");
         }
     }
+}
+
+/// Registers the directory `root` as `name` and syncs it now.
+pub async fn index_path(
+    indexer: &sextant::index::Indexer,
+    root: &std::path::Path,
+    name: &str,
+    settings: sextant::store::RepoSettings,
+) -> sextant::store::Repository {
+    let repo = indexer
+        .register_path(root, Some(name), settings)
+        .await
+        .unwrap();
+    indexer
+        .sync(&repo, &mut sextant::index::Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    repo
+}
+
+/// `GET base/metrics` as text, with `token` when given.
+pub async fn metrics_text(http: &reqwest::Client, base: &str, token: Option<&str>) -> String {
+    let request = http.get(format!("{base}/metrics"));
+    let request = match token {
+        Some(token) => request.bearer_auth(token),
+        None => request,
+    };
+    request.send().await.unwrap().text().await.unwrap()
 }
 
 /// Writes `text` to `root/rel`, creating folders.

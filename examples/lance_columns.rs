@@ -1,0 +1,99 @@
+//! Copies a chunk table into fresh tables whose text columns are written with each of
+//! Lance's compression schemes, and prints every copy's size on disk:
+//! `cargo run --example lance_columns -- DATA_DIR/lance OUT_DIR` (docs/BENCHMARKS.md,
+//! "Compressed text columns"). Reads only; writes under OUT_DIR.
+
+use std::collections::HashMap;
+use std::error::Error;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Field, Schema};
+use futures::TryStreamExt;
+use lancedb::query::ExecutableQuery;
+
+type Result<T> = std::result::Result<T, Box<dyn Error>>;
+
+fn dir_bytes(dir: &Path) -> u64 {
+    walk(dir)
+}
+
+fn walk(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => walk(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let mut args = std::env::args().skip(1);
+    let uri = args.next().ok_or("usage: lance_columns DATA/lance OUT")?;
+    let out = args.next().ok_or("OUT missing")?;
+    let db = lancedb::connect(&uri).execute().await?;
+    let table = db.open_table("chunks").execute().await?;
+    let batches: Vec<RecordBatch> = table.query().execute().await?.try_collect().await?;
+    let schema = batches.first().ok_or("empty table")?.schema();
+    println!(
+        "{} rows",
+        batches.iter().map(|b| b.num_rows()).sum::<usize>()
+    );
+    for scheme in ["default", "zstd", "lz4", "fsst", "none"] {
+        let fields: Vec<Field> = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let f = f.as_ref().clone();
+                if scheme != "default" && matches!(f.data_type(), DataType::Utf8) {
+                    let mut meta = HashMap::new();
+                    meta.insert("lance-encoding:compression".to_string(), scheme.to_string());
+                    f.with_metadata(meta)
+                } else {
+                    f
+                }
+            })
+            .collect();
+        let schema = Arc::new(Schema::new(fields));
+        let rebatched: Vec<RecordBatch> = batches
+            .iter()
+            .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()))
+            .collect::<std::result::Result<_, _>>()?;
+        let dir = format!("{out}/{scheme}");
+        let copy = lancedb::connect(&dir).execute().await?;
+        let started = std::time::Instant::now();
+        let t = copy
+            .create_empty_table("chunks", schema.clone())
+            .execute()
+            .await?;
+        for batch in rebatched {
+            t.add(batch).execute().await?;
+        }
+        let written = started.elapsed();
+        let started = std::time::Instant::now();
+        let rows: usize = t
+            .query()
+            .execute()
+            .await?
+            .try_collect::<Vec<_>>()
+            .await?
+            .iter()
+            .map(|b| b.num_rows())
+            .sum();
+        println!(
+            "{scheme}: {:.1} MB, written in {:.2} s, {rows} rows read back in {:.2} s",
+            dir_bytes(Path::new(&dir)) as f64 / 1e6,
+            written.as_secs_f64(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
