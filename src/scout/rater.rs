@@ -258,23 +258,6 @@ mod tests {
         }
     }
 
-    /// The rating of a link from the neighbour `(name, kind, path)` to `target`.
-    fn rated(
-        (name, kind, path): (&str, &str, &str),
-        relation: Relation,
-        target: &Node,
-        source: &str,
-        depth: u32,
-    ) -> Rating {
-        rate_link(&link(
-            node(name, kind, path),
-            relation,
-            target.clone(),
-            source,
-            depth,
-        ))
-    }
-
     fn link(neighbour: Node, relation: Relation, target: Node, source: &str, depth: u32) -> Link {
         Link {
             neighbour,
@@ -291,46 +274,46 @@ mod tests {
     fn exhaustive_uses_of_a_union_or_enum_are_high_risk() {
         let kind = node("Kind", "type", "src/kind.ts");
         let switch = "function label(k: Kind): string {\n  switch (k) {\n    case 'a': return 'A';\n    case 'b': return 'B';\n    default: { const _x: never = k; return _x; }\n  }\n}";
-        let r = rated(
-            ("label", "function", "src/label.ts"),
+        let r = rate_link(&link(
+            node("label", "function", "src/label.ts"),
             Relation::UsesType,
-            &kind,
+            kind.clone(),
             switch,
             0,
-        );
+        ));
         assert_eq!(r.rubric.risk, 5);
         assert_eq!(r.rubric.tags, ["pattern-match", "exhaustive"]);
         assert!(r.action.unwrap().contains("case"));
 
         let record = "const LABELS: Record<Kind, string> = { a: 'A', b: 'B' };";
-        let r = rated(
-            ("LABELS", "const", "src/labels.ts"),
+        let r = rate_link(&link(
+            node("LABELS", "const", "src/labels.ts"),
             Relation::UsesType,
-            &kind,
+            kind.clone(),
             record,
             0,
-        );
+        ));
         assert_eq!(r.rubric.tags, ["exhaustive", "record"]);
 
         let mapped = "type Handlers = { [K in Kind]: () => void };";
-        let r = rated(
-            ("Handlers", "type", "src/h.ts"),
+        let r = rate_link(&link(
+            node("Handlers", "type", "src/h.ts"),
             Relation::UsesType,
-            &kind,
+            kind.clone(),
             mapped,
             0,
-        );
+        ));
         assert_eq!(r.rubric.risk, 5);
 
         // Only naming the type is a type-only use, and a comment does not count.
         let plain = "// Record<Kind, string> once\nfunction f(k: Kind) { return k; }";
-        let r = rated(
-            ("f", "function", "src/f.ts"),
+        let r = rate_link(&link(
+            node("f", "function", "src/f.ts"),
             Relation::UsesType,
-            &kind,
+            kind.clone(),
             plain,
             0,
-        );
+        ));
         assert_eq!(
             (r.rubric.risk, r.rubric.tags.clone()),
             (3, vec!["type-only".to_string()])
@@ -353,45 +336,45 @@ mod tests {
         // An enum: `case Kind.A`.
         let e = node("Color", "enum", "src/color.ts");
         let sw = "switch (c) { case Color.Red: return 1; case Color.Blue: return 2; }";
-        let r = rated(
-            ("paint", "function", "src/p.ts"),
+        let r = rate_link(&link(
+            node("paint", "function", "src/p.ts"),
             Relation::References,
-            &e,
+            e,
             sw,
             0,
-        );
+        ));
         assert_eq!(r.rubric.tags, ["pattern-match"]);
     }
 
     #[test]
     fn imports_and_reexports_are_safe_and_depth_lowers_risk() {
         let f = node("parse", "function", "src/parse.ts");
-        let import = rated(
-            ("import:./parse", "import", "src/a.ts"),
+        let import = rate_link(&link(
+            node("import:./parse", "import", "src/a.ts"),
             Relation::References,
-            &f,
+            f.clone(),
             "",
             0,
-        );
+        ));
         assert_eq!(
             (import.rubric.risk, import.rubric.tags.clone()),
             (1, vec!["import".to_string()])
         );
-        let barrel = rated(
-            ("export * from './parse'", "re-export", "src/index.ts"),
+        let barrel = rate_link(&link(
+            node("export * from './parse'", "re-export", "src/index.ts"),
             Relation::References,
-            &f,
+            f.clone(),
             "",
             0,
-        );
+        ));
         assert_eq!(barrel.rubric.tags, ["re-export"]);
-        let call = rated(
-            ("run", "function", "src/run.ts"),
+        let call = rate_link(&link(
+            node("run", "function", "src/run.ts"),
             Relation::Calls,
-            &f,
+            f.clone(),
             "parse(x)",
             0,
-        );
+        ));
         assert_eq!(
             (call.rubric.risk, call.rubric.tags.clone()),
             (4, vec!["call-site".to_string()])
@@ -405,13 +388,13 @@ mod tests {
             1,
         ));
         assert_eq!((far.rubric.risk, far.action), (2, None));
-        let test = rated(
-            ("it", "function", "src/parse.test.ts"),
+        let test = rate_link(&link(
+            node("it", "function", "src/parse.test.ts"),
             Relation::Calls,
-            &f,
+            f,
             "parse(x)",
             0,
-        );
+        ));
         assert!(test.rubric.tags.contains(&"test".to_string()));
         assert_eq!(test.rubric.relevance, 3);
     }
