@@ -9,6 +9,8 @@
 //! does not fit alone is cut on a line boundary with a note, and as a last resort the
 //! items themselves are cut.
 
+use std::collections::HashMap;
+
 use super::{ContentItem, FileChunks, content_items};
 use crate::search::SearchResponse;
 use crate::text::Tokenizer;
@@ -20,6 +22,37 @@ pub fn content_tokens(items: &[ContentItem], tokenizer: Tokenizer) -> usize {
     items.iter().map(|i| tokenizer.count(&i.text) + 1).sum()
 }
 
+/// [`content_tokens`] with each distinct item text counted once: fitting renders the
+/// answer again after every change, and most of its items come back unchanged (a
+/// result left out changes the graph and one snapshot).
+struct Counts {
+    tokenizer: Tokenizer,
+    known: HashMap<String, usize>,
+}
+
+impl Counts {
+    fn new(tokenizer: Tokenizer) -> Self {
+        Self {
+            tokenizer,
+            known: HashMap::new(),
+        }
+    }
+
+    /// The tokens of `items`, as [`content_tokens`] counts them.
+    fn of(&mut self, items: &[ContentItem]) -> usize {
+        items.iter().map(|i| self.text(&i.text) + 1).sum()
+    }
+
+    fn text(&mut self, text: &str) -> usize {
+        if let Some(&count) = self.known.get(text) {
+            return count;
+        }
+        let count = self.tokenizer.count(text);
+        self.known.insert(text.to_string(), count);
+        count
+    }
+}
+
 /// The answer to `response` as content items within `response.token_budget` tokens of
 /// `response.tokenizer`, and the response its results and `tokensUsed` now describe.
 pub fn fit_content(
@@ -28,12 +61,13 @@ pub fn fit_content(
 ) -> (SearchResponse, Vec<ContentItem>) {
     let budget = response.token_budget;
     let tokenizer = response.tokenizer;
-    let tokens = |items: &[ContentItem]| content_tokens(items, tokenizer);
+    let mut counts = Counts::new(tokenizer);
     let mut items = content_items(&response, files);
+    let mut used = counts.of(&items);
     // Lowest-ranked results out first, a few at a time when far over.
     let mut left_out = Vec::new();
-    while tokens(&items) > budget && response.results.len() > 1 {
-        let total = tokens(&items);
+    while used > budget && response.results.len() > 1 {
+        let total = used;
         let per_result = total / response.results.len().max(1);
         let drop = ((total - budget) / per_result.max(1)).clamp(1, response.results.len() - 1);
         let keep = response.results.len() - drop;
@@ -46,11 +80,11 @@ pub fn fit_content(
         dropped.append(&mut left_out);
         left_out = dropped;
         items = content_items(&response, files);
+        used = counts.of(&items);
     }
     // A long result left out can leave room for shorter ones after it: each of the
     // next few that still fits goes back, in rank order. One whose source alone is over
     // the room left (by estimate, which counts less than its snapshot) is not tried.
-    let mut used = tokens(&items);
     let mut tries = REFILL_TRIES;
     for (hit, metadata) in left_out {
         if tries == 0 {
@@ -64,7 +98,7 @@ pub fn fit_content(
         let with_metadata = metadata.is_some();
         response.metadata.extend(metadata);
         let tried = content_items(&response, files);
-        let total = tokens(&tried);
+        let total = counts.of(&tried);
         if total <= budget {
             items = tried;
             used = total;
@@ -78,18 +112,19 @@ pub fn fit_content(
     // One result still over: its snapshot cut shorter until the answer fits.
     let mut limit = response.truncated_to.unwrap_or(budget).min(budget);
     for _ in 0..8 {
-        let total = tokens(&items);
-        if total <= budget || response.results.is_empty() || limit == 0 {
+        if used <= budget || response.results.is_empty() || limit == 0 {
             break;
         }
-        limit = limit.saturating_sub(total - budget + 8);
+        limit = limit.saturating_sub(used - budget + 8);
         response.truncated_to = Some(limit);
         items = content_items(&response, files);
+        used = counts.of(&items);
     }
-    if tokens(&items) > budget {
+    if used > budget {
         items = clamp(items, budget, tokenizer);
+        used = counts.of(&items);
     }
-    response.tokens_used = tokens(&items);
+    response.tokens_used = used;
     (response, items)
 }
 
@@ -126,6 +161,28 @@ mod tests {
     use crate::search::SearchHit;
 
     const SERVICE: &str = super::super::tests::SERVICE;
+
+    #[test]
+    fn counts_are_the_answers_counted_once_a_text() {
+        let item = |text: &str| ContentItem {
+            kind: "text",
+            text: text.to_string(),
+            annotations: super::super::Annotations {
+                audience: vec!["assistant"],
+                priority: 1.0,
+            },
+        };
+        let first = [item(SERVICE), item("// src/a.ts\nexport const a = 1;")];
+        let second = [item(SERVICE), item("fn main() {}"), item(SERVICE)];
+        for tokenizer in [Tokenizer::Claude, Tokenizer::O200k, Tokenizer::Cl100k] {
+            let mut counts = Counts::new(tokenizer);
+            assert_eq!(counts.of(&first), content_tokens(&first, tokenizer));
+            assert_eq!(counts.of(&second), content_tokens(&second, tokenizer));
+            assert_eq!(counts.of(&first), content_tokens(&first, tokenizer));
+            // Three distinct texts, each counted (and kept) once.
+            assert_eq!(counts.known.len(), 3);
+        }
+    }
 
     fn files(path: &str) -> FileChunks {
         let mut files = FileChunks::new();

@@ -790,8 +790,18 @@ impl Searcher {
             async { tokio::join!(vector, lexical, definitions) }
                 .instrument(retrieve.clone())
                 .await;
-        let (vector_hits, lexical_hits, (definitions, corrections)) =
+        let (mut vector_hits, mut lexical_hits, (definitions, corrections)) =
             (vector_hits?, lexical_hits?, definitions?);
+        // Hits of equal score in a stable order (the stores return ties in any order), so
+        // that a question gets the same ranks every time.
+        for hits in [&mut vector_hits, &mut lexical_hits] {
+            hits.sort_by(|a, b| {
+                b.score
+                    .total_cmp(&a.score)
+                    .then_with(|| a.row.repo_id.cmp(&b.row.repo_id))
+                    .then_with(|| a.row.chunk.id.cmp(&b.row.chunk.id))
+            });
+        }
         for (asked, meant) in corrections {
             for id in intent.identifiers.iter_mut().filter(|id| id.name == asked) {
                 id.name = meant.clone();

@@ -1029,7 +1029,7 @@ async fn indexed(
     root: &std::path::Path,
 ) -> (Arc<SqlMetaStore>, Arc<LanceStore>, Arc<Indexer>, Repository) {
     let (meta, vectors, indexer) = support::bow_indexer(data).await;
-    let repo = support::index_path(&indexer, &root, "ws", RepoSettings::default()).await;
+    let repo = support::index_path(&indexer, root, "ws", RepoSettings::default()).await;
     (meta, vectors, indexer, repo)
 }
 
