@@ -13,6 +13,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "common/disk.rs"]
+mod disk;
+
 use sextant::search::grep::{CompiledGrep, GrepMode, GrepRequest, GrepScope, run};
 use sextant::store::grep::GrepIndex;
 
@@ -37,16 +40,6 @@ fn quantile(samples: &mut [f64], q: f64) -> f64 {
     samples.sort_by(f64::total_cmp);
     let i = ((samples.len() as f64 - 1.0) * q).round() as usize;
     samples[i]
-}
-
-fn dir_bytes(dir: &Path) -> u64 {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.metadata().ok())
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        .sum()
 }
 
 fn main() -> Result<()> {
@@ -101,7 +94,7 @@ fn main() -> Result<()> {
         "grep index: {} files in {} segments, {:.1} MB on disk",
         indexed,
         segments,
-        dir_bytes(index.dir()) as f64 / 1e6
+        disk::dir_bytes(index.dir()) as f64 / 1e6
     );
     println!(
         "\n| pattern | matches | files read (first page) | Sextant first 100 p50 / p95 | Sextant all p50 / p95 | ripgrep p50 / p95 | rg ÷ Sextant (all, p50) |\n|---|---|---|---|---|---|---|"

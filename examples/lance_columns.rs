@@ -8,31 +8,15 @@ use std::error::Error;
 use std::path::Path;
 use std::sync::Arc;
 
+#[path = "common/disk.rs"]
+mod disk;
+
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, Schema};
 use futures::TryStreamExt;
 use lancedb::query::ExecutableQuery;
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
-
-fn dir_bytes(dir: &Path) -> u64 {
-    walk(dir)
-}
-
-fn walk(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| match e.metadata() {
-                    Ok(m) if m.is_dir() => walk(&e.path()),
-                    Ok(m) => m.len(),
-                    Err(_) => 0,
-                })
-                .sum()
-        })
-        .unwrap_or(0)
-}
 
 #[tokio::main]
 async fn main() -> Result<()> {
@@ -90,7 +74,7 @@ async fn main() -> Result<()> {
             .sum();
         println!(
             "{scheme}: {:.1} MB, written in {:.2} s, {rows} rows read back in {:.2} s",
-            dir_bytes(Path::new(&dir)) as f64 / 1e6,
+            disk::dir_bytes(Path::new(&dir)) as f64 / 1e6,
             written.as_secs_f64(),
             started.elapsed().as_secs_f64()
         );
