@@ -30,6 +30,12 @@ pub trait VectorCache: Send + Sync {
         model: &str,
         entries: &[(String, Vec<f32>)],
     ) -> Result<(), EmbedError>;
+    /// Drops `model`'s vectors but the `keep` most recently written; returns how many
+    /// were dropped. A cache bounded otherwise (as [`MemoryCache`]) keeps what it has.
+    async fn trim(&self, model: &str, keep: u64) -> Result<u64, EmbedError> {
+        let _ = (model, keep);
+        Ok(0)
+    }
     /// `vector` as [`VectorCache::get_vectors`] returns it once stored (a cache that keeps
     /// fewer bits rounds it). [`CachedEmbedder`] returns fresh vectors in this form, so a
     /// text's vector is the same whether it was just computed or read back.
@@ -167,6 +173,10 @@ impl Embedder for CachedEmbedder {
 
     fn worth_caching(&self) -> bool {
         self.inner.worth_caching()
+    }
+
+    async fn bound_kept(&self, keep: u64) -> Result<u64, EmbedError> {
+        self.cache.trim(self.inner.model_id(), keep).await
     }
 
     async fn lookup(

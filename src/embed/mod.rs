@@ -66,7 +66,8 @@
 //!   for count, width and index coverage.
 //! - `CachedEmbedder` + `VectorCache`: key = SHA-256(input kind, text) per `model_id`;
 //!   repeated texts within a call are embedded once. `MemoryCache` (bounded) and the SQL
-//!   store (`embedding_cache` table, base64 f32, shared by replicas and restarts).
+//!   store (`vector_cache` table: 16-byte keys, half-precision bytes; shared by replicas
+//!   and restarts).
 //! - `EmbedConfig::build` / `RerankConfig::build` turn settings (CLI flags, `SEXTANT_*`
 //!   env) into trait objects; API keys only from the environment (`VOYAGE_API_KEY`,
 //!   `OPENAI_API_KEY`, `RERANK_API_KEY`).
@@ -171,6 +172,13 @@ pub trait Embedder: Send + Sync {
             .into_iter()
             .map(Some)
             .collect())
+    }
+    /// Bounds what this embedder keeps beside the index (a cache's vectors of its model)
+    /// to the `keep` most recently written; returns how many it dropped. Nothing to do
+    /// for an embedder that keeps nothing.
+    async fn bound_kept(&self, keep: u64) -> Result<u64, EmbedError> {
+        let _ = keep;
+        Ok(0)
     }
 }
 

@@ -134,6 +134,7 @@ impl SqlMetaStore {
         MIGRATOR.run(&pool).await?;
         let store = Self { pool, backend };
         store.move_graph_rows_by_path().await?;
+        store.move_text_cache().await?;
         Ok(store)
     }
 

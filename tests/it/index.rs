@@ -1744,3 +1744,79 @@ async fn the_stores_stay_within_a_bound_of_the_source_as_a_workspace_grows() {
 /// when written, 10.3 since the graph's rows are keyed by file number and the grep
 /// index's contents compressed.
 const BOUND: f64 = 12.0;
+
+/// The embedding cache (the SQL one, as a server runs it) keeps the vectors of the
+/// index's texts and drops older ones once it holds more than its bound: after every
+/// function of the workspace changed, the cache holds one vector per row, and re-embedding
+/// the whole store asks the model for nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embedding_cache_keeps_what_the_index_needs_and_drops_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("ws");
+    let module = |i: usize, version: &str| {
+        format!(
+            "export function load{i}(key: string) {{\n  return '{version}' + key;\n}}\n\n\
+             export function save{i}(key: string, value: number) {{\n  return '{version}' + key + value;\n}}\n"
+        )
+    };
+    for i in 0..12 {
+        write(&root, &format!("src/m{i}.ts"), &module(i, "first"));
+    }
+    let (meta, vectors) = support::stores(tmp.path(), DIMS).await;
+    let recorder = Arc::new(Recorder::default());
+    let embedder = Arc::new(CachedEmbedder::new(recorder.clone(), meta.clone()));
+    let options = IndexOptions {
+        cached_vectors_per_row: 1,
+        cached_vectors_floor: 0,
+        ..IndexOptions::default()
+    };
+    let indexer = Indexer::new(meta.clone(), vectors.clone(), embedder.clone(), options).unwrap();
+    let repo = indexer
+        .register_path(&root, Some("ws"), RepoSettings::default())
+        .await
+        .unwrap();
+    let cached = || async {
+        let models = meta.cached_models().await.unwrap();
+        models.iter().map(|m| m.vectors).sum::<u64>()
+    };
+    indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    let rows = vectors.embedding_state(None).await.unwrap().total as u64;
+    assert!(rows >= 24, "{rows} rows");
+    assert_eq!(cached().await, rows, "one vector a text");
+    recorder.take();
+
+    // Every function's text changes: the old vectors are over the bound and go.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    for i in 0..12 {
+        write(&root, &format!("src/m{i}.ts"), &module(i, "second"));
+    }
+    indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    assert!(
+        recorder.take().len() >= 24,
+        "the changed texts were embedded"
+    );
+    assert_eq!(
+        vectors.embedding_state(None).await.unwrap().total as u64,
+        rows
+    );
+    assert_eq!(cached().await, rows, "trimmed to one vector a row");
+
+    // What is kept is what the index holds: every row again, and no text reaches the model.
+    vectors.forget_vectors().await.unwrap();
+    let before = embedder.stats();
+    indexer
+        .embed_pending(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    assert!(
+        recorder.take().is_empty(),
+        "every vector came from the cache"
+    );
+    assert_eq!(embedder.stats().hits - before.hits, rows);
+}

@@ -913,13 +913,36 @@ async fn embedding_cache(store: &SqlMetaStore) {
         vec![None]
     );
     assert_eq!(store.cached_models().await.expect("models").len(), 1);
+    // Trimming keeps a model's most recently written vectors, and only its.
+    let put = |key: &str, x: f32| {
+        let entry = vec![(key.to_string(), vec![x])];
+        async move { store.put_vectors("t", &entry).await.expect("put") }
+    };
+    put("a", 1.0).await;
+    put("b", 2.0).await;
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    put("c", 3.0).await;
+    assert_eq!(store.trim("t", 3).await.expect("trim"), 0);
+    assert_eq!(store.trim("t", 1).await.expect("trim"), 2);
+    let abc: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+    assert_eq!(
+        store.get_vectors("t", &abc).await.expect("get"),
+        [None, None, Some(vec![3.0])]
+    );
+    assert_eq!(store.trim("t", 0).await.expect("trim"), 1);
+    assert_eq!(
+        store.get_vectors("m", &keys[..1]).await.expect("get"),
+        [Some(vec![0.0, -0.5, 0.125])],
+        "another model's vectors stay"
+    );
 }
 
 /// Symbols and edges stored before migration 10 (by repository id and path) move to the
 /// tables keyed by file number at the next open and read back as they were: each in its
 /// own repository where two repositories share a path and chunk ids.
-async fn graph_rows_move_to_file_numbers(url: &str) {
-    // The schema as it was: every migration before the tenth, run from a copy.
+/// A pool on `url` with the schema as it was before the migration named `before`: every
+/// earlier migration, run from a copy.
+async fn old_schema(url: &str, before: &str) -> sqlx::AnyPool {
     let old = tempfile::tempdir().expect("tempdir");
     let migrations = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
     for entry in std::fs::read_dir(&migrations).expect("migrations") {
@@ -928,23 +951,22 @@ async fn graph_rows_move_to_file_numbers(url: &str) {
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
-        if name.ends_with(".sql") && name < "20261127000010" {
+        if name.ends_with(".sql") && name < before {
             std::fs::copy(&path, old.path().join(name)).expect("copy migration");
         }
     }
-    sqlx::any::install_default_drivers();
-    let pool_url = if url.starts_with("postgres") {
-        url.to_string()
-    } else {
-        format!("sqlite://{url}?mode=rwc")
-    };
-    let pool = sqlx::AnyPool::connect(&pool_url).await.expect("connect");
+    let pool = store_pool(url).await.expect("connect");
     sqlx::migrate::Migrator::new(old.path())
         .await
         .expect("old migrations")
         .run(&pool)
         .await
         .expect("old schema");
+    pool
+}
+
+async fn graph_rows_move_to_file_numbers(url: &str) {
+    let pool = old_schema(url, "20261127000010").await;
     let statements = [
         "INSERT INTO repositories (id, name, source_kind, source, status, settings, created_at, updated_at) \
          VALUES ('r1', 'one', 'path', '/src/one', 'ready', '{}', 0, 0), \
@@ -1059,6 +1081,111 @@ async fn graph_rows_move_to_file_numbers(url: &str) {
     reopened.close().await;
 }
 
+/// Vectors cached as base64 text (before migration 11), in both of its forms, move to
+/// the compact table at the first open; one that does not decode is dropped.
+async fn text_cache_moves_to_compact_rows(url: &str) {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    let pool = old_schema(url, "20261128000011").await;
+    let half = |v: &[f32]| {
+        let bytes: Vec<u8> = v
+            .iter()
+            .flat_map(|x| half::f16::from_f32(*x).to_le_bytes())
+            .collect();
+        format!("h:{}", STANDARD.encode(bytes))
+    };
+    let single = |v: &[f32]| {
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        STANDARD.encode(bytes)
+    };
+    // More rows than one page of the move; values half precision holds exactly.
+    let mut rows: Vec<(String, String, String)> = (0..2_100)
+        .map(|i| {
+            (
+                "m".to_string(),
+                format!("k{i:05}"),
+                half(&[(i % 1024) as f32, 0.5]),
+            )
+        })
+        .collect();
+    rows.push(("old".into(), "k0".into(), single(&[0.25, -3.0, 1e6])));
+    rows.push(("old".into(), "broken".into(), "h:not base64!".into()));
+    for batch in rows.chunks(300) {
+        let sql = format!(
+            "INSERT INTO embedding_cache (model, text_hash, dims, vector, created_at) VALUES {}",
+            (0..batch.len())
+                .map(|i| format!("(${}, ${}, 2, ${}, 7)", 3 * i + 1, 3 * i + 2, 3 * i + 3))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (model, key, vector) in batch {
+            query = query
+                .bind(model.clone())
+                .bind(key.clone())
+                .bind(vector.clone());
+        }
+        query.execute(&pool).await.expect("old cache rows");
+    }
+    pool.close().await;
+
+    let store = SqlMetaStore::open(url).await.expect("open moves the cache");
+    let keys: Vec<String> = ["k00000", "k02099", "k00001", "nothing"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(
+        store.get_vectors("m", &keys).await.expect("get"),
+        [
+            Some(vec![0.0, 0.5]),
+            Some(vec![51.0, 0.5]),
+            Some(vec![1.0, 0.5]),
+            None
+        ]
+    );
+    // The f32 form is kept at the cache's half precision.
+    assert_eq!(
+        store
+            .get_vectors("old", &["k0".to_string()])
+            .await
+            .expect("get"),
+        [Some(vec![0.25, -3.0, half::f16::from_f32(1e6).to_f32()])]
+    );
+    let models = store.cached_models().await.expect("models");
+    assert_eq!(
+        models
+            .iter()
+            .map(|m| (m.model.as_str(), m.vectors, m.bytes))
+            .collect::<Vec<_>>(),
+        [("m", 2_100, 2_100 * 4), ("old", 1, 6)]
+    );
+    assert!(
+        sqlx::query("SELECT COUNT(*) FROM embedding_cache")
+            .fetch_one(store_pool(url).await.as_ref().expect("pool"))
+            .await
+            .is_err(),
+        "the text table is dropped"
+    );
+    store.close().await;
+    // Nothing waits the second time, and the vectors stay.
+    let reopened = SqlMetaStore::open(url).await.expect("reopen");
+    assert_eq!(
+        reopened.get_vectors("m", &keys[..1]).await.expect("get"),
+        [Some(vec![0.0, 0.5])]
+    );
+    reopened.close().await;
+}
+
+/// A plain pool on the store at `url` (SQLite path, created if missing, or PostgreSQL URL).
+async fn store_pool(url: &str) -> Result<sqlx::AnyPool, sqlx::Error> {
+    sqlx::any::install_default_drivers();
+    let pool_url = if url.starts_with("postgres") {
+        url.to_string()
+    } else {
+        format!("sqlite://{url}?mode=rwc")
+    };
+    sqlx::AnyPool::connect(&pool_url).await
+}
+
 async fn suite(url: &str) {
     let store = Arc::new(SqlMetaStore::open(url).await.expect("open store"));
     store.ping().await.expect("ping");
@@ -1100,6 +1227,7 @@ async fn sqlite_backend_passes_the_suite() {
     let path = dir.path().join("nested/dir/sextant.db");
     suite(&path.to_string_lossy()).await;
     graph_rows_move_to_file_numbers(&dir.path().join("old.db").to_string_lossy()).await;
+    text_cache_moves_to_compact_rows(&dir.path().join("cache.db").to_string_lossy()).await;
     assert_eq!(
         SqlMetaStore::open_in(dir.path())
             .await
@@ -1117,6 +1245,7 @@ async fn postgres_backend_passes_the_suite() {
     };
     suite(&pg.url).await;
     graph_rows_move_to_file_numbers(&pg.another_database().await).await;
+    text_cache_moves_to_compact_rows(&pg.another_database().await).await;
     assert_eq!(
         SqlMetaStore::open(&pg.url).await.expect("open").backend(),
         "postgres"

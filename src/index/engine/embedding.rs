@@ -101,7 +101,26 @@ impl Indexer {
         }
         .instrument(span)
         .await?;
+        self.bound_cache().await;
         Ok(done)
+    }
+
+    /// Trims the embedding cache to [`IndexOptions::cached_vectors_per_row`] per row of
+    /// the chunk store (at least [`IndexOptions::cached_vectors_floor`]). A failure is logged, not returned: the vectors are stored, and
+    /// the next stage trims again.
+    async fn bound_cache(&self) {
+        let trimmed = async {
+            let state = self.vectors.embedding_state(None).await?;
+            let rows = state.total as u64;
+            let keep =
+                (self.options.cached_vectors_per_row * rows).max(self.options.cached_vectors_floor);
+            Ok::<_, IndexError>(self.embedder.bound_kept(keep).await?)
+        };
+        match trimmed.await {
+            Ok(0) => {}
+            Ok(dropped) => tracing::info!(dropped, "embedding cache trimmed"),
+            Err(e) => tracing::warn!(error = %e, "could not trim the embedding cache"),
+        }
     }
 
     /// Embeds `pending`, `slice` texts per call, while storing what has landed: each

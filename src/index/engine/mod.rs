@@ -79,6 +79,14 @@ pub struct IndexOptions {
     /// Files changed by one sync at or above which the sync ends with store maintenance
     /// (index refresh), default 32.
     pub maintain_after_files: usize,
+    /// How many of the model's vectors the embedding cache keeps per row of the chunk
+    /// store, the most recently written (default 2: the index's own and as many again of
+    /// texts since changed), and never fewer than `cached_vectors_floor`: a cache that
+    /// grows with the source, not with its history. Trimmed when an embedding stage ends.
+    pub cached_vectors_per_row: u64,
+    /// Vectors the embedding cache may keep however small the index (default 10,000:
+    /// ~10 MB of 384-dimensional vectors).
+    pub cached_vectors_floor: u64,
     /// Parser limits.
     pub parse: ParseLimits,
     /// Chunker settings.
@@ -121,6 +129,8 @@ impl Default for IndexOptions {
             batch_files: DEFAULT_BATCH_FILES,
             embed_slice: 256,
             maintain_after_files: 32,
+            cached_vectors_per_row: 2,
+            cached_vectors_floor: 10_000,
             parse: ParseLimits::default(),
             chunk: ChunkOptions::default(),
             allowed_roots: Vec::new(),
