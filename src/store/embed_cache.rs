@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use sqlx::Row;
 
 use super::sql::SqlMetaStore;
-use super::{MetaStore, StoreError, now_ms};
+use super::{StoreError, now_ms};
 use crate::embed::{EmbedError, VectorCache};
 
 /// Keys per `IN (…)` lookup: well under SQLite's and PostgreSQL's parameter limits.
@@ -131,24 +131,9 @@ impl SqlMetaStore {
     /// comes second finds nothing waiting. A row that does not decode is dropped (the
     /// text is embedded again when next needed).
     pub(super) async fn move_text_cache(&self) -> Result<(), StoreError> {
-        // A read first: every later open finds nothing and takes no write lock.
-        let marked =
-            sqlx::query("SELECT key FROM store_settings WHERE key = 'embedding_cache_as_text'")
-                .fetch_optional(self.pool())
-                .await?;
-        if marked.is_none() {
+        let Some(mut tx) = self.move_waiting("embedding_cache_as_text").await? else {
             return Ok(());
-        }
-        let mut tx = self.pool().begin().await?;
-        let waiting =
-            sqlx::query("DELETE FROM store_settings WHERE key = 'embedding_cache_as_text'")
-                .execute(&mut *tx)
-                .await?
-                .rows_affected()
-                > 0;
-        if !waiting {
-            return Ok(());
-        }
+        };
         let mut moved = 0u64;
         let mut after: Option<(String, String)> = None;
         loop {
@@ -198,12 +183,7 @@ impl SqlMetaStore {
         sqlx::query("DROP TABLE embedding_cache")
             .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
-        if moved > 0 && self.backend() == "sqlite" {
-            // The old table's pages go back to the file system.
-            sqlx::query("VACUUM").execute(self.pool()).await?;
-        }
-        Ok(())
+        self.finish_move(tx).await
     }
 }
 

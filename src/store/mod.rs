@@ -92,7 +92,7 @@ pub use meta::{
     Lease, MetaStore, NewJob, NewRepository, RepoSettings, RepoSource, RepoStatus, Repository,
     SymbolRecord,
 };
-pub use sql::{DatabaseSize, SqlMetaStore};
+pub use sql::{DatabaseSize, SqlMetaStore, file_id};
 pub use vector::{
     ChunkRow, EmbeddingState, PendingVector, ScoredChunk, StoreStats, StoreStorage, VectorStore,
 };

@@ -21,6 +21,70 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// Bound parameters per `IN (…)` list (SQLite allows 32,766, Postgres 65,535 per query).
 const IN_BATCH: usize = 500;
 
+/// How the symbol graph's tables store chunk ids (migration 12): the 16 bytes of an id
+/// that is 32 lowercase hex characters (every id the chunker makes: `chunk::ids`), any
+/// other id as its UTF-8 bytes, with a 0xFF byte appended when those are 16 long (UTF-8
+/// never holds 0xFF, so no such id reads back as hex).
+mod chunk_keys {
+    use super::StoreError;
+
+    /// The stored form of a chunk id.
+    pub fn key(id: &str) -> Vec<u8> {
+        let hex = |b: u8| match b {
+            b'0'..=b'9' => Some(b - b'0'),
+            b'a'..=b'f' => Some(b - b'a' + 10),
+            _ => None,
+        };
+        if id.len() == 32 {
+            let bytes: Option<Vec<u8>> = id
+                .as_bytes()
+                .chunks_exact(2)
+                .map(|pair| Some(hex(pair[0])? << 4 | hex(pair[1])?))
+                .collect();
+            if let Some(bytes) = bytes {
+                return bytes;
+            }
+        }
+        let mut bytes = id.as_bytes().to_vec();
+        if bytes.len() == 16 {
+            bytes.push(0xFF);
+        }
+        bytes
+    }
+
+    /// The chunk id of a stored key.
+    pub fn id(key: &[u8]) -> Result<String, StoreError> {
+        if key.len() == 16 {
+            return Ok(key.iter().map(|b| format!("{b:02x}")).collect());
+        }
+        let text = key.strip_suffix(&[0xFF]).unwrap_or(key);
+        String::from_utf8(text.to_vec()).map_err(|_| {
+            StoreError::Invalid(
+                "a chunk id in the symbol graph is damaged; `sextant doctor --repair` rebuilds it"
+                    .into(),
+            )
+        })
+    }
+
+    /// SQL turning a text id column written before migration 12 into its key, as
+    /// [`key`] does, on `backend`.
+    pub fn from_text_sql(backend: &str, column: &str) -> String {
+        if backend == "postgres" {
+            format!(
+                "CASE WHEN {column} ~ '^[0-9a-f]{{32}}$' THEN decode({column}, 'hex') \
+                 WHEN octet_length({column}) = 16 THEN convert_to({column}, 'UTF8') || '\\xff'::bytea \
+                 ELSE convert_to({column}, 'UTF8') END"
+            )
+        } else {
+            format!(
+                "CASE WHEN length({column}) = 32 AND {column} NOT GLOB '*[^0-9a-f]*' THEN unhex({column}) \
+                 WHEN length(CAST({column} AS BLOB)) = 16 THEN CAST(CAST({column} AS BLOB) || X'FF' AS BLOB) \
+                 ELSE CAST({column} AS BLOB) END"
+            )
+        }
+    }
+}
+
 /// How a file's graph facts are stored: their JSON compressed with zstd, as base64 behind
 /// a `z:` tag (TEXT, so the one schema serves both backends). The JSON repeats its keys
 /// and chunk ids and was the largest table of a large index (50 MB for 41 MB of source);
@@ -134,6 +198,7 @@ impl SqlMetaStore {
         MIGRATOR.run(&pool).await?;
         let store = Self { pool, backend };
         store.move_graph_rows_by_path().await?;
+        store.move_graph_chunk_ids_as_text().await?;
         store.move_text_cache().await?;
         Ok(store)
     }
@@ -280,12 +345,26 @@ fn file(row: &AnyRow) -> Result<FileRecord, StoreError> {
     Ok(FileRecord::from_row(row)?)
 }
 
+/// A chunk id column's value (see [`chunk_keys`]).
+fn chunk_column(row: &AnyRow, column: &str) -> Result<Option<String>, StoreError> {
+    row.try_get::<Option<Vec<u8>>, _>(column)?
+        .as_deref()
+        .map(chunk_keys::id)
+        .transpose()
+}
+
+/// A chunk id column's value that is never null.
+fn required_chunk(row: &AnyRow, column: &str) -> Result<String, StoreError> {
+    chunk_column(row, column)?
+        .ok_or_else(|| StoreError::Invalid(format!("the symbol graph holds a null {column}")))
+}
+
 fn symbol(row: &AnyRow) -> Result<SymbolRecord, StoreError> {
     Ok(SymbolRecord {
-        chunk_id: row.try_get("chunk_id")?,
+        chunk_id: required_chunk(row, "chunk_id")?,
         name: row.try_get("name")?,
         kind: row.try_get("kind")?,
-        parent_chunk_id: row.try_get("parent_chunk_id")?,
+        parent_chunk_id: chunk_column(row, "parent_chunk_id")?,
         parent_name: row.try_get("parent_name")?,
         breadcrumb: row.try_get("breadcrumb")?,
         signature: row.try_get("signature")?,
@@ -299,8 +378,8 @@ fn symbol(row: &AnyRow) -> Result<SymbolRecord, StoreError> {
 
 fn edge(row: &AnyRow) -> Result<EdgeRecord, StoreError> {
     Ok(EdgeRecord {
-        from_chunk: row.try_get("from_chunk")?,
-        to_chunk: row.try_get("to_chunk")?,
+        from_chunk: required_chunk(row, "from_chunk")?,
+        to_chunk: chunk_column(row, "to_chunk")?,
         to_name: row.try_get("to_name")?,
         kind: row.try_get::<String, _>("kind")?.try_into()?,
         certain: row.try_get::<i64, _>("certain")? != 0,
@@ -404,7 +483,7 @@ const REPOSITORY_ROWS: [(&str, Owner); 6] = [
 /// SHA-256 of its repository id and path. Any process derives it without asking the
 /// database; two of a store's files share one with a chance of about n²/2⁶⁵ (n files),
 /// and the unique index on `files.file_id` refuses the second rather than mix them.
-fn file_id(repo_id: &str, path: &str) -> i64 {
+pub fn file_id(repo_id: &str, path: &str) -> i64 {
     use sha2::{Digest, Sha256};
     let digest = Sha256::new()
         .chain_update(repo_id.as_bytes())
@@ -609,7 +688,7 @@ impl SqlMetaStore {
             );
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(repo_id);
             for id in batch {
-                query = query.bind(id);
+                query = query.bind(chunk_keys::key(id));
             }
             for row in query.fetch_all(&self.pool).await? {
                 out.push(edge(&row)?);
@@ -618,28 +697,77 @@ impl SqlMetaStore {
         Ok(out)
     }
 
-    /// Moves the symbols and edges stored by repository id and path (before migration
-    /// 10) to their tables keyed by file number, if any wait: numbers every file, copies
-    /// the rows by a join on `files`, drops the old tables (SQLite: and vacuums). One
-    /// transaction; a replica that comes second finds nothing waiting. About 5 s for a
-    /// million lines' 195k edges and 106k symbols.
-    async fn move_graph_rows_by_path(&self) -> Result<(), StoreError> {
-        // A read first: every later open finds nothing and takes no write lock.
-        let marked = sqlx::query("SELECT key FROM store_settings WHERE key = 'graph_rows_by_path'")
+    /// A transaction in which the rows a migration left waiting (the store setting `key`)
+    /// move, or `None` when none wait. A read first, so that every later open takes no
+    /// write lock; the setting is deleted in the transaction, so that of two replicas
+    /// opening at once only one moves the rows.
+    pub(super) async fn move_waiting(
+        &self,
+        key: &str,
+    ) -> Result<Option<sqlx::Transaction<'static, sqlx::Any>>, StoreError> {
+        let marked = sqlx::query("SELECT key FROM store_settings WHERE key = $1")
+            .bind(key)
             .fetch_optional(&self.pool)
             .await?;
         if marked.is_none() {
-            return Ok(());
+            return Ok(None);
         }
         let mut tx = self.pool.begin().await?;
-        let waiting = sqlx::query("DELETE FROM store_settings WHERE key = 'graph_rows_by_path'")
+        let waiting = sqlx::query("DELETE FROM store_settings WHERE key = $1")
+            .bind(key)
             .execute(&mut *tx)
             .await?
             .rows_affected()
             > 0;
-        if !waiting {
-            return Ok(());
+        Ok(waiting.then_some(tx))
+    }
+
+    /// Commits a move and (SQLite) gives the old tables' pages back to the file system.
+    pub(super) async fn finish_move(
+        &self,
+        tx: sqlx::Transaction<'static, sqlx::Any>,
+    ) -> Result<(), StoreError> {
+        tx.commit().await?;
+        if self.backend == "sqlite" {
+            sqlx::query("VACUUM").execute(&self.pool).await?;
         }
+        Ok(())
+    }
+
+    /// The `INSERT … SELECT` statements that copy `symbols_from` and `edges_from` (tables
+    /// with text chunk ids, aliased `s` and `e`, joined to `files f` by `join`) into the
+    /// current tables, converting the ids to their keys ([`chunk_keys`]).
+    fn copy_graph_rows(&self, symbols_from: &str, edges_from: &str, join: &str) -> [String; 2] {
+        let key = |column: &str| chunk_keys::from_text_sql(self.backend, column);
+        [
+            format!(
+                "INSERT INTO symbols (file_id, ordinal, {}) SELECT f.file_id, s.ordinal, {}, s.name, \
+                 s.kind, {}, s.parent_name, s.breadcrumb, s.signature, s.modifiers, s.exported, \
+                 s.depth, s.start_line, s.end_line FROM {symbols_from} s JOIN files f ON {}",
+                symbol_columns!(),
+                key("s.chunk_id"),
+                key("s.parent_chunk_id"),
+                join.replace("{t}", "s"),
+            ),
+            format!(
+                "INSERT INTO edges (file_id, {}) SELECT f.file_id, {}, {}, e.to_name, e.kind, \
+                 e.certain, e.line FROM {edges_from} e JOIN files f ON {}",
+                edge_columns!(),
+                key("e.from_chunk"),
+                key("e.to_chunk"),
+                join.replace("{t}", "e"),
+            ),
+        ]
+    }
+
+    /// Moves the symbols and edges stored by repository id and path (before migration
+    /// 10) to their tables keyed by file number, if any wait: numbers every file, copies
+    /// the rows by a join on `files`, drops the old tables. One transaction. About 5 s
+    /// for a million lines' 195k edges and 106k symbols.
+    async fn move_graph_rows_by_path(&self) -> Result<(), StoreError> {
+        let Some(mut tx) = self.move_waiting("graph_rows_by_path").await? else {
+            return Ok(());
+        };
         tracing::info!("moving the symbol graph to tables keyed by file number (once)");
         let unnumbered = sqlx::query("SELECT repo_id, path FROM files WHERE file_id IS NULL")
             .fetch_all(&mut *tx)
@@ -653,34 +781,43 @@ impl SqlMetaStore {
                 .execute(&mut *tx)
                 .await?;
         }
-        for sql in [
-            concat!(
-                "INSERT INTO symbols (file_id, ordinal, ",
-                symbol_columns!(),
-                ") SELECT f.file_id, s.ordinal, s.chunk_id, s.name, s.kind, s.parent_chunk_id, \
-                 s.parent_name, s.breadcrumb, s.signature, s.modifiers, s.exported, s.depth, \
-                 s.start_line, s.end_line FROM symbols_by_path s \
-                 JOIN files f ON f.repo_id = s.repo_id AND f.path = s.file_path"
-            ),
-            concat!(
-                "INSERT INTO edges (file_id, ",
-                edge_columns!(),
-                ") SELECT f.file_id, e.from_chunk, e.to_chunk, e.to_name, e.kind, e.certain, \
-                 e.line FROM edges_by_path e \
-                 JOIN files f ON f.repo_id = e.repo_id AND f.path = e.file_path"
-            ),
-            "DROP TABLE symbols_by_path",
-            "DROP TABLE edges_by_path",
-        ] {
+        let copies = self.copy_graph_rows(
+            "symbols_by_path",
+            "edges_by_path",
+            "f.repo_id = {t}.repo_id AND f.path = {t}.file_path",
+        );
+        for sql in copies {
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .execute(&mut *tx)
+                .await?;
+        }
+        for sql in ["DROP TABLE symbols_by_path", "DROP TABLE edges_by_path"] {
             sqlx::query(sql).execute(&mut *tx).await?;
         }
-        tx.commit().await?;
-        if self.backend == "sqlite" {
-            // The old tables' pages (half the file at a million lines) go back to the
-            // file system, not to SQLite's free list.
-            sqlx::query("VACUUM").execute(&self.pool).await?;
+        self.finish_move(tx).await
+    }
+
+    /// Moves the symbols and edges stored with text chunk ids (before migration 12) to
+    /// the tables that store them as bytes, if any wait; drops the old tables.
+    async fn move_graph_chunk_ids_as_text(&self) -> Result<(), StoreError> {
+        let Some(mut tx) = self.move_waiting("graph_chunk_ids_as_text").await? else {
+            return Ok(());
+        };
+        tracing::info!("storing the symbol graph's chunk ids as bytes (once)");
+        let copies = self.copy_graph_rows(
+            "symbols_text_ids",
+            "edges_text_ids",
+            "f.file_id = {t}.file_id",
+        );
+        for sql in copies {
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .execute(&mut *tx)
+                .await?;
         }
-        Ok(())
+        for sql in ["DROP TABLE symbols_text_ids", "DROP TABLE edges_text_ids"] {
+            sqlx::query(sql).execute(&mut *tx).await?;
+        }
+        self.finish_move(tx).await
     }
 
     /// Symbols (with their file path) of the repository's files named by `keys`, in
@@ -725,7 +862,7 @@ impl SqlMetaStore {
             } else {
                 query = query.bind(repo_id);
                 for id in batch {
-                    query = query.bind(id);
+                    query = query.bind(chunk_keys::key(id));
                 }
             }
             for row in query.fetch_all(&self.pool).await? {
@@ -973,10 +1110,10 @@ impl MetaStore for SqlMetaStore {
                 )
                 .bind(file)
                 .bind(ordinal as i64)
-                .bind(&s.chunk_id)
+                .bind(chunk_keys::key(&s.chunk_id))
                 .bind(&s.name)
                 .bind(&s.kind)
-                .bind(&s.parent_chunk_id)
+                .bind(s.parent_chunk_id.as_deref().map(chunk_keys::key))
                 .bind(&s.parent_name)
                 .bind(&s.breadcrumb)
                 .bind(&s.signature)
@@ -1047,7 +1184,7 @@ impl MetaStore for SqlMetaStore {
                     query = query.bind(file_id(repo_id, path));
                 }
                 for value in batch.iter().chain(batch) {
-                    query = query.bind(value);
+                    query = query.bind(chunk_keys::key(value));
                 }
                 for row in query.fetch_all(&self.pool).await? {
                     out.push((row.try_get("file_path")?, symbol(&row)?));
@@ -1163,8 +1300,8 @@ impl MetaStore for SqlMetaStore {
                     ") VALUES ($1, $2, $3, $4, $5, $6, $7)"
                 ))
                 .bind(file)
-                .bind(&e.from_chunk)
-                .bind(&e.to_chunk)
+                .bind(chunk_keys::key(&e.from_chunk))
+                .bind(e.to_chunk.as_deref().map(chunk_keys::key))
                 .bind(&e.to_name)
                 .bind(e.kind.as_str())
                 .bind(b(e.certain))
@@ -1707,6 +1844,33 @@ impl MetaStore for SqlMetaStore {
 
 #[cfg(test)]
 mod tests {
+    use super::chunk_keys;
+
+    #[test]
+    fn chunk_ids_are_stored_as_their_bytes_and_read_back() {
+        let hex = "d5626a8ff176d8cd7069d3c6e110a0f6";
+        assert_eq!(chunk_keys::key(hex).len(), 16);
+        assert_eq!(chunk_keys::id(&chunk_keys::key(hex)).unwrap(), hex);
+        // Any other id is kept whole, never as 16 bytes that would read back as hex.
+        let upper = hex.to_uppercase();
+        for id in [
+            "c1",
+            "abcdefghijklmnop",
+            upper.as_str(),
+            &"x".repeat(32),
+            "é",
+            "",
+        ] {
+            let key = chunk_keys::key(id);
+            assert_ne!(key.len(), 16, "{id}");
+            assert_eq!(chunk_keys::id(&key).unwrap(), id);
+        }
+        // Keys sort as the ids do (the graph's queries order by them).
+        let (a, b) = ("0f".repeat(16), "a0".repeat(16));
+        assert!(chunk_keys::key(&a) < chunk_keys::key(&b));
+        assert!(chunk_keys::id(&[0xC3]).is_err(), "not UTF-8");
+    }
+
     #[test]
     fn graph_facts_pack_small_and_read_back() {
         let json = format!(

@@ -1740,10 +1740,10 @@ async fn the_stores_stay_within_a_bound_of_the_source_as_a_workspace_grows() {
 
 /// The data directory's bound, in bytes per source byte, for this workspace: small
 /// modules dense with definitions (about twice the chunks per byte of c1m), so more per
-/// byte than real repositories (6.6x at 1M lines, docs/BENCHMARKS.md). Measured 12.9
-/// when written, 10.3 since the graph's rows are keyed by file number and the grep
-/// index's contents compressed.
-const BOUND: f64 = 12.0;
+/// byte than real repositories (7.5x at 1M lines, docs/BENCHMARKS.md). Measured 12.9
+/// when written, 10.3 once the graph's rows were keyed by file number and the grep
+/// index's contents compressed, 9.2 since the graph's chunk ids are stored as bytes.
+const BOUND: f64 = 10.5;
 
 /// The embedding cache (the SQL one, as a server runs it) keeps the vectors of the
 /// index's texts and drops older ones once it holds more than its bound: after every

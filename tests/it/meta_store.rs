@@ -1081,6 +1081,123 @@ async fn graph_rows_move_to_file_numbers(url: &str) {
     reopened.close().await;
 }
 
+/// Symbols and edges stored with text chunk ids (before migration 12) move to the tables
+/// that store them as bytes at the first open, and read back as they were: chunker ids
+/// (32 hex characters) and any other id alike.
+async fn graph_chunk_ids_move_to_bytes(url: &str) {
+    let pool = old_schema(url, "20261128000012").await;
+    let (c1, c2) = (
+        "d5626a8ff176d8cd7069d3c6e110a0f6",
+        "00b89927eccad48c87bbaa55e9a57e95",
+    );
+    let file = sextant::store::file_id("r1", "src/a.ts");
+    sqlx::query(
+        "INSERT INTO repositories (id, name, source_kind, source, status, settings, created_at, updated_at) \
+         VALUES ('r1', 'one', 'path', '/src/one', 'ready', '{}', 0, 0)",
+    )
+    .execute(&pool)
+    .await
+    .expect("old repository");
+    sqlx::query(
+        "INSERT INTO files (repo_id, path, size_bytes, line_count, symbol_count, file_id) \
+         VALUES ('r1', 'src/a.ts', 10, 5, 3, $1)",
+    )
+    .bind(file)
+    .execute(&pool)
+    .await
+    .expect("old file");
+    let symbols = [
+        (0, c1, None, "alpha"),
+        (1, c2, Some(c1), "beta"),
+        (2, "sixteen-chars-id", Some("c3"), "gamma"),
+    ];
+    for (ordinal, id, parent, name) in symbols {
+        sqlx::query(
+            "INSERT INTO symbols (file_id, ordinal, chunk_id, name, kind, parent_chunk_id, breadcrumb, \
+             signature, modifiers, exported, depth, start_line, end_line) \
+             VALUES ($5, $1, $2, $3, 'function', $4, $3, '', '', 1, 0, $1, $1)",
+        )
+        .bind(ordinal as i64)
+        .bind(id)
+        .bind(name)
+        .bind(parent)
+        .bind(file)
+        .execute(&pool)
+        .await
+        .expect("old symbol");
+    }
+    for (from, to, name) in [(c1, Some(c2), "beta"), (c2, None, "elsewhere")] {
+        sqlx::query(
+            "INSERT INTO edges (file_id, from_chunk, to_chunk, to_name, kind, certain, line) \
+             VALUES ($4, $1, $2, $3, 'calls', 1, 2)",
+        )
+        .bind(from)
+        .bind(to)
+        .bind(name)
+        .bind(file)
+        .execute(&pool)
+        .await
+        .expect("old edge");
+    }
+    pool.close().await;
+
+    let store = SqlMetaStore::open(url).await.expect("open moves the rows");
+    let read = store.file_symbols("r1", "src/a.ts").await.expect("symbols");
+    assert_eq!(
+        read.iter()
+            .map(|s| (
+                s.chunk_id.as_str(),
+                s.parent_chunk_id.as_deref(),
+                s.name.as_str()
+            ))
+            .collect::<Vec<_>>(),
+        [
+            (c1, None, "alpha"),
+            (c2, Some(c1), "beta"),
+            ("sixteen-chars-id", Some("c3"), "gamma")
+        ]
+    );
+    let from = store
+        .edges_from_any("r1", &[c1.to_string(), c2.to_string()])
+        .await
+        .expect("edges");
+    assert_eq!(
+        from.iter()
+            .map(|e| (
+                e.from_chunk.as_str(),
+                e.to_chunk.as_deref(),
+                e.to_name.as_str()
+            ))
+            .collect::<Vec<_>>(),
+        [(c2, None, "elsewhere"), (c1, Some(c2), "beta")]
+    );
+    let to = store
+        .edges_to_any("r1", &[c2.to_string()])
+        .await
+        .expect("edges");
+    assert_eq!(to.len(), 1);
+    assert_eq!(
+        store
+            .symbols_by_id("r1", &["sixteen-chars-id".to_string()])
+            .await
+            .expect("by id")[0]
+            .1
+            .name,
+        "gamma"
+    );
+    store.close().await;
+    let reopened = SqlMetaStore::open(url).await.expect("reopen");
+    assert_eq!(
+        reopened
+            .file_symbols("r1", "src/a.ts")
+            .await
+            .expect("symbols")
+            .len(),
+        3
+    );
+    reopened.close().await;
+}
+
 /// Vectors cached as base64 text (before migration 11), in both of its forms, move to
 /// the compact table at the first open; one that does not decode is dropped.
 async fn text_cache_moves_to_compact_rows(url: &str) {
@@ -1228,6 +1345,7 @@ async fn sqlite_backend_passes_the_suite() {
     suite(&path.to_string_lossy()).await;
     graph_rows_move_to_file_numbers(&dir.path().join("old.db").to_string_lossy()).await;
     text_cache_moves_to_compact_rows(&dir.path().join("cache.db").to_string_lossy()).await;
+    graph_chunk_ids_move_to_bytes(&dir.path().join("ids.db").to_string_lossy()).await;
     assert_eq!(
         SqlMetaStore::open_in(dir.path())
             .await
@@ -1246,6 +1364,7 @@ async fn postgres_backend_passes_the_suite() {
     suite(&pg.url).await;
     graph_rows_move_to_file_numbers(&pg.another_database().await).await;
     text_cache_moves_to_compact_rows(&pg.another_database().await).await;
+    graph_chunk_ids_move_to_bytes(&pg.another_database().await).await;
     assert_eq!(
         SqlMetaStore::open(&pg.url).await.expect("open").backend(),
         "postgres"
