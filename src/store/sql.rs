@@ -734,12 +734,18 @@ impl SqlMetaStore {
         Ok(())
     }
 
-    /// The `INSERT … SELECT` statements that copy `symbols_from` and `edges_from` (tables
-    /// with text chunk ids, aliased `s` and `e`, joined to `files f` by `join`) into the
-    /// current tables, converting the ids to their keys ([`chunk_keys`]).
-    fn copy_graph_rows(&self, symbols_from: &str, edges_from: &str, join: &str) -> [String; 2] {
+    /// Copies the rows of `symbols_from` and `edges_from` (tables with text chunk ids,
+    /// aliased `s` and `e`, joined to `files f` by `join`) into the current tables in `tx`,
+    /// converting the ids to their keys ([`chunk_keys`]), and drops the two old tables.
+    async fn move_graph_rows(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        symbols_from: &str,
+        edges_from: &str,
+        join: &str,
+    ) -> Result<(), StoreError> {
         let key = |column: &str| chunk_keys::from_text_sql(self.backend, column);
-        [
+        let statements = [
             format!(
                 "INSERT INTO symbols (file_id, ordinal, {}) SELECT f.file_id, s.ordinal, {}, s.name, \
                  s.kind, {}, s.parent_name, s.breadcrumb, s.signature, s.modifiers, s.exported, \
@@ -757,7 +763,15 @@ impl SqlMetaStore {
                 key("e.to_chunk"),
                 join.replace("{t}", "e"),
             ),
-        ]
+            format!("DROP TABLE {symbols_from}"),
+            format!("DROP TABLE {edges_from}"),
+        ];
+        for sql in statements {
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .execute(&mut **tx)
+                .await?;
+        }
+        Ok(())
     }
 
     /// Moves the symbols and edges stored by repository id and path (before migration
@@ -781,19 +795,13 @@ impl SqlMetaStore {
                 .execute(&mut *tx)
                 .await?;
         }
-        let copies = self.copy_graph_rows(
+        self.move_graph_rows(
+            &mut tx,
             "symbols_by_path",
             "edges_by_path",
             "f.repo_id = {t}.repo_id AND f.path = {t}.file_path",
-        );
-        for sql in copies {
-            sqlx::query(sqlx::AssertSqlSafe(sql))
-                .execute(&mut *tx)
-                .await?;
-        }
-        for sql in ["DROP TABLE symbols_by_path", "DROP TABLE edges_by_path"] {
-            sqlx::query(sql).execute(&mut *tx).await?;
-        }
+        )
+        .await?;
         self.finish_move(tx).await
     }
 
@@ -804,19 +812,13 @@ impl SqlMetaStore {
             return Ok(());
         };
         tracing::info!("storing the symbol graph's chunk ids as bytes (once)");
-        let copies = self.copy_graph_rows(
+        self.move_graph_rows(
+            &mut tx,
             "symbols_text_ids",
             "edges_text_ids",
             "f.file_id = {t}.file_id",
-        );
-        for sql in copies {
-            sqlx::query(sqlx::AssertSqlSafe(sql))
-                .execute(&mut *tx)
-                .await?;
-        }
-        for sql in ["DROP TABLE symbols_text_ids", "DROP TABLE edges_text_ids"] {
-            sqlx::query(sql).execute(&mut *tx).await?;
-        }
+        )
+        .await?;
         self.finish_move(tx).await
     }
 
