@@ -183,7 +183,7 @@ impl SqlMetaStore {
         sqlx::query("DROP TABLE embedding_cache")
             .execute(&mut *tx)
             .await?;
-        self.finish_move(tx).await
+        self.finish_move(tx, moved).await
     }
 }
 

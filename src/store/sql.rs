@@ -722,13 +722,16 @@ impl SqlMetaStore {
         Ok(waiting.then_some(tx))
     }
 
-    /// Commits a move and (SQLite) gives the old tables' pages back to the file system.
+    /// Commits a move and, when it `moved` rows (SQLite), gives the old tables' pages
+    /// back to the file system; a new database, whose old tables were empty, is not
+    /// rewritten.
     pub(super) async fn finish_move(
         &self,
         tx: sqlx::Transaction<'static, sqlx::Any>,
+        moved: u64,
     ) -> Result<(), StoreError> {
         tx.commit().await?;
-        if self.backend == "sqlite" {
+        if moved > 0 && self.backend == "sqlite" {
             sqlx::query("VACUUM").execute(&self.pool).await?;
         }
         Ok(())
@@ -737,13 +740,14 @@ impl SqlMetaStore {
     /// Copies the rows of `symbols_from` and `edges_from` (tables with text chunk ids,
     /// aliased `s` and `e`, joined to `files f` by `join`) into the current tables in `tx`,
     /// converting the ids to their keys ([`chunk_keys`]), and drops the two old tables.
+    /// Returns the rows copied.
     async fn move_graph_rows(
         &self,
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
         symbols_from: &str,
         edges_from: &str,
         join: &str,
-    ) -> Result<(), StoreError> {
+    ) -> Result<u64, StoreError> {
         let key = |column: &str| chunk_keys::from_text_sql(self.backend, column);
         let statements = [
             format!(
@@ -766,12 +770,14 @@ impl SqlMetaStore {
             format!("DROP TABLE {symbols_from}"),
             format!("DROP TABLE {edges_from}"),
         ];
+        let mut moved = 0;
         for sql in statements {
-            sqlx::query(sqlx::AssertSqlSafe(sql))
+            moved += sqlx::query(sqlx::AssertSqlSafe(sql))
                 .execute(&mut **tx)
-                .await?;
+                .await?
+                .rows_affected();
         }
-        Ok(())
+        Ok(moved)
     }
 
     /// Moves the symbols and edges stored by repository id and path (before migration
@@ -795,14 +801,15 @@ impl SqlMetaStore {
                 .execute(&mut *tx)
                 .await?;
         }
-        self.move_graph_rows(
-            &mut tx,
-            "symbols_by_path",
-            "edges_by_path",
-            "f.repo_id = {t}.repo_id AND f.path = {t}.file_path",
-        )
-        .await?;
-        self.finish_move(tx).await
+        let moved = self
+            .move_graph_rows(
+                &mut tx,
+                "symbols_by_path",
+                "edges_by_path",
+                "f.repo_id = {t}.repo_id AND f.path = {t}.file_path",
+            )
+            .await?;
+        self.finish_move(tx, moved).await
     }
 
     /// Moves the symbols and edges stored with text chunk ids (before migration 12) to
@@ -812,14 +819,15 @@ impl SqlMetaStore {
             return Ok(());
         };
         tracing::info!("storing the symbol graph's chunk ids as bytes (once)");
-        self.move_graph_rows(
-            &mut tx,
-            "symbols_text_ids",
-            "edges_text_ids",
-            "f.file_id = {t}.file_id",
-        )
-        .await?;
-        self.finish_move(tx).await
+        let moved = self
+            .move_graph_rows(
+                &mut tx,
+                "symbols_text_ids",
+                "edges_text_ids",
+                "f.file_id = {t}.file_id",
+            )
+            .await?;
+        self.finish_move(tx, moved).await
     }
 
     /// Symbols (with their file path) of the repository's files named by `keys`, in
