@@ -131,7 +131,12 @@ pub struct CachedEmbedder {
     cache: Arc<dyn VectorCache>,
     hits: AtomicU64,
     misses: AtomicU64,
+    /// `misses` when the cache was last trimmed ([`NEVER_TRIMMED`] before the first).
+    trimmed_at: AtomicU64,
 }
+
+/// [`CachedEmbedder::trimmed_at`] before the first trim.
+const NEVER_TRIMMED: u64 = u64::MAX;
 
 impl CachedEmbedder {
     /// Wraps `inner` with `cache`.
@@ -141,6 +146,7 @@ impl CachedEmbedder {
             cache,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            trimmed_at: AtomicU64::new(NEVER_TRIMMED),
         }
     }
 
@@ -176,6 +182,18 @@ impl Embedder for CachedEmbedder {
     }
 
     async fn bound_kept(&self, keep: u64) -> Result<u64, EmbedError> {
+        if !self.inner.worth_caching() {
+            return Ok(0);
+        }
+        // The cache grows only by misses: trim (a scan of the model's rows) once per
+        // process, then when the misses since could have taken it a sixteenth over its
+        // bound, not after every small sync.
+        let misses = self.misses.load(Ordering::Relaxed);
+        let last = self.trimmed_at.load(Ordering::Relaxed);
+        if last != NEVER_TRIMMED && misses.saturating_sub(last) < (keep / 16).max(1) {
+            return Ok(0);
+        }
+        self.trimmed_at.store(misses, Ordering::Relaxed);
         self.cache.trim(self.inner.model_id(), keep).await
     }
 
@@ -300,6 +318,65 @@ mod tests {
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
+    }
+
+    /// A memory cache that counts its trims.
+    #[derive(Default)]
+    struct Trims {
+        inner: MemoryCache,
+        trims: AtomicU64,
+    }
+
+    #[async_trait]
+    impl VectorCache for Trims {
+        async fn get_vectors(
+            &self,
+            model: &str,
+            keys: &[String],
+        ) -> Result<Vec<Option<Vec<f32>>>, EmbedError> {
+            self.inner.get_vectors(model, keys).await
+        }
+        async fn put_vectors(
+            &self,
+            model: &str,
+            entries: &[(String, Vec<f32>)],
+        ) -> Result<(), EmbedError> {
+            self.inner.put_vectors(model, entries).await
+        }
+        async fn trim(&self, _: &str, _: u64) -> Result<u64, EmbedError> {
+            self.trims.fetch_add(1, Ordering::Relaxed);
+            Ok(0)
+        }
+    }
+
+    #[tokio::test]
+    async fn the_cache_is_trimmed_once_then_when_it_could_be_over_its_bound() {
+        let cache = Arc::new(Trims {
+            inner: MemoryCache::new(1_000),
+            ..Trims::default()
+        });
+        let trims = || cache.trims.load(Ordering::Relaxed);
+        let cached = CachedEmbedder::new(Arc::new(Counting::default()), cache.clone());
+        cached.bound_kept(32).await.unwrap();
+        assert_eq!(trims(), 1, "the first time");
+        cached.bound_kept(32).await.unwrap();
+        assert_eq!(trims(), 1, "nothing new since");
+        cached.embed(&s(&["a"]), InputKind::Document).await.unwrap();
+        cached.bound_kept(32).await.unwrap();
+        assert_eq!(trims(), 1, "one new vector is under a sixteenth of 32");
+        cached.embed(&s(&["b"]), InputKind::Document).await.unwrap();
+        cached.bound_kept(32).await.unwrap();
+        assert_eq!(trims(), 2, "two are not");
+        // A model not worth caching keeps nothing to trim.
+        let cheap = CachedEmbedder::new(
+            Arc::new(Counting {
+                cheap: true,
+                ..Counting::default()
+            }),
+            cache.clone(),
+        );
+        cheap.bound_kept(0).await.unwrap();
+        assert_eq!(trims(), 2);
     }
 
     #[tokio::test]

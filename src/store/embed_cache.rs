@@ -7,7 +7,7 @@ use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 
-use super::sql::SqlMetaStore;
+use super::sql::{SqlMetaStore, placeholders};
 use super::{StoreError, now_ms};
 use crate::embed::{EmbedError, VectorCache};
 
@@ -200,10 +200,7 @@ impl VectorCache for SqlMetaStore {
             // Only `$N` placeholders are formatted in; every value is bound.
             let sql = format!(
                 "SELECT key, vector FROM vector_cache WHERE key IN ({})",
-                (1..=chunk.len())
-                    .map(|i| format!("${i}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                placeholders(1, chunk.len())
             );
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
             for key in chunk {

@@ -60,7 +60,8 @@ mod chunk_keys {
         let text = key.strip_suffix(&[0xFF]).unwrap_or(key);
         String::from_utf8(text.to_vec()).map_err(|_| {
             StoreError::Invalid(
-                "a chunk id in the symbol graph is damaged; `sextant doctor --repair` rebuilds it"
+                "a chunk id in the symbol graph is damaged; remove the repository \
+                 (`sextant repo remove`) and add it again to rebuild its graph"
                     .into(),
             )
         })
@@ -128,7 +129,7 @@ mod facts {
 }
 
 /// `$first, $first+1, …` (`count` placeholders).
-fn placeholders(first: usize, count: usize) -> String {
+pub(super) fn placeholders(first: usize, count: usize) -> String {
     (first..first + count)
         .map(|i| format!("${i}"))
         .collect::<Vec<_>>()
