@@ -77,7 +77,7 @@ fn row(rng: &mut Rng, repo: usize, file: usize, i: usize) -> ChunkRow {
         chunk: CodeChunk {
             id: id(i),
             relative_path: path,
-            language: Language::TypeScript,
+            language: Language::TYPESCRIPT,
             node_kind: kind,
             native_kind: None,
             name: format!("symbol{i}"),

@@ -168,9 +168,10 @@ struct Test {
 
 /// The tests of one test file.
 fn tests_of(source: &str, parsed: &ParsedFile) -> Vec<Test> {
-    match parsed.language {
-        Language::TypeScript | Language::Tsx | Language::JavaScript => js_tests(source, parsed),
-        _ => named_tests(source, parsed),
+    if [Language::TYPESCRIPT, Language::TSX, Language::JAVASCRIPT].contains(&parsed.language) {
+        js_tests(source, parsed)
+    } else {
+        named_tests(source, parsed)
     }
 }
 
@@ -275,11 +276,13 @@ fn named_tests(source: &str, parsed: &ParsedFile) -> Vec<Test> {
                 || t.contains("::test(")
                 || t.contains("@Test")
         });
-        let by_name = match parsed.language {
-            Language::Python => name.starts_with("test_"),
-            Language::Go => name.starts_with("Test") && !name.starts_with("TestMain"),
-            Language::Java => name.starts_with("test") && name.len() > 4,
-            _ => false,
+        let language = parsed.language;
+        let by_name = if language == Language::PYTHON {
+            name.starts_with("test_")
+        } else if language == Language::GO {
+            name.starts_with("Test") && !name.starts_with("TestMain")
+        } else {
+            language == Language::JAVA && name.starts_with("test") && name.len() > 4
         };
         if !(annotated || by_name) {
             continue;
@@ -370,7 +373,7 @@ fn module_doc(source: &str, parsed: &ParsedFile) -> Option<String> {
         return None;
     }
     // A Rust `///` or Javadoc block at the top documents the item below it, not the file.
-    if block.starts_with("///") || (block.starts_with("/**") && parsed.language == Language::Java) {
+    if block.starts_with("///") || (block.starts_with("/**") && parsed.language == Language::JAVA) {
         return None;
     }
     let text: Vec<String> = block

@@ -485,9 +485,9 @@ mod tests {
             rels(&scan),
             ["README.md", "bin/run", "bin/tool", "src/a.ts", "src/b.tsx"]
         );
-        assert_eq!(scan.files[2].language, Language::Python);
-        assert_eq!(scan.files[1].language, Language::Shell);
-        assert_eq!(scan.files[0].language, Language::Markdown);
+        assert_eq!(scan.files[2].language, Language::PYTHON);
+        assert_eq!(scan.files[1].language, Language::SHELL);
+        assert_eq!(scan.files[0].language, Language::MARKDOWN);
         assert_eq!(scan.skipped.len(), 1);
         assert_eq!(scan.skipped[0].0.rel, "lib/jquery.min.js");
         assert!(scan.skipped[0].1.contains("minified"));

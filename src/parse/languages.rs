@@ -6,8 +6,8 @@
 //! language is a [`Language`] variant, its row here, and its walker: a new
 //! [`lang::Syntax`](super::lang) file (see ARCHITECTURE.md, "Adding a language").
 
-use super::Language;
 use super::lang::{self, Syntax};
+use super::text::TextFormat;
 
 /// What a language's files are for: the search filter `kind` and the ranking read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -26,8 +26,6 @@ pub enum Category {
 
 /// One language's row of [`LANGUAGES`].
 pub struct LanguageDef {
-    /// The language this row describes.
-    pub language: Language,
     /// Stable lower-case identifier, used in stores and filters (`python`).
     pub id: &'static str,
     /// Human label used in embedding preambles (`[Python] app/models.py > User`).
@@ -61,7 +59,6 @@ impl LanguageDef {
     /// A code row with a grammar, braced bodies, no JSX, no shebangs, no test-file
     /// convention and ECMAScript's module rules; rows change what differs.
     const fn new(
-        language: Language,
         id: &'static str,
         label: &'static str,
         extensions: &'static [&'static str],
@@ -73,21 +70,20 @@ impl LanguageDef {
             walker,
             braces: true,
             modules: ModuleRules::ECMASCRIPT,
-            ..Self::text(language, id, label, extensions, Category::Code)
+            ..Self::text(id, label, extensions, Category::Code, TextFormat::Document)
         }
     }
 
-    /// A row read by its lines (`Walker::Text`): no grammar, no module system, bodies
-    /// collapsed to `…`, no JSX, no shebangs, no test-file convention.
+    /// A row read by its lines in `format` (`Walker::Text`): no grammar, no module
+    /// system, bodies collapsed to `…`, no JSX, no shebangs, no test-file convention.
     const fn text(
-        language: Language,
         id: &'static str,
         label: &'static str,
         extensions: &'static [&'static str],
         category: Category,
+        format: TextFormat,
     ) -> Self {
         Self {
-            language,
             id,
             label,
             extensions,
@@ -95,7 +91,7 @@ impl LanguageDef {
             category,
             interpreters: &[],
             grammar: None,
-            walker: Walker::Text,
+            walker: Walker::Text(format),
             braces: false,
             jsx: false,
             test_file: no_convention,
@@ -111,8 +107,8 @@ pub(crate) enum Walker {
     TypeScript,
     /// The shared walk of `parse::lang`, driven by the language's [`Syntax`].
     Tree(&'static dyn Syntax),
-    /// Read by its lines (`parse::text`): documentation, configuration, shell.
-    Text,
+    /// Read by its lines (`parse::text`) in a format: documentation, configuration, shell.
+    Text(TextFormat),
 }
 
 /// Which resolver turns an import into a repository file (see `graph::modules` and
@@ -183,12 +179,12 @@ fn no_convention(_: &str) -> bool {
     false
 }
 
-/// Every language, one row each, in [`Language`]'s declaration order.
+/// Every language, one row each. [`Language`]'s named constants point at rows by position
+/// (a test checks each); a new row goes last.
 pub static LANGUAGES: [LanguageDef; 14] = [
     LanguageDef {
         interpreters: &["ts-node", "tsx"],
         ..LanguageDef::new(
-            Language::TypeScript,
             "typescript",
             "TypeScript",
             &["ts", "mts", "cts"],
@@ -199,7 +195,6 @@ pub static LANGUAGES: [LanguageDef; 14] = [
     LanguageDef {
         jsx: true,
         ..LanguageDef::new(
-            Language::Tsx,
             "tsx",
             "TypeScript",
             &["tsx"],
@@ -211,7 +206,6 @@ pub static LANGUAGES: [LanguageDef; 14] = [
         interpreters: &["node", "nodejs", "deno", "bun"],
         jsx: true,
         ..LanguageDef::new(
-            Language::JavaScript,
             "javascript",
             "JavaScript",
             &["js", "jsx", "mjs", "cjs"],
@@ -231,7 +225,6 @@ pub static LANGUAGES: [LanguageDef; 14] = [
             ..ModuleRules::of(ModuleSystem::Python)
         },
         ..LanguageDef::new(
-            Language::Python,
             "python",
             "Python",
             &["py", "pyi"],
@@ -247,7 +240,6 @@ pub static LANGUAGES: [LanguageDef; 14] = [
             ..ModuleRules::of(ModuleSystem::Go)
         },
         ..LanguageDef::new(
-            Language::Go,
             "go",
             "Go",
             &["go"],
@@ -264,7 +256,6 @@ pub static LANGUAGES: [LanguageDef; 14] = [
             ..ModuleRules::of(ModuleSystem::Rust)
         },
         ..LanguageDef::new(
-            Language::Rust,
             "rust",
             "Rust",
             &["rs"],
@@ -285,7 +276,6 @@ pub static LANGUAGES: [LanguageDef; 14] = [
             ..ModuleRules::of(ModuleSystem::Java)
         },
         ..LanguageDef::new(
-            Language::Java,
             "java",
             "Java",
             &["java"],
@@ -294,53 +284,59 @@ pub static LANGUAGES: [LanguageDef; 14] = [
         )
     },
     LanguageDef::text(
-        Language::Markdown,
         "markdown",
         "Markdown",
         &["md", "markdown", "mdx"],
         Category::Docs,
+        TextFormat::Markdown,
     ),
     LanguageDef::text(
-        Language::Rst,
         "rst",
         "reStructuredText",
         &["rst"],
         Category::Docs,
+        TextFormat::Rst,
     ),
     LanguageDef::text(
-        Language::Yaml,
         "yaml",
         "YAML",
         &["yaml", "yml"],
         Category::Config,
+        TextFormat::Yaml,
     ),
     LanguageDef::text(
-        Language::Json,
         "json",
         "JSON",
         &["json", "jsonc", "json5"],
         Category::Config,
+        TextFormat::Json,
     ),
-    LanguageDef::text(Language::Toml, "toml", "TOML", &["toml"], Category::Config),
+    LanguageDef::text(
+        "toml",
+        "TOML",
+        &["toml"],
+        Category::Config,
+        TextFormat::Toml,
+    ),
     LanguageDef {
         file_names: &["Dockerfile", "Containerfile", "dockerfile"],
         ..LanguageDef::text(
-            Language::Dockerfile,
             "dockerfile",
             "Dockerfile",
             &["dockerfile", "containerfile"],
             Category::Config,
+            TextFormat::Dockerfile,
         )
     },
     LanguageDef {
         interpreters: &["sh", "bash", "zsh", "dash", "ksh"],
         braces: true,
         ..LanguageDef::text(
-            Language::Shell,
             "shell",
             "Shell",
             &["sh", "bash", "zsh"],
             Category::Code,
+            TextFormat::Shell,
         )
     },
 ];
@@ -348,18 +344,54 @@ pub static LANGUAGES: [LanguageDef; 14] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::Language;
 
     #[test]
-    fn rows_follow_the_enum_and_ids_and_extensions_are_unique() {
+    fn named_languages_point_at_their_rows_and_ids_and_extensions_are_unique() {
+        let named = [
+            (Language::TYPESCRIPT, "typescript"),
+            (Language::TSX, "tsx"),
+            (Language::JAVASCRIPT, "javascript"),
+            (Language::PYTHON, "python"),
+            (Language::GO, "go"),
+            (Language::RUST, "rust"),
+            (Language::JAVA, "java"),
+            (Language::MARKDOWN, "markdown"),
+            (Language::RST, "rst"),
+            (Language::YAML, "yaml"),
+            (Language::JSON, "json"),
+            (Language::TOML, "toml"),
+            (Language::DOCKERFILE, "dockerfile"),
+            (Language::SHELL, "shell"),
+        ];
+        for (language, id) in named {
+            assert_eq!(language.id(), id);
+            assert!(std::ptr::eq(
+                language.def(),
+                Language::parse(id).unwrap().def()
+            ));
+        }
         let mut ids = std::collections::HashSet::new();
         let mut extensions = std::collections::HashSet::new();
-        for (i, def) in LANGUAGES.iter().enumerate() {
-            assert_eq!(def.language as usize, i, "{} is out of order", def.id);
+        for def in &LANGUAGES {
             assert!(ids.insert(def.id), "{} twice", def.id);
             for ext in def.extensions {
                 assert!(extensions.insert(*ext), ".{ext} claimed twice");
             }
         }
+    }
+
+    #[test]
+    fn a_language_serializes_as_its_id_and_an_unknown_id_says_which_are_known() {
+        assert_eq!(serde_json::to_string(&Language::GO).unwrap(), "\"go\"");
+        let back: Language = serde_json::from_str("\"rust\"").unwrap();
+        assert_eq!(back, Language::RUST);
+        let err = serde_json::from_str::<Language>("\"cobol\"").unwrap_err();
+        assert!(
+            err.to_string().contains("unknown language `cobol`"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("python"), "{err}");
     }
 
     #[test]
@@ -370,7 +402,7 @@ mod tests {
                 (Some(grammar), _) => {
                     assert!(parser.set_language(&grammar()).is_ok(), "{}", def.id)
                 }
-                (None, Walker::Text) => {}
+                (None, Walker::Text(_)) => {}
                 (None, _) => panic!("{} has a tree walk but no grammar", def.id),
             }
         }

@@ -102,50 +102,94 @@ use std::path::Path;
 
 use tree_sitter::{Parser, Tree};
 
-/// A language Sextant can parse, chosen by file extension. Everything about one is its
-/// row of the language table ([`LANGUAGES`]); the variants follow the table's order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Language {
+/// A language Sextant can parse, chosen by file extension: a handle on its row of the
+/// language table ([`LANGUAGES`]), where everything about it is. Two handles are equal when
+/// their rows' ids are; a language serializes as its id (`python`).
+///
+/// The associated constants name the rows the code refers to by name; a language added to
+/// the table needs none unless some code singles it out.
+#[derive(Clone, Copy)]
+pub struct Language(&'static LanguageDef);
+
+impl Language {
     /// `.ts`, `.mts`, `.cts` (the tree-sitter `typescript` grammar).
-    TypeScript,
+    pub const TYPESCRIPT: Self = Self(&LANGUAGES[0]);
     /// `.tsx` (the tree-sitter `tsx` grammar).
-    Tsx,
+    pub const TSX: Self = Self(&LANGUAGES[1]);
     /// `.js`, `.jsx`, `.mjs`, `.cjs` (the tree-sitter `javascript` grammar, which accepts JSX).
-    JavaScript,
+    pub const JAVASCRIPT: Self = Self(&LANGUAGES[2]);
     /// `.py`, `.pyi`, and scripts whose shebang names `python`.
-    Python,
+    pub const PYTHON: Self = Self(&LANGUAGES[3]);
     /// `.go`.
-    Go,
+    pub const GO: Self = Self(&LANGUAGES[4]);
     /// `.rs`.
-    Rust,
+    pub const RUST: Self = Self(&LANGUAGES[5]);
     /// `.java`.
-    Java,
+    pub const JAVA: Self = Self(&LANGUAGES[6]);
     /// `.md`, `.markdown`, `.mdx` (sections by heading; `parse::text`).
-    Markdown,
+    pub const MARKDOWN: Self = Self(&LANGUAGES[7]);
     /// `.rst` (sections by title).
-    Rst,
+    pub const RST: Self = Self(&LANGUAGES[8]);
     /// `.yaml`, `.yml` (settings by key).
-    Yaml,
+    pub const YAML: Self = Self(&LANGUAGES[9]);
     /// `.json`, `.jsonc`, `.json5` (settings by top-level key).
-    Json,
+    pub const JSON: Self = Self(&LANGUAGES[10]);
     /// `.toml` (settings by table).
-    Toml,
+    pub const TOML: Self = Self(&LANGUAGES[11]);
     /// `Dockerfile`, `Containerfile`, `*.dockerfile` (sections by stage).
-    Dockerfile,
+    pub const DOCKERFILE: Self = Self(&LANGUAGES[12]);
     /// `.sh`, `.bash`, `.zsh`, and scripts whose shebang names a shell.
-    Shell,
+    pub const SHELL: Self = Self(&LANGUAGES[13]);
+}
+
+impl PartialEq for Language {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.id == other.0.id
+    }
+}
+
+impl Eq for Language {}
+
+impl std::hash::Hash for Language {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.id.hash(state);
+    }
+}
+
+impl std::fmt::Debug for Language {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.id)
+    }
+}
+
+impl serde::Serialize for Language {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0.id)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Language {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let id = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Self::parse(&id).ok_or_else(|| {
+            let known: Vec<&str> = Self::all().map(Self::id).collect();
+            serde::de::Error::custom(format!(
+                "unknown language `{id}` (known: {})",
+                known.join(", ")
+            ))
+        })
+    }
 }
 
 impl Language {
     /// Every language, in the order of [`LANGUAGES`].
     pub fn all() -> impl Iterator<Item = Self> {
-        LANGUAGES.iter().map(|def| def.language)
+        LANGUAGES.iter().map(Self)
     }
 
     /// This language's row of the language table.
     pub fn def(self) -> &'static LanguageDef {
-        &LANGUAGES[self as usize]
+        self.0
     }
 
     /// Every file extension Sextant parses, without the dot.
@@ -248,7 +292,7 @@ pub fn parser_for(language: Language) -> Box<dyn LanguageParser> {
     match language.def().walker {
         Walker::Tree(syntax) => Box::new(lang::TreeParser::new(language, syntax)),
         Walker::TypeScript => Box::new(typescript::TsParser::new(language)),
-        Walker::Text => Box::new(TextParser { language }),
+        Walker::Text(_) => Box::new(TextParser { language }),
     }
 }
 

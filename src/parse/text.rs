@@ -15,25 +15,50 @@
 //!
 //! Every non-blank line lands in a unit (the first unit reaches back to line 1, the last
 //! to the end), units never overlap, and a file with no structure is one `document`.
-//! Which reader a file gets is its language's (`Language::Markdown`, …); the language
-//! table marks these languages with `Walker::Text`.
+//! Which reader a file gets is its language row's [`TextFormat`] (`Walker::Text`).
 
 use super::Language;
+use super::languages::Walker;
 use super::symbol::{ByteRange, LineRange, ParsedFile, ParsedSymbol, SymbolKind};
 
-/// Parses `source` as `language` (a language of the table whose walker is
-/// `Walker::Text`; any other reads as one document).
+/// How a language read by its lines is structured: the reader [`parse`] gives its files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextFormat {
+    /// Sections by heading.
+    Markdown,
+    /// Sections by underlined title.
+    Rst,
+    /// Settings by top-level key, with their second-level keys.
+    Yaml,
+    /// Settings by top-level key of the root object.
+    Json,
+    /// Settings by table.
+    Toml,
+    /// Sections by build stage.
+    Dockerfile,
+    /// Functions and the statements between them.
+    Shell,
+    /// No structure: the file is one document.
+    Document,
+}
+
+/// Parses `source` as `language` by its row's [`TextFormat`] (a language with a tree walk
+/// reads as one document).
 pub fn parse(language: Language, source: &str) -> ParsedFile {
     let text = Text::new(source);
-    let (symbols, comments) = match language {
-        Language::Markdown => (headed(&text, &markdown_headings(&text)), Vec::new()),
-        Language::Rst => (headed(&text, &rst_headings(&text)), Vec::new()),
-        Language::Yaml => (yaml(&text), text.hash_comments()),
-        Language::Json => (json(&text), Vec::new()),
-        Language::Toml => (toml(&text), text.hash_comments()),
-        Language::Dockerfile => (dockerfile(&text), text.hash_comments()),
-        Language::Shell => (shell(&text), text.hash_comments()),
-        _ => (Vec::new(), Vec::new()),
+    let format = match language.def().walker {
+        Walker::Text(format) => format,
+        Walker::Tree(_) | Walker::TypeScript => TextFormat::Document,
+    };
+    let (symbols, comments) = match format {
+        TextFormat::Markdown => (headed(&text, &markdown_headings(&text)), Vec::new()),
+        TextFormat::Rst => (headed(&text, &rst_headings(&text)), Vec::new()),
+        TextFormat::Yaml => (yaml(&text), text.hash_comments()),
+        TextFormat::Json => (json(&text), Vec::new()),
+        TextFormat::Toml => (toml(&text), text.hash_comments()),
+        TextFormat::Dockerfile => (dockerfile(&text), text.hash_comments()),
+        TextFormat::Shell => (shell(&text), text.hash_comments()),
+        TextFormat::Document => (Vec::new(), Vec::new()),
     };
     let symbols = if symbols.is_empty() {
         text.whole("document", SymbolKind::Document)
@@ -764,7 +789,7 @@ mod tests {
     fn markdown_sections_nest_by_level_and_skip_code_fences() {
         let md = "Intro line.\n\n# Sextant\n\nText.\n\n## Install\n\n```sh\n# not a heading\n```\n\n### From source\nBuild it.\n\nUsage\n-----\nRun it.\n";
         assert_eq!(
-            parsed(Language::Markdown, md),
+            parsed(Language::MARKDOWN, md),
             [
                 "preamble@1-1",
                 "Sextant@3-18",
@@ -780,7 +805,7 @@ mod tests {
         let rst =
             "=====\nTitle\n=====\n\nIntro.\n\nSection\n-------\n\nBody.\n\nOther\n-----\nMore.\n";
         assert_eq!(
-            parsed(Language::Rst, rst),
+            parsed(Language::RST, rst),
             ["Title@1-14", "  Section@7-10", "  Other@12-14"]
         );
     }
@@ -789,7 +814,7 @@ mod tests {
     fn yaml_keys_and_their_children() {
         let yaml = "# compose\nservices:\n  web:\n    image: nginx\n  db:\n    image: postgres\nvolumes:\n  data: {}\n";
         assert_eq!(
-            parsed(Language::Yaml, yaml),
+            parsed(Language::YAML, yaml),
             ["services@1-6", "  web@3-4", "  db@5-6", "volumes@7-8"]
         );
     }
@@ -798,22 +823,22 @@ mod tests {
     fn json_top_level_keys_cover_the_object() {
         let json = "{\n  \"name\": \"x\",\n  \"scripts\": {\n    \"test\": \"jest\"\n  },\n  \"private\": true\n}\n";
         assert_eq!(
-            parsed(Language::Json, json),
+            parsed(Language::JSON, json),
             ["name@1-2", "scripts@3-5", "private@6-7"]
         );
-        assert_eq!(parsed(Language::Json, "[1, 2]\n"), ["document@1-1"]);
+        assert_eq!(parsed(Language::JSON, "[1, 2]\n"), ["document@1-1"]);
     }
 
     #[test]
     fn toml_tables_and_dockerfile_stages() {
         let toml = "# top\nname = \"x\"\n\n[dependencies]\nserde = \"1\"\n\n[tool.ruff]\nline-length = 100\n";
         assert_eq!(
-            parsed(Language::Toml, toml),
+            parsed(Language::TOML, toml),
             ["root@1-2", "dependencies@4-5", "tool.ruff@7-8"]
         );
         let docker = "ARG V=1\nFROM rust:1 AS build\nRUN cargo build\n\nFROM debian:13\nCOPY --from=build /x /x\n";
         assert_eq!(
-            parsed(Language::Dockerfile, docker),
+            parsed(Language::DOCKERFILE, docker),
             ["build@1-3", "debian:13@5-6"]
         );
     }
@@ -822,10 +847,10 @@ mod tests {
     fn shell_functions_and_the_lines_between() {
         let sh = "#!/bin/sh\nset -e\n\nbuild() {\n  cargo build\n}\n\nfunction test_all {\n  cargo test\n}\nbuild\n";
         assert_eq!(
-            parsed(Language::Shell, sh),
+            parsed(Language::SHELL, sh),
             ["set -e@1-2", "build@4-6", "test_all@8-10", "build@11-11"]
         );
-        assert_eq!(parsed(Language::Shell, "echo hi\n"), ["document@1-1"]);
+        assert_eq!(parsed(Language::SHELL, "echo hi\n"), ["document@1-1"]);
     }
 
     #[test]

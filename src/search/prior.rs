@@ -473,7 +473,7 @@ pub fn definition_strength(intent: &Intent, facts: &Facts<'_>) -> f32 {
 pub fn signature_only(kind: SymbolKind, language: Language, source: &str) -> bool {
     match kind {
         SymbolKind::Interface | SymbolKind::Type | SymbolKind::Property => true,
-        SymbolKind::Method | SymbolKind::Function if language == Language::Python => {
+        SymbolKind::Method | SymbolKind::Function if language == Language::PYTHON => {
             python_stub(source)
         }
         SymbolKind::Method => !source.contains('{'),
@@ -1015,7 +1015,7 @@ mod tests {
 
     #[test]
     fn python_stubs_are_signatures_and_python_methods_are_not() {
-        let py = |src: &str| signature_only(SymbolKind::Method, Language::Python, src);
+        let py = |src: &str| signature_only(SymbolKind::Method, Language::PYTHON, src);
         // An abstract method: docstring and a raise (wrapped or not), or pass / `...`.
         assert!(py(
             "def save_token(self, token, request):\n    \"\"\"Persist the token.\n\n    :param token: the token\n    \"\"\"\n    raise NotImplementedError('Subclasses must implement this method.')\n"
@@ -1039,17 +1039,17 @@ mod tests {
         // Other languages keep the brace rule.
         assert!(signature_only(
             SymbolKind::Method,
-            Language::Rust,
+            Language::RUST,
             "fn f(&self);"
         ));
         assert!(!signature_only(
             SymbolKind::Method,
-            Language::Java,
+            Language::JAVA,
             "void f() { run(); }"
         ));
         assert!(!signature_only(
             SymbolKind::Function,
-            Language::Go,
+            Language::GO,
             "func f()"
         ));
     }
@@ -1059,7 +1059,7 @@ mod tests {
         // `pub mod acyclic;` in lib.rs names the module; src/acyclic.rs is the module.
         let mut declaration = facts("src/lib.rs", "acyclic", "acyclic", SymbolKind::Module);
         declaration.signature_only =
-            signature_only(SymbolKind::Module, Language::Rust, "pub mod acyclic;");
+            signature_only(SymbolKind::Module, Language::RUST, "pub mod acyclic;");
         declaration.score = 0.8;
         let mut outline = facts(
             "src/acyclic.rs",
@@ -1099,13 +1099,13 @@ mod tests {
         // A module written with its body defines its name.
         assert!(!signature_only(
             SymbolKind::Module,
-            Language::Rust,
+            Language::RUST,
             "mod tests {\n}"
         ));
         // Nor is a Go package clause a declaration without its body.
         assert!(!signature_only(
             SymbolKind::Module,
-            Language::Go,
+            Language::GO,
             "// Package sftpfs serves files over SSH.\npackage sftpfs"
         ));
     }

@@ -13,37 +13,37 @@ fn parse(path: &str, source: &str) -> ParsedFile {
 fn languages_by_extension_and_shebang() {
     assert_eq!(
         Language::from_path(Path::new("a/b.pyi")),
-        Some(Language::Python)
+        Some(Language::PYTHON)
     );
     assert_eq!(
         Language::from_path(Path::new("main.go")),
-        Some(Language::Go)
+        Some(Language::GO)
     );
     assert_eq!(
         Language::from_shebang("#!/usr/bin/env python3.12"),
-        Some(Language::Python)
+        Some(Language::PYTHON)
     );
     assert_eq!(
         Language::from_shebang("#!/usr/bin/node"),
-        Some(Language::JavaScript)
+        Some(Language::JAVASCRIPT)
     );
-    assert_eq!(Language::from_shebang("#!/bin/sh"), Some(Language::Shell));
+    assert_eq!(Language::from_shebang("#!/bin/sh"), Some(Language::SHELL));
     assert_eq!(
         Language::from_shebang("#!/usr/bin/env bash"),
-        Some(Language::Shell)
+        Some(Language::SHELL)
     );
     assert_eq!(Language::from_shebang("#!/usr/bin/perl"), None);
     assert_eq!(
         Language::from_path(Path::new("deploy/Dockerfile.prod")),
-        Some(Language::Dockerfile)
+        Some(Language::DOCKERFILE)
     );
     assert_eq!(
         Language::from_path(Path::new("a/README.md")),
-        Some(Language::Markdown)
+        Some(Language::MARKDOWN)
     );
     assert_eq!(
         Language::detect(Path::new("bin/tool"), b"#!/usr/bin/env -S python3\n"),
-        Some(Language::Python)
+        Some(Language::PYTHON)
     );
     // An extension Sextant does not parse is not rescued by a shebang.
     assert_eq!(
