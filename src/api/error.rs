@@ -53,6 +53,34 @@ pub struct AdminOnly(ErrorBody);
 #[allow(dead_code)] // Described, never built: `ApiError` from the service's refusal is.
 pub struct NoSuchRepository(ErrorBody);
 
+/// 404 for a `repositories` list that names a repository the token does not see.
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 404,
+    description = "A repository in `repositories` does not exist"
+)]
+#[allow(dead_code)] // Described, never built: `ApiError` from the service's refusal is.
+pub struct NoSuchRepositories(ErrorBody);
+
+/// 429 for a search (or grep, symbol lookup, Scout run) over the server's limit of
+/// searches at once.
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 429,
+    description = "Too many searches at once (see Retry-After)"
+)]
+#[allow(dead_code)] // Described, never built: `ApiError` from the service's refusal is.
+pub struct TooManySearches(ErrorBody);
+
+/// 429 for a stream or MCP session over the token's limit of sessions.
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 429,
+    description = "The token holds as many sessions (streams and MCP sessions) as allowed"
+)]
+#[allow(dead_code)] // Described, never built: the session limit's refusal is.
+pub struct SessionsFull(ErrorBody);
+
 /// Code and message of an error.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorDetail {

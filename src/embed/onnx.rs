@@ -3,13 +3,17 @@
 //! ms-marco-MiniLM-L-12-v2). Both read a model folder described by a
 //! [`ModelManifest`] and run on the CPU through the library [`super::runtime`] loads.
 //!
-//! Queries and documents use separate sessions, so a query never waits behind a batch of
-//! an indexing job. Each text (each query-document pair) runs alone: the int8 models
-//! quantize activations per run, so a text's vector must not depend on its batch-mates
-//! (see `MICRO_BATCH`); the model id says so (`:solo`), so that vectors of batched runs
-//! from an older index are not compared with these.
+//! A lone text (a query) runs on its own session with every core, so a query never waits
+//! behind an indexing job; many texts (an indexing job's documents, a reranker's pairs)
+//! run side by side on a pool of sessions with a share of the cores each, which does more
+//! texts a second than one session's threads splitting each small run (measured in
+//! docs/BENCHMARKS.md, "Side by side"). Each text (each query-document pair) runs alone:
+//! the int8 models quantize activations per run, so a text's vector must not depend on
+//! its batch-mates (see `MICRO_BATCH`); the model id says so (`:solo`), so that vectors
+//! of batched runs from an older index are not compared with these.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -18,7 +22,7 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::value::Tensor;
 use tokenizers::{EncodeInput, Encoding, Tokenizer};
 
-use super::bert::{BertOptions, batch_tokenizer, in_length_order, prepare_texts};
+use super::bert::{BertOptions, batch_tokenizer, prepare_texts};
 use super::manifest::{ModelKind, ModelManifest, Pooling};
 use super::{BatchLimits, EmbedError, Embedder, InputKind, Reranker, l2_normalize};
 
@@ -34,15 +38,26 @@ fn inference(e: impl std::fmt::Display) -> EmbedError {
     EmbedError::Inference(e.to_string())
 }
 
-/// Threads one inference may use: every core (2 on the reference machine).
-fn intra_threads() -> usize {
+/// The cores a model may use (2 on the reference machine).
+fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Most sessions run side by side: each holds its own copy of the model's weights.
+const MAX_SIDE_BY_SIDE: usize = 4;
+
+/// How many sessions run texts side by side, and the threads each uses, for `cores`.
+fn side_by_side(cores: usize) -> (usize, usize) {
+    let sessions = cores.clamp(1, MAX_SIDE_BY_SIDE);
+    (sessions, (cores / sessions).max(1))
 }
 
 /// A model folder opened for inference: sessions, tokenizer and input names.
 struct Loaded {
-    /// Query (or rerank) session and document session.
-    sessions: [Mutex<Session>; 2],
+    /// The session for a text run alone: every core.
+    lone: Mutex<Session>,
+    /// The sessions for many texts, run side by side (see [`side_by_side`]).
+    pool: Vec<Mutex<Session>>,
     tokenizer: Tokenizer,
     /// Whether the graph takes `token_type_ids`.
     token_types: bool,
@@ -62,13 +77,13 @@ impl Loaded {
             dir: dir.to_path_buf(),
             reason,
         };
-        let open = || -> Result<Session, EmbedError> {
+        let open = |threads: usize| -> Result<Session, EmbedError> {
             let options = |e: String| model_err(format!("session options: {e}"));
             Session::builder(env)
                 .map_err(|e| options(e.to_string()))?
                 .with_optimization_level(GraphOptimizationLevel::Level3)
                 .map_err(|e| options(e.to_string()))?
-                .with_intra_threads(intra_threads())
+                .with_intra_threads(threads)
                 .map_err(|e| options(e.to_string()))?
                 // Inputs vary in length: per-shape memory plans only hold memory.
                 .with_memory_pattern(false)
@@ -76,8 +91,12 @@ impl Loaded {
                 .commit_from_file(dir.join("model.onnx"))
                 .map_err(|e| model_err(format!("model.onnx: {e}")))
         };
-        let sessions = [Mutex::new(open()?), Mutex::new(open()?)];
-        let token_types = sessions[0]
+        let lone = Mutex::new(open(cores())?);
+        let (count, threads) = side_by_side(cores());
+        let pool = (0..count)
+            .map(|_| open(threads).map(Mutex::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        let token_types = lone
             .lock()
             .map_err(inference)?
             .inputs()
@@ -88,17 +107,79 @@ impl Loaded {
             .clamp(8, manifest.token_limit());
         let tokenizer = batch_tokenizer(dir, max_tokens)?;
         Ok(Self {
-            sessions,
+            lone,
+            pool,
             tokenizer,
             token_types,
             max_tokens,
         })
     }
 
+    /// Runs `work` on each of `items` and returns the results in order: a lone item on
+    /// the lone session, several side by side on the pool, one thread a session, each
+    /// taking the next item when it is done (the first error ends the run).
+    fn each<T: Sync, R: Send>(
+        &self,
+        items: &[T],
+        work: impl Fn(&Mutex<Session>, &T) -> Result<R, EmbedError> + Sync,
+    ) -> Result<Vec<R>, EmbedError> {
+        if items.len() <= 1 || self.pool.len() <= 1 {
+            let session = if items.len() <= 1 {
+                &self.lone
+            } else {
+                &self.pool[0]
+            };
+            return items.iter().map(|item| work(session, item)).collect();
+        }
+        let next = AtomicUsize::new(0);
+        let workers = self.pool.len().min(items.len());
+        let done: Vec<Result<Vec<(usize, R)>, EmbedError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = self.pool[..workers]
+                .iter()
+                .map(|session| {
+                    let (next, work) = (&next, &work);
+                    scope.spawn(move || {
+                        let mut out = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(item) = items.get(i) else {
+                                return Ok(out);
+                            };
+                            match work(session, item) {
+                                Ok(r) => out.push((i, r)),
+                                Err(e) => {
+                                    next.store(items.len(), Ordering::Relaxed);
+                                    return Err(e);
+                                }
+                            }
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(inference("a model thread panicked")))
+                })
+                .collect()
+        });
+        let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
+        for part in done {
+            for (i, r) in part? {
+                slots[i] = Some(r);
+            }
+        }
+        slots
+            .into_iter()
+            .map(|r| r.ok_or_else(|| inference("a text was not run")))
+            .collect()
+    }
+
     /// Runs one padded batch; returns the first output's values and its shape.
     fn run(
         &self,
-        session: usize,
+        session: &Mutex<Session>,
         encodings: &[Encoding],
     ) -> Result<(Vec<usize>, Vec<f32>), EmbedError> {
         let n = encodings.len();
@@ -118,7 +199,7 @@ impl Loaded {
     /// and token types, each flattened text after text.
     fn run_ids(
         &self,
-        session: usize,
+        session: &Mutex<Session>,
         shape: [usize; 2],
         ids: Vec<i64>,
         mask: Vec<i64>,
@@ -132,7 +213,7 @@ impl Loaded {
         if self.token_types {
             inputs.push(("token_type_ids", tensor(types)?.into_dyn()));
         }
-        let mut session = self.sessions[session].lock().map_err(inference)?;
+        let mut session = session.lock().map_err(inference)?;
         let outputs = session.run(inputs).map_err(inference)?;
         let (shape, values) = outputs[0].try_extract_tensor::<f32>().map_err(inference)?;
         let shape = shape.iter().map(|&d| d.max(0) as usize).collect();
@@ -201,17 +282,18 @@ impl OnnxEmbedder {
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let inner = &self.inner;
         let prepared = prepare_texts(texts, kind, &inner.options, inner.loaded.max_tokens);
-        let session = usize::from(kind == InputKind::Document);
-        in_length_order(&prepared, MICRO_BATCH, |batch| {
+        let groups: Vec<&[String]> = prepared.chunks(MICRO_BATCH).collect();
+        let vectors = inner.loaded.each(&groups, |session, group| {
             let encodings = inner
                 .loaded
                 .tokenizer
-                .encode_batch(batch.to_vec(), true)
+                .encode_batch(group.to_vec(), true)
                 .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
             let (shape, values) = inner.loaded.run(session, &encodings)?;
             let masks: Vec<&[u32]> = encodings.iter().map(Encoding::get_attention_mask).collect();
             pool(&shape, &values, &masks, inner.manifest.pooling)
-        })
+        })?;
+        Ok(vectors.into_iter().flatten().collect())
     }
 }
 
@@ -265,23 +347,18 @@ impl super::static_model::Teacher for OnnxEmbedder {
         &self.inner.loaded.tokenizer
     }
 
-    /// Each input alone (see `MICRO_BATCH`), on the document session.
+    /// Each input alone (see `MICRO_BATCH`), side by side.
     fn embed_token_ids(&self, inputs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let loaded = &self.inner.loaded;
-        let mut out = Vec::with_capacity(inputs.len());
-        for input in inputs {
+        let vectors = loaded.each(inputs, |session, input| {
             let ids: Vec<i64> = input.iter().map(|&x| i64::from(x)).collect();
             let len = ids.len();
-            let (shape, values) = loaded.run_ids(1, [1, len], ids, vec![1; len], vec![0; len])?;
+            let (shape, values) =
+                loaded.run_ids(session, [1, len], ids, vec![1; len], vec![0; len])?;
             let mask = vec![1u32; len];
-            out.extend(pool(
-                &shape,
-                &values,
-                &[&mask],
-                self.inner.manifest.pooling,
-            )?);
-        }
-        Ok(out)
+            pool(&shape, &values, &[&mask], self.inner.manifest.pooling)
+        })?;
+        Ok(vectors.into_iter().flatten().collect())
     }
 }
 
@@ -346,8 +423,8 @@ impl OnnxReranker {
     ) -> Result<Vec<f32>, EmbedError> {
         let loaded = &self.inner.loaded;
         let query = crate::text::truncate_chars(query, loaded.max_tokens * 4);
-        let mut scores = Vec::with_capacity(documents.len());
-        for group in documents.chunks(MICRO_BATCH) {
+        let groups: Vec<&[String]> = documents.chunks(MICRO_BATCH).collect();
+        let scores = loaded.each(&groups, |session, group| {
             let pairs: Vec<EncodeInput> = group
                 .iter()
                 .map(|d| {
@@ -359,11 +436,11 @@ impl OnnxReranker {
                 .tokenizer
                 .encode_batch(pairs, true)
                 .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-            let (shape, values) = loaded.run(0, &encodings)?;
+            let (shape, values) = loaded.run(session, &encodings)?;
             let width = shape.get(1).copied().unwrap_or(1).max(1);
-            scores.extend(values.chunks(width).map(|row| row[0]));
-        }
-        Ok(scores)
+            Ok(values.chunks(width).map(|row| row[0]).collect::<Vec<f32>>())
+        })?;
+        Ok(scores.into_iter().flatten().collect())
     }
 }
 
@@ -382,6 +459,19 @@ impl Reranker for OnnxReranker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn texts_run_side_by_side_on_a_few_sessions_that_share_the_cores() {
+        assert_eq!(side_by_side(1), (1, 1));
+        assert_eq!(side_by_side(2), (2, 1));
+        assert_eq!(side_by_side(4), (4, 1));
+        assert_eq!(
+            side_by_side(16),
+            (4, 4),
+            "weights are copied per session: at most 4"
+        );
+        assert_eq!(side_by_side(6), (4, 1));
+    }
 
     #[test]
     fn mean_pooling_ignores_padding_and_cls_takes_the_first_token() {

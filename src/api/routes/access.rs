@@ -11,7 +11,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Shared;
-use crate::api::error::{AdminOnly, ApiError, BodyRejected, ErrorBody, Unauthenticated};
+use crate::api::error::{
+    AdminOnly, ApiError, BodyRejected, ErrorBody, NoSuchRepositories, Unauthenticated,
+};
 use crate::api::extract::{Body, Caller};
 use crate::auth::Scope;
 use crate::service::records::ApiToken;
@@ -117,7 +119,7 @@ pub struct CreatedToken {
         (status = 200, description = "Created", body = CreatedToken),
         (status = 400, description = "Bad name", body = ErrorBody),
         Unauthenticated, AdminOnly,
-        (status = 404, description = "A repository in `repositories` does not exist", body = ErrorBody),
+        NoSuchRepositories,
         BodyRejected))]
 async fn create_token(
     State(service): Shared,

@@ -10,7 +10,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Shared;
-use crate::api::error::{ApiError, ErrorBody, NoSuchRepository, Unauthenticated};
+use crate::api::error::{ApiError, NoSuchRepository, SessionsFull, Unauthenticated};
 use crate::api::extract::Caller;
 use crate::service::records::ProgressEvent;
 use crate::service::{ProgressFeed, Service};
@@ -27,7 +27,7 @@ pub(in crate::api) fn routes() -> OpenApiRouter<Arc<Service>> {
     responses(
         (status = 200, description = "An endless stream of `progress` events", content_type = "text/event-stream", body = ProgressEvent),
         Unauthenticated,
-        (status = 429, description = "The token holds as many sessions (streams and MCP sessions) as allowed", body = ErrorBody)))]
+        SessionsFull))]
 async fn events(
     State(service): Shared,
     Caller(caller): Caller,
@@ -42,7 +42,7 @@ async fn events(
         (status = 200, description = "An endless stream of `progress` events", content_type = "text/event-stream", body = ProgressEvent),
         Unauthenticated,
         NoSuchRepository,
-        (status = 429, description = "The token holds as many sessions (streams and MCP sessions) as allowed", body = ErrorBody)))]
+        SessionsFull))]
 async fn repository_events(
     State(service): Shared,
     Caller(caller): Caller,

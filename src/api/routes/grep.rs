@@ -8,7 +8,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Shared;
-use crate::api::error::{ApiError, BodyRejected, ErrorBody, Unauthenticated};
+use crate::api::error::{
+    ApiError, BodyRejected, ErrorBody, NoSuchRepositories, TooManySearches, Unauthenticated,
+};
 use crate::api::extract::{Body, Caller};
 use crate::service::Service;
 use crate::service::records::{GrepRequest, GrepResponse};
@@ -27,8 +29,8 @@ pub(in crate::api) fn routes() -> OpenApiRouter<Arc<Service>> {
         (status = 200, description = "Matching lines (possibly none)", body = GrepResponse),
         (status = 400, description = "Empty, invalid or too complex pattern, or an invalid option (named)", body = ErrorBody),
         Unauthenticated,
-        (status = 404, description = "A repository in `repositories` does not exist", body = ErrorBody),
-        (status = 429, description = "Too many searches at once (see Retry-After)", body = ErrorBody),
+        NoSuchRepositories,
+        TooManySearches,
         BodyRejected))]
 async fn grep(
     State(service): Shared,

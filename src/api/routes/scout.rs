@@ -16,7 +16,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Shared;
-use crate::api::error::{ApiError, BodyRejected, ErrorBody, ErrorDetail, Unauthenticated};
+use crate::api::error::{
+    ApiError, BodyRejected, ErrorBody, ErrorDetail, TooManySearches, Unauthenticated,
+};
 use crate::api::extract::{Body, Caller};
 use crate::scout::{Risk, ScoutResponse};
 use crate::service::{ScoutRequest, Service};
@@ -84,7 +86,7 @@ pub struct ScoutProgress {
         (status = 404, description = "A repository in `repositories`, or the ref, does not exist", body = ErrorBody),
         (status = 409, description = "The ref is not indexed yet", body = ErrorBody),
         BodyRejected,
-        (status = 429, description = "Too many searches at once (see Retry-After)", body = ErrorBody)))]
+        TooManySearches))]
 async fn scout(
     State(service): Shared,
     Caller(caller): Caller,

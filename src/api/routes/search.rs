@@ -10,7 +10,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Shared;
-use crate::api::error::{ApiError, BodyRejected, ErrorBody, Unauthenticated};
+use crate::api::error::{
+    ApiError, BodyRejected, ErrorBody, NoSuchRepositories, TooManySearches, Unauthenticated,
+};
 use crate::api::extract::{Body, Caller};
 use crate::render::ContentItem;
 use crate::service::records::{SearchOverrides, SearchResponse};
@@ -59,8 +61,8 @@ impl From<SearchAnswer> for SearchResult {
         (status = 200, description = "Results", body = SearchResult),
         (status = 400, description = "Empty query or invalid option (named)", body = ErrorBody),
         Unauthenticated,
-        (status = 404, description = "A repository in `repositories` does not exist", body = ErrorBody),
-        (status = 429, description = "Too many searches at once (see Retry-After)", body = ErrorBody),
+        NoSuchRepositories,
+        TooManySearches,
         BodyRejected))]
 async fn search(
     State(service): Shared,

@@ -11,7 +11,7 @@ use utoipa_axum::routes;
 
 use super::Shared;
 use super::search::SearchResult;
-use crate::api::error::{ApiError, ErrorBody, NoSuchRepository, Unauthenticated};
+use crate::api::error::{ApiError, ErrorBody, NoSuchRepository, TooManySearches, Unauthenticated};
 use crate::api::extract::{Caller, Params};
 use crate::service::Service;
 
@@ -43,7 +43,7 @@ struct SymbolQuery {
         (status = 400, description = "Missing or empty `name`", body = ErrorBody),
         Unauthenticated,
         NoSuchRepository,
-        (status = 429, description = "Too many searches at once (see Retry-After)", body = ErrorBody)))]
+        TooManySearches))]
 async fn get_symbol(
     State(service): Shared,
     Caller(caller): Caller,
