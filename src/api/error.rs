@@ -16,12 +16,34 @@ pub struct ErrorBody {
     pub error: ErrorDetail,
 }
 
-/// The `401` every operation may answer (no token, or not a live one): one response for
-/// every route's OpenAPI description.
-#[derive(utoipa::IntoResponses)]
-#[response(status = 401, description = "No or unknown token")]
-#[allow(dead_code)] // Described, never built: the authentication layer answers it.
-pub struct Unauthenticated(ErrorBody);
+/// Declares error responses that routes name in their OpenAPI `responses(…)`: each a
+/// status, a description and the [`ErrorBody`]. They are described, never built: the
+/// authentication layer, the extractors and `ApiError` answer them.
+macro_rules! described_errors {
+    ($($(#[$doc:meta])* $name:ident = $status:tt, $description:tt;)*) => {$(
+        $(#[$doc])*
+        #[derive(utoipa::IntoResponses)]
+        #[response(status = $status, description = $description)]
+        #[allow(dead_code)]
+        pub struct $name(ErrorBody);
+    )*};
+}
+
+described_errors! {
+    /// The `401` every operation may answer (no token, or not a live one).
+    Unauthenticated = 401, "No or unknown token";
+    /// 403 for a change that needs the `admin` scope.
+    AdminOnly = 403, "Not an admin token";
+    /// 404 for a `{repo}` path parameter that names no repository the token sees.
+    NoSuchRepository = 404, "No such repository (or not visible to this token)";
+    /// 404 for a `repositories` list that names a repository the token does not see.
+    NoSuchRepositories = 404, "A repository in `repositories` does not exist";
+    /// 429 for a search (or grep, symbol lookup, Scout run) over the server's limit of
+    /// searches at once.
+    TooManySearches = 429, "Too many searches at once (see Retry-After)";
+    /// 429 for a stream or MCP session over the token's limit of sessions.
+    SessionsFull = 429, "The token holds as many sessions (streams and MCP sessions) as allowed";
+}
 
 /// 413, 415 and 422: what a route with a JSON body answers about a body it cannot read.
 #[derive(utoipa::IntoResponses)]
@@ -37,49 +59,6 @@ pub enum BodyRejected {
     #[response(status = 422, description = "Body of the wrong shape")]
     WrongShape(ErrorBody),
 }
-
-/// 403 for a change that needs the `admin` scope.
-#[derive(utoipa::IntoResponses)]
-#[response(status = 403, description = "Not an admin token")]
-#[allow(dead_code)] // Described, never built: `ApiError` from the service's refusal is.
-pub struct AdminOnly(ErrorBody);
-
-/// 404 for a `{repo}` path parameter that names no repository the token sees.
-#[derive(utoipa::IntoResponses)]
-#[response(
-    status = 404,
-    description = "No such repository (or not visible to this token)"
-)]
-#[allow(dead_code)] // Described, never built: `ApiError` from the service's refusal is.
-pub struct NoSuchRepository(ErrorBody);
-
-/// 404 for a `repositories` list that names a repository the token does not see.
-#[derive(utoipa::IntoResponses)]
-#[response(
-    status = 404,
-    description = "A repository in `repositories` does not exist"
-)]
-#[allow(dead_code)] // Described, never built: `ApiError` from the service's refusal is.
-pub struct NoSuchRepositories(ErrorBody);
-
-/// 429 for a search (or grep, symbol lookup, Scout run) over the server's limit of
-/// searches at once.
-#[derive(utoipa::IntoResponses)]
-#[response(
-    status = 429,
-    description = "Too many searches at once (see Retry-After)"
-)]
-#[allow(dead_code)] // Described, never built: `ApiError` from the service's refusal is.
-pub struct TooManySearches(ErrorBody);
-
-/// 429 for a stream or MCP session over the token's limit of sessions.
-#[derive(utoipa::IntoResponses)]
-#[response(
-    status = 429,
-    description = "The token holds as many sessions (streams and MCP sessions) as allowed"
-)]
-#[allow(dead_code)] // Described, never built: the session limit's refusal is.
-pub struct SessionsFull(ErrorBody);
 
 /// Code and message of an error.
 #[derive(Debug, Serialize, ToSchema)]

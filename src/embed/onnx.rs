@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use ort::session::Session;
-use ort::session::builder::GraphOptimizationLevel;
+use ort::session::builder::{GraphOptimizationLevel, PrepackedWeights};
 use ort::value::Tensor;
 use tokenizers::{EncodeInput, Encoding, Tokenizer};
 
@@ -77,9 +77,14 @@ impl Loaded {
             dir: dir.to_path_buf(),
             reason,
         };
+        // The sessions share the weights their kernels pack at load (one copy, not one a
+        // session).
+        let packed = PrepackedWeights::new();
         let open = |threads: usize| -> Result<Session, EmbedError> {
             let options = |e: String| model_err(format!("session options: {e}"));
             Session::builder(env)
+                .map_err(|e| options(e.to_string()))?
+                .with_prepacked_weights(&packed)
                 .map_err(|e| options(e.to_string()))?
                 .with_optimization_level(GraphOptimizationLevel::Level3)
                 .map_err(|e| options(e.to_string()))?
