@@ -14,7 +14,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
 use ort::session::Session;
@@ -52,12 +52,47 @@ fn side_by_side(cores: usize) -> (usize, usize) {
     (sessions, (cores / sessions).max(1))
 }
 
+/// Opens sessions of one model folder: all of them share the weights their kernels pack
+/// at load (one copy, not one a session).
+struct Opener {
+    env: &'static ort::environment::Environment,
+    dir: std::path::PathBuf,
+    packed: PrepackedWeights,
+}
+
+impl Opener {
+    /// A session of the model with `threads` intra-op threads.
+    fn open(&self, threads: usize) -> Result<Session, EmbedError> {
+        let model_err = |reason: String| EmbedError::Model {
+            dir: self.dir.clone(),
+            reason,
+        };
+        let options = |e: String| model_err(format!("session options: {e}"));
+        Session::builder(self.env)
+            .map_err(|e| options(e.to_string()))?
+            .with_prepacked_weights(&self.packed)
+            .map_err(|e| options(e.to_string()))?
+            .with_optimization_level(GraphOptimizationLevel::Level3)
+            .map_err(|e| options(e.to_string()))?
+            .with_intra_threads(threads)
+            .map_err(|e| options(e.to_string()))?
+            // Inputs vary in length: per-shape memory plans only hold memory.
+            .with_memory_pattern(false)
+            .map_err(|e| options(e.to_string()))?
+            .commit_from_file(self.dir.join("model.onnx"))
+            .map_err(|e| model_err(format!("model.onnx: {e}")))
+    }
+}
+
 /// A model folder opened for inference: sessions, tokenizer and input names.
 struct Loaded {
+    opener: Opener,
     /// The session for a text run alone: every core.
     lone: Mutex<Session>,
-    /// The sessions for many texts, run side by side (see [`side_by_side`]).
-    pool: Vec<Mutex<Session>>,
+    /// The sessions for many texts, run side by side (see [`side_by_side`]); opened at
+    /// the first call with many texts, so that a process that only asks questions never
+    /// holds their weights. An error opening them is kept and answered again.
+    pool: OnceLock<Result<Vec<Mutex<Session>>, String>>,
     tokenizer: Tokenizer,
     /// Whether the graph takes `token_type_ids`.
     token_types: bool,
@@ -72,35 +107,12 @@ impl Loaded {
         max_tokens: Option<usize>,
     ) -> Result<Self, EmbedError> {
         manifest.verify(dir)?;
-        let env = super::runtime::environment(runtime)?;
-        let model_err = |reason: String| EmbedError::Model {
+        let opener = Opener {
+            env: super::runtime::environment(runtime)?,
             dir: dir.to_path_buf(),
-            reason,
+            packed: PrepackedWeights::new(),
         };
-        // The sessions share the weights their kernels pack at load (one copy, not one a
-        // session).
-        let packed = PrepackedWeights::new();
-        let open = |threads: usize| -> Result<Session, EmbedError> {
-            let options = |e: String| model_err(format!("session options: {e}"));
-            Session::builder(env)
-                .map_err(|e| options(e.to_string()))?
-                .with_prepacked_weights(&packed)
-                .map_err(|e| options(e.to_string()))?
-                .with_optimization_level(GraphOptimizationLevel::Level3)
-                .map_err(|e| options(e.to_string()))?
-                .with_intra_threads(threads)
-                .map_err(|e| options(e.to_string()))?
-                // Inputs vary in length: per-shape memory plans only hold memory.
-                .with_memory_pattern(false)
-                .map_err(|e| options(e.to_string()))?
-                .commit_from_file(dir.join("model.onnx"))
-                .map_err(|e| model_err(format!("model.onnx: {e}")))
-        };
-        let lone = Mutex::new(open(cores())?);
-        let (count, threads) = side_by_side(cores());
-        let pool = (0..count)
-            .map(|_| open(threads).map(Mutex::new))
-            .collect::<Result<Vec<_>, _>>()?;
+        let lone = Mutex::new(opener.open(cores())?);
         let token_types = lone
             .lock()
             .map_err(inference)?
@@ -112,34 +124,45 @@ impl Loaded {
             .clamp(8, manifest.token_limit());
         let tokenizer = batch_tokenizer(dir, max_tokens)?;
         Ok(Self {
+            opener,
             lone,
-            pool,
+            pool: OnceLock::new(),
             tokenizer,
             token_types,
             max_tokens,
         })
     }
 
-    /// Runs `work` on each of `items` and returns the results in order: a lone item on
-    /// the lone session, several side by side on the pool, one thread a session, each
-    /// taking the next item when it is done (the first error ends the run).
+    /// The side-by-side sessions, opened at the first call.
+    fn pool(&self) -> Result<&[Mutex<Session>], EmbedError> {
+        let (count, threads) = side_by_side(cores());
+        self.pool
+            .get_or_init(|| {
+                (0..count)
+                    .map(|_| self.opener.open(threads).map(Mutex::new))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| e.to_string())
+            })
+            .as_deref()
+            .map_err(inference)
+    }
+
+    /// Runs `work` on each of `items` and returns the results in order: a lone item (or
+    /// any, on one core) on the lone session, several side by side on the pool, each
+    /// session taking the next item when it is done (the first error ends the run).
     fn each<T: Sync, R: Send>(
         &self,
         items: &[T],
         work: impl Fn(&Mutex<Session>, &T) -> Result<R, EmbedError> + Sync,
     ) -> Result<Vec<R>, EmbedError> {
-        if items.len() <= 1 || self.pool.len() <= 1 {
-            let session = if items.len() <= 1 {
-                &self.lone
-            } else {
-                &self.pool[0]
-            };
-            return items.iter().map(|item| work(session, item)).collect();
+        if items.len() <= 1 || side_by_side(cores()).0 <= 1 {
+            return items.iter().map(|item| work(&self.lone, item)).collect();
         }
+        let pool = self.pool()?;
         let next = AtomicUsize::new(0);
-        let workers = self.pool.len().min(items.len());
+        let workers = pool.len().min(items.len());
         let done: Vec<Result<Vec<(usize, R)>, EmbedError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = self.pool[..workers]
+            let handles: Vec<_> = pool[..workers]
                 .iter()
                 .map(|session| {
                     let (next, work) = (&next, &work);
