@@ -34,12 +34,12 @@
 //!   filled from the pinned `onnxruntime` wheel (one platform's wheel pinned with pip's
 //!   `--platform` arguments; the `.so` checked against its SHA-256). Loaded once per process
 //!   (`environment`); a missing or foreign library is `EmbedError::Runtime` naming the fix.
-//! - `OnnxEmbedder` / `OnnxReranker`: a manifest's ONNX model with a session for a lone
-//!   text (a query: every core as intra-op threads, so it never waits behind an indexing
-//!   job) and a pool of up to four sessions that run many texts side by side with a share
-//!   of the cores each (opened at the first call with many texts: a process that only asks
-//!   questions never holds their weights) (an indexing job's documents, a reranker's pairs: ~20 % more texts a
-//!   second on 2 cores than one session's two threads), graph optimisation level 3; one
+//! - `OnnxEmbedder` / `OnnxReranker`: a manifest's ONNX model with a session for
+//!   questions (every core as intra-op threads, so one never waits behind an indexing
+//!   job) and a pool of up to four sessions that run documents and a reranker's pairs
+//!   side by side with a share of the cores each (~20 % more texts a second on 2 cores
+//!   than one session's two threads; opened at the first use, so a process that only asks
+//!   questions never holds their weights), graph optimisation level 3; one
 //!   text per run (int8 activations are quantized per run, so batch-mates would move a
 //!   text's vector), CLS or mean pooling, L2-normalised.
 //!   The cross-encoder scores (query, document) pairs (`--rerank-provider local`).

@@ -3,9 +3,9 @@
 //! ms-marco-MiniLM-L-12-v2). Both read a model folder described by a
 //! [`ModelManifest`] and run on the CPU through the library [`super::runtime`] loads.
 //!
-//! A lone text (a query) runs on its own session with every core, so a query never waits
-//! behind an indexing job; many texts (an indexing job's documents, a reranker's pairs)
-//! run side by side on a pool of sessions with a share of the cores each, which does more
+//! Questions run on their own session with every core, so a question never waits behind
+//! an indexing job; documents, a reranker's pairs and a distillation's tokens run side by
+//! side on a pool of sessions with a share of the cores each, which does more
 //! texts a second than one session's threads splitting each small run (measured in
 //! docs/BENCHMARKS.md, "Side by side"). Each text (each query-document pair) runs alone:
 //! the int8 models quantize activations per run, so a text's vector must not depend on
@@ -147,15 +147,18 @@ impl Loaded {
             .map_err(inference)
     }
 
-    /// Runs `work` on each of `items` and returns the results in order: a lone item (or
-    /// any, on one core) on the lone session, several side by side on the pool, each
-    /// session taking the next item when it is done (the first error ends the run).
+    /// Runs `work` on each of `items` and returns the results in order: on the lone
+    /// session one after the other when `side_by_side` is false (questions), else on the
+    /// pool, each session taking the next item when it is done (the first error ends the
+    /// run). Indexing work always goes to the pool, so a question never queues behind it
+    /// for the lone session, even on one core.
     fn each<T: Sync, R: Send>(
         &self,
         items: &[T],
+        side_by_side: bool,
         work: impl Fn(&Mutex<Session>, &T) -> Result<R, EmbedError> + Sync,
     ) -> Result<Vec<R>, EmbedError> {
-        if items.len() <= 1 || side_by_side(cores()).0 <= 1 {
+        if !side_by_side {
             return items.iter().map(|item| work(&self.lone, item)).collect();
         }
         let pool = self.pool()?;
@@ -311,7 +314,8 @@ impl OnnxEmbedder {
         let inner = &self.inner;
         let prepared = prepare_texts(texts, kind, &inner.options, inner.loaded.max_tokens);
         let groups: Vec<&[String]> = prepared.chunks(MICRO_BATCH).collect();
-        let vectors = inner.loaded.each(&groups, |session, group| {
+        let many = kind == InputKind::Document;
+        let vectors = inner.loaded.each(&groups, many, |session, group| {
             let encodings = inner
                 .loaded
                 .tokenizer
@@ -378,7 +382,7 @@ impl super::static_model::Teacher for OnnxEmbedder {
     /// Each input alone (see `MICRO_BATCH`), side by side.
     fn embed_token_ids(&self, inputs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let loaded = &self.inner.loaded;
-        let vectors = loaded.each(inputs, |session, input| {
+        let vectors = loaded.each(inputs, true, |session, input| {
             let ids: Vec<i64> = input.iter().map(|&x| i64::from(x)).collect();
             let len = ids.len();
             let (shape, values) =
@@ -452,7 +456,7 @@ impl OnnxReranker {
         let loaded = &self.inner.loaded;
         let query = crate::text::truncate_chars(query, loaded.max_tokens * 4);
         let groups: Vec<&[String]> = documents.chunks(MICRO_BATCH).collect();
-        let scores = loaded.each(&groups, |session, group| {
+        let scores = loaded.each(&groups, groups.len() > 1, |session, group| {
             let pairs: Vec<EncodeInput> = group
                 .iter()
                 .map(|d| {
