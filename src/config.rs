@@ -69,6 +69,8 @@ pub struct Config {
     /// MiB of data and index files kept in memory when the chunk store is on object
     /// storage (`store::block_cache`; 0: none). Unused for a local store.
     pub lance_cache_mb: u64,
+    /// MiB of opened chunk-store indexes kept in memory (LanceDB's index cache).
+    pub lance_index_cache_mb: u64,
     /// Directory of the grep index. `None` means `<data_dir>/grep`.
     pub grep_dir: Option<PathBuf>,
     /// Local repositories may be registered only under these directories (empty: any).
@@ -125,6 +127,12 @@ impl Config {
 /// 1M-line repository's 273 MB (docs/BENCHMARKS.md).
 pub const DEFAULT_LANCE_CACHE_MB: u64 = 256;
 
+/// Default of [`Config::lance_index_cache_mb`]. Every maintenance makes new index
+/// versions and the cache keeps the old ones until it is full, so its budget is reached
+/// by any large sync: at 256 MB a cold 1M-line index held ~100 MB more to its end than at
+/// 32, and searches of that repository took the same time (docs/BENCHMARKS.md).
+pub const DEFAULT_LANCE_INDEX_CACHE_MB: u64 = 32;
+
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -135,6 +143,7 @@ impl Default for Config {
             database_url: None,
             lance_uri: None,
             lance_cache_mb: DEFAULT_LANCE_CACHE_MB,
+            lance_index_cache_mb: DEFAULT_LANCE_INDEX_CACHE_MB,
             grep_dir: None,
             allowed_roots: Vec::new(),
             git: GitPolicy::default(),

@@ -55,13 +55,14 @@ fn failed(e: impl std::fmt::Display) -> AppError {
 }
 
 /// glibc malloc arenas a process keeps at the most, unless `MALLOC_ARENA_MAX` says.
-pub const MALLOC_ARENAS: i32 = 4;
+pub const MALLOC_ARENAS: i32 = 2;
 
 /// Caps glibc's malloc arenas at [`MALLOC_ARENAS`] (unless the `MALLOC_ARENA_MAX`
 /// environment variable sets them). glibc gives a thread that contends for the allocator
 /// an arena of its own, up to eight per core, and each arena keeps what was freed in it:
 /// with tokio's, the blocking pool's and LanceDB's threads, a 1M-line index peaked at
-/// 1.33 GB of RSS, and at 0.82 GB with four arenas (8% slower; docs/BENCHMARKS.md).
+/// 1.33 GB of RSS, and at 0.82 GB with four arenas (8% slower; docs/BENCHMARKS.md); two
+/// took another ~60 MB off its peak and ~100 MB off what it held after, in the same time.
 /// Call first thing in `main`, before any thread starts.
 pub fn cap_allocator_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -122,6 +123,8 @@ pub async fn open_vectors(config: &Config, dims: usize) -> Result<LanceStore, Ap
 pub fn lance_options(config: &Config, dims: usize) -> LanceStoreOptions {
     LanceStoreOptions {
         block_cache_bytes: config.lance_cache_mb.saturating_mul(1 << 20),
+        index_cache_bytes: usize::try_from(config.lance_index_cache_mb.saturating_mul(1 << 20))
+            .unwrap_or(usize::MAX),
         ..LanceStoreOptions::new(config.lance_uri(), dims)
     }
 }

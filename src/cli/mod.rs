@@ -96,6 +96,11 @@ pub struct GlobalArgs {
     /// 0 turns the cache off; a local store is left to the OS's page cache.
     #[arg(long, global = true, env = "SEXTANT_LANCE_CACHE_MB", default_value_t = crate::config::DEFAULT_LANCE_CACHE_MB)]
     pub lance_cache_mb: u64,
+    /// MiB of opened chunk-store indexes (full-text, vector, B-tree) a process keeps in
+    /// memory. A 1M-line repository's indexes take ~17 MB on disk; raise it for larger
+    /// ones if searches slow down.
+    #[arg(long, global = true, env = "SEXTANT_LANCE_INDEX_CACHE_MB", default_value_t = crate::config::DEFAULT_LANCE_INDEX_CACHE_MB)]
+    pub lance_index_cache_mb: u64,
     /// Directory of the grep index; default `<data-dir>/grep`. Servers that share a
     /// database and chunk store share this too (one directory they all reach).
     #[arg(long, global = true, env = "SEXTANT_GREP_DIR")]
@@ -240,6 +245,7 @@ impl GlobalArgs {
         config.database_url = self.database_url.as_ref().map(|s| s.expose().to_string());
         config.lance_uri = self.lance_uri.clone();
         config.lance_cache_mb = self.lance_cache_mb;
+        config.lance_index_cache_mb = self.lance_index_cache_mb;
         config.grep_dir = self.grep_dir.clone();
         config.embed.provider = self.embed_provider;
         config.embed.model_dir = self.model_dir.clone();

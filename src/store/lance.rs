@@ -81,7 +81,8 @@ pub struct LanceStoreOptions {
     /// Each maintenance makes new index versions; without a bound the old ones stay
     /// cached (LanceDB's default budget is 6 GiB), so memory grew with the repository.
     pub index_cache_bytes: usize,
-    /// Bytes LanceDB may keep of table metadata (manifests, fragments, deletion files).
+    /// Bytes LanceDB may keep of table metadata (manifests, fragments, deletion files):
+    /// 16 MB, against 64 before, took ~50 MB off a cold 1M-line index's peak.
     pub metadata_cache_bytes: usize,
     /// Bytes of data and index files kept in memory for a store on object storage
     /// ([`super::block_cache`]: LanceDB re-reads them from the store on every search
@@ -105,8 +106,8 @@ impl LanceStoreOptions {
             maintain_every_writes: 64,
             reindex_after_rows: 1_000,
             prune_older_than: std::time::Duration::from_secs(60),
-            index_cache_bytes: 256 << 20,
-            metadata_cache_bytes: 64 << 20,
+            index_cache_bytes: 32 << 20,
+            metadata_cache_bytes: 16 << 20,
             block_cache_bytes: 256 << 20,
             read_consistency: DEFAULT_READ_CONSISTENCY,
         }
