@@ -767,6 +767,7 @@ impl Searcher {
             let wanted = options.max_vector_candidates;
             self.vectors
                 .vector_search(&query_vector, wanted, filter)
+                .instrument(tracing::debug_span!("search.vector"))
                 .await
         };
         let lexical = async {
@@ -776,6 +777,7 @@ impl Searcher {
             let wanted = options.max_lexical_candidates;
             self.vectors
                 .text_search(&lexical_query, wanted, filter)
+                .instrument(tracing::debug_span!("search.lexical"))
                 .await
         };
         let definitions = async {

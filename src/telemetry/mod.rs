@@ -57,6 +57,7 @@ use std::sync::OnceLock;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
@@ -164,11 +165,18 @@ pub fn init(format: LogFormat, default_filter: &str) -> Result<Telemetry, Teleme
         .as_ref()
         .map(|p| tracing_opentelemetry::layer().with_tracer(p.tracer("sextant")));
     let registry = tracing_subscriber::registry().with(filter).with(otel);
+    // `SEXTANT_LOG_SPANS=1`: a line as each span the filter lets through closes, with its
+    // busy and idle time (where a slow search or sync spends it, without a collector).
+    let span_events = match std::env::var_os("SEXTANT_LOG_SPANS") {
+        Some(v) if !v.is_empty() && v != "0" => FmtSpan::CLOSE,
+        _ => FmtSpan::NONE,
+    };
     let installed = match format {
         LogFormat::Text => registry
             .with(
                 tracing_subscriber::fmt::layer()
                     .with_writer(std::io::stderr)
+                    .with_span_events(span_events)
                     .with_ansi(std::io::stderr().is_terminal()),
             )
             .try_init(),

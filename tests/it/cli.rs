@@ -451,3 +451,49 @@ fn grep_prints_matching_lines_by_file() {
     assert!(!bad.status.success());
     assert!(err.contains("`pattern` is not a valid regex"), "{err}");
 }
+
+/// `SEXTANT_LOG_SPANS=1` logs each traced stage as it ends with its time: a local search
+/// shows its vector and BM25 legs and its rendering; without it, no such line.
+#[test]
+fn span_lines_show_where_a_search_spends_its_time() {
+    let Some(model) = crate::support::available(
+        crate::support::models::static_model(),
+        "SEXTANT_LOG_SPANS (needs the static model)",
+    ) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    crate::support::write(
+        &ws,
+        "src/auth.py",
+        "def validate_token(raw):\n    \"\"\"Checks a signed token.\"\"\"\n    return raw\n",
+    );
+    let data = tmp.path().join("data");
+    let run = |args: &[&str], spans: Option<&str>| {
+        let mut cmd = crate::support::process::sextant_static(&data, &model);
+        cmd.args(args).env("RUST_LOG", "sextant=debug");
+        match spans {
+            Some(v) => cmd.env("SEXTANT_LOG_SPANS", v),
+            None => cmd.env_remove("SEXTANT_LOG_SPANS"),
+        };
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        err
+    };
+    run(&["index", ws.to_str().unwrap(), "--name", "ws"], None);
+    let logged = run(&["search", "validate the token"], Some("1"));
+    for stage in ["search.vector", "search.lexical", "search.render"] {
+        assert!(
+            logged
+                .lines()
+                .any(|l| l.contains(stage) && l.contains("close time.busy=")),
+            "no closing line for {stage}:\n{logged}"
+        );
+    }
+    for quiet in [None, Some("0")] {
+        let plain = run(&["search", "validate the token"], quiet);
+        assert!(!plain.contains("time.busy="), "{plain}");
+    }
+}
