@@ -601,3 +601,26 @@ fn stats(dir: &Path, config: &Config) -> Result<(), CliError> {
         n => Err(CliError::Violations(n)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::Cli;
+
+    #[test]
+    fn the_index_cache_flag_reaches_the_chunk_store() {
+        let parse = |args: &[&str]| Cli::try_parse_from(args).expect("parses").global.config();
+        let config = parse(&["sextant", "--lance-index-cache-mb", "7", "doctor"]);
+        assert_eq!(config.lance_index_cache_mb, 7);
+        assert_eq!(
+            crate::app::lance_options(&config, 8).index_cache_bytes,
+            7 << 20
+        );
+        let default = parse(&["sextant", "doctor"]);
+        assert_eq!(
+            crate::app::lance_options(&default, 8).index_cache_bytes,
+            32 << 20
+        );
+    }
+}
