@@ -382,24 +382,22 @@ async fn serve_moves_old_url_credentials_out_before_serving() {
 /// `N-` context) and the structured answer with `--json`; a bad regex fails naming it.
 #[test]
 fn grep_prints_matching_lines_by_file() {
-    let Some(model) = crate::support::available(
-        crate::support::models::static_model(),
+    let Some((model, tmp)) = static_workspace(
         "sextant grep (needs the static model)",
+        &[
+            (
+                "src/auth.py",
+                "import hmac\n\ndef validate_token(raw):\n    return hmac.compare_digest(raw, SECRET)\n",
+            ),
+            (
+                "src/main.go",
+                "package main\n\n// ValidateToken checks.\nfunc ValidateToken() {}\n",
+            ),
+        ],
     ) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
-    crate::support::write(
-        &ws,
-        "src/auth.py",
-        "import hmac\n\ndef validate_token(raw):\n    return hmac.compare_digest(raw, SECRET)\n",
-    );
-    crate::support::write(
-        &ws,
-        "src/main.go",
-        "package main\n\n// ValidateToken checks.\nfunc ValidateToken() {}\n",
-    );
     let data = tmp.path().join("data");
     let run = |args: &[&str]| {
         crate::support::process::sextant_static(&data, &model)
@@ -456,19 +454,16 @@ fn grep_prints_matching_lines_by_file() {
 /// shows its vector and BM25 legs and its rendering; without it, no such line.
 #[test]
 fn span_lines_show_where_a_search_spends_its_time() {
-    let Some(model) = crate::support::available(
-        crate::support::models::static_model(),
+    let Some((model, tmp)) = static_workspace(
         "SEXTANT_LOG_SPANS (needs the static model)",
+        &[(
+            "src/auth.py",
+            "def validate_token(raw):\n    \"\"\"Checks a signed token.\"\"\"\n    return raw\n",
+        )],
     ) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
-    crate::support::write(
-        &ws,
-        "src/auth.py",
-        "def validate_token(raw):\n    \"\"\"Checks a signed token.\"\"\"\n    return raw\n",
-    );
     let data = tmp.path().join("data");
     let run = |args: &[&str], spans: Option<&str>| {
         let mut cmd = crate::support::process::sextant_static(&data, &model);
@@ -496,4 +491,18 @@ fn span_lines_show_where_a_search_spends_its_time() {
         let plain = run(&["search", "validate the token"], quiet);
         assert!(!plain.contains("time.busy="), "{plain}");
     }
+}
+
+/// The static model and a temporary directory whose `ws/` holds `files`; `None` (the
+/// test then stops, as `support::available` says) without the model.
+fn static_workspace(
+    what: &str,
+    files: &[(&str, &str)],
+) -> Option<(std::path::PathBuf, tempfile::TempDir)> {
+    let model = crate::support::available(crate::support::models::static_model(), what)?;
+    let tmp = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        crate::support::write(&tmp.path().join("ws"), path, text);
+    }
+    Some((model, tmp))
 }
