@@ -2,7 +2,7 @@
 //! `cargo run --example retrieve_profile -- DATA_DIR/lance`.
 //!
 //! For 30 stored vectors (as vector queries) and 30 words (as full-text queries) it
-//! prints the median time of a 50-row query reading the id only, a few light columns,
+//! prints the median time of a 50-row (`K=…`) query reading the id only, a few light columns,
 //! and every column a search reads, with the filter of a code question (`PRED=...`
 //! replaces it, `PRED=` drops it, `POST=1` applies it after the search), then the time
 //! of a read of 70 rows by id (and by row id), and of every chunk of ten files, a read a
@@ -86,6 +86,10 @@ async fn main() -> Result<()> {
     .ok_or("no predicate")?;
     let code = std::env::var("PRED").unwrap_or(code);
     let post = std::env::var("POST").is_ok();
+    let k: usize = std::env::var("K")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
     println!("predicate: {code} post {post}");
     let schema = table.schema().await?;
     let all: Vec<String> = schema
@@ -151,7 +155,7 @@ async fn main() -> Result<()> {
                 .distance_type(DistanceType::Cosine)
                 .refine_factor(10)
                 .select(Select::columns(&columns))
-                .limit(50);
+                .limit(k);
             vt.push(timed(q, &code, post).await?);
         }
         let mut ft = Vec::new();
@@ -160,7 +164,7 @@ async fn main() -> Result<()> {
                 .query()
                 .full_text_search(FullTextSearchQuery::new(w.to_string()))
                 .select(Select::columns(&columns))
-                .limit(50);
+                .limit(k);
             ft.push(timed(q, &code, post).await?);
         }
         println!(
