@@ -127,11 +127,9 @@ impl Config {
 /// 1M-line repository's 273 MB (docs/BENCHMARKS.md).
 pub const DEFAULT_LANCE_CACHE_MB: u64 = 256;
 
-/// Default of [`Config::lance_index_cache_mb`]. Every maintenance makes new index
-/// versions and the cache keeps the old ones until it is full, so its budget is reached
-/// by any large sync: at 256 MB a cold 1M-line index held ~100 MB more to its end than at
-/// 32, and searches of that repository took the same time (docs/BENCHMARKS.md).
-pub const DEFAULT_LANCE_INDEX_CACHE_MB: u64 = 32;
+/// Default of [`Config::lance_index_cache_mb`]: the chunk store's own
+/// ([`crate::store::DEFAULT_INDEX_CACHE_MB`]).
+pub const DEFAULT_LANCE_INDEX_CACHE_MB: u64 = crate::store::DEFAULT_INDEX_CACHE_MB;
 
 impl Default for Config {
     fn default() -> Self {

@@ -106,13 +106,20 @@ impl LanceStoreOptions {
             maintain_every_writes: 64,
             reindex_after_rows: 1_000,
             prune_older_than: std::time::Duration::from_secs(60),
-            index_cache_bytes: 32 << 20,
+            index_cache_bytes: (DEFAULT_INDEX_CACHE_MB as usize) << 20,
             metadata_cache_bytes: 16 << 20,
             block_cache_bytes: 256 << 20,
             read_consistency: DEFAULT_READ_CONSISTENCY,
         }
     }
 }
+
+/// MiB of opened indexes a store keeps by default ([`LanceStoreOptions::index_cache_bytes`]).
+/// Every maintenance makes new index versions and the cache keeps the old ones until it
+/// is full, so any large sync reaches its budget: at 256 MB a cold 1M-line index held
+/// ~100 MB more to its end than at 32, and searches of that repository took the same
+/// time (docs/BENCHMARKS.md, "Memory at 1M lines").
+pub const DEFAULT_INDEX_CACHE_MB: u64 = 32;
 
 /// Default for [`LanceStoreOptions::read_consistency`] (and for how often the grep
 /// index's copy on object storage is looked at). A check on every read cost a search

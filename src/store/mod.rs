@@ -86,7 +86,7 @@ pub use error::StoreError;
 pub use filter::{
     ChunkFilter, MAX_FILTER_ENTRIES, MAX_FILTER_ENTRY_BYTES, PathMatcher, RefView, glob_to_like,
 };
-pub use lance::{DEFAULT_READ_CONSISTENCY, LanceStore, LanceStoreOptions};
+pub use lance::{DEFAULT_INDEX_CACHE_MB, DEFAULT_READ_CONSISTENCY, LanceStore, LanceStoreOptions};
 pub use meta::{
     ApiToken, Credentials, EdgeKind, EdgeRecord, Enqueued, FileCounts, FileRecord, Job, JobState,
     Lease, MetaStore, NewJob, NewRepository, RepoSettings, RepoSource, RepoStatus, Repository,
