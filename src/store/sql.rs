@@ -181,6 +181,13 @@ impl SqlMetaStore {
             // A database that does not answer fails a request within this time (503)
             // instead of holding it for sqlx's default 30 s.
             .acquire_timeout(std::time::Duration::from_secs(10))
+            // No idle timeout or lifetime, so no maintenance task: sqlx 0.9.0's can spin
+            // without yielding once the pool is closed (its idle count wraps below
+            // zero), which held a test's runtime shutdown for good. A connection the
+            // server dropped is found by the ping before each acquire and replaced.
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .test_before_acquire(true)
             .connect_with(options)
             .await?;
         if backend == "sqlite" {
