@@ -121,7 +121,8 @@ pub struct GlobalArgs {
     /// fetched on first use.
     #[arg(long, global = true, env = "SEXTANT_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
-    /// Static (model2vec-format) model folder; default: distilled from all-MiniLM-L6-v2.
+    /// Static (model2vec-format) model folder; default: Sextant's own
+    /// (`sextant-code-static-v1`, shipped with it; `sextant model distill` makes others).
     #[arg(long, global = true, env = "SEXTANT_STATIC_MODEL_DIR")]
     pub static_model_dir: Option<PathBuf>,
     /// Embedding model: a built-in local one (`sextant-code-small-v1-int8`, the default,

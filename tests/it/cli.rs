@@ -493,6 +493,77 @@ fn span_lines_show_where_a_search_spends_its_time() {
     }
 }
 
+#[test]
+fn the_static_provider_installs_the_shipped_model_on_first_use() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    crate::support::write(
+        &ws,
+        "src/auth.py",
+        "def validate_token(raw):\n    \"\"\"Checks the signature and expiry of a token.\"\"\"\n    return raw\n",
+    );
+    crate::support::write(
+        &ws,
+        "src/colors.py",
+        "def blend_colors(a, b):\n    \"\"\"Mixes two RGB colours.\"\"\"\n    return a\n",
+    );
+    let data = tmp.path().join("data");
+    let run = |args: &[&str]| {
+        let mut cmd = sextant();
+        cmd.arg("--data-dir")
+            .arg(&data)
+            .args(["--embed-provider", "static"])
+            .args(args);
+        for name in [
+            "SEXTANT_STATIC_MODEL_DIR",
+            "SEXTANT_MODEL_HOME",
+            "SEXTANT_MODELS_DIR",
+            "SEXTANT_SERVER",
+            "DATABASE_URL",
+            "SEXTANT_LANCE_URI",
+        ] {
+            cmd.env_remove(name);
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), err)
+    };
+    let (_, first) = run(&["index", ws.to_str().unwrap(), "--name", "ws"]);
+    assert!(
+        first.contains("installing sextant-code-static-v1"),
+        "{first}"
+    );
+    let shipped =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/sextant-code-static-v1");
+    let installed = data.join("models/sextant-code-static-v1");
+    for file in ["model.safetensors", "tokenizer.json", "config.json"] {
+        assert_eq!(
+            std::fs::read(installed.join(file)).unwrap(),
+            std::fs::read(shipped.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    let (answer, again) = run(&[
+        "search",
+        "check that a token is signed and not expired",
+        "--retrieval",
+        "vector",
+        "--json",
+    ]);
+    assert!(!again.contains("installing"), "{again}");
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["results"][0]["path"], "src/auth.py", "{answer:#}");
+    // `model fetch` installs it ahead of use (an image does so at build time).
+    std::fs::remove_dir_all(&installed).unwrap();
+    let (_, fetched) = run(&["model", "fetch"]);
+    assert!(
+        fetched.contains("installing sextant-code-static-v1"),
+        "{fetched}"
+    );
+    assert!(installed.join("model.safetensors").is_file());
+}
+
 /// The static model and a temporary directory whose `ws/` holds `files`; `None` (the
 /// test then stops, as `support::available` says) without the model.
 fn static_workspace(
