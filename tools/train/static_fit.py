@@ -12,10 +12,12 @@ chunks of real code (`examples/static_fit_data.rs` writes them), by ridge regres
 A is chunks x vocabulary (a row holds 1/n for each of the chunk's n tokens), T the
 transformer's vectors reduced by PCA to the table's width, E0 the distilled table and
 W the linear map that best carries E0's means onto T (so that rows no chunk holds keep
-their distilled meaning, in the new space). Solved by conjugate gradients, a column
-block at a time. numpy, scipy and safetensors only.
+their distilled meaning, in the new space). Solved by conjugate gradients, every column
+at once; the result is then blended with E0 W (`--blend`, half and half by default:
+sextant-code-static-v1's choice, docs/BENCHMARKS.md). numpy, scipy and safetensors only;
+`check_static_fit.py` tests it.
 
-    python3 tools/train/static_fit.py DATA.bin... --init DIR --out DIR [--lam X] [--dims D]
+    python3 tools/train/static_fit.py DATA.bin... --init DIR --out DIR [--lam X] [--blend B] [--half]
 
 The output folder is the initial one's tokenizer and config with the fitted table.
 """
