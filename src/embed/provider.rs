@@ -325,8 +325,9 @@ impl EmbedConfig {
     }
 
     /// Loads the static model: the folder given, or the shipped one ([`STATIC_MODEL`]),
-    /// installed into the model home from the repository's `models/` on first use (every
-    /// file's hash checked; nothing is downloaded). Blocking.
+    /// installed into the model home from the repository's `models/` when any of its files
+    /// is missing or differs (every hash is checked at each load, as the code model's are;
+    /// nothing is downloaded). Blocking.
     pub fn load_static(
         &self,
         data_dir: &Path,
@@ -336,7 +337,10 @@ impl EmbedConfig {
             return StaticEmbedder::load(dir, self.split_identifiers);
         }
         let dir = default_static_dir(self.home(data_dir));
-        if !dir.join("model.safetensors").is_file() {
+        let intact = STATIC_FILES.iter().all(|(file, hash)| {
+            super::fetch::file_sha256(&dir.join(file)).is_ok_and(|actual| actual == *hash)
+        });
+        if !intact {
             let from = super::fetch::shipped_model_dir(&format!("models/{STATIC_MODEL}"))?;
             log(&format!(
                 "installing {STATIC_MODEL} from {}",

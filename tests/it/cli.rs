@@ -554,6 +554,17 @@ fn the_static_provider_installs_the_shipped_model_on_first_use() {
     assert!(!again.contains("installing"), "{again}");
     let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
     assert_eq!(answer["results"][0]["path"], "src/auth.py", "{answer:#}");
+    // A damaged file is replaced at the next load.
+    std::fs::write(installed.join("config.json"), "{}").unwrap();
+    let (_, mended) = run(&["search", "token"]);
+    assert!(
+        mended.contains("installing sextant-code-static-v1"),
+        "{mended}"
+    );
+    assert_eq!(
+        std::fs::read(installed.join("config.json")).unwrap(),
+        std::fs::read(shipped.join("config.json")).unwrap()
+    );
     // `model fetch` installs it ahead of use (an image does so at build time).
     std::fs::remove_dir_all(&installed).unwrap();
     let (_, fetched) = run(&["model", "fetch"]);
