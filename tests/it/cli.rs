@@ -573,6 +573,14 @@ fn the_static_provider_installs_the_shipped_model_on_first_use() {
         "{fetched}"
     );
     assert!(installed.join("model.safetensors").is_file());
+    // Installed and intact: `model fetch` has nothing to do unless forced.
+    let (_, kept) = run(&["model", "fetch"]);
+    assert!(!kept.contains("installing"), "{kept}");
+    let (_, forced) = run(&["model", "fetch", "--force"]);
+    assert!(
+        forced.contains("installing sextant-code-static-v1"),
+        "{forced}"
+    );
 }
 
 /// The static model and a temporary directory whose `ws/` holds `files`; `None` (the
