@@ -9,9 +9,9 @@
 //! does not fit alone is cut on a line boundary with a note, and as a last resort the
 //! items themselves are cut.
 
-use std::collections::HashMap;
-
-use super::{ContentItem, FileChunks, content_items};
+#[cfg(test)]
+use super::content_items;
+use super::{ContentItem, FileChunks, Renderer};
 use crate::search::SearchResponse;
 use crate::text::Tokenizer;
 
@@ -22,37 +22,6 @@ pub fn content_tokens(items: &[ContentItem], tokenizer: Tokenizer) -> usize {
     items.iter().map(|i| tokenizer.count(&i.text) + 1).sum()
 }
 
-/// [`content_tokens`] with each distinct item text counted once: fitting renders the
-/// answer again after every change, and most of its items come back unchanged (a
-/// result left out changes the graph and one snapshot).
-struct Counts {
-    tokenizer: Tokenizer,
-    known: HashMap<String, usize>,
-}
-
-impl Counts {
-    fn new(tokenizer: Tokenizer) -> Self {
-        Self {
-            tokenizer,
-            known: HashMap::new(),
-        }
-    }
-
-    /// The tokens of `items`, as [`content_tokens`] counts them.
-    fn of(&mut self, items: &[ContentItem]) -> usize {
-        items.iter().map(|i| self.text(&i.text) + 1).sum()
-    }
-
-    fn text(&mut self, text: &str) -> usize {
-        if let Some(&count) = self.known.get(text) {
-            return count;
-        }
-        let count = self.tokenizer.count(text);
-        self.known.insert(text.to_string(), count);
-        count
-    }
-}
-
 /// The answer to `response` as content items within `response.token_budget` tokens of
 /// `response.tokenizer`, and the response its results and `tokensUsed` now describe.
 pub fn fit_content(
@@ -61,9 +30,9 @@ pub fn fit_content(
 ) -> (SearchResponse, Vec<ContentItem>) {
     let budget = response.token_budget;
     let tokenizer = response.tokenizer;
-    let mut counts = Counts::new(tokenizer);
-    let mut items = content_items(&response, files);
-    let mut used = counts.of(&items);
+    let mut renderer = Renderer::new(files);
+    let (mut items, mut used) = renderer.answer(&response);
+    let mut renders = 1;
     // Lowest-ranked results out first, a few at a time when far over.
     let mut left_out = Vec::new();
     while used > budget && response.results.len() > 1 {
@@ -79,8 +48,8 @@ pub fn fit_content(
         let mut dropped: Vec<_> = hits.into_iter().map(|h| (h, metadata.next())).collect();
         dropped.append(&mut left_out);
         left_out = dropped;
-        items = content_items(&response, files);
-        used = counts.of(&items);
+        (items, used) = renderer.answer(&response);
+        renders += 1;
     }
     // A long result left out can leave room for shorter ones after it: each of the
     // next few that still fits goes back, in rank order. One whose source alone is over
@@ -97,8 +66,8 @@ pub fn fit_content(
         response.results.push(hit);
         let with_metadata = metadata.is_some();
         response.metadata.extend(metadata);
-        let tried = content_items(&response, files);
-        let total = counts.of(&tried);
+        let (tried, total) = renderer.answer(&response);
+        renders += 1;
         if total <= budget {
             items = tried;
             used = total;
@@ -117,14 +86,21 @@ pub fn fit_content(
         }
         limit = limit.saturating_sub(used - budget + 8);
         response.truncated_to = Some(limit);
-        items = content_items(&response, files);
-        used = counts.of(&items);
+        (items, used) = renderer.answer(&response);
+        renders += 1;
     }
     if used > budget {
         items = clamp(items, budget, tokenizer);
-        used = counts.of(&items);
+        used = content_tokens(&items, tokenizer);
     }
     response.tokens_used = used;
+    tracing::debug!(
+        renders,
+        results = response.results.len(),
+        tokens = used,
+        budget,
+        "answer fitted to its budget"
+    );
     (response, items)
 }
 
@@ -162,25 +138,50 @@ mod tests {
 
     const SERVICE: &str = super::super::tests::SERVICE;
 
+    /// The renderer's count of an answer is its items' count, however the answer changes
+    /// between renders (results left out and back, a snapshot cut, a progress note), and
+    /// a snapshot made once is made again only for other targets.
     #[test]
-    fn counts_are_the_answers_counted_once_a_text() {
-        let item = |text: &str| ContentItem {
-            kind: "text",
-            text: text.to_string(),
-            annotations: super::super::Annotations {
-                audience: vec!["assistant"],
-                priority: 1.0,
-            },
-        };
-        let first = [item(SERVICE), item("// src/a.ts\nexport const a = 1;")];
-        let second = [item(SERVICE), item("fn main() {}"), item(SERVICE)];
-        for tokenizer in [Tokenizer::Claude, Tokenizer::O200k, Tokenizer::Cl100k] {
-            let mut counts = Counts::new(tokenizer);
-            assert_eq!(counts.of(&first), content_tokens(&first, tokenizer));
-            assert_eq!(counts.of(&second), content_tokens(&second, tokenizer));
-            assert_eq!(counts.of(&first), content_tokens(&first, tokenizer));
-            // Three distinct texts, each counted (and kept) once.
-            assert_eq!(counts.known.len(), 3);
+    fn the_renderers_counts_are_its_answers() {
+        let mut all = FileChunks::new();
+        let mut results = Vec::new();
+        for (i, path) in ["a.ts", "b.ts"].iter().enumerate() {
+            let file = chunks(path, SERVICE);
+            for name in ["validateToken", "TokenService"] {
+                let chunk = file.iter().find(|c| c.name == name).unwrap();
+                results.push(hit(chunk, 0.9 - i as f32 * 0.2));
+            }
+            all.insert(("r".into(), path.to_string()), file);
+        }
+        for tokenizer in Tokenizer::ALL {
+            let mut renderer = Renderer::new(&all);
+            for keep in [4, 1, 3, 4] {
+                for (truncated_to, embedding) in [
+                    (None, None),
+                    (Some(40), None),
+                    (
+                        None,
+                        Some(crate::store::EmbeddingState {
+                            total: 10,
+                            pending: 3,
+                        }),
+                    ),
+                ] {
+                    let mut r = response(results[..keep].to_vec());
+                    r.tokenizer = tokenizer;
+                    r.truncated_to = truncated_to;
+                    r.embedding = embedding;
+                    let (items, tokens) = renderer.answer(&r);
+                    assert_eq!(items, content_items(&r, &all), "{tokenizer} {keep}");
+                    assert_eq!(
+                        tokens,
+                        content_tokens(&items, tokenizer),
+                        "{tokenizer} {keep}"
+                    );
+                }
+            }
+            // Target sets seen: {validateToken} and {both} in each file.
+            assert_eq!(renderer.made.len(), 4, "{tokenizer}");
         }
     }
 

@@ -266,6 +266,12 @@ fn body(input: &GraphInput) -> String {
 /// of what it counts; where the digits' own tokens make the count swing between two
 /// values, the higher one is stated, so the summary never says less than the answer holds.
 pub fn render(input: &GraphInput) -> String {
+    render_counted(input).0
+}
+
+/// [`render`]'s text and its own tokens (the graph's, without `snapshot_tokens`), which
+/// rendering counts anyway.
+pub fn render_counted(input: &GraphInput) -> (String, usize) {
     let rest = format!("\n\n{}", body(input));
     // The summary line ends in a word, where every encoding's pattern ends a piece and
     // the line breaks start the next: the text's count is the summary's plus the rest's,
@@ -273,16 +279,17 @@ pub fn render(input: &GraphInput) -> String {
     let rest_tokens = input.tokenizer.count(&rest);
     let counted = |total: usize| {
         let line = summary(input, total);
-        let n = input.snapshot_tokens + input.tokenizer.count(&line) + rest_tokens;
-        (format!("{line}{rest}"), n)
+        let own = input.tokenizer.count(&line) + rest_tokens;
+        (format!("{line}{rest}"), own)
     };
     let mut total = input.snapshot_tokens + rest_tokens;
     // The smallest stated total seen that is at least what its text holds.
-    let mut best: Option<(usize, String)> = None;
+    let mut best: Option<(usize, (String, usize))> = None;
     for _ in 0..8 {
-        let (text, n) = counted(total);
+        let (text, own) = counted(total);
+        let n = input.snapshot_tokens + own;
         if n <= total && best.as_ref().is_none_or(|(t, _)| total < *t) {
-            best = Some((total, text));
+            best = Some((total, (text, own)));
         }
         if n == total {
             break;
@@ -290,8 +297,8 @@ pub fn render(input: &GraphInput) -> String {
         total = n;
     }
     match best {
-        Some((_, text)) => text,
+        Some((_, rendered)) => rendered,
         // Never settled from below: state a total over every count seen.
-        None => counted(total + 8).0,
+        None => counted(total + 8),
     }
 }

@@ -45,6 +45,7 @@ use serde::Serialize;
 
 use crate::chunk::CodeChunk;
 use crate::search::{SearchHit, SearchResponse};
+use crate::text::Tokenizer;
 pub use snapshot::snapshot;
 
 /// `1234567` → `1,234,567`.
@@ -103,10 +104,10 @@ fn item(text: String, priority: f32) -> ContentItem {
     }
 }
 
-/// The connection graph text of a response: its results' structural metadata
-/// ([`SearchResponse::metadata`]) rendered by [`graph::render`], with the summary counting
-/// the graph and `snapshots` together.
-pub fn connection_graph(response: &SearchResponse, snapshots: &[String]) -> String {
+/// The connection graph text of a response and its own tokens: its results' structural
+/// metadata ([`SearchResponse::metadata`]) rendered by [`graph::render_counted`], with
+/// the summary counting the graph and `snapshot_tokens` (the rest of the answer) together.
+pub fn connection_graph(response: &SearchResponse, snapshot_tokens: usize) -> (String, usize) {
     let results = if response.metadata.len() == response.results.len() {
         response.metadata.clone()
     } else {
@@ -116,49 +117,144 @@ pub fn connection_graph(response: &SearchResponse, snapshots: &[String]) -> Stri
             .map(crate::search::enrich::from_hit)
             .collect()
     };
-    graph::render(&graph::GraphInput {
+    graph::render_counted(&graph::GraphInput {
         query: response.query.clone(),
         token_budget: response.token_budget,
-        snapshot_tokens: snapshots.iter().map(|s| response.tokenizer.count(s)).sum(),
+        snapshot_tokens,
         tokenizer: response.tokenizer,
         results,
     })
 }
 
+/// Renders answers from one set of files, each file's snapshot for a set of targets
+/// made once and each text counted once: fitting an answer to its budget
+/// ([`budget::fit_content`]) renders it again after every change, and most of its
+/// snapshots come back unchanged (a result left out changes one).
+pub struct Renderer<'a> {
+    files: &'a FileChunks,
+    /// Snapshots made, by (repository, path, target ids in result order).
+    made: HashMap<(String, String, Vec<String>), String>,
+    /// Tokens of the texts counted, in the encoding `counted_in`.
+    counts: HashMap<String, usize>,
+    counted_in: Option<Tokenizer>,
+}
+
+impl<'a> Renderer<'a> {
+    /// A renderer of answers whose results come from `files`.
+    pub fn new(files: &'a FileChunks) -> Self {
+        Self {
+            files,
+            made: HashMap::new(),
+            counts: HashMap::new(),
+            counted_in: None,
+        }
+    }
+
+    /// The MCP multi-content response: connection graph first, then one snapshot per
+    /// file, then a note while the searched repositories are still being embedded.
+    pub fn content_items(&mut self, response: &SearchResponse) -> Vec<ContentItem> {
+        self.answer(response).0
+    }
+
+    /// [`Renderer::content_items`] and their tokens in the response's encoding, as
+    /// [`budget::content_tokens`] counts them.
+    pub fn answer(&mut self, response: &SearchResponse) -> (Vec<ContentItem>, usize) {
+        let snaps = self.snapshots(response);
+        let tokenizer = response.tokenizer;
+        let snapshot_tokens: usize = snaps
+            .iter()
+            .map(|(_, text)| self.count(tokenizer, text))
+            .sum();
+        let (graph, graph_tokens) = connection_graph(response, snapshot_tokens);
+        let mut tokens = graph_tokens + snapshot_tokens;
+        let mut out = vec![item(graph, 1.0)];
+        out.extend(snaps.into_iter().map(|(score, text)| item(text, score)));
+        if let Some(state) = &response.embedding {
+            let note = format!(
+                "Note: {} of {} chunks in the searched repositories are still being embedded \
+                 (indexing is progressive); they were matched by text only. Asking again \
+                 shortly finds semantic matches among them too.",
+                state.pending, state.total
+            );
+            tokens += tokenizer.count(&note);
+            out.push(item(note, 0.1));
+        }
+        // One token for each item's separator.
+        tokens += out.len();
+        (out, tokens)
+    }
+
+    /// Tokens of `text`, each text counted once.
+    fn count(&mut self, tokenizer: Tokenizer, text: &str) -> usize {
+        if self.counted_in != Some(tokenizer) {
+            self.counts.clear();
+            self.counted_in = Some(tokenizer);
+        }
+        if let Some(&n) = self.counts.get(text) {
+            return n;
+        }
+        let n = tokenizer.count(text);
+        self.counts.insert(text.to_string(), n);
+        n
+    }
+
+    /// Snapshots per file, in score order: (best finalScore, text).
+    pub fn snapshots(&mut self, response: &SearchResponse) -> Vec<(f32, String)> {
+        let mut order: Vec<(&str, &str)> = Vec::new();
+        let mut targets: HashMap<(&str, &str), (f32, Vec<&str>)> = HashMap::new();
+        for h in &response.results {
+            let key = (h.repo_id.as_str(), h.path.as_str());
+            let entry = targets.entry(key).or_insert_with(|| {
+                order.push(key);
+                (h.scores.final_score, Vec::new())
+            });
+            entry.1.push(h.chunk.id.as_str());
+        }
+        order
+            .into_iter()
+            .map(|(repo, path)| {
+                let (score, ids) = &targets[&(repo, path)];
+                let made_key = (
+                    repo.to_string(),
+                    path.to_string(),
+                    ids.iter().map(|id| id.to_string()).collect(),
+                );
+                let text = match self.made.get(&made_key) {
+                    Some(text) => text.clone(),
+                    None => {
+                        let text = self.snapshot(response, repo, path, ids);
+                        self.made.insert(made_key, text.clone());
+                        text
+                    }
+                };
+                (*score, truncate_snapshot(text, response))
+            })
+            .collect()
+    }
+
+    /// The snapshot of one file for `ids`, the results' chunks in it.
+    fn snapshot(&self, response: &SearchResponse, repo: &str, path: &str, ids: &[&str]) -> String {
+        if let Some(chunks) = self.files.get(&(repo.to_string(), path.to_string())) {
+            return snapshot(path, ids, chunks);
+        }
+        // The file's chunks are unknown: the targets alone.
+        let mut t = format!("// {path}\n");
+        for h in response
+            .results
+            .iter()
+            .filter(|h| (h.repo_id.as_str(), h.path.as_str()) == (repo, path))
+        {
+            t.push('\n');
+            t.push_str(h.chunk.full_source.trim_end());
+            t.push('\n');
+        }
+        t
+    }
+}
+
 /// Snapshots per file, in score order: (best finalScore, text).
 pub fn snapshots(response: &SearchResponse, files: &FileChunks) -> Vec<(f32, String)> {
-    let mut order: Vec<(String, String)> = Vec::new();
-    let mut targets: HashMap<(String, String), (f32, Vec<&str>)> = HashMap::new();
-    for h in &response.results {
-        let key = (h.repo_id.clone(), h.path.clone());
-        let entry = targets.entry(key.clone()).or_insert_with(|| {
-            order.push(key.clone());
-            (h.scores.final_score, Vec::new())
-        });
-        entry.1.push(h.chunk.id.as_str());
-    }
-    order
-        .into_iter()
-        .map(|key| {
-            let (score, ids) = &targets[&key];
-            let text = match files.get(&key) {
-                Some(chunks) => snapshot(&key.1, ids, chunks),
-                // The file's chunks are unknown: the targets alone.
-                None => {
-                    let mut t = format!("// {}\n", key.1);
-                    for h in response.results.iter().filter(|h| {
-                        (h.repo_id.as_str(), h.path.as_str()) == (key.0.as_str(), key.1.as_str())
-                    }) {
-                        t.push('\n');
-                        t.push_str(h.chunk.full_source.trim_end());
-                        t.push('\n');
-                    }
-                    t
-                }
-            };
-            (*score, truncate_snapshot(text, response))
-        })
-        .collect()
+    Renderer::new(files).snapshots(response)
 }
 
 /// A best result over the whole budget is returned cut to the budget, on a line boundary,
@@ -184,24 +280,10 @@ fn truncate_snapshot(text: String, response: &SearchResponse) -> String {
     cut
 }
 
-/// The MCP multi-content response: connection graph first, then one snapshot per file.
+/// The MCP multi-content response: connection graph first, then one snapshot per file
+/// ([`Renderer::content_items`]).
 pub fn content_items(response: &SearchResponse, files: &FileChunks) -> Vec<ContentItem> {
-    let snaps = snapshots(response, files);
-    let texts: Vec<String> = snaps.iter().map(|(_, t)| t.clone()).collect();
-    let mut out = vec![item(connection_graph(response, &texts), 1.0)];
-    out.extend(snaps.into_iter().map(|(score, text)| item(text, score)));
-    if let Some(state) = &response.embedding {
-        out.push(item(
-            format!(
-                "Note: {} of {} chunks in the searched repositories are still being embedded \
-                 (indexing is progressive); they were matched by text only. Asking again \
-                 shortly finds semantic matches among them too.",
-                state.pending, state.total
-            ),
-            0.1,
-        ));
-    }
-    out
+    Renderer::new(files).content_items(response)
 }
 
 #[cfg(test)]

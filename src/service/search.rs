@@ -70,13 +70,17 @@ impl Service {
         let files = self
             .searcher
             .result_files(&response)
+            .instrument(tracing::debug_span!(parent: &render, "search.render.files"))
             .instrument(render.clone())
             .await?;
         // Rendering is CPU work proportional to the files' size: off the async workers, so
         // a large answer never stalls other requests (health probes included).
         // The whole answer (graph, snapshots, notes) within the budget the caller gave.
         let (response, content) = tokio::task::spawn_blocking(move || {
-            render.in_scope(|| crate::render::budget::fit_content(response, &files))
+            render.in_scope(|| {
+                tracing::debug_span!("search.render.fit")
+                    .in_scope(|| crate::render::budget::fit_content(response, &files))
+            })
         })
         .await
         .map_err(|e| ServiceError::Internal(format!("rendering failed: {e}")))?;

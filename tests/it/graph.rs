@@ -100,7 +100,7 @@ fn phase_three_scenarios_resolve_exactly() {
 /// sidecar is written from the current output and the test fails, so it gets reviewed.
 #[test]
 fn phase_five_connection_graphs_match_exactly() {
-    use sextant::render::graph::{GraphInput, render};
+    use sextant::render::graph::{GraphInput, render, render_counted};
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/graph");
     let mut inputs: Vec<PathBuf> = std::fs::read_dir(&root)
         .expect("fixtures/graph")
@@ -115,6 +115,10 @@ fn phase_five_connection_graphs_match_exactly() {
             serde_json::from_str(&std::fs::read_to_string(&path).expect("readable"))
                 .expect("a GraphInput");
         let text = render(&input);
+        // The graph's own count, which answers add up, is its text's.
+        let (same, own) = render_counted(&input);
+        assert_eq!(same, text);
+        assert_eq!(own, input.tokenizer.count(&text), "{}", path.display());
         // The summary counts the whole response: this graph plus the snapshots (never
         // less; a token or two more where the digits' own tokens make the count swing).
         let summary = text.lines().next().unwrap_or("");

@@ -453,7 +453,7 @@ async fn results_carry_their_structural_metadata_and_the_graph_marks_connections
     let mut both = method.clone();
     both.results.extend(decode.results.clone());
     both.metadata.extend(decode.metadata.clone());
-    let graph = sextant::render::connection_graph(&both, &[]);
+    let (graph, _) = sextant::render::connection_graph(&both, 0);
     assert!(graph.contains(" Calls: decode ★"), "{graph}");
     assert!(
         graph.contains(" Called by: TokenService.validateToken ★"),
