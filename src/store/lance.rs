@@ -225,6 +225,10 @@ async fn add_missing_columns(table: &Table, existing: &Schema) -> Result<(), Sto
     Ok(())
 }
 
+/// Columns reads of whole files leave out: the vectors, the texts they were embedded
+/// from, and the full-text index's text (rows come back with these empty).
+const FILE_SKIPS: &[&str] = &["vector", "embedded", "embedding_text", "search_text"];
+
 /// The width and element type of a schema's `vector` column.
 fn vector_type(schema: &Schema) -> Option<(usize, DataType)> {
     match schema.field_with_name("vector").ok()?.data_type() {
@@ -462,13 +466,18 @@ impl LanceStore {
     /// full-text index needs (it is the largest text column and nothing reads it back),
     /// plus `score` (`_distance`, `_score`) for searches.
     fn read_columns(&self, score: Option<&str>) -> lancedb::query::Select {
+        self.columns_but(&["search_text"], score)
+    }
+
+    /// Every column but `skip`, plus `score`.
+    fn columns_but(&self, skip: &[&str], score: Option<&str>) -> lancedb::query::Select {
         lancedb::query::Select::columns(
             &self
                 .schema
                 .fields()
                 .iter()
                 .map(|f| f.name().as_str())
-                .filter(|name| *name != "search_text")
+                .filter(|name| !skip.contains(name))
                 .chain(score)
                 .collect::<Vec<_>>(),
         )
@@ -966,7 +975,15 @@ impl Columns {
     /// Reads every column of `batch`; the error names a missing or mistyped one.
     fn read(batch: &RecordBatch) -> Result<Self, StoreError> {
         let text = |name: &str| strings(batch, name).and_then(|v| required(v, name));
-        let mut vecs = vectors(batch)?;
+        // Columns a query may leave out (see `LanceStore::columns_but`) read as empty.
+        let or_empty = |name: &str| match batch.column_by_name(name) {
+            Some(_) => text(name),
+            None => Ok(vec![String::new(); batch.num_rows()]),
+        };
+        let mut vecs = match batch.column_by_name("vector") {
+            Some(_) => vectors(batch)?,
+            None => vec![Vec::new(); batch.num_rows()],
+        };
         // Rows written before their vector was computed hold a placeholder.
         if batch.column_by_name("embedded").is_some() {
             for (v, embedded) in vecs.iter_mut().zip(booleans(batch, "embedded")?) {
@@ -1000,12 +1017,8 @@ impl Columns {
             eb: primitive::<UInt64Type>(batch, "end_byte")?,
             full: text("full_source")?,
             content: text("content")?,
-            emb: text("embedding_text")?,
-            // Not read by queries (see `LanceStore::read_columns`).
-            search: match batch.column_by_name("search_text") {
-                Some(_) => text("search_text")?,
-                None => vec![String::new(); batch.num_rows()],
-            },
+            emb: or_empty("embedding_text")?,
+            search: or_empty("search_text")?,
             collapsed: booleans(batch, "has_collapsed_children")?,
             tokens: primitive::<UInt32Type>(batch, "embedding_tokens")?,
             truncated: booleans(batch, "truncated")?,
@@ -1286,12 +1299,14 @@ impl VectorStore for LanceStore {
             .collect::<Vec<_>>()
             .join(", ");
         // `relative_path` has a B-tree index and `repo_id` a bitmap: 11 ms for ten files at
-        // 108k rows, with or without the repository in the predicate.
+        // 108k rows, with or without the repository in the predicate. Vectors and
+        // embedding texts are left where they are (what reads whole files renders or
+        // compares code).
         let batches = self
             .run_query(
                 self.table
                     .query()
-                    .select(self.read_columns(None))
+                    .select(self.columns_but(FILE_SKIPS, None))
                     .only_if(format!(
                         "repo_id = {} AND relative_path IN ({list})",
                         quote(repo_id)
