@@ -89,6 +89,12 @@ pub fn fit_content(
         (items, used) = renderer.answer(&response);
         renders += 1;
     }
+    // The whole answer counted once more: the renderer adds up its parts' counts (the
+    // graph's own, each snapshot's), and the ceiling holds even if the whole ever
+    // counted otherwise.
+    let whole = content_tokens(&items, tokenizer);
+    debug_assert_eq!(whole, used, "the renderer's count is the answer's");
+    used = whole;
     if used > budget {
         items = clamp(items, budget, tokenizer);
         used = content_tokens(&items, tokenizer);

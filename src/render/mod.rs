@@ -199,7 +199,7 @@ impl<'a> Renderer<'a> {
     }
 
     /// Snapshots per file, in score order: (best finalScore, text).
-    pub fn snapshots(&mut self, response: &SearchResponse) -> Vec<(f32, String)> {
+    fn snapshots(&mut self, response: &SearchResponse) -> Vec<(f32, String)> {
         let mut order: Vec<(&str, &str)> = Vec::new();
         let mut targets: HashMap<(&str, &str), (f32, Vec<&str>)> = HashMap::new();
         for h in &response.results {
@@ -250,11 +250,6 @@ impl<'a> Renderer<'a> {
         }
         t
     }
-}
-
-/// Snapshots per file, in score order: (best finalScore, text).
-pub fn snapshots(response: &SearchResponse, files: &FileChunks) -> Vec<(f32, String)> {
-    Renderer::new(files).snapshots(response)
 }
 
 /// A best result over the whole budget is returned cut to the budget, on a line boundary,
