@@ -10,7 +10,8 @@ use crate::app::runtime;
 use crate::config::Config;
 use crate::embed::manifest::{self, ModelManifest};
 use crate::embed::provider::{
-    EmbedProvider, default_static_dir, distill_into, distilled_static_dir,
+    EmbedProvider, STATIC_MODEL, default_static_dir, distill_into, distilled_static_dir,
+    static_installed,
 };
 use crate::embed::static_model::{DistillOptions, Teacher};
 use crate::embed::{EmbedError, InputKind, embed_all, fetch, runtime};
@@ -146,6 +147,19 @@ pub fn model(action: ModelCommand, config: &Config) -> Result<(), CliError> {
                 )
                 .map_err(write_err)?;
             }
+            // The static model is no manifest's (it is not run as a network), but it is
+            // shipped and installed like one.
+            let state = if static_installed(&home) {
+                "installed"
+            } else {
+                "not installed"
+            };
+            writeln!(
+                w,
+                "{STATIC_MODEL}\tembedding\tstatic\t{state}\tSextant's static model: a token \
+                 table fitted to its code model (--embed-provider static)"
+            )
+            .map_err(write_err)?;
             Ok(())
         }
         ModelCommand::Distill {

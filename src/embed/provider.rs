@@ -152,9 +152,22 @@ const STATIC_FILES: [(&str, &str); 3] = [
     ),
 ];
 
+/// [`STATIC_FILES`] as the shipped-model installer takes them.
+fn static_files() -> std::collections::BTreeMap<String, String> {
+    STATIC_FILES
+        .iter()
+        .map(|(file, hash)| (file.to_string(), hash.to_string()))
+        .collect()
+}
+
 /// Where the default static model lives under a model home.
 pub fn default_static_dir(home: &Path) -> PathBuf {
     home.join("models").join(STATIC_MODEL)
+}
+
+/// Whether the shipped static model is installed under `home`, every file intact.
+pub fn static_installed(home: &Path) -> bool {
+    super::fetch::files_present(&static_files(), &default_static_dir(home))
 }
 
 /// Where `sextant model distill` writes a static model distilled from all-MiniLM-L6-v2.
@@ -337,20 +350,15 @@ impl EmbedConfig {
             return StaticEmbedder::load(dir, self.split_identifiers);
         }
         let dir = default_static_dir(self.home(data_dir));
-        let files = STATIC_FILES
-            .iter()
-            .map(|(file, hash)| (file.to_string(), hash.to_string()))
-            .collect();
         let repository = format!("models/{STATIC_MODEL}");
-        super::fetch::ensure_shipped(STATIC_MODEL, &repository, &files, &dir, &mut *log).map_err(
-            |e| match e {
-                EmbedError::Fetch(reason) => EmbedError::Fetch(format!(
-                    "{reason}; or give --static-model-dir any model2vec folder (`sextant model \
+        super::fetch::ensure_shipped(STATIC_MODEL, &repository, &static_files(), &dir, &mut *log)
+            .map_err(|e| match e {
+            EmbedError::Fetch(reason) => EmbedError::Fetch(format!(
+                "{reason}; or give --static-model-dir any model2vec folder (`sextant model \
                      distill` makes one)"
-                )),
-                other => other,
-            },
-        )?;
+            )),
+            other => other,
+        })?;
         StaticEmbedder::load(&dir, self.split_identifiers)
     }
 

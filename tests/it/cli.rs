@@ -529,6 +529,18 @@ fn the_static_provider_installs_the_shipped_model_on_first_use() {
         assert!(out.status.success(), "{err}");
         (String::from_utf8_lossy(&out.stdout).into_owned(), err)
     };
+    let static_line = |listed: String| {
+        listed
+            .lines()
+            .find(|l| l.starts_with("sextant-code-static-v1\t"))
+            .unwrap_or_else(|| panic!("not listed:\n{listed}"))
+            .to_string()
+    };
+    let (listed, _) = run(&["model", "list"]);
+    assert!(
+        static_line(listed).contains("\tnot installed\t"),
+        "listed before its first use"
+    );
     let (_, first) = run(&["index", ws.to_str().unwrap(), "--name", "ws"]);
     assert!(
         first.contains("installing sextant-code-static-v1"),
@@ -573,6 +585,10 @@ fn the_static_provider_installs_the_shipped_model_on_first_use() {
         "{fetched}"
     );
     assert!(installed.join("model.safetensors").is_file());
+    // `model list` names it with its state.
+    let (listed, _) = run(&["model", "list"]);
+    let line = static_line(listed);
+    assert!(line.contains("\tinstalled\t"), "{line}");
     // Installed and intact: `model fetch` has nothing to do unless forced.
     let (_, kept) = run(&["model", "fetch"]);
     assert!(!kept.contains("installing"), "{kept}");
