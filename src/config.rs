@@ -71,6 +71,9 @@ pub struct Config {
     pub lance_cache_mb: u64,
     /// MiB of opened chunk-store indexes kept in memory (LanceDB's index cache).
     pub lance_index_cache_mb: u64,
+    /// MiB of vectors held in memory for exact vector searches (`store::flat`; 0: every
+    /// vector search goes through LanceDB's index).
+    pub vector_memory_mb: u64,
     /// Directory of the grep index. `None` means `<data_dir>/grep`.
     pub grep_dir: Option<PathBuf>,
     /// Local repositories may be registered only under these directories (empty: any).
@@ -142,6 +145,7 @@ impl Default for Config {
             lance_uri: None,
             lance_cache_mb: DEFAULT_LANCE_CACHE_MB,
             lance_index_cache_mb: DEFAULT_LANCE_INDEX_CACHE_MB,
+            vector_memory_mb: crate::store::DEFAULT_FLAT_VECTORS_MB,
             grep_dir: None,
             allowed_roots: Vec::new(),
             git: GitPolicy::default(),

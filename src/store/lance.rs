@@ -47,6 +47,7 @@ use lancedb::table::{Duration as PruneDuration, OptimizeAction};
 use lancedb::{Connection, DistanceType, Table};
 use tokio::sync::Mutex;
 
+use super::flat::{FlatBuilder, FlatCache, FlatRow, FlatVectors};
 use super::texts;
 use super::{
     ChunkFilter, ChunkRow, EmbeddingState, PendingVector, ScoredChunk, StoreError, StoreStats,
@@ -92,6 +93,10 @@ pub struct LanceStoreOptions {
     /// replica, `sextant index` beside `serve`) committed once this long has passed since
     /// the last check. Writes always start from the latest version.
     pub read_consistency: std::time::Duration,
+    /// Bytes of vectors a process may hold in memory to answer vector searches by an
+    /// exact scan ([`super::flat`]) instead of through LanceDB; a table whose embedded
+    /// vectors need more is searched through LanceDB. 0 turns it off.
+    pub flat_vector_bytes: usize,
 }
 
 impl LanceStoreOptions {
@@ -110,6 +115,7 @@ impl LanceStoreOptions {
             metadata_cache_bytes: 16 << 20,
             block_cache_bytes: 256 << 20,
             read_consistency: DEFAULT_READ_CONSISTENCY,
+            flat_vector_bytes: (DEFAULT_FLAT_VECTORS_MB as usize) << 20,
         }
     }
 }
@@ -120,6 +126,11 @@ impl LanceStoreOptions {
 /// ~100 MB more to its end than at 32, and searches of that repository took the same
 /// time (docs/BENCHMARKS.md, "Memory at 1M lines").
 pub const DEFAULT_INDEX_CACHE_MB: u64 = 32;
+
+/// MiB of vectors a store holds in memory by default
+/// ([`LanceStoreOptions::flat_vector_bytes`]): 256-dimensional half-precision vectors of
+/// ~520k chunks (~5M lines), 384-dimensional ones of ~350k.
+pub const DEFAULT_FLAT_VECTORS_MB: u64 = 256;
 
 /// Default for [`LanceStoreOptions::read_consistency`] (and for how often the grep
 /// index's copy on object storage is looked at). A check on every read cost a search
@@ -151,6 +162,8 @@ pub struct LanceStore {
     /// vector searches need no `embedded` filter (which costs a column scan per query
     /// once the ANN index answers) and searches no pending count.
     all_embedded_at: std::sync::Mutex<Option<u64>>,
+    /// The table's vectors in memory, for exact searches without LanceDB.
+    flat: Arc<FlatCache>,
     _db: Connection,
 }
 
@@ -422,6 +435,7 @@ impl LanceStore {
             };
             (table, expected)
         };
+        let flat = Arc::new(FlatCache::new(options.flat_vector_bytes));
         let store = Self {
             options,
             table,
@@ -430,6 +444,7 @@ impl LanceStore {
             prune_pending: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             writes_since_maintain: AtomicUsize::new(0),
             all_embedded_at: std::sync::Mutex::new(None),
+            flat,
             rows_since_maintain: AtomicUsize::new(0),
             rows_at_maintain: AtomicUsize::new(0),
             _db: db,
@@ -465,6 +480,124 @@ impl LanceStore {
     /// The columns query results read: every column but `search_text`, which only the
     /// full-text index needs (it is the largest text column and nothing reads it back),
     /// plus `score` (`_distance`, `_score`) for searches.
+    /// Reads the table's vectors into memory now, for exact searches without LanceDB
+    /// ([`super::flat`]); searches otherwise start the read themselves, in the
+    /// background, when the table has changed. Whether the vectors of the table as it
+    /// is now are held (false when the cache is off, the vectors exceed it, or another
+    /// read is under way).
+    pub async fn load_vectors(&self) -> Result<bool, StoreError> {
+        self.flat.allow_load_now();
+        let started = std::time::Instant::now();
+        if !self.flat.begin_load(started) {
+            return Ok(false);
+        }
+        let loaded = load_flat(
+            self.table.clone(),
+            self.options.dims,
+            self.flat.limit_bytes(),
+        )
+        .await;
+        let (kept, result) = match loaded {
+            Ok(kept) => (kept, Ok(())),
+            Err(e) => (None, Err(e)),
+        };
+        self.flat.end_load(kept, started, std::time::Instant::now());
+        result?;
+        Ok(self.flat.at(self.table.version().await?).is_some())
+    }
+
+    /// Starts reading the table's vectors into memory in the background, unless a read
+    /// is under way or the last one was too recent ([`FlatCache::begin_load`]).
+    fn refresh_flat(&self) {
+        let started = std::time::Instant::now();
+        if !self.flat.begin_load(started) {
+            return;
+        }
+        let (table, cache, dims) = (self.table.clone(), self.flat.clone(), self.options.dims);
+        tokio::spawn(async move {
+            let loaded = match load_flat(table, dims, cache.limit_bytes()).await {
+                Ok(loaded) => loaded,
+                Err(e) => {
+                    tracing::warn!(error = %e, "the chunk store's vectors could not be read into memory; searches go through LanceDB");
+                    None
+                }
+            };
+            if let Some(flat) = &loaded {
+                tracing::debug!(
+                    rows = flat.len(),
+                    bytes = flat.bytes(),
+                    version = flat.version(),
+                    ms = started.elapsed().as_millis() as u64,
+                    "vectors held in memory"
+                );
+            }
+            cache.end_load(loaded, started, std::time::Instant::now());
+        });
+    }
+
+    /// A vector search answered from the vectors in memory: `None` when they are not the
+    /// table's current ones (a background read is then started) or the table changed
+    /// while the rows were read, for LanceDB to answer.
+    async fn flat_search(
+        &self,
+        vector: &[f32],
+        k: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Option<Vec<ScoredChunk>>, StoreError> {
+        if self.flat.limit_bytes() == 0 {
+            return Ok(None);
+        }
+        let Some(flat) = self.flat.at(self.table.version().await?) else {
+            self.refresh_flat();
+            return Ok(None);
+        };
+        let paths = filter.path_matcher().map_err(StoreError::Invalid)?;
+        let (query, owned) = (vector.to_vec(), filter.clone());
+        let (flat, hits) = tokio::task::spawn_blocking(move || {
+            let hits = flat.search(&query, k, &owned, &paths);
+            (flat, hits)
+        })
+        .await
+        .map_err(|e| StoreError::Invalid(format!("the vector scan failed: {e}")))?;
+        if hits.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        let batches = self
+            .run_query(
+                self.table
+                    .take_row_ids(hits.iter().map(|h| h.row_id).collect())
+                    .select(self.columns_but(&["search_text", "vector"], None))
+                    .with_row_id(),
+            )
+            .await?;
+        let mut by_row_id = HashMap::with_capacity(hits.len());
+        for batch in &batches {
+            let row_ids = primitive::<UInt64Type>(batch, "_rowid")?;
+            for (row_id, (row, _)) in row_ids
+                .into_iter()
+                .zip(rows_of(std::slice::from_ref(batch), None)?)
+            {
+                by_row_id.insert(row_id, row);
+            }
+        }
+        let mut out = Vec::with_capacity(hits.len());
+        for hit in hits {
+            let row = by_row_id.remove(&hit.row_id).filter(|row| {
+                flat.key(hit.index) == Some((row.repo_id.as_str(), row.chunk.id.as_str()))
+            });
+            let Some(mut row) = row else {
+                // The table moved under the read (a write, a compaction).
+                return Ok(None);
+            };
+            row.vector = flat.vector(hit.index);
+            out.push(ScoredChunk {
+                row,
+                score: hit.score,
+            });
+        }
+        Ok(Some(out))
+    }
+
     fn read_columns(&self, score: Option<&str>) -> lancedb::query::Select {
         self.columns_but(&["search_text"], score)
     }
@@ -786,6 +919,81 @@ async fn prune(
         })
         .await?;
     Ok(())
+}
+
+/// Reads every embedded row's vector with the columns filters read, at the table's
+/// current version ([`super::flat`]); `None` when the vectors would take more than
+/// `limit` bytes.
+async fn load_flat(
+    table: Table,
+    dims: usize,
+    limit: usize,
+) -> Result<Option<FlatVectors>, StoreError> {
+    let version = table.version().await?;
+    let rows = table.count_rows(Some("embedded = true".into())).await?;
+    if FlatBuilder::vector_bytes(dims, rows) > limit {
+        return Ok(None);
+    }
+    let mut stream = table
+        .query()
+        .only_if("embedded = true")
+        .select(lancedb::query::Select::columns(&[
+            "id",
+            "repo_id",
+            "relative_path",
+            "language",
+            "node_kind",
+            "vector",
+        ]))
+        .with_row_id()
+        .execute()
+        .await?;
+    let mut flat = FlatBuilder::new(version, dims);
+    let mut widened = Vec::new();
+    while let Some(batch) = stream.try_next().await? {
+        let text = |name: &str| strings(&batch, name).and_then(|v| required(v, name));
+        let (ids, repos, paths) = (text("id")?, text("repo_id")?, text("relative_path")?);
+        let (languages, kinds) = (text("language")?, text("node_kind")?);
+        let row_ids = primitive::<UInt64Type>(&batch, "_rowid")?;
+        let list = column(&batch, "vector")?
+            .as_fixed_size_list_opt()
+            .ok_or_else(|| {
+                StoreError::Invalid("column `vector` is not a fixed-size list".into())
+            })?;
+        for i in 0..batch.num_rows() {
+            let v = list.value(i);
+            let vector: &[half::f16] = match v.as_primitive_opt::<Float16Type>() {
+                Some(halves) => halves.values(),
+                None => {
+                    // A table created before half precision: its `f32`s, rounded.
+                    let floats = v.as_primitive_opt::<Float32Type>().ok_or_else(|| {
+                        StoreError::Invalid(format!(
+                            "column `vector` holds {} (float16 or float32 expected)",
+                            v.data_type()
+                        ))
+                    })?;
+                    widened.clear();
+                    widened.extend(floats.values().iter().map(|x| half::f16::from_f32(*x)));
+                    &widened
+                }
+            };
+            flat.push(FlatRow {
+                row_id: row_ids[i],
+                id: &ids[i],
+                repo: &repos[i],
+                path: &paths[i],
+                language: &languages[i],
+                kind: &kinds[i],
+                vector,
+            })
+            .map_err(StoreError::Invalid)?;
+        }
+        if FlatBuilder::vector_bytes(dims, flat.len()) > limit {
+            // Rows written since the count.
+            return Ok(None);
+        }
+    }
+    Ok(Some(flat.finish()))
 }
 
 /// Bytes of the files under `dir` (0 when it cannot be read: a store not created yet).
@@ -1177,6 +1385,9 @@ impl VectorStore for LanceStore {
         }
         if k == 0 {
             return Ok(Vec::new());
+        }
+        if let Some(hits) = self.flat_search(vector, k, filter).await? {
+            return Ok(hits);
         }
         let paths = filter.path_matcher().map_err(StoreError::Invalid)?;
         let mut query = self

@@ -63,6 +63,9 @@
 //!   LanceDB sizes its partitions for 8,192 rows and splits those that outgrow 4x that
 //!   (smaller partitions halved a filtered ANN query at 108k rows, not a search); its
 //!   candidates re-scored with full vectors (`ann_refine_factor`, 10); compaction and pruning of versions older than `prune_older_than`.
+//!   LanceDB's scan reads the vectors from disk at every query; `flat` holds them in
+//!   memory (up to `flat_vector_bytes`, 256 MiB) and answers a vector search by one exact
+//!   scan, reading only the hits' rows, while they are the table's current version.
 //!   Writers run `maintain` every `maintain_every_writes` writes, and as soon as
 //!   `reindex_after_rows` (1,000) rows are outside the FTS index (counted from the index's
 //!   own statistics at open), so one large file is never flat-scanned for long. Writes are serialised by a
@@ -74,6 +77,7 @@ pub mod block_cache;
 mod embed_cache;
 mod error;
 mod filter;
+pub mod flat;
 pub mod grep;
 mod lance;
 mod meta;
@@ -86,7 +90,10 @@ pub use error::StoreError;
 pub use filter::{
     ChunkFilter, MAX_FILTER_ENTRIES, MAX_FILTER_ENTRY_BYTES, PathMatcher, RefView, glob_to_like,
 };
-pub use lance::{DEFAULT_INDEX_CACHE_MB, DEFAULT_READ_CONSISTENCY, LanceStore, LanceStoreOptions};
+pub use lance::{
+    DEFAULT_FLAT_VECTORS_MB, DEFAULT_INDEX_CACHE_MB, DEFAULT_READ_CONSISTENCY, LanceStore,
+    LanceStoreOptions,
+};
 pub use meta::{
     ApiToken, Credentials, EdgeKind, EdgeRecord, Enqueued, FileCounts, FileRecord, Job, JobState,
     Lease, MetaStore, NewJob, NewRepository, RepoSettings, RepoSource, RepoStatus, Repository,

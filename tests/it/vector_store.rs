@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use sextant::chunk::{ChunkOptions, chunk_file};
 use sextant::parse::{ParseLimits, parse_bytes};
-use sextant::store::{ChunkFilter, ChunkRow, LanceStore, LanceStoreOptions, VectorStore};
+use sextant::store::{
+    ChunkFilter, ChunkRow, LanceStore, LanceStoreOptions, ScoredChunk, VectorStore,
+};
 
 const DIMS: usize = 8;
 
@@ -801,6 +803,8 @@ async fn ann_candidates_are_re_scored_with_their_full_vectors() {
         let mut o = LanceStoreOptions::new(dir.path().join("lance").to_string_lossy(), WIDE);
         o.ann_min_rows = 1_000;
         o.ann_refine_factor = refine;
+        // LanceDB's index itself, not the exact scan of vectors held in memory.
+        o.flat_vector_bytes = 0;
         o
     };
     {
@@ -1030,4 +1034,167 @@ async fn vectors_are_stored_in_half_precision_and_f32_stores_keep_theirs() {
         .find(|r| r.chunk.id == target.chunk.id)
         .expect("row");
     assert_eq!(first.vector, target.vector, "f32 vectors come back exactly");
+}
+
+/// Vector searches answered from the vectors held in memory (`store::flat`) are the exact
+/// answers LanceDB gives below its ANN threshold: the same rows, the same order, the same
+/// scores, under every kind of filter; a table changed since they were read is answered
+/// by LanceDB (the new rows included) until they are read again; a table larger than the
+/// memory allowed stays on LanceDB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let uri = dir.path().join("lance").to_string_lossy().into_owned();
+    let memory = LanceStore::open(LanceStoreOptions::new(&uri, DIMS))
+        .await
+        .expect("open");
+    let files = [
+        ("r1", "src/a.ts", "classes.ts"),
+        ("r1", "src/b.ts", "functions.ts"),
+        ("r1", "lib/c.ts", "interfaces.ts"),
+        ("r2", "src/a.ts", "classes.ts"),
+        ("r2", "docs/d.ts", "functions.ts"),
+    ];
+    for (repo, path, name) in files {
+        memory
+            .replace_file(repo, path, rows(repo, path, &fixture(name)))
+            .await
+            .expect("write");
+    }
+    let mut lance_only = LanceStoreOptions::new(&uri, DIMS);
+    lance_only.flat_vector_bytes = 0;
+    // It reads what the other store writes at once.
+    lance_only.read_consistency = std::time::Duration::ZERO;
+    let lance = LanceStore::open(lance_only).await.expect("open again");
+    assert!(memory.load_vectors().await.expect("load"), "held");
+    assert!(!lance.load_vectors().await.expect("load"), "off");
+    let filters = [
+        ChunkFilter::default(),
+        ChunkFilter {
+            repositories: vec!["r2".into()],
+            ..Default::default()
+        },
+        ChunkFilter {
+            paths: vec!["src/".into(), "**/c.ts".into()],
+            kinds: vec!["class".into(), "function".into()],
+            ..Default::default()
+        },
+        ChunkFilter {
+            languages: vec!["python".into()],
+            ..Default::default()
+        },
+    ];
+    // Rows of equal vectors tie (this test's embedding hashes words into 8 numbers), and
+    // either store may order tied rows either way: scores are compared in order, rows by
+    // key, and every row is asked for where the sets must agree.
+    let compare = |a: &[ScoredChunk], b: &[ScoredChunk], whole: bool| {
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            assert!(
+                (x.score - y.score).abs() < 1e-3,
+                "{} against {}",
+                x.score,
+                y.score
+            );
+        }
+        let theirs: std::collections::HashMap<_, _> = b
+            .iter()
+            .map(|h| ((h.row.repo_id.clone(), h.row.chunk.id.clone()), h))
+            .collect();
+        let mut shared = 0;
+        for x in a {
+            let Some(y) = theirs.get(&(x.row.repo_id.clone(), x.row.chunk.id.clone())) else {
+                continue;
+            };
+            shared += 1;
+            assert!((x.score - y.score).abs() < 1e-3);
+            assert_eq!(x.row.chunk, y.row.chunk);
+            assert_eq!(x.row.vector.len(), y.row.vector.len());
+            assert!(
+                x.row
+                    .vector
+                    .iter()
+                    .zip(&y.row.vector)
+                    .all(|(p, q)| (p - q).abs() < 1e-3)
+            );
+        }
+        if whole {
+            assert_eq!(shared, a.len(), "the same rows");
+        }
+    };
+    let questions = [
+        "class constructor",
+        "export function add",
+        "interface shape",
+    ];
+    let mut found = 0;
+    for q in questions {
+        for filter in &filters {
+            for (k, whole) in [(1_000, true), (5, false)] {
+                let from_memory = memory
+                    .vector_search(&embed(q), k, filter)
+                    .await
+                    .expect("search");
+                let from_lance = lance
+                    .vector_search(&embed(q), k, filter)
+                    .await
+                    .expect("search");
+                compare(&from_memory, &from_lance, whole);
+                found += from_memory.len();
+            }
+        }
+    }
+    assert!(found > 20, "the questions find rows ({found})");
+    // A change: the vectors held are the old table's, so LanceDB answers, new rows and all.
+    memory
+        .replace_file(
+            "r1",
+            "src/new.ts",
+            rows("r1", "src/new.ts", &fixture("classes.ts")),
+        )
+        .await
+        .expect("write");
+    let filter = ChunkFilter {
+        paths: vec!["src/new.ts".into()],
+        ..Default::default()
+    };
+    let after = memory
+        .vector_search(&embed("class"), 1_000, &filter)
+        .await
+        .expect("search");
+    assert!(!after.is_empty(), "the new file is found at once");
+    let by_lance = lance
+        .vector_search(&embed("class"), 1_000, &filter)
+        .await
+        .expect("search");
+    compare(&after, &by_lance, true);
+    assert!(
+        memory.load_vectors().await.expect("load again"),
+        "read again"
+    );
+    compare(
+        &memory
+            .vector_search(&embed("class"), 1_000, &filter)
+            .await
+            .expect("search"),
+        &after,
+        true,
+    );
+    // Too little memory for the table: LanceDB answers.
+    let mut small = LanceStoreOptions::new(&uri, DIMS);
+    small.flat_vector_bytes = 16;
+    let small = LanceStore::open(small).await.expect("open small");
+    assert!(!small.load_vectors().await.expect("load"));
+    let all = ChunkFilter::default();
+    compare(
+        &small
+            .vector_search(&embed("class"), 1_000, &all)
+            .await
+            .expect("search"),
+        &lance
+            .vector_search(&embed("class"), 1_000, &all)
+            .await
+            .expect("search"),
+        true,
+    );
 }

@@ -1,0 +1,692 @@
+//! Exact vector search in memory (pure): a chunk table's vectors, as half-precision
+//! floats, with the few columns a [`ChunkFilter`] reads, scored against a question by
+//! one scan.
+//!
+//! LanceDB answers a filtered nearest-neighbour query through its query planner, IO
+//! scheduler and (from 10k rows) its IVF-PQ index re-scored with full vectors: ~20 ms
+//! wall at 10k rows and 13 ms of CPU at 100k before a row is read (docs/BENCHMARKS.md).
+//! A scan of every vector costs less than that up to a few hundred thousand rows, and
+//! is exact where the index finds ~94 % of the true top 50. The chunk store keeps one
+//! [`FlatVectors`] for the table version it was read at ([`FlatCache`]), reads it again
+//! in the background when the table changes (at most so often: [`FlatCache::begin_load`]),
+//! and answers from LanceDB meanwhile; tables whose vectors exceed the cache's bytes
+//! stay on LanceDB.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use half::f16;
+use half::slice::HalfFloatSliceExt;
+
+use super::filter::{ChunkFilter, PathMatcher};
+
+/// One row as read from the table.
+#[derive(Debug, Clone, Copy)]
+pub struct FlatRow<'a> {
+    /// The row's address in the table version it was read at (LanceDB's `_rowid`).
+    pub row_id: u64,
+    /// The chunk id.
+    pub id: &'a str,
+    /// The repository id.
+    pub repo: &'a str,
+    /// The file's path in its repository.
+    pub path: &'a str,
+    /// The language id.
+    pub language: &'a str,
+    /// The node kind.
+    pub kind: &'a str,
+    /// The embedding (`dims` numbers).
+    pub vector: &'a [f16],
+}
+
+/// A file of the table: what a filter decides per file rather than per row.
+#[derive(Debug)]
+struct FileKey {
+    repo: u32,
+    path: Box<str>,
+    language: u32,
+}
+
+/// Interns strings as small numbers while rows are added.
+#[derive(Debug, Default)]
+struct Names {
+    list: Vec<Box<str>>,
+    index: HashMap<Box<str>, u32>,
+}
+
+impl Names {
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+        self.list.push(name.into());
+        self.index.insert(name.into(), i);
+        i
+    }
+}
+
+/// The vectors of one table version, with what filters read, in row order.
+#[derive(Debug)]
+pub struct FlatVectors {
+    version: u64,
+    dims: usize,
+    vectors: Vec<f16>,
+    inv_norms: Vec<f32>,
+    row_ids: Vec<u64>,
+    ids: Vec<Box<str>>,
+    files: Vec<u32>,
+    kinds: Vec<u32>,
+    file_keys: Vec<FileKey>,
+    repos: Vec<Box<str>>,
+    languages: Vec<Box<str>>,
+    kind_names: Vec<Box<str>>,
+}
+
+/// Builds a [`FlatVectors`] row by row.
+#[derive(Debug)]
+pub struct FlatBuilder {
+    version: u64,
+    dims: usize,
+    vectors: Vec<f16>,
+    inv_norms: Vec<f32>,
+    row_ids: Vec<u64>,
+    ids: Vec<Box<str>>,
+    files: Vec<u32>,
+    kinds: Vec<u32>,
+    file_keys: Vec<FileKey>,
+    file_index: HashMap<(u32, Box<str>), u32>,
+    repos: Names,
+    languages: Names,
+    kind_names: Names,
+}
+
+impl FlatBuilder {
+    /// An empty set of `dims`-wide vectors read at table `version`.
+    pub fn new(version: u64, dims: usize) -> Self {
+        Self {
+            version,
+            dims,
+            vectors: Vec::new(),
+            inv_norms: Vec::new(),
+            row_ids: Vec::new(),
+            ids: Vec::new(),
+            files: Vec::new(),
+            kinds: Vec::new(),
+            file_keys: Vec::new(),
+            file_index: HashMap::new(),
+            repos: Names::default(),
+            languages: Names::default(),
+            kind_names: Names::default(),
+        }
+    }
+
+    /// Bytes the vectors of `rows` more rows would add.
+    pub fn vector_bytes(dims: usize, rows: usize) -> usize {
+        rows.saturating_mul(dims)
+            .saturating_mul(std::mem::size_of::<f16>())
+    }
+
+    /// Adds a row; a vector of another width is refused (the table's width is fixed).
+    pub fn push(&mut self, row: FlatRow<'_>) -> Result<(), String> {
+        if row.vector.len() != self.dims {
+            return Err(format!(
+                "row {} has a {}-dimensional vector; the table's are {}-dimensional",
+                row.id,
+                row.vector.len(),
+                self.dims
+            ));
+        }
+        let repo = self.repos.intern(row.repo);
+        let language = self.languages.intern(row.language);
+        let file = match self.file_index.get(&(repo, row.path.into())) {
+            Some(&f) => f,
+            None => {
+                let f = u32::try_from(self.file_keys.len()).unwrap_or(u32::MAX);
+                self.file_keys.push(FileKey {
+                    repo,
+                    path: row.path.into(),
+                    language,
+                });
+                self.file_index.insert((repo, row.path.into()), f);
+                f
+            }
+        };
+        let norm = row
+            .vector
+            .iter()
+            .map(|x| {
+                let x = x.to_f32();
+                x * x
+            })
+            .sum::<f32>()
+            .sqrt();
+        self.inv_norms
+            .push(if norm > 0.0 { 1.0 / norm } else { 0.0 });
+        self.vectors.extend_from_slice(row.vector);
+        self.row_ids.push(row.row_id);
+        self.ids.push(row.id.into());
+        self.files.push(file);
+        self.kinds.push(self.kind_names.intern(row.kind));
+        Ok(())
+    }
+
+    /// Rows added so far.
+    pub fn len(&self) -> usize {
+        self.row_ids.len()
+    }
+
+    /// Whether no row was added.
+    pub fn is_empty(&self) -> bool {
+        self.row_ids.is_empty()
+    }
+
+    /// The finished set.
+    pub fn finish(self) -> FlatVectors {
+        FlatVectors {
+            version: self.version,
+            dims: self.dims,
+            vectors: self.vectors,
+            inv_norms: self.inv_norms,
+            row_ids: self.row_ids,
+            ids: self.ids,
+            files: self.files,
+            kinds: self.kinds,
+            file_keys: self.file_keys,
+            repos: self.repos.list,
+            languages: self.languages.list,
+            kind_names: self.kind_names.list,
+        }
+    }
+}
+
+/// A row of [`FlatVectors::search`]'s answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlatHit {
+    /// The row's position in the set ([`FlatVectors::vector`], [`FlatVectors::key`]).
+    pub index: usize,
+    /// The row's address in the table version the set was read at.
+    pub row_id: u64,
+    /// Cosine similarity to the question (LanceDB's `1 - cosine distance`).
+    pub score: f32,
+}
+
+/// Whether each entry of `names` passes a list filter (empty: every one does).
+fn admitted(names: &[Box<str>], wanted: &[String]) -> Vec<bool> {
+    names
+        .iter()
+        .map(|n| wanted.is_empty() || wanted.iter().any(|w| w.as_str() == &**n))
+        .collect()
+}
+
+/// The dot product of two equally long slices (eight sums side by side, which compilers
+/// turn into vector instructions).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut sums = [0.0f32; 8];
+    let (a8, a_rest) = a.as_chunks::<8>();
+    let (b8, b_rest) = b.as_chunks::<8>();
+    for (x, y) in a8.iter().zip(b8) {
+        for i in 0..8 {
+            sums[i] += x[i] * y[i];
+        }
+    }
+    let tail: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
+    sums.iter().sum::<f32>() + tail
+}
+
+impl FlatVectors {
+    /// The table version the rows were read at.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Rows held.
+    pub fn len(&self) -> usize {
+        self.row_ids.len()
+    }
+
+    /// Whether no row is held.
+    pub fn is_empty(&self) -> bool {
+        self.row_ids.is_empty()
+    }
+
+    /// Bytes held (vectors, norms and keys; the interned names are left out).
+    pub fn bytes(&self) -> usize {
+        FlatBuilder::vector_bytes(self.dims, self.len())
+            + self.len() * (4 + 8 + 4 + 4 + std::mem::size_of::<Box<str>>())
+            + self.ids.iter().map(|i| i.len()).sum::<usize>()
+    }
+
+    /// Row `index`'s repository and chunk id.
+    pub fn key(&self, index: usize) -> Option<(&str, &str)> {
+        let file = self.file_keys.get(*self.files.get(index)? as usize)?;
+        Some((&self.repos[file.repo as usize], &self.ids[index]))
+    }
+
+    /// Row `index`'s vector as `f32`s (empty for an index out of range).
+    pub fn vector(&self, index: usize) -> Vec<f32> {
+        let Some(halves) = self.vectors.get(index * self.dims..(index + 1) * self.dims) else {
+            return Vec::new();
+        };
+        let mut out = vec![0.0; self.dims];
+        halves.convert_to_f32_slice(&mut out);
+        out
+    }
+
+    /// Which rows `filter` admits, decided once per file and per kind.
+    fn admitted_rows(&self, filter: &ChunkFilter, paths: &PathMatcher) -> Vec<bool> {
+        let mut repos = admitted(&self.repos, &filter.repositories);
+        for (ok, repo) in repos.iter_mut().zip(&self.repos) {
+            *ok &= !filter.excluded.iter().any(|e| e.as_str() == &**repo);
+        }
+        let mut languages = admitted(&self.languages, &filter.languages);
+        if !filter.categories.is_empty() {
+            let of_categories = filter.category_languages();
+            for (ok, language) in languages.iter_mut().zip(&self.languages) {
+                *ok &= of_categories.iter().any(|l| l.as_str() == &**language);
+            }
+        }
+        let kinds = admitted(&self.kind_names, &filter.kinds);
+        let files: Vec<bool> = self
+            .file_keys
+            .iter()
+            .map(|f| {
+                let repo = &self.repos[f.repo as usize];
+                repos[f.repo as usize]
+                    && languages[f.language as usize]
+                    && paths.is_match(&f.path)
+                    && filter.admits_file(repo, &f.path)
+            })
+            .collect();
+        self.files
+            .iter()
+            .zip(&self.kinds)
+            .map(|(&f, &k)| files[f as usize] && kinds[k as usize])
+            .collect()
+    }
+
+    /// The `k` rows most similar to `query` (cosine) among those `filter` admits (its
+    /// paths checked by `paths`, compiled from it), best first; ties in row order.
+    /// Nothing for a query of another width or of length zero.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &ChunkFilter,
+        paths: &PathMatcher,
+    ) -> Vec<FlatHit> {
+        let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if query.len() != self.dims || norm == 0.0 || k == 0 || !norm.is_finite() {
+            return Vec::new();
+        }
+        let query: Vec<f32> = query.iter().map(|x| x / norm).collect();
+        let admitted = self.admitted_rows(filter, paths);
+        let mut row = vec![0.0f32; self.dims];
+        let mut scored: Vec<(f32, usize)> = Vec::new();
+        for (index, halves) in self.vectors.chunks_exact(self.dims).enumerate() {
+            if !admitted[index] {
+                continue;
+            }
+            halves.convert_to_f32_slice(&mut row);
+            scored.push((dot(&query, &row) * self.inv_norms[index], index));
+        }
+        let best_first =
+            |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if scored.len() > k {
+            scored.select_nth_unstable_by(k - 1, best_first);
+            scored.truncate(k);
+        }
+        scored.sort_unstable_by(best_first);
+        scored
+            .into_iter()
+            .map(|(score, index)| FlatHit {
+                index,
+                row_id: self.row_ids[index],
+                score,
+            })
+            .collect()
+    }
+}
+
+/// Least time between two loads of a table's vectors.
+const MIN_RELOAD_INTERVAL: Duration = Duration::from_secs(5);
+
+/// How many times a load's own duration passes before the next may start: while a
+/// table changes (a sync), loading again costs at most a tenth of one core.
+const RELOAD_BACKOFF: u32 = 10;
+
+#[derive(Debug, Default)]
+struct CacheState {
+    current: Option<Arc<FlatVectors>>,
+    loading: bool,
+    next_load: Option<Instant>,
+}
+
+/// A chunk store's [`FlatVectors`], kept for one table version at a time.
+#[derive(Debug)]
+pub struct FlatCache {
+    limit_bytes: usize,
+    state: Mutex<CacheState>,
+}
+
+impl FlatCache {
+    /// A cache that holds at most `limit_bytes` of vectors (0: none; the store then
+    /// always searches through LanceDB).
+    pub fn new(limit_bytes: usize) -> Self {
+        Self {
+            limit_bytes,
+            state: Mutex::new(CacheState::default()),
+        }
+    }
+
+    /// Most bytes of vectors it holds.
+    pub fn limit_bytes(&self) -> usize {
+        self.limit_bytes
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, CacheState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The vectors of table `version`, when those are the ones held.
+    pub fn at(&self, version: u64) -> Option<Arc<FlatVectors>> {
+        self.state()
+            .current
+            .as_ref()
+            .filter(|v| v.version() == version)
+            .cloned()
+    }
+
+    /// Whether a load should start now; when it should, the cache counts it as started
+    /// (and lets go of vectors that are no longer the table's). False while another
+    /// load runs, before the back-off since the last one has passed, or when the cache
+    /// is off.
+    pub fn begin_load(&self, now: Instant) -> bool {
+        if self.limit_bytes == 0 {
+            return false;
+        }
+        let mut state = self.state();
+        if state.loading || state.next_load.is_some_and(|at| now < at) {
+            return false;
+        }
+        state.loading = true;
+        state.current = None;
+        true
+    }
+
+    /// Ends a load begun at `started`: keeps `loaded` (`None`: nothing to keep, the
+    /// table being too large or the read having failed) and sets when the next may begin.
+    pub fn end_load(&self, loaded: Option<FlatVectors>, started: Instant, now: Instant) {
+        let took = now.saturating_duration_since(started);
+        let mut state = self.state();
+        state.loading = false;
+        state.next_load = Some(now + (took * RELOAD_BACKOFF).max(MIN_RELOAD_INTERVAL));
+        state.current = loaded.map(Arc::new);
+    }
+
+    /// Lets the next [`FlatCache::begin_load`] start at once (a load asked for outright).
+    pub fn allow_load_now(&self) {
+        self.state().next_load = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::filter::RefView;
+
+    fn halves(v: &[f32]) -> Vec<f16> {
+        v.iter().map(|x| f16::from_f32(*x)).collect()
+    }
+
+    struct Row {
+        repo: &'static str,
+        path: &'static str,
+        language: &'static str,
+        kind: &'static str,
+        vector: Vec<f32>,
+    }
+
+    fn rows() -> Vec<Row> {
+        let mut out = Vec::new();
+        let files = [
+            ("r1", "src/a.ts", "typescript"),
+            ("r1", "src/b.py", "python"),
+            ("r1", "docs/x.md", "markdown"),
+            ("r2", "src/a.ts", "typescript"),
+            ("r2", "lib/c.go", "go"),
+        ];
+        for (i, (repo, path, language)) in files.into_iter().enumerate() {
+            for j in 0..7 {
+                let kind = if j % 2 == 0 { "function" } else { "class" };
+                // Spread over many directions, some of other lengths, one zero.
+                let vector: Vec<f32> = (0..12)
+                    .map(|d| {
+                        if i == 4 && j == 6 {
+                            0.0
+                        } else {
+                            (((i * 7 + j) * 13 + d * 5) % 17) as f32 - 8.0 + 0.25 * j as f32
+                        }
+                    })
+                    .collect();
+                out.push(Row {
+                    repo,
+                    path,
+                    language,
+                    kind,
+                    vector,
+                });
+            }
+        }
+        out
+    }
+
+    fn build(rows: &[Row]) -> FlatVectors {
+        let mut b = FlatBuilder::new(3, 12);
+        for (i, r) in rows.iter().enumerate() {
+            let id = format!("c{i}");
+            b.push(FlatRow {
+                row_id: 100 + i as u64,
+                id: &id,
+                repo: r.repo,
+                path: r.path,
+                language: r.language,
+                kind: r.kind,
+                vector: &halves(&r.vector),
+            })
+            .unwrap();
+        }
+        b.finish()
+    }
+
+    /// The answer worked out the slow way: every admitted row's cosine, sorted.
+    fn reference(rows: &[Row], query: &[f32], k: usize, filter: &ChunkFilter) -> Vec<usize> {
+        let paths = filter.path_matcher().unwrap();
+        let categories = filter.category_languages();
+        let cos = |v: &[f32]| {
+            let v: Vec<f32> = halves(v).iter().map(|h| h.to_f32()).collect();
+            let n = |x: &[f32]| x.iter().map(|a| (a * a) as f64).sum::<f64>().sqrt();
+            let d: f64 = query.iter().zip(&v).map(|(a, b)| (a * b) as f64).sum();
+            if n(&v) == 0.0 {
+                0.0
+            } else {
+                d / n(query) / n(&v)
+            }
+        };
+        let mut all: Vec<(f64, usize)> = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| {
+                (filter.repositories.is_empty() || filter.repositories.iter().any(|x| x == r.repo))
+                    && !filter.excluded.iter().any(|x| x == r.repo)
+                    && (filter.languages.is_empty()
+                        || filter.languages.iter().any(|x| x == r.language))
+                    && (filter.categories.is_empty() || categories.iter().any(|x| x == r.language))
+                    && (filter.kinds.is_empty() || filter.kinds.iter().any(|x| x == r.kind))
+                    && paths.is_match(r.path)
+                    && filter.admits_file(r.repo, r.path)
+            })
+            .map(|(i, r)| (cos(&r.vector), i))
+            .collect();
+        all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        all.into_iter().take(k).map(|(_, i)| i).collect()
+    }
+
+    fn search(flat: &FlatVectors, query: &[f32], k: usize, filter: &ChunkFilter) -> Vec<usize> {
+        let paths = filter.path_matcher().unwrap();
+        flat.search(query, k, filter, &paths)
+            .into_iter()
+            .map(|h| h.index)
+            .collect()
+    }
+
+    fn filters() -> Vec<ChunkFilter> {
+        vec![
+            ChunkFilter::default(),
+            ChunkFilter {
+                repositories: vec!["r2".into()],
+                ..Default::default()
+            },
+            ChunkFilter {
+                excluded: vec!["r1".into()],
+                ..Default::default()
+            },
+            ChunkFilter {
+                paths: vec!["src/".into()],
+                ..Default::default()
+            },
+            ChunkFilter {
+                paths: vec!["**/*.ts".into(), "lib".into()],
+                ..Default::default()
+            },
+            ChunkFilter {
+                languages: vec!["python".into(), "go".into()],
+                kinds: vec!["class".into()],
+                ..Default::default()
+            },
+            ChunkFilter {
+                categories: vec!["code".into()],
+                ..Default::default()
+            },
+            ChunkFilter {
+                categories: vec!["docs".into()],
+                ..Default::default()
+            },
+            ChunkFilter {
+                views: vec![RefView {
+                    repository: "r1".into(),
+                    tracked: "r1-ref".into(),
+                    hidden: ["src/a.ts".to_string()].into(),
+                }],
+                ..Default::default()
+            },
+            ChunkFilter {
+                repositories: vec!["nowhere".into()],
+                ..Default::default()
+            },
+        ]
+    }
+
+    #[test]
+    fn the_scan_finds_the_exact_nearest_rows_under_every_filter() {
+        let rows = rows();
+        let flat = build(&rows);
+        assert_eq!(flat.len(), 35);
+        for q in 0..6 {
+            let query: Vec<f32> = (0..12)
+                .map(|d| ((q * 11 + d * 3) % 13) as f32 - 6.0)
+                .collect();
+            for filter in filters() {
+                for k in [1, 5, 50] {
+                    assert_eq!(
+                        search(&flat, &query, k, &filter),
+                        reference(&rows, &query, k, &filter),
+                        "query {q}, k {k}, filter {filter:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn scores_are_cosines_and_rows_keep_their_keys_and_vectors() {
+        let rows = rows();
+        let flat = build(&rows);
+        let query = rows[3].vector.clone();
+        let paths = PathMatcher::default();
+        let filter = ChunkFilter::default();
+        let hits = flat.search(&query, 3, &filter, &filter.path_matcher().unwrap());
+        assert_eq!(hits[0].index, 3, "a row is nearest to itself");
+        assert!((hits[0].score - 1.0).abs() < 1e-3, "{}", hits[0].score);
+        assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+        assert_eq!(hits[0].row_id, 103);
+        assert_eq!(flat.key(3), Some(("r1", "c3")));
+        assert_eq!(flat.key(35), None);
+        let back = flat.vector(3);
+        assert!(
+            back.iter()
+                .zip(&rows[3].vector)
+                .all(|(a, b)| (a - b).abs() < 1e-2)
+        );
+        assert!(flat.vector(99).is_empty());
+        // A zero row scores 0 rather than NaN; a zero or misshapen question finds nothing.
+        assert!(
+            flat.search(&query, 35, &filter, &paths)
+                .iter()
+                .all(|h| h.score.is_finite())
+        );
+        assert!(flat.search(&[0.0; 12], 5, &filter, &paths).is_empty());
+        assert!(flat.search(&[1.0; 11], 5, &filter, &paths).is_empty());
+        assert!(flat.search(&query, 0, &filter, &paths).is_empty());
+    }
+
+    #[test]
+    fn a_row_of_another_width_is_refused() {
+        let mut b = FlatBuilder::new(1, 4);
+        let err = b
+            .push(FlatRow {
+                row_id: 0,
+                id: "x",
+                repo: "r",
+                path: "a",
+                language: "go",
+                kind: "function",
+                vector: &halves(&[1.0, 2.0]),
+            })
+            .unwrap_err();
+        assert!(
+            err.contains("2-dimensional") && err.contains("4-dimensional"),
+            "{err}"
+        );
+        assert!(b.is_empty());
+    }
+
+    #[test]
+    fn the_cache_serves_one_version_and_loads_again_after_a_back_off() {
+        let cache = FlatCache::new(1 << 20);
+        let t0 = Instant::now();
+        assert!(cache.at(3).is_none());
+        assert!(cache.begin_load(t0));
+        assert!(!cache.begin_load(t0), "one load at a time");
+        let took = Duration::from_secs(2);
+        cache.end_load(Some(build(&rows())), t0, t0 + took);
+        assert_eq!(cache.at(3).map(|v| v.len()), Some(35));
+        assert!(cache.at(4).is_none(), "another version is not served");
+        // The next load waits ten times the last one's duration (20 s here).
+        assert!(!cache.begin_load(t0 + took + Duration::from_secs(19)));
+        assert!(cache.at(3).is_some(), "a refused load keeps what is held");
+        assert!(cache.begin_load(t0 + took + Duration::from_secs(21)));
+        assert!(cache.at(3).is_none(), "a load lets go of the old version");
+        let t1 = t0 + Duration::from_secs(30);
+        cache.end_load(None, t1, t1 + Duration::from_millis(1));
+        // At least five seconds apart, however short the load; unless asked outright.
+        assert!(!cache.begin_load(t1 + Duration::from_secs(4)));
+        cache.allow_load_now();
+        assert!(cache.begin_load(t1 + Duration::from_secs(4)));
+        // Off: never loads.
+        assert!(!FlatCache::new(0).begin_load(t0));
+    }
+}
