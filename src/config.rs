@@ -71,8 +71,8 @@ pub struct Config {
     pub lance_cache_mb: u64,
     /// MiB of opened chunk-store indexes kept in memory (LanceDB's index cache).
     pub lance_index_cache_mb: u64,
-    /// MiB of vectors held in memory for exact vector searches (`store::flat`; 0: every
-    /// vector search goes through LanceDB's index).
+    /// MiB of the chunk store held in memory for searches (`store::flat`: the vectors,
+    /// and the rows when they fit too; 0: every search goes through LanceDB).
     pub vector_memory_mb: u64,
     /// Directory of the grep index. `None` means `<data_dir>/grep`.
     pub grep_dir: Option<PathBuf>,
@@ -134,6 +134,10 @@ pub const DEFAULT_LANCE_CACHE_MB: u64 = 256;
 /// ([`crate::store::DEFAULT_INDEX_CACHE_MB`]).
 pub const DEFAULT_LANCE_INDEX_CACHE_MB: u64 = crate::store::DEFAULT_INDEX_CACHE_MB;
 
+/// Default of [`Config::vector_memory_mb`]: the chunk store's own
+/// ([`crate::store::DEFAULT_FLAT_VECTORS_MB`]).
+pub const DEFAULT_VECTOR_MEMORY_MB: u64 = crate::store::DEFAULT_FLAT_VECTORS_MB;
+
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -145,7 +149,7 @@ impl Default for Config {
             lance_uri: None,
             lance_cache_mb: DEFAULT_LANCE_CACHE_MB,
             lance_index_cache_mb: DEFAULT_LANCE_INDEX_CACHE_MB,
-            vector_memory_mb: crate::store::DEFAULT_FLAT_VECTORS_MB,
+            vector_memory_mb: DEFAULT_VECTOR_MEMORY_MB,
             grep_dir: None,
             allowed_roots: Vec::new(),
             git: GitPolicy::default(),

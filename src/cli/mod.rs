@@ -101,11 +101,12 @@ pub struct GlobalArgs {
     /// ones if searches slow down.
     #[arg(long, global = true, env = "SEXTANT_LANCE_INDEX_CACHE_MB", default_value_t = crate::config::DEFAULT_LANCE_INDEX_CACHE_MB)]
     pub lance_index_cache_mb: u64,
-    /// MiB of vectors a process holds in memory to answer vector searches by an exact
-    /// scan, faster than the chunk store's index (a 1M-line repository's take ~55 MB with
-    /// the static model, ~83 MB with the default one). Larger stores, or 0, are searched
+    /// MiB of the chunk store a process holds in memory for searches: its vectors
+    /// (scanned exactly instead of through the store's index) and, when they fit too, its
+    /// rows (no reads from the store): a 10k-chunk repository's search p50 halves. A store
+    /// whose vectors need more (a 1M-line repository's take 55–83 MB), or 0, is searched
     /// through the index.
-    #[arg(long, global = true, env = "SEXTANT_VECTOR_MEMORY_MB", default_value_t = crate::store::DEFAULT_FLAT_VECTORS_MB)]
+    #[arg(long, global = true, env = "SEXTANT_VECTOR_MEMORY_MB", default_value_t = crate::config::DEFAULT_VECTOR_MEMORY_MB)]
     pub vector_memory_mb: u64,
     /// Directory of the grep index; default `<data-dir>/grep`. Servers that share a
     /// database and chunk store share this too (one directory they all reach).

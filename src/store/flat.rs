@@ -10,12 +10,15 @@
 //! [`FlatVectors`] for the table version it was read at ([`FlatCache`]), reads it again
 //! in the background when the table changes (at most so often: [`FlatCache::begin_load`]),
 //! and answers from LanceDB meanwhile; tables whose vectors exceed the cache's bytes
-//! stay on LanceDB.
+//! stay on LanceDB. When the rows themselves fit too ([`FlatBuilder::hold`]: the Arrow
+//! batches as read, without vectors or full-text column), reads of hits and of whole
+//! files take them from memory as well.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use arrow_array::RecordBatch;
 use half::f16;
 use half::slice::HalfFloatSliceExt;
 
@@ -82,6 +85,26 @@ pub struct FlatVectors {
     repos: Vec<Box<str>>,
     languages: Vec<Box<str>>,
     kind_names: Vec<Box<str>>,
+    /// Row by its address in the table version.
+    by_row_id: HashMap<u64, u32>,
+    /// File number by repository number and path.
+    file_index: HashMap<(u32, Box<str>), u32>,
+    /// Repository number by id.
+    repo_index: HashMap<Box<str>, u32>,
+    /// The rows themselves, when held.
+    rows: Option<HeldRows>,
+}
+
+/// Rows held as read: Arrow batches and where each row is in them.
+#[derive(Debug, Default)]
+struct HeldRows {
+    batches: Vec<RecordBatch>,
+    /// Per row: its batch and its offset in it.
+    at: Vec<(u32, u32)>,
+    /// Per file: its rows.
+    by_file: Vec<Vec<u32>>,
+    /// Whether they are every row of the table (none was waiting for its vector).
+    complete: bool,
 }
 
 /// Builds a [`FlatVectors`] row by row.
@@ -100,6 +123,8 @@ pub struct FlatBuilder {
     repos: Names,
     languages: Names,
     kind_names: Names,
+    /// The rows' batches while they are kept, with their bytes.
+    held: Option<(HeldRows, usize)>,
 }
 
 impl FlatBuilder {
@@ -119,6 +144,7 @@ impl FlatBuilder {
             repos: Names::default(),
             languages: Names::default(),
             kind_names: Names::default(),
+            held: Some((HeldRows::default(), 0)),
         }
     }
 
@@ -128,8 +154,30 @@ impl FlatBuilder {
             .saturating_mul(std::mem::size_of::<f16>())
     }
 
-    /// Adds a row; a vector of another width is refused (the table's width is fixed).
-    pub fn push(&mut self, row: FlatRow<'_>) -> Result<(), String> {
+    /// Keeps `batch` (rows as read, to be returned by [`FlatVectors::rows`]) while the
+    /// vectors and the batches kept take at most `limit` bytes; past it, no batch is kept
+    /// and the set answers with row ids only. The batch's number, for [`FlatBuilder::push`].
+    pub fn hold(&mut self, batch: RecordBatch, limit: usize) -> Option<u32> {
+        let (held, bytes) = self.held.as_mut()?;
+        // A copy into buffers of its own: a batch as read may share larger ones (LanceDB's
+        // decoded pages), which memory would otherwise keep whole.
+        let all = arrow_array::UInt32Array::from_iter_values(0..batch.num_rows() as u32);
+        let Ok(batch) = arrow_select::take::take_record_batch(&batch, &all) else {
+            self.held = None;
+            return None;
+        };
+        *bytes += batch.get_array_memory_size();
+        if *bytes + Self::vector_bytes(self.dims, self.row_ids.len() + batch.num_rows()) > limit {
+            self.held = None;
+            return None;
+        }
+        held.batches.push(batch);
+        u32::try_from(held.batches.len() - 1).ok()
+    }
+
+    /// Adds a row, found at `offset` of batch `held` when its batch is kept; a vector of
+    /// another width is refused (the table's width is fixed).
+    pub fn push(&mut self, row: FlatRow<'_>, held: Option<(u32, u32)>) -> Result<(), String> {
         if row.vector.len() != self.dims {
             return Err(format!(
                 "row {} has a {}-dimensional vector; the table's are {}-dimensional",
@@ -169,6 +217,11 @@ impl FlatBuilder {
         self.ids.push(row.id.into());
         self.files.push(file);
         self.kinds.push(self.kind_names.intern(row.kind));
+        match (held, self.held.as_mut()) {
+            (Some(at), Some((rows, _))) => rows.at.push(at),
+            (None, Some(_)) => self.held = None,
+            _ => {}
+        }
         Ok(())
     }
 
@@ -182,9 +235,28 @@ impl FlatBuilder {
         self.row_ids.is_empty()
     }
 
-    /// The finished set.
-    pub fn finish(self) -> FlatVectors {
+    /// The finished set; `complete` says whether its rows are every row of the table
+    /// (reads of whole files are answered from it only then).
+    pub fn finish(self, complete: bool) -> FlatVectors {
+        let by_row_id = self
+            .row_ids
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| (r, i as u32))
+            .collect();
+        let rows = self.held.map(|(mut rows, _)| {
+            rows.by_file = vec![Vec::new(); self.file_keys.len()];
+            for (i, &f) in self.files.iter().enumerate() {
+                rows.by_file[f as usize].push(i as u32);
+            }
+            rows.complete = complete;
+            rows
+        });
         FlatVectors {
+            by_row_id,
+            file_index: self.file_index,
+            repo_index: self.repos.index,
+            rows,
             version: self.version,
             dims: self.dims,
             vectors: self.vectors,
@@ -251,11 +323,61 @@ impl FlatVectors {
         self.row_ids.is_empty()
     }
 
-    /// Bytes held (vectors, norms and keys; the interned names are left out).
+    /// Bytes held (vectors, norms, keys and the rows held; the interned names are left out).
     pub fn bytes(&self) -> usize {
         FlatBuilder::vector_bytes(self.dims, self.len())
             + self.len() * (4 + 8 + 4 + 4 + std::mem::size_of::<Box<str>>())
             + self.ids.iter().map(|i| i.len()).sum::<usize>()
+            + self.rows.as_ref().map_or(0, |r| {
+                r.batches
+                    .iter()
+                    .map(RecordBatch::get_array_memory_size)
+                    .sum::<usize>()
+                    + r.at.len() * 12
+            })
+    }
+
+    /// The row at `row_id` of the table version the set was read at.
+    pub fn index_of(&self, row_id: u64) -> Option<usize> {
+        self.by_row_id.get(&row_id).map(|&i| i as usize)
+    }
+
+    /// Whether the rows themselves are held ([`FlatVectors::rows`]).
+    pub fn holds_rows(&self) -> bool {
+        self.rows.is_some()
+    }
+
+    /// Whether the rows held are every row of the table (none waits for its vector).
+    pub fn holds_every_row(&self) -> bool {
+        self.rows.as_ref().is_some_and(|r| r.complete)
+    }
+
+    /// The rows of one file, in table order, when every row is held (`Some(empty)` for a
+    /// file the table does not have).
+    pub fn file_rows(&self, repo: &str, path: &str) -> Option<&[u32]> {
+        let rows = self.rows.as_ref().filter(|r| r.complete)?;
+        let file = self
+            .repo_index
+            .get(repo)
+            .and_then(|&r| self.file_index.get(&(r, path.into())));
+        Some(file.map_or(&[][..], |&f| &rows.by_file[f as usize]))
+    }
+
+    /// Rows `indices` as one batch, in that order (`None` when the rows are not held).
+    pub fn rows(&self, indices: &[usize]) -> Option<Result<RecordBatch, arrow_schema::ArrowError>> {
+        let rows = self.rows.as_ref()?;
+        let batches: Vec<&RecordBatch> = rows.batches.iter().collect();
+        if batches.is_empty() {
+            return None;
+        }
+        let mut at = Vec::with_capacity(indices.len());
+        for &i in indices {
+            let (batch, offset) = *rows.at.get(i)?;
+            at.push((batch as usize, offset as usize));
+        }
+        Some(arrow_select::interleave::interleave_record_batch(
+            &batches, &at,
+        ))
     }
 
     /// Row `index`'s repository and chunk id.
@@ -488,18 +610,21 @@ mod tests {
         let mut b = FlatBuilder::new(3, 12);
         for (i, r) in rows.iter().enumerate() {
             let id = format!("c{i}");
-            b.push(FlatRow {
-                row_id: 100 + i as u64,
-                id: &id,
-                repo: r.repo,
-                path: r.path,
-                language: r.language,
-                kind: r.kind,
-                vector: &halves(&r.vector),
-            })
+            b.push(
+                FlatRow {
+                    row_id: 100 + i as u64,
+                    id: &id,
+                    repo: r.repo,
+                    path: r.path,
+                    language: r.language,
+                    kind: r.kind,
+                    vector: &halves(&r.vector),
+                },
+                None,
+            )
             .unwrap();
         }
-        b.finish()
+        b.finish(false)
     }
 
     /// The answer worked out the slow way: every admitted row's cosine, sorted.
@@ -647,21 +772,126 @@ mod tests {
     fn a_row_of_another_width_is_refused() {
         let mut b = FlatBuilder::new(1, 4);
         let err = b
-            .push(FlatRow {
-                row_id: 0,
-                id: "x",
-                repo: "r",
-                path: "a",
-                language: "go",
-                kind: "function",
-                vector: &halves(&[1.0, 2.0]),
-            })
+            .push(
+                FlatRow {
+                    row_id: 0,
+                    id: "x",
+                    repo: "r",
+                    path: "a",
+                    language: "go",
+                    kind: "function",
+                    vector: &halves(&[1.0, 2.0]),
+                },
+                None,
+            )
             .unwrap_err();
         assert!(
             err.contains("2-dimensional") && err.contains("4-dimensional"),
             "{err}"
         );
         assert!(b.is_empty());
+    }
+
+    /// A batch of `n` rows with an `id` column (`c{first}`…) and a number column.
+    fn batch(first: usize, n: usize) -> RecordBatch {
+        use arrow_array::{ArrayRef, StringArray, UInt32Array};
+        let ids: Vec<String> = (first..first + n).map(|i| format!("c{i}")).collect();
+        let numbers: Vec<u32> = (first..first + n).map(|i| i as u32).collect();
+        RecordBatch::try_from_iter([
+            ("id", Arc::new(StringArray::from(ids)) as ArrayRef),
+            ("n", Arc::new(UInt32Array::from(numbers)) as ArrayRef),
+        ])
+        .unwrap()
+    }
+
+    fn ids_of(batch: &RecordBatch) -> Vec<String> {
+        use arrow_array::cast::AsArray;
+        batch
+            .column_by_name("id")
+            .unwrap()
+            .as_string::<i32>()
+            .iter()
+            .map(|v| v.unwrap().to_string())
+            .collect()
+    }
+
+    /// Rows 0–5 over two batches: files a.ts (0, 1, 4) and b.ts (2, 3, 5) of r1.
+    fn with_rows(limit: usize) -> FlatVectors {
+        let mut b = FlatBuilder::new(9, 4);
+        let first = b.hold(batch(0, 4), limit);
+        let second = b.hold(batch(4, 2), limit);
+        for i in 0..6usize {
+            let (held, offset) = if i < 4 { (first, i) } else { (second, i - 4) };
+            let id = format!("c{i}");
+            b.push(
+                FlatRow {
+                    row_id: 1_000 + i as u64,
+                    id: &id,
+                    repo: "r1",
+                    path: if matches!(i, 0 | 1 | 4) {
+                        "a.ts"
+                    } else {
+                        "b.ts"
+                    },
+                    language: "typescript",
+                    kind: "function",
+                    vector: &halves(&[1.0, i as f32, 0.0, 1.0]),
+                },
+                held.map(|h| (h, offset as u32)),
+            )
+            .unwrap();
+        }
+        b.finish(true)
+    }
+
+    #[test]
+    fn rows_held_come_back_in_the_order_asked_and_by_file() {
+        let flat = with_rows(1 << 20);
+        assert!(flat.holds_rows() && flat.holds_every_row());
+        let rows = flat.rows(&[5, 0, 3]).unwrap().unwrap();
+        assert_eq!(ids_of(&rows), ["c5", "c0", "c3"]);
+        assert!(flat.rows(&[6]).is_none(), "no such row");
+        assert_eq!(flat.index_of(1_004), Some(4));
+        assert_eq!(flat.index_of(7), None);
+        assert_eq!(flat.file_rows("r1", "a.ts"), Some(&[0, 1, 4][..]));
+        assert_eq!(flat.file_rows("r1", "b.ts"), Some(&[2, 3, 5][..]));
+        assert_eq!(
+            flat.file_rows("r1", "c.ts"),
+            Some(&[][..]),
+            "not in the table"
+        );
+        assert_eq!(flat.file_rows("r9", "a.ts"), Some(&[][..]));
+        assert!(flat.bytes() > FlatBuilder::vector_bytes(4, 6) + 6 * 12);
+    }
+
+    #[test]
+    fn rows_past_the_limit_are_not_held() {
+        // Room for the vectors (48 bytes) but not for the first batch.
+        let flat = with_rows(100);
+        assert!(!flat.holds_rows() && !flat.holds_every_row());
+        assert!(flat.rows(&[0]).is_none());
+        assert_eq!(flat.file_rows("r1", "a.ts"), None);
+        assert_eq!(flat.index_of(1_002), Some(2), "row ids are kept");
+        assert_eq!(flat.len(), 6);
+        // Held, but not every row of the table: whole files are not answered from it.
+        let mut b = FlatBuilder::new(1, 4);
+        let held = b.hold(batch(0, 1), 1 << 20);
+        b.push(
+            FlatRow {
+                row_id: 0,
+                id: "c0",
+                repo: "r1",
+                path: "a.ts",
+                language: "typescript",
+                kind: "function",
+                vector: &halves(&[1.0; 4]),
+            },
+            held.map(|h| (h, 0)),
+        )
+        .unwrap();
+        let partial = b.finish(false);
+        assert!(partial.holds_rows() && !partial.holds_every_row());
+        assert_eq!(partial.file_rows("r1", "a.ts"), None);
     }
 
     #[test]

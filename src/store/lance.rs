@@ -46,6 +46,7 @@ use lancedb::query::{ExecutableQuery, QueryBase};
 use lancedb::table::{Duration as PruneDuration, OptimizeAction};
 use lancedb::{Connection, DistanceType, Table};
 use tokio::sync::Mutex;
+use tracing::Instrument;
 
 use super::flat::{FlatBuilder, FlatCache, FlatRow, FlatVectors};
 use super::texts;
@@ -93,8 +94,9 @@ pub struct LanceStoreOptions {
     /// replica, `sextant index` beside `serve`) committed once this long has passed since
     /// the last check. Writes always start from the latest version.
     pub read_consistency: std::time::Duration,
-    /// Bytes of vectors a process may hold in memory to answer vector searches by an
-    /// exact scan ([`super::flat`]) instead of through LanceDB; a table whose embedded
+    /// Bytes of the table a process may hold in memory ([`super::flat`]): its vectors,
+    /// for an exact scan instead of LanceDB's vector query, and its rows when they fit
+    /// too, for searches and whole-file reads without row reads. A table whose embedded
     /// vectors need more is searched through LanceDB. 0 turns it off.
     pub flat_vector_bytes: usize,
 }
@@ -127,10 +129,13 @@ impl LanceStoreOptions {
 /// time (docs/BENCHMARKS.md, "Memory at 1M lines").
 pub const DEFAULT_INDEX_CACHE_MB: u64 = 32;
 
-/// MiB of vectors a store holds in memory by default
+/// MiB of the table a store holds in memory by default
 /// ([`LanceStoreOptions::flat_vector_bytes`]): 256-dimensional half-precision vectors of
-/// ~520k chunks (~5M lines), 384-dimensional ones of ~350k.
-pub const DEFAULT_FLAT_VECTORS_MB: u64 = 256;
+/// ~65k chunks (~600k lines), 384-dimensional ones of ~43k, and rows besides when they
+/// fit (~9 bytes per byte of source). Up to there a scan is the faster search in every
+/// build; at 108k chunks it ties with LanceDB's index in a release build and takes
+/// longer in a dev build (docs/BENCHMARKS.md, "Vectors and rows in memory").
+pub const DEFAULT_FLAT_VECTORS_MB: u64 = 32;
 
 /// Default for [`LanceStoreOptions::read_consistency`] (and for how often the grep
 /// index's copy on object storage is looked at). A check on every read cost a search
@@ -495,6 +500,7 @@ impl LanceStore {
             self.table.clone(),
             self.options.dims,
             self.flat.limit_bytes(),
+            self.held_columns(),
         )
         .await;
         let (kept, result) = match loaded {
@@ -506,6 +512,16 @@ impl LanceStore {
         Ok(self.flat.at(self.table.version().await?).is_some())
     }
 
+    /// The columns read into memory: every one but the full-text index's text.
+    fn held_columns(&self) -> Vec<String> {
+        self.schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .filter(|name| name != "search_text")
+            .collect()
+    }
+
     /// Starts reading the table's vectors into memory in the background, unless a read
     /// is under way or the last one was too recent ([`FlatCache::begin_load`]).
     fn refresh_flat(&self) {
@@ -514,8 +530,9 @@ impl LanceStore {
             return;
         }
         let (table, cache, dims) = (self.table.clone(), self.flat.clone(), self.options.dims);
+        let columns = self.held_columns();
         tokio::spawn(async move {
-            let loaded = match load_flat(table, dims, cache.limit_bytes()).await {
+            let loaded = match load_flat(table, dims, cache.limit_bytes(), columns).await {
                 Ok(loaded) => loaded,
                 Err(e) => {
                     tracing::warn!(error = %e, "the chunk store's vectors could not be read into memory; searches go through LanceDB");
@@ -525,6 +542,7 @@ impl LanceStore {
             if let Some(flat) = &loaded {
                 tracing::debug!(
                     rows = flat.len(),
+                    rows_held = flat.holds_rows(),
                     bytes = flat.bytes(),
                     version = flat.version(),
                     ms = started.elapsed().as_millis() as u64,
@@ -533,6 +551,117 @@ impl LanceStore {
             }
             cache.end_load(loaded, started, std::time::Instant::now());
         });
+    }
+
+    /// Rows `indices` of `flat` from memory, in that order, with empty vectors (`None`
+    /// when its rows are not held).
+    fn held_rows(
+        &self,
+        flat: &FlatVectors,
+        indices: &[usize],
+    ) -> Result<Option<Vec<ChunkRow>>, StoreError> {
+        match flat.rows(indices) {
+            None => Ok(None),
+            Some(batch) => Ok(Some(
+                rows_of(&[batch?], None)?
+                    .into_iter()
+                    .map(|(row, _)| row)
+                    .collect(),
+            )),
+        }
+    }
+
+    /// The vectors in memory when they are of the table as it is now.
+    async fn fresh_flat(&self) -> Result<Option<std::sync::Arc<FlatVectors>>, StoreError> {
+        if self.flat.limit_bytes() == 0 {
+            return Ok(None);
+        }
+        let held = self.flat.at(self.table.version().await?);
+        if held.is_none() {
+            self.refresh_flat();
+        }
+        Ok(held)
+    }
+
+    /// A text search whose rows come from memory: LanceDB's full-text index gives row ids
+    /// and scores only. `None` when not every row of the table as it is now is held, or
+    /// the table moved under the query (a row id the memory does not know).
+    async fn held_text_search(
+        &self,
+        query: &str,
+        k: usize,
+        filter: &ChunkFilter,
+        paths: &super::PathMatcher,
+    ) -> Result<Option<Vec<ScoredChunk>>, StoreError> {
+        let Some(flat) = self.fresh_flat().await?.filter(|f| f.holds_every_row()) else {
+            return Ok(None);
+        };
+        let mut q = self
+            .table
+            .query()
+            .full_text_search(FullTextSearchQuery::new(query.to_string()))
+            .select(lancedb::query::Select::columns(&["_score"]))
+            .with_row_id()
+            .limit(k);
+        if let Some(predicate) = filter.to_sql() {
+            q = q.only_if(predicate);
+        }
+        let batches = self.run_query(q).await?;
+        let (mut indices, mut found) = (Vec::new(), Vec::new());
+        for batch in &batches {
+            let row_ids = primitive::<UInt64Type>(batch, "_rowid")?;
+            for (row_id, score) in row_ids.into_iter().zip(scores(batch, Some("_score"))?) {
+                let Some(index) = flat.index_of(row_id) else {
+                    return Ok(None);
+                };
+                indices.push(index);
+                found.push(score);
+            }
+        }
+        let Some(rows) = self.held_rows(&flat, &indices)? else {
+            return Ok(None);
+        };
+        let mut hits: Vec<ScoredChunk> = rows
+            .into_iter()
+            .zip(found)
+            .zip(indices)
+            .filter(|((row, _), _)| paths.is_match(&row.chunk.relative_path))
+            .map(|((mut row, score), index)| {
+                row.vector = flat.vector(index);
+                ScoredChunk { row, score }
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(Some(hits))
+    }
+
+    /// Every chunk of some files of a repository from memory, grouped by path and in
+    /// file order, as [`VectorStore::files_chunks`] reads them from LanceDB; `None` when
+    /// not every row of the table as it is now is held.
+    async fn held_files(
+        &self,
+        repo_id: &str,
+        relative_paths: &[String],
+    ) -> Result<Option<HashMap<String, Vec<ChunkRow>>>, StoreError> {
+        let Some(flat) = self.fresh_flat().await? else {
+            return Ok(None);
+        };
+        let Some(files) = relative_paths
+            .iter()
+            .map(|p| flat.file_rows(repo_id, p))
+            .collect::<Option<Vec<&[u32]>>>()
+        else {
+            return Ok(None);
+        };
+        let indices: Vec<usize> = files.concat().into_iter().map(|i| i as usize).collect();
+        let Some(rows) = self.held_rows(&flat, &indices)? else {
+            return Ok(None);
+        };
+        Ok(Some(by_file(rows.into_iter().map(|mut row| {
+            // As LanceDB's read leaves them (`FILE_SKIPS`).
+            row.chunk.embedding_text.clear();
+            row
+        }))))
     }
 
     /// A vector search answered from the vectors in memory: `None` when they are not the
@@ -544,11 +673,7 @@ impl LanceStore {
         k: usize,
         filter: &ChunkFilter,
     ) -> Result<Option<Vec<ScoredChunk>>, StoreError> {
-        if self.flat.limit_bytes() == 0 {
-            return Ok(None);
-        }
-        let Some(flat) = self.flat.at(self.table.version().await?) else {
-            self.refresh_flat();
+        let Some(flat) = self.fresh_flat().await? else {
             return Ok(None);
         };
         let paths = filter.path_matcher().map_err(StoreError::Invalid)?;
@@ -557,44 +682,58 @@ impl LanceStore {
             let hits = flat.search(&query, k, &owned, &paths);
             (flat, hits)
         })
+        .instrument(tracing::debug_span!("store.vectors.scan"))
         .await
         .map_err(|e| StoreError::Invalid(format!("the vector scan failed: {e}")))?;
         if hits.is_empty() {
             return Ok(Some(Vec::new()));
         }
-        let batches = self
-            .run_query(
-                self.table
-                    .take_row_ids(hits.iter().map(|h| h.row_id).collect())
-                    .select(self.columns_but(&["search_text", "vector"], None))
-                    .with_row_id(),
-            )
-            .await?;
-        let mut by_row_id = HashMap::with_capacity(hits.len());
-        for batch in &batches {
-            let row_ids = primitive::<UInt64Type>(batch, "_rowid")?;
-            for (row_id, (row, _)) in row_ids
-                .into_iter()
-                .zip(rows_of(std::slice::from_ref(batch), None)?)
-            {
-                by_row_id.insert(row_id, row);
+        let indices: Vec<usize> = hits.iter().map(|h| h.index).collect();
+        let rows = match self.held_rows(&flat, &indices)? {
+            Some(rows) => rows,
+            None => {
+                let batches = self
+                    .run_query(
+                        self.table
+                            .take_row_ids(hits.iter().map(|h| h.row_id).collect())
+                            .select(self.columns_but(&["search_text", "vector"], None))
+                            .with_row_id(),
+                    )
+                    .instrument(tracing::debug_span!("store.vectors.rows"))
+                    .await?;
+                let mut by_row_id = HashMap::with_capacity(hits.len());
+                for batch in &batches {
+                    let row_ids = primitive::<UInt64Type>(batch, "_rowid")?;
+                    let rows = rows_of(std::slice::from_ref(batch), None)?;
+                    for (row_id, (row, _)) in row_ids.into_iter().zip(rows) {
+                        by_row_id.insert(row_id, row);
+                    }
+                }
+                let mut rows = Vec::with_capacity(hits.len());
+                for hit in &hits {
+                    let row = by_row_id.remove(&hit.row_id).filter(|row| {
+                        flat.key(hit.index) == Some((row.repo_id.as_str(), row.chunk.id.as_str()))
+                    });
+                    let Some(row) = row else {
+                        // The table moved under the read (a write, a compaction).
+                        return Ok(None);
+                    };
+                    rows.push(row);
+                }
+                rows
             }
-        }
-        let mut out = Vec::with_capacity(hits.len());
-        for hit in hits {
-            let row = by_row_id.remove(&hit.row_id).filter(|row| {
-                flat.key(hit.index) == Some((row.repo_id.as_str(), row.chunk.id.as_str()))
-            });
-            let Some(mut row) = row else {
-                // The table moved under the read (a write, a compaction).
-                return Ok(None);
-            };
-            row.vector = flat.vector(hit.index);
-            out.push(ScoredChunk {
-                row,
-                score: hit.score,
-            });
-        }
+        };
+        let out = hits
+            .into_iter()
+            .zip(rows)
+            .map(|(hit, mut row)| {
+                row.vector = flat.vector(hit.index);
+                ScoredChunk {
+                    row,
+                    score: hit.score,
+                }
+            })
+            .collect();
         Ok(Some(out))
     }
 
@@ -922,29 +1061,25 @@ async fn prune(
 }
 
 /// Reads every embedded row's vector with the columns filters read, at the table's
-/// current version ([`super::flat`]); `None` when the vectors would take more than
-/// `limit` bytes.
+/// current version ([`super::flat`]), and keeps the rows themselves (`columns`, which
+/// must hold the filter columns and `vector`) when they fit in `limit` bytes too; `None`
+/// when the vectors alone would take more.
 async fn load_flat(
     table: Table,
     dims: usize,
     limit: usize,
+    columns: Vec<String>,
 ) -> Result<Option<FlatVectors>, StoreError> {
     let version = table.version().await?;
     let rows = table.count_rows(Some("embedded = true".into())).await?;
     if FlatBuilder::vector_bytes(dims, rows) > limit {
         return Ok(None);
     }
+    let complete = table.count_rows(None).await? == rows;
     let mut stream = table
         .query()
         .only_if("embedded = true")
-        .select(lancedb::query::Select::columns(&[
-            "id",
-            "repo_id",
-            "relative_path",
-            "language",
-            "node_kind",
-            "vector",
-        ]))
+        .select(lancedb::query::Select::columns(&columns))
         .with_row_id()
         .execute()
         .await?;
@@ -960,6 +1095,11 @@ async fn load_flat(
             .ok_or_else(|| {
                 StoreError::Invalid("column `vector` is not a fixed-size list".into())
             })?;
+        // The rows as read, less what memory need not hold (the vectors are held apart).
+        let kept: Vec<usize> = (0..batch.num_columns())
+            .filter(|&i| !matches!(batch.schema().field(i).name().as_str(), "vector" | "_rowid"))
+            .collect();
+        let held = flat.hold(batch.project(&kept)?, limit);
         for i in 0..batch.num_rows() {
             let v = list.value(i);
             let vector: &[half::f16] = match v.as_primitive_opt::<Float16Type>() {
@@ -977,15 +1117,19 @@ async fn load_flat(
                     &widened
                 }
             };
-            flat.push(FlatRow {
-                row_id: row_ids[i],
-                id: &ids[i],
-                repo: &repos[i],
-                path: &paths[i],
-                language: &languages[i],
-                kind: &kinds[i],
-                vector,
-            })
+            let at = held.zip(u32::try_from(i).ok());
+            flat.push(
+                FlatRow {
+                    row_id: row_ids[i],
+                    id: &ids[i],
+                    repo: &repos[i],
+                    path: &paths[i],
+                    language: &languages[i],
+                    kind: &kinds[i],
+                    vector,
+                },
+                at,
+            )
             .map_err(StoreError::Invalid)?;
         }
         if FlatBuilder::vector_bytes(dims, flat.len()) > limit {
@@ -993,7 +1137,7 @@ async fn load_flat(
             return Ok(None);
         }
     }
-    Ok(Some(flat.finish()))
+    Ok(Some(flat.finish(complete)))
 }
 
 /// Bytes of the files under `dir` (0 when it cannot be read: a store not created yet).
@@ -1100,6 +1244,20 @@ fn vectors(batch: &RecordBatch) -> Result<Vec<Vec<f32>>, StoreError> {
             Ok(floats.values().to_vec())
         })
         .collect()
+}
+
+/// Rows grouped by file, each file's in the order of its code (then outer before inner).
+fn by_file(rows: impl IntoIterator<Item = ChunkRow>) -> HashMap<String, Vec<ChunkRow>> {
+    let mut out: HashMap<String, Vec<ChunkRow>> = HashMap::new();
+    for row in rows {
+        out.entry(row.chunk.relative_path.clone())
+            .or_default()
+            .push(row);
+    }
+    for rows in out.values_mut() {
+        rows.sort_by_key(|r| (r.chunk.bytes.start, r.chunk.depth));
+    }
+    out
 }
 
 /// Rows of result batches, with the score column when present.
@@ -1434,6 +1592,9 @@ impl VectorStore for LanceStore {
             return Ok(Vec::new());
         }
         let paths = filter.path_matcher().map_err(StoreError::Invalid)?;
+        if let Some(hits) = self.held_text_search(query, k, filter, &paths).await? {
+            return Ok(hits);
+        }
         let mut q = self
             .table
             .query()
@@ -1500,9 +1661,11 @@ impl VectorStore for LanceStore {
         repo_id: &str,
         relative_paths: &[String],
     ) -> Result<HashMap<String, Vec<ChunkRow>>, StoreError> {
-        let mut out: HashMap<String, Vec<ChunkRow>> = HashMap::new();
         if relative_paths.is_empty() {
-            return Ok(out);
+            return Ok(HashMap::new());
+        }
+        if let Some(held) = self.held_files(repo_id, relative_paths).await? {
+            return Ok(held);
         }
         let list = relative_paths
             .iter()
@@ -1524,15 +1687,9 @@ impl VectorStore for LanceStore {
                     )),
             )
             .await?;
-        for (row, _) in rows_of(&batches, None)? {
-            out.entry(row.chunk.relative_path.clone())
-                .or_default()
-                .push(row);
-        }
-        for rows in out.values_mut() {
-            rows.sort_by_key(|r| (r.chunk.bytes.start, r.chunk.depth));
-        }
-        Ok(out)
+        Ok(by_file(
+            rows_of(&batches, None)?.into_iter().map(|(row, _)| row),
+        ))
     }
 
     async fn count(&self, filter: &ChunkFilter) -> Result<usize, StoreError> {

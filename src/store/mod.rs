@@ -64,8 +64,10 @@
 //!   (smaller partitions halved a filtered ANN query at 108k rows, not a search); its
 //!   candidates re-scored with full vectors (`ann_refine_factor`, 10); compaction and pruning of versions older than `prune_older_than`.
 //!   LanceDB's scan reads the vectors from disk at every query; `flat` holds them in
-//!   memory (up to `flat_vector_bytes`, 256 MiB) and answers a vector search by one exact
-//!   scan, reading only the hits' rows, while they are the table's current version.
+//!   memory (up to `flat_vector_bytes`, 32 MiB), with the rows when they fit too, while
+//!   they are the table's current version: a vector search is one exact scan, a text
+//!   search asks the full-text index for row ids only, and whole files are read from
+//!   memory.
 //!   Writers run `maintain` every `maintain_every_writes` writes, and as soon as
 //!   `reindex_after_rows` (1,000) rows are outside the FTS index (counted from the index's
 //!   own statistics at open), so one large file is never flat-scanned for long. Writes are serialised by a

@@ -1145,6 +1145,28 @@ async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
         }
     }
     assert!(found > 20, "the questions find rows ({found})");
+    // The rows are held too (the table is small): text hits and whole files come from
+    // memory, the same rows LanceDB reads.
+    for (q, filter) in questions.iter().zip(&filters) {
+        let from_memory = memory.text_search(q, 1_000, filter).await.expect("text");
+        let from_lance = lance.text_search(q, 1_000, filter).await.expect("text");
+        compare(&from_memory, &from_lance, true);
+    }
+    let paths: Vec<String> = ["src/a.ts", "src/b.ts", "lib/c.ts", "missing.ts"]
+        .map(String::from)
+        .into();
+    let whole = memory.files_chunks("r1", &paths).await.expect("files");
+    assert_eq!(whole.len(), 3, "three files of r1");
+    assert_eq!(
+        whole,
+        lance.files_chunks("r1", &paths).await.expect("files")
+    );
+    assert!(
+        whole
+            .values()
+            .flatten()
+            .all(|r| r.vector.is_empty() && r.chunk.embedding_text.is_empty())
+    );
     // A change: the vectors held are the old table's, so LanceDB answers, new rows and all.
     memory
         .replace_file(
@@ -1178,6 +1200,60 @@ async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
             .await
             .expect("search"),
         &after,
+        true,
+    );
+    // A file whose rows wait for their vectors: vector searches leave it out, and whole
+    // files and text searches, which include it, are read from LanceDB.
+    let pending: Vec<ChunkRow> = rows("r1", "src/pending.ts", &fixture("functions.ts"))
+        .into_iter()
+        .map(|mut row| {
+            row.vector.clear();
+            row
+        })
+        .collect();
+    memory
+        .replace_file("r1", "src/pending.ts", pending)
+        .await
+        .expect("write pending");
+    assert!(
+        memory.load_vectors().await.expect("load"),
+        "the embedded rows are held"
+    );
+    let with_pending: Vec<String> = vec!["src/pending.ts".into(), "src/a.ts".into()];
+    let whole = memory
+        .files_chunks("r1", &with_pending)
+        .await
+        .expect("files");
+    assert!(!whole["src/pending.ts"].is_empty());
+    assert_eq!(
+        whole,
+        lance
+            .files_chunks("r1", &with_pending)
+            .await
+            .expect("files")
+    );
+    let pending_only = ChunkFilter {
+        paths: vec!["src/pending.ts".into()],
+        ..Default::default()
+    };
+    assert!(
+        memory
+            .vector_search(&embed("function"), 100, &pending_only)
+            .await
+            .expect("search")
+            .is_empty()
+    );
+    let texts = memory
+        .text_search("function", 100, &pending_only)
+        .await
+        .expect("text");
+    assert!(!texts.is_empty(), "text search finds the pending rows");
+    compare(
+        &texts,
+        &lance
+            .text_search("function", 100, &pending_only)
+            .await
+            .expect("text"),
         true,
     );
     // Too little memory for the table: LanceDB answers.
