@@ -71,7 +71,7 @@ impl Names {
 }
 
 /// The vectors of one table version, with what filters read, in row order.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct FlatVectors {
     version: u64,
     dims: usize,
@@ -82,15 +82,13 @@ pub struct FlatVectors {
     files: Vec<u32>,
     kinds: Vec<u32>,
     file_keys: Vec<FileKey>,
-    repos: Vec<Box<str>>,
-    languages: Vec<Box<str>>,
-    kind_names: Vec<Box<str>>,
-    /// Row by its address in the table version.
-    by_row_id: HashMap<u64, u32>,
     /// File number by repository number and path.
     file_index: HashMap<(u32, Box<str>), u32>,
-    /// Repository number by id.
-    repo_index: HashMap<Box<str>, u32>,
+    repos: Names,
+    languages: Names,
+    kind_names: Names,
+    /// Row by its address in the table version (made by [`FlatBuilder::finish`]).
+    by_row_id: HashMap<u64, u32>,
     /// The rows themselves, when held.
     rows: Option<HeldRows>,
 }
@@ -110,19 +108,7 @@ struct HeldRows {
 /// Builds a [`FlatVectors`] row by row.
 #[derive(Debug)]
 pub struct FlatBuilder {
-    version: u64,
-    dims: usize,
-    vectors: Vec<f16>,
-    inv_norms: Vec<f32>,
-    row_ids: Vec<u64>,
-    ids: Vec<Box<str>>,
-    files: Vec<u32>,
-    kinds: Vec<u32>,
-    file_keys: Vec<FileKey>,
-    file_index: HashMap<(u32, Box<str>), u32>,
-    repos: Names,
-    languages: Names,
-    kind_names: Names,
+    set: FlatVectors,
     /// The rows' batches while they are kept, with their bytes.
     held: Option<(HeldRows, usize)>,
 }
@@ -131,19 +117,11 @@ impl FlatBuilder {
     /// An empty set of `dims`-wide vectors read at table `version`.
     pub fn new(version: u64, dims: usize) -> Self {
         Self {
-            version,
-            dims,
-            vectors: Vec::new(),
-            inv_norms: Vec::new(),
-            row_ids: Vec::new(),
-            ids: Vec::new(),
-            files: Vec::new(),
-            kinds: Vec::new(),
-            file_keys: Vec::new(),
-            file_index: HashMap::new(),
-            repos: Names::default(),
-            languages: Names::default(),
-            kind_names: Names::default(),
+            set: FlatVectors {
+                version,
+                dims,
+                ..FlatVectors::default()
+            },
             held: Some((HeldRows::default(), 0)),
         }
     }
@@ -167,7 +145,7 @@ impl FlatBuilder {
             return None;
         };
         *bytes += batch.get_array_memory_size();
-        if *bytes + Self::vector_bytes(self.dims, self.row_ids.len() + batch.num_rows()) > limit {
+        if *bytes + Self::vector_bytes(self.set.dims, self.set.len() + batch.num_rows()) > limit {
             self.held = None;
             return None;
         }
@@ -178,26 +156,27 @@ impl FlatBuilder {
     /// Adds a row, found at `offset` of batch `held` when its batch is kept; a vector of
     /// another width is refused (the table's width is fixed).
     pub fn push(&mut self, row: FlatRow<'_>, held: Option<(u32, u32)>) -> Result<(), String> {
-        if row.vector.len() != self.dims {
+        let set = &mut self.set;
+        if row.vector.len() != set.dims {
             return Err(format!(
                 "row {} has a {}-dimensional vector; the table's are {}-dimensional",
                 row.id,
                 row.vector.len(),
-                self.dims
+                set.dims
             ));
         }
-        let repo = self.repos.intern(row.repo);
-        let language = self.languages.intern(row.language);
-        let file = match self.file_index.get(&(repo, row.path.into())) {
+        let repo = set.repos.intern(row.repo);
+        let language = set.languages.intern(row.language);
+        let file = match set.file_index.get(&(repo, row.path.into())) {
             Some(&f) => f,
             None => {
-                let f = u32::try_from(self.file_keys.len()).unwrap_or(u32::MAX);
-                self.file_keys.push(FileKey {
+                let f = u32::try_from(set.file_keys.len()).unwrap_or(u32::MAX);
+                set.file_keys.push(FileKey {
                     repo,
                     path: row.path.into(),
                     language,
                 });
-                self.file_index.insert((repo, row.path.into()), f);
+                set.file_index.insert((repo, row.path.into()), f);
                 f
             }
         };
@@ -210,13 +189,13 @@ impl FlatBuilder {
             })
             .sum::<f32>()
             .sqrt();
-        self.inv_norms
+        set.inv_norms
             .push(if norm > 0.0 { 1.0 / norm } else { 0.0 });
-        self.vectors.extend_from_slice(row.vector);
-        self.row_ids.push(row.row_id);
-        self.ids.push(row.id.into());
-        self.files.push(file);
-        self.kinds.push(self.kind_names.intern(row.kind));
+        set.vectors.extend_from_slice(row.vector);
+        set.row_ids.push(row.row_id);
+        set.ids.push(row.id.into());
+        set.files.push(file);
+        set.kinds.push(set.kind_names.intern(row.kind));
         match (held, self.held.as_mut()) {
             (Some(at), Some((rows, _))) => rows.at.push(at),
             (None, Some(_)) => self.held = None,
@@ -227,49 +206,33 @@ impl FlatBuilder {
 
     /// Rows added so far.
     pub fn len(&self) -> usize {
-        self.row_ids.len()
+        self.set.len()
     }
 
     /// Whether no row was added.
     pub fn is_empty(&self) -> bool {
-        self.row_ids.is_empty()
+        self.set.is_empty()
     }
 
     /// The finished set; `complete` says whether its rows are every row of the table
     /// (reads of whole files are answered from it only then).
     pub fn finish(self, complete: bool) -> FlatVectors {
-        let by_row_id = self
+        let mut set = self.set;
+        set.by_row_id = set
             .row_ids
             .iter()
             .enumerate()
             .map(|(i, &r)| (r, i as u32))
             .collect();
-        let rows = self.held.map(|(mut rows, _)| {
-            rows.by_file = vec![Vec::new(); self.file_keys.len()];
-            for (i, &f) in self.files.iter().enumerate() {
+        set.rows = self.held.map(|(mut rows, _)| {
+            rows.by_file = vec![Vec::new(); set.file_keys.len()];
+            for (i, &f) in set.files.iter().enumerate() {
                 rows.by_file[f as usize].push(i as u32);
             }
             rows.complete = complete;
             rows
         });
-        FlatVectors {
-            by_row_id,
-            file_index: self.file_index,
-            repo_index: self.repos.index,
-            rows,
-            version: self.version,
-            dims: self.dims,
-            vectors: self.vectors,
-            inv_norms: self.inv_norms,
-            row_ids: self.row_ids,
-            ids: self.ids,
-            files: self.files,
-            kinds: self.kinds,
-            file_keys: self.file_keys,
-            repos: self.repos.list,
-            languages: self.languages.list,
-            kind_names: self.kind_names.list,
-        }
+        set
     }
 }
 
@@ -357,7 +320,8 @@ impl FlatVectors {
     pub fn file_rows(&self, repo: &str, path: &str) -> Option<&[u32]> {
         let rows = self.rows.as_ref().filter(|r| r.complete)?;
         let file = self
-            .repo_index
+            .repos
+            .index
             .get(repo)
             .and_then(|&r| self.file_index.get(&(r, path.into())));
         Some(file.map_or(&[][..], |&f| &rows.by_file[f as usize]))
@@ -383,7 +347,7 @@ impl FlatVectors {
     /// Row `index`'s repository and chunk id.
     pub fn key(&self, index: usize) -> Option<(&str, &str)> {
         let file = self.file_keys.get(*self.files.get(index)? as usize)?;
-        Some((&self.repos[file.repo as usize], &self.ids[index]))
+        Some((&self.repos.list[file.repo as usize], &self.ids[index]))
     }
 
     /// Row `index`'s vector as `f32`s (empty for an index out of range).
@@ -398,23 +362,23 @@ impl FlatVectors {
 
     /// Which rows `filter` admits, decided once per file and per kind.
     fn admitted_rows(&self, filter: &ChunkFilter, paths: &PathMatcher) -> Vec<bool> {
-        let mut repos = admitted(&self.repos, &filter.repositories);
-        for (ok, repo) in repos.iter_mut().zip(&self.repos) {
+        let mut repos = admitted(&self.repos.list, &filter.repositories);
+        for (ok, repo) in repos.iter_mut().zip(&self.repos.list) {
             *ok &= !filter.excluded.iter().any(|e| e.as_str() == &**repo);
         }
-        let mut languages = admitted(&self.languages, &filter.languages);
+        let mut languages = admitted(&self.languages.list, &filter.languages);
         if !filter.categories.is_empty() {
             let of_categories = filter.category_languages();
-            for (ok, language) in languages.iter_mut().zip(&self.languages) {
+            for (ok, language) in languages.iter_mut().zip(&self.languages.list) {
                 *ok &= of_categories.iter().any(|l| l.as_str() == &**language);
             }
         }
-        let kinds = admitted(&self.kind_names, &filter.kinds);
+        let kinds = admitted(&self.kind_names.list, &filter.kinds);
         let files: Vec<bool> = self
             .file_keys
             .iter()
             .map(|f| {
-                let repo = &self.repos[f.repo as usize];
+                let repo = &self.repos.list[f.repo as usize];
                 repos[f.repo as usize]
                     && languages[f.language as usize]
                     && paths.is_match(&f.path)
@@ -668,50 +632,35 @@ mod tests {
             .collect()
     }
 
+    /// The default filter with one change.
+    fn with(change: impl FnOnce(&mut ChunkFilter)) -> ChunkFilter {
+        let mut filter = ChunkFilter::default();
+        change(&mut filter);
+        filter
+    }
+
     fn filters() -> Vec<ChunkFilter> {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         vec![
             ChunkFilter::default(),
-            ChunkFilter {
-                repositories: vec!["r2".into()],
-                ..Default::default()
-            },
-            ChunkFilter {
-                excluded: vec!["r1".into()],
-                ..Default::default()
-            },
-            ChunkFilter {
-                paths: vec!["src/".into()],
-                ..Default::default()
-            },
-            ChunkFilter {
-                paths: vec!["**/*.ts".into(), "lib".into()],
-                ..Default::default()
-            },
-            ChunkFilter {
-                languages: vec!["python".into(), "go".into()],
-                kinds: vec!["class".into()],
-                ..Default::default()
-            },
-            ChunkFilter {
-                categories: vec!["code".into()],
-                ..Default::default()
-            },
-            ChunkFilter {
-                categories: vec!["docs".into()],
-                ..Default::default()
-            },
-            ChunkFilter {
-                views: vec![RefView {
+            with(|f| f.repositories = strings(&["r2"])),
+            with(|f| f.excluded = strings(&["r1"])),
+            with(|f| f.paths = strings(&["src/"])),
+            with(|f| f.paths = strings(&["**/*.ts", "lib"])),
+            with(|f| {
+                f.languages = strings(&["python", "go"]);
+                f.kinds = strings(&["class"]);
+            }),
+            with(|f| f.categories = strings(&["code"])),
+            with(|f| f.categories = strings(&["docs"])),
+            with(|f| {
+                f.views = vec![RefView {
                     repository: "r1".into(),
                     tracked: "r1-ref".into(),
                     hidden: ["src/a.ts".to_string()].into(),
-                }],
-                ..Default::default()
-            },
-            ChunkFilter {
-                repositories: vec!["nowhere".into()],
-                ..Default::default()
-            },
+                }]
+            }),
+            with(|f| f.repositories = strings(&["nowhere"])),
         ]
     }
 
