@@ -167,6 +167,12 @@ pub struct EvalCommand {
 /// runs it (working trees checked for changes first, bounded), and prints what
 /// `--server` prints.
 pub fn search(args: SearchCommand, config: &Config) -> Result<(), CliError> {
+    // One question: reading the chunk store into memory (`store::flat`) would cost more
+    // than it saves, and run beside the search.
+    let config = &Config {
+        vector_memory_mb: 0,
+        ..config.clone()
+    };
     runtime()?.block_on(async {
         let service = crate::app::start(config, Background::None, |s| s)
             .await?

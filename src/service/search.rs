@@ -48,13 +48,17 @@ impl Service {
         // Sizes and ranges first: nothing (not even a repository name) is looked up for a
         // request that is refused anyway.
         crate::search::validate_request(query, &options)?;
-        let filter = &mut options.filter;
-        self.read_ref_names(caller, &mut filter.repositories, &mut filter.git_ref)
-            .await?;
-        let scope = self
-            .search_scope(caller, &options.filter.repositories)
-            .await?;
-        self.scope_refs(&mut options.filter, scope).await?;
+        async {
+            let filter = &mut options.filter;
+            self.read_ref_names(caller, &mut filter.repositories, &mut filter.git_ref)
+                .await?;
+            let scope = self
+                .search_scope(caller, &options.filter.repositories)
+                .await?;
+            self.scope_refs(&mut options.filter, scope).await
+        }
+        .instrument(tracing::debug_span!("search.scope"))
+        .await?;
         let _slot = self.search_slots.try_acquire().map_err(|_| {
             ServiceError::Busy(
                 "the server is answering as many searches as it may; retry shortly".into(),
