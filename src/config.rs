@@ -71,9 +71,9 @@ pub struct Config {
     pub lance_cache_mb: u64,
     /// MiB of opened chunk-store indexes kept in memory (LanceDB's index cache).
     pub lance_index_cache_mb: u64,
-    /// MiB of the chunk store held in memory for searches (`store::flat`: the vectors,
-    /// and the rows when they fit too; 0: every search goes through LanceDB).
-    pub vector_memory_mb: u64,
+    /// MiB of the chunk store held in memory for searches (`store::flat`: its vectors and
+    /// rows, both or neither; 0: every search goes through LanceDB).
+    pub search_memory_mb: u64,
     /// Directory of the grep index. `None` means `<data_dir>/grep`.
     pub grep_dir: Option<PathBuf>,
     /// Local repositories may be registered only under these directories (empty: any).
@@ -134,9 +134,9 @@ pub const DEFAULT_LANCE_CACHE_MB: u64 = 256;
 /// ([`crate::store::DEFAULT_INDEX_CACHE_MB`]).
 pub const DEFAULT_LANCE_INDEX_CACHE_MB: u64 = crate::store::DEFAULT_INDEX_CACHE_MB;
 
-/// Default of [`Config::vector_memory_mb`]: the chunk store's own
-/// ([`crate::store::DEFAULT_FLAT_VECTORS_MB`]).
-pub const DEFAULT_VECTOR_MEMORY_MB: u64 = crate::store::DEFAULT_FLAT_VECTORS_MB;
+/// Default of [`Config::search_memory_mb`]: the chunk store's own
+/// ([`crate::store::DEFAULT_HELD_MB`]).
+pub const DEFAULT_SEARCH_MEMORY_MB: u64 = crate::store::DEFAULT_HELD_MB;
 
 impl Default for Config {
     fn default() -> Self {
@@ -149,7 +149,7 @@ impl Default for Config {
             lance_uri: None,
             lance_cache_mb: DEFAULT_LANCE_CACHE_MB,
             lance_index_cache_mb: DEFAULT_LANCE_INDEX_CACHE_MB,
-            vector_memory_mb: DEFAULT_VECTOR_MEMORY_MB,
+            search_memory_mb: DEFAULT_SEARCH_MEMORY_MB,
             grep_dir: None,
             allowed_roots: Vec::new(),
             git: GitPolicy::default(),

@@ -125,7 +125,7 @@ pub fn lance_options(config: &Config, dims: usize) -> LanceStoreOptions {
         block_cache_bytes: config.lance_cache_mb.saturating_mul(1 << 20),
         index_cache_bytes: usize::try_from(config.lance_index_cache_mb.saturating_mul(1 << 20))
             .unwrap_or(usize::MAX),
-        flat_vector_bytes: usize::try_from(config.vector_memory_mb.saturating_mul(1 << 20))
+        held_bytes: usize::try_from(config.search_memory_mb.saturating_mul(1 << 20))
             .unwrap_or(usize::MAX),
         ..LanceStoreOptions::new(config.lance_uri(), dims)
     }

@@ -101,13 +101,13 @@ pub struct GlobalArgs {
     /// ones if searches slow down.
     #[arg(long, global = true, env = "SEXTANT_LANCE_INDEX_CACHE_MB", default_value_t = crate::config::DEFAULT_LANCE_INDEX_CACHE_MB)]
     pub lance_index_cache_mb: u64,
-    /// MiB of the chunk store a process holds in memory for searches: its vectors
-    /// (scanned exactly instead of through the store's index) and, when they fit too, its
-    /// rows (no reads from the store): a 10k-chunk repository's search p50 halves. A store
-    /// whose vectors need more (a 1M-line repository's take 55–83 MB), or 0, is searched
-    /// through the index.
-    #[arg(long, global = true, env = "SEXTANT_VECTOR_MEMORY_MB", default_value_t = crate::config::DEFAULT_VECTOR_MEMORY_MB)]
-    pub vector_memory_mb: u64,
+    /// MiB of the chunk store a process may hold in memory for searches: its vectors
+    /// (scanned exactly instead of through the store's index) and its rows (no reads from
+    /// the store), both or neither: small and mid-sized repositories' searches take half
+    /// the time. A store that needs more (a 1M-line repository's take ~225 MB), or 0, is
+    /// searched through the index.
+    #[arg(long, global = true, env = "SEXTANT_SEARCH_MEMORY_MB", default_value_t = crate::config::DEFAULT_SEARCH_MEMORY_MB)]
+    pub search_memory_mb: u64,
     /// Directory of the grep index; default `<data-dir>/grep`. Servers that share a
     /// database and chunk store share this too (one directory they all reach).
     #[arg(long, global = true, env = "SEXTANT_GREP_DIR")]
@@ -254,7 +254,7 @@ impl GlobalArgs {
         config.lance_uri = self.lance_uri.clone();
         config.lance_cache_mb = self.lance_cache_mb;
         config.lance_index_cache_mb = self.lance_index_cache_mb;
-        config.vector_memory_mb = self.vector_memory_mb;
+        config.search_memory_mb = self.search_memory_mb;
         config.grep_dir = self.grep_dir.clone();
         config.embed.provider = self.embed_provider;
         config.embed.model_dir = self.model_dir.clone();

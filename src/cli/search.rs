@@ -170,7 +170,7 @@ pub fn search(args: SearchCommand, config: &Config) -> Result<(), CliError> {
     // One question: reading the chunk store into memory (`store::flat`) would cost more
     // than it saves, and run beside the search.
     let config = &Config {
-        vector_memory_mb: 0,
+        search_memory_mb: 0,
         ..config.clone()
     };
     runtime()?.block_on(async {

@@ -1,18 +1,17 @@
-//! Exact vector search in memory (pure): a chunk table's vectors, as half-precision
-//! floats, with the few columns a [`ChunkFilter`] reads, scored against a question by
-//! one scan.
+//! The chunk table held in memory (pure): its vectors, as half-precision floats, with the
+//! few columns a [`ChunkFilter`] reads, scored against a question by one exact scan; and
+//! its rows, as read ([`FlatBuilder::hold`]: Arrow batches without vectors or full-text
+//! column), so that reads of hits and of whole files need no query.
 //!
 //! LanceDB answers a filtered nearest-neighbour query through its query planner, IO
 //! scheduler and (from 10k rows) its IVF-PQ index re-scored with full vectors: ~20 ms
-//! wall at 10k rows and 13 ms of CPU at 100k before a row is read (docs/BENCHMARKS.md).
-//! A scan of every vector costs less than that up to a few hundred thousand rows, and
-//! is exact where the index finds ~94 % of the true top 50. The chunk store keeps one
-//! [`FlatVectors`] for the table version it was read at ([`FlatCache`]), reads it again
-//! in the background when the table changes (at most so often: [`FlatCache::begin_load`]),
-//! and answers from LanceDB meanwhile; tables whose vectors exceed the cache's bytes
-//! stay on LanceDB. When the rows themselves fit too ([`FlatBuilder::hold`]: the Arrow
-//! batches as read, without vectors or full-text column), reads of hits and of whole
-//! files take them from memory as well.
+//! wall at 10k rows and 13 ms of CPU at 100k before a row is read, and every read of
+//! rows costs a query of its own (docs/BENCHMARKS.md). A scan of every vector costs less
+//! up to tens of thousands of rows, and is exact where the index finds ~94 % of the true
+//! top 50. The chunk store keeps one [`FlatVectors`] for the table version it was read
+//! at ([`FlatCache`]), reads it again in the background when the table changes (at most
+//! so often: [`FlatCache::begin_load`]), and answers from LanceDB meanwhile; a table
+//! whose vectors and rows exceed the cache's bytes stays on LanceDB.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -239,7 +238,7 @@ impl FlatBuilder {
 /// A row of [`FlatVectors::search`]'s answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlatHit {
-    /// The row's position in the set ([`FlatVectors::vector`], [`FlatVectors::key`]).
+    /// The row's position in the set ([`FlatVectors::vector`], [`FlatVectors::rows`]).
     pub index: usize,
     /// The row's address in the table version the set was read at.
     pub row_id: u64,
@@ -342,12 +341,6 @@ impl FlatVectors {
         Some(arrow_select::interleave::interleave_record_batch(
             &batches, &at,
         ))
-    }
-
-    /// Row `index`'s repository and chunk id.
-    pub fn key(&self, index: usize) -> Option<(&str, &str)> {
-        let file = self.file_keys.get(*self.files.get(index)? as usize)?;
-        Some((&self.repos.list[file.repo as usize], &self.ids[index]))
     }
 
     /// Row `index`'s vector as `f32`s (empty for an index out of range).
@@ -457,8 +450,8 @@ pub struct FlatCache {
 }
 
 impl FlatCache {
-    /// A cache that holds at most `limit_bytes` of vectors (0: none; the store then
-    /// always searches through LanceDB).
+    /// A cache that holds at most `limit_bytes` of vectors and rows (0: none; the store
+    /// then always searches through LanceDB).
     pub fn new(limit_bytes: usize) -> Self {
         Self {
             limit_bytes,
@@ -466,7 +459,7 @@ impl FlatCache {
         }
     }
 
-    /// Most bytes of vectors it holds.
+    /// Most bytes of vectors and rows it holds.
     pub fn limit_bytes(&self) -> usize {
         self.limit_bytes
     }
@@ -697,8 +690,6 @@ mod tests {
         assert!((hits[0].score - 1.0).abs() < 1e-3, "{}", hits[0].score);
         assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
         assert_eq!(hits[0].row_id, 103);
-        assert_eq!(flat.key(3), Some(("r1", "c3")));
-        assert_eq!(flat.key(35), None);
         let back = flat.vector(3);
         assert!(
             back.iter()

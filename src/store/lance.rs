@@ -94,11 +94,11 @@ pub struct LanceStoreOptions {
     /// replica, `sextant index` beside `serve`) committed once this long has passed since
     /// the last check. Writes always start from the latest version.
     pub read_consistency: std::time::Duration,
-    /// Bytes of the table a process may hold in memory ([`super::flat`]): its vectors,
-    /// for an exact scan instead of LanceDB's vector query, and its rows when they fit
-    /// too, for searches and whole-file reads without row reads. A table whose embedded
-    /// vectors need more is searched through LanceDB. 0 turns it off.
-    pub flat_vector_bytes: usize,
+    /// Bytes of the table a process may hold in memory ([`super::flat`]): its vectors
+    /// (scanned exactly instead of LanceDB's vector query) with its rows (searches and
+    /// whole-file reads without row reads), both or neither. A table that needs more is
+    /// searched through LanceDB. 0 turns it off.
+    pub held_bytes: usize,
 }
 
 impl LanceStoreOptions {
@@ -117,7 +117,7 @@ impl LanceStoreOptions {
             metadata_cache_bytes: 16 << 20,
             block_cache_bytes: 256 << 20,
             read_consistency: DEFAULT_READ_CONSISTENCY,
-            flat_vector_bytes: (DEFAULT_FLAT_VECTORS_MB as usize) << 20,
+            held_bytes: (DEFAULT_HELD_MB as usize) << 20,
         }
     }
 }
@@ -129,13 +129,12 @@ impl LanceStoreOptions {
 /// time (docs/BENCHMARKS.md, "Memory at 1M lines").
 pub const DEFAULT_INDEX_CACHE_MB: u64 = 32;
 
-/// MiB of the table a store holds in memory by default
-/// ([`LanceStoreOptions::flat_vector_bytes`]): 256-dimensional half-precision vectors of
-/// ~65k chunks (~600k lines), 384-dimensional ones of ~43k, and rows besides when they
-/// fit (~9 bytes per byte of source). Up to there a scan is the faster search in every
-/// build; at 108k chunks it ties with LanceDB's index in a release build and takes
-/// longer in a dev build (docs/BENCHMARKS.md, "Vectors and rows in memory").
-pub const DEFAULT_FLAT_VECTORS_MB: u64 = 32;
+/// MiB of the table a store holds in memory by default ([`LanceStoreOptions::held_bytes`]):
+/// the vectors and rows of ~50k chunks (~500k lines: rows take ~9 bytes per byte of
+/// source, 256-dimensional vectors 512 bytes a chunk). A 1M-line repository's take
+/// ~225 MB; held, its searches were no faster in a dev build, where the scan of 108k
+/// vectors costs what the rows save (docs/BENCHMARKS.md, "Vectors and rows in memory").
+pub const DEFAULT_HELD_MB: u64 = 128;
 
 /// Default for [`LanceStoreOptions::read_consistency`] (and for how often the grep
 /// index's copy on object storage is looked at). A check on every read cost a search
@@ -440,7 +439,7 @@ impl LanceStore {
             };
             (table, expected)
         };
-        let flat = Arc::new(FlatCache::new(options.flat_vector_bytes));
+        let flat = Arc::new(FlatCache::new(options.held_bytes));
         let store = Self {
             options,
             table,
@@ -664,9 +663,8 @@ impl LanceStore {
         }))))
     }
 
-    /// A vector search answered from the vectors in memory: `None` when they are not the
-    /// table's current ones (a background read is then started) or the table changed
-    /// while the rows were read, for LanceDB to answer.
+    /// A vector search answered from memory: `None` when what is held is not the table
+    /// as it is now (a background read is then started), for LanceDB to answer.
     async fn flat_search(
         &self,
         vector: &[f32],
@@ -689,39 +687,8 @@ impl LanceStore {
             return Ok(Some(Vec::new()));
         }
         let indices: Vec<usize> = hits.iter().map(|h| h.index).collect();
-        let rows = match self.held_rows(&flat, &indices)? {
-            Some(rows) => rows,
-            None => {
-                let batches = self
-                    .run_query(
-                        self.table
-                            .take_row_ids(hits.iter().map(|h| h.row_id).collect())
-                            .select(self.columns_but(&["search_text", "vector"], None))
-                            .with_row_id(),
-                    )
-                    .instrument(tracing::debug_span!("store.vectors.rows"))
-                    .await?;
-                let mut by_row_id = HashMap::with_capacity(hits.len());
-                for batch in &batches {
-                    let row_ids = primitive::<UInt64Type>(batch, "_rowid")?;
-                    let rows = rows_of(std::slice::from_ref(batch), None)?;
-                    for (row_id, (row, _)) in row_ids.into_iter().zip(rows) {
-                        by_row_id.insert(row_id, row);
-                    }
-                }
-                let mut rows = Vec::with_capacity(hits.len());
-                for hit in &hits {
-                    let row = by_row_id.remove(&hit.row_id).filter(|row| {
-                        flat.key(hit.index) == Some((row.repo_id.as_str(), row.chunk.id.as_str()))
-                    });
-                    let Some(row) = row else {
-                        // The table moved under the read (a write, a compaction).
-                        return Ok(None);
-                    };
-                    rows.push(row);
-                }
-                rows
-            }
+        let Some(rows) = self.held_rows(&flat, &indices)? else {
+            return Ok(None);
         };
         let out = hits
             .into_iter()
@@ -1060,10 +1027,9 @@ async fn prune(
     Ok(())
 }
 
-/// Reads every embedded row's vector with the columns filters read, at the table's
-/// current version ([`super::flat`]), and keeps the rows themselves (`columns`, which
-/// must hold the filter columns and `vector`) when they fit in `limit` bytes too; `None`
-/// when the vectors alone would take more.
+/// Reads every embedded row (`columns`, which must hold the filter columns and
+/// `vector`) at the table's current version ([`super::flat`]); `None` when the vectors
+/// and rows would take more than `limit` bytes.
 async fn load_flat(
     table: Table,
     dims: usize,
@@ -1132,8 +1098,7 @@ async fn load_flat(
             )
             .map_err(StoreError::Invalid)?;
         }
-        if FlatBuilder::vector_bytes(dims, flat.len()) > limit {
-            // Rows written since the count.
+        if held.is_none() {
             return Ok(None);
         }
     }

@@ -63,8 +63,8 @@
 //!   LanceDB sizes its partitions for 8,192 rows and splits those that outgrow 4x that
 //!   (smaller partitions halved a filtered ANN query at 108k rows, not a search); its
 //!   candidates re-scored with full vectors (`ann_refine_factor`, 10); compaction and pruning of versions older than `prune_older_than`.
-//!   LanceDB's scan reads the vectors from disk at every query; `flat` holds them in
-//!   memory (up to `flat_vector_bytes`, 32 MiB), with the rows when they fit too, while
+//!   LanceDB's scan reads the vectors from disk at every query; `flat` holds the table's
+//!   vectors and rows in memory (both or neither, up to `held_bytes`, 128 MiB) while
 //!   they are the table's current version: a vector search is one exact scan, a text
 //!   search asks the full-text index for row ids only, and whole files are read from
 //!   memory.
@@ -93,7 +93,7 @@ pub use filter::{
     ChunkFilter, MAX_FILTER_ENTRIES, MAX_FILTER_ENTRY_BYTES, PathMatcher, RefView, glob_to_like,
 };
 pub use lance::{
-    DEFAULT_FLAT_VECTORS_MB, DEFAULT_INDEX_CACHE_MB, DEFAULT_READ_CONSISTENCY, LanceStore,
+    DEFAULT_HELD_MB, DEFAULT_INDEX_CACHE_MB, DEFAULT_READ_CONSISTENCY, LanceStore,
     LanceStoreOptions,
 };
 pub use meta::{

@@ -804,7 +804,7 @@ async fn ann_candidates_are_re_scored_with_their_full_vectors() {
         o.ann_min_rows = 1_000;
         o.ann_refine_factor = refine;
         // LanceDB's index itself, not the exact scan of vectors held in memory.
-        o.flat_vector_bytes = 0;
+        o.held_bytes = 0;
         o
     };
     {
@@ -1062,7 +1062,7 @@ async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
             .expect("write");
     }
     let mut lance_only = LanceStoreOptions::new(&uri, DIMS);
-    lance_only.flat_vector_bytes = 0;
+    lance_only.held_bytes = 0;
     // It reads what the other store writes at once.
     lance_only.read_consistency = std::time::Duration::ZERO;
     let lance = LanceStore::open(lance_only).await.expect("open again");
@@ -1258,7 +1258,7 @@ async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
     );
     // Too little memory for the table: LanceDB answers.
     let mut small = LanceStoreOptions::new(&uri, DIMS);
-    small.flat_vector_bytes = 16;
+    small.held_bytes = 16;
     let small = LanceStore::open(small).await.expect("open small");
     assert!(!small.load_vectors().await.expect("load"));
     let all = ChunkFilter::default();
