@@ -43,6 +43,17 @@ fn rows(repo: &str, rel: &str, source: &str) -> Vec<ChunkRow> {
         .collect()
 }
 
+/// [`rows`] written ahead of their vectors (progressive indexing).
+fn pending_rows(repo: &str, rel: &str, source: &str) -> Vec<ChunkRow> {
+    rows(repo, rel, source)
+        .into_iter()
+        .map(|mut row| {
+            row.vector.clear();
+            row
+        })
+        .collect()
+}
+
 fn fixture(name: &str) -> String {
     std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -638,13 +649,7 @@ async fn the_ann_index_waits_for_every_vector() {
     options.ann_min_rows = 1;
     options.maintain_every_writes = 1_000; // only explicit maintenance in this test
     let store = LanceStore::open(options).await.expect("open");
-    let pending: Vec<ChunkRow> = rows("r1", "src/a.ts", &fixture("classes.ts"))
-        .into_iter()
-        .map(|mut row| {
-            row.vector.clear();
-            row
-        })
-        .collect();
+    let pending = pending_rows("r1", "src/a.ts", &fixture("classes.ts"));
     assert!(pending.len() > 1);
     store
         .replace_file("r1", "src/a.ts", pending)
@@ -1204,13 +1209,7 @@ async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
     );
     // A file whose rows wait for their vectors: vector searches leave it out, and whole
     // files and text searches, which include it, are read from LanceDB.
-    let pending: Vec<ChunkRow> = rows("r1", "src/pending.ts", &fixture("functions.ts"))
-        .into_iter()
-        .map(|mut row| {
-            row.vector.clear();
-            row
-        })
-        .collect();
+    let pending = pending_rows("r1", "src/pending.ts", &fixture("functions.ts"));
     memory
         .replace_file("r1", "src/pending.ts", pending)
         .await
