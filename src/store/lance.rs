@@ -481,15 +481,11 @@ impl LanceStore {
         Ok(self.table.count_rows(None).await?)
     }
 
-    /// The columns query results read: every column but `search_text`, which only the
-    /// full-text index needs (it is the largest text column and nothing reads it back),
-    /// plus `score` (`_distance`, `_score`) for searches.
-    /// Reads the table's vectors into memory now, for exact searches without LanceDB
-    /// ([`super::flat`]); searches otherwise start the read themselves, in the
-    /// background, when the table has changed. Whether the vectors of the table as it
-    /// is now are held (false when the cache is off, the vectors exceed it, or another
-    /// read is under way).
-    pub async fn load_vectors(&self) -> Result<bool, StoreError> {
+    /// Reads the table's vectors and rows into memory now ([`super::flat`]); searches
+    /// otherwise start the read themselves, in the background, when the table has
+    /// changed. Whether the table as it is now is held (false when the memory allowed is
+    /// 0 or too little, or another read is under way).
+    pub async fn load_into_memory(&self) -> Result<bool, StoreError> {
         self.flat.allow_load_now();
         let started = std::time::Instant::now();
         if !self.flat.begin_load(started) {
@@ -521,7 +517,7 @@ impl LanceStore {
             .collect()
     }
 
-    /// Starts reading the table's vectors into memory in the background, unless a read
+    /// Starts reading the table into memory in the background, unless a read
     /// is under way or the last one was too recent ([`FlatCache::begin_load`]).
     fn refresh_flat(&self) {
         let started = std::time::Instant::now();
@@ -534,18 +530,17 @@ impl LanceStore {
             let loaded = match load_flat(table, dims, cache.limit_bytes(), columns).await {
                 Ok(loaded) => loaded,
                 Err(e) => {
-                    tracing::warn!(error = %e, "the chunk store's vectors could not be read into memory; searches go through LanceDB");
+                    tracing::warn!(error = %e, "the chunk store could not be read into memory; searches go through LanceDB");
                     None
                 }
             };
             if let Some(flat) = &loaded {
                 tracing::debug!(
                     rows = flat.len(),
-                    rows_held = flat.holds_rows(),
                     bytes = flat.bytes(),
                     version = flat.version(),
                     ms = started.elapsed().as_millis() as u64,
-                    "vectors held in memory"
+                    "chunk store held in memory"
                 );
             }
             cache.end_load(loaded, started, std::time::Instant::now());
@@ -570,7 +565,7 @@ impl LanceStore {
         }
     }
 
-    /// The vectors in memory when they are of the table as it is now.
+    /// What is held in memory, when it is the table as it is now.
     async fn fresh_flat(&self) -> Result<Option<std::sync::Arc<FlatVectors>>, StoreError> {
         if self.flat.limit_bytes() == 0 {
             return Ok(None);
@@ -704,6 +699,9 @@ impl LanceStore {
         Ok(Some(out))
     }
 
+    /// The columns query results read: every column but `search_text`, which only the
+    /// full-text index needs (it is the largest text column and nothing reads it back),
+    /// plus `score` (`_distance`, `_score`) for searches.
     fn read_columns(&self, score: Option<&str>) -> lancedb::query::Select {
         self.columns_but(&["search_text"], score)
     }

@@ -1041,11 +1041,13 @@ async fn vectors_are_stored_in_half_precision_and_f32_stores_keep_theirs() {
     assert_eq!(first.vector, target.vector, "f32 vectors come back exactly");
 }
 
-/// Vector searches answered from the vectors held in memory (`store::flat`) are the exact
-/// answers LanceDB gives below its ANN threshold: the same rows, the same order, the same
-/// scores, under every kind of filter; a table changed since they were read is answered
-/// by LanceDB (the new rows included) until they are read again; a table larger than the
-/// memory allowed stays on LanceDB.
+/// Searches answered from the table held in memory (`store::flat`) are the answers
+/// LanceDB gives (below its ANN threshold, where its vector query is exact too): the same
+/// rows, scores and order for vector searches under every kind of filter, for text
+/// searches and for whole files; a table changed since it was read is answered by LanceDB
+/// (the new rows included) until it is read again; rows waiting for vectors send whole
+/// files and text searches to LanceDB; a table larger than the memory allowed stays on
+/// LanceDB.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -1071,8 +1073,8 @@ async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
     // It reads what the other store writes at once.
     lance_only.read_consistency = std::time::Duration::ZERO;
     let lance = LanceStore::open(lance_only).await.expect("open again");
-    assert!(memory.load_vectors().await.expect("load"), "held");
-    assert!(!lance.load_vectors().await.expect("load"), "off");
+    assert!(memory.load_into_memory().await.expect("load"), "held");
+    assert!(!lance.load_into_memory().await.expect("load"), "off");
     let filters = [
         ChunkFilter::default(),
         ChunkFilter {
@@ -1196,7 +1198,7 @@ async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
         .expect("search");
     compare(&after, &by_lance, true);
     assert!(
-        memory.load_vectors().await.expect("load again"),
+        memory.load_into_memory().await.expect("load again"),
         "read again"
     );
     compare(
@@ -1215,7 +1217,7 @@ async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
         .await
         .expect("write pending");
     assert!(
-        memory.load_vectors().await.expect("load"),
+        memory.load_into_memory().await.expect("load"),
         "the embedded rows are held"
     );
     let with_pending: Vec<String> = vec!["src/pending.ts".into(), "src/a.ts".into()];
@@ -1259,7 +1261,7 @@ async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
     let mut small = LanceStoreOptions::new(&uri, DIMS);
     small.held_bytes = 16;
     let small = LanceStore::open(small).await.expect("open small");
-    assert!(!small.load_vectors().await.expect("load"));
+    assert!(!small.load_into_memory().await.expect("load"));
     let all = ChunkFilter::default();
     compare(
         &small
