@@ -440,6 +440,8 @@ struct CacheState {
     current: Option<Arc<FlatVectors>>,
     loading: bool,
     next_load: Option<Instant>,
+    /// Whether a table too large to hold was reported (once a process).
+    told_too_large: bool,
 }
 
 /// A chunk store's [`FlatVectors`], kept for one table version at a time.
@@ -509,6 +511,12 @@ impl FlatCache {
     /// Lets the next [`FlatCache::begin_load`] start at once (a load asked for outright).
     pub fn allow_load_now(&self) {
         self.state().next_load = None;
+    }
+
+    /// Whether a table found too large to hold should be reported now: the first time
+    /// only, so that a server searching a large repository says it once.
+    pub fn first_too_large(&self) -> bool {
+        !std::mem::replace(&mut self.state().told_too_large, true)
     }
 }
 
@@ -858,5 +866,8 @@ mod tests {
         assert!(cache.begin_load(t1 + Duration::from_secs(4)));
         // Off: never loads.
         assert!(!FlatCache::new(0).begin_load(t0));
+        // A table too large to hold is reported once.
+        assert!(cache.first_too_large());
+        assert!(!cache.first_too_large());
     }
 }

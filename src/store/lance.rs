@@ -528,6 +528,15 @@ impl LanceStore {
         let columns = self.held_columns();
         tokio::spawn(async move {
             let loaded = match load_flat(table, dims, cache.limit_bytes(), columns).await {
+                Ok(None) if cache.first_too_large() => {
+                    tracing::info!(
+                        limit_mib = cache.limit_bytes() >> 20,
+                        "the chunk store's vectors and rows need more memory than \
+                         --search-memory-mb allows (SEXTANT_SEARCH_MEMORY_MB): searches use its \
+                         index; raise the setting to have them scanned and read from memory"
+                    );
+                    None
+                }
                 Ok(loaded) => loaded,
                 Err(e) => {
                     tracing::warn!(error = %e, "the chunk store could not be read into memory; searches go through LanceDB");
