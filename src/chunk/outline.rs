@@ -8,7 +8,7 @@
 //! no other unit into it, and snapshots show it as the outline above the file's other
 //! targets.
 
-use crate::parse::{ByteRange, ParsedFile, SymbolKind};
+use crate::parse::{ByteRange, Modifier, ParsedFile, SymbolKind};
 use crate::text::{estimate_tokens, search_text, truncate_chars};
 
 use super::{CodeChunk, ids, purpose_of};
@@ -103,6 +103,15 @@ pub fn outline_chunk(
     preamble.push_str("---\n");
     let embedding_text = format!("{preamble}{text}");
     let names: Vec<&str> = entries.iter().map(|(c, _)| c.name.as_str()).collect();
+    // A file whose every declaration is deprecated is: its outline is too.
+    let modifiers = if entries
+        .iter()
+        .all(|(c, _)| c.modifiers.contains(&Modifier::Deprecated))
+    {
+        vec![Modifier::Deprecated]
+    } else {
+        Vec::new()
+    };
     let search = search_text(&format!(
         "{relative_path} {relative_path} {} {} {}",
         comment.as_deref().unwrap_or(""),
@@ -122,7 +131,7 @@ pub fn outline_chunk(
         depth: 0,
         breadcrumb: file_name.to_string(),
         signature: relative_path.to_string(),
-        modifiers: Vec::new(),
+        modifiers,
         exported: false,
         jsdoc: comment,
         start_line: 1,
@@ -385,6 +394,16 @@ module.exports = Base;
         ));
         assert!(o.search_text.contains("epilogue"));
         assert!(o.search_text.contains("reporters"));
+    }
+
+    #[test]
+    fn a_file_whose_every_declaration_is_deprecated_has_a_deprecated_outline() {
+        let old = "/** @deprecated use New */\npublic class Old {\n  public void a() {}\n  public void b() {}\n}\n";
+        let o = outline("src/Old.java", old).expect("an outline");
+        assert_eq!(o.modifiers, [Modifier::Deprecated]);
+        let mixed = format!("{old}class Live {{\n  void c() {{}}\n}}\n");
+        let mixed = outline("src/Old.java", &mixed).expect("an outline");
+        assert!(mixed.modifiers.is_empty(), "{:?}", mixed.content);
     }
 
     #[test]

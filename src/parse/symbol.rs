@@ -188,6 +188,10 @@ pub enum Modifier {
     Const,
     /// Optional member (`x?: T`).
     Optional,
+    /// Marked deprecated (Java's `@Deprecated`, Rust's `#[deprecated]`, a Python
+    /// `@deprecated` decorator, `@deprecated` in JSDoc or Javadoc, a Go `Deprecated:`
+    /// paragraph, Sphinx's `.. deprecated::`), or inside a symbol that is.
+    Deprecated,
 }
 
 impl Modifier {
@@ -200,6 +204,73 @@ impl Modifier {
     pub fn as_str(self) -> &'static str {
         self.into()
     }
+}
+
+/// Adds [`Modifier::Deprecated`] to every symbol of `symbols` (and below) that its own
+/// declaration or documentation marks deprecated, and to everything inside one: a
+/// deprecated class's methods are as deprecated as the class. `source` is the text the
+/// symbols were parsed from.
+pub(crate) fn mark_deprecated(symbols: &mut [ParsedSymbol], source: &str) {
+    mark_below(symbols, source, false);
+}
+
+fn mark_below(symbols: &mut [ParsedSymbol], source: &str, inherited: bool) {
+    for symbol in symbols {
+        let deprecated = inherited
+            || symbol.modifiers.contains(&Modifier::Deprecated)
+            || declared_deprecated(symbol, source);
+        if deprecated && !symbol.modifiers.contains(&Modifier::Deprecated) {
+            symbol.modifiers.push(Modifier::Deprecated);
+            symbol.modifiers.sort();
+        }
+        mark_below(&mut symbol.children, source, deprecated);
+    }
+}
+
+/// Annotations, attributes and decorators that mark what follows deprecated, as a line of
+/// a declaration's head begins with them.
+const DEPRECATED_HEADS: &[&str] = &[
+    "@Deprecated",
+    "@java.lang.Deprecated",
+    "#[deprecated",
+    "@deprecated",
+    "@warnings.deprecated",
+    "@typing_extensions.deprecated",
+];
+/// How documentation says so, at the start of one of its lines.
+const DEPRECATED_DOCS: &[&str] = &["@deprecated", "Deprecated:", ".. deprecated::"];
+/// Bytes of a declaration's head read for a marker.
+const HEAD_BYTES: usize = 2048;
+
+/// Whether a line of `text` begins with one of `marks`.
+fn starts_any(text: &str, marks: &[&str]) -> bool {
+    text.lines()
+        .any(|l| marks.iter().any(|m| l.trim_start().starts_with(m)))
+}
+
+/// Whether documentation says that what it documents is deprecated.
+pub(crate) fn doc_deprecated(doc: Option<&str>) -> bool {
+    doc.is_some_and(|doc| starts_any(doc, DEPRECATED_DOCS))
+}
+
+/// Whether `symbol`'s own head (decorators and annotations up to its body) or its
+/// documentation marks it deprecated. The documentation of overloads merged into one
+/// symbol is the first one's: one deprecated way to call a function does not make it
+/// deprecated, so [`super::tree::merge_overloads`] decides for them.
+fn declared_deprecated(symbol: &ParsedSymbol, source: &str) -> bool {
+    if symbol.overloads.is_empty() && doc_deprecated(symbol.jsdoc.as_deref()) {
+        return true;
+    }
+    let start = symbol.bytes.start;
+    let mut end = symbol
+        .body
+        .map_or(symbol.bytes.end, |b| b.start)
+        .min(start.saturating_add(HEAD_BYTES))
+        .min(source.len());
+    while end > start && !source.is_char_boundary(end) {
+        end -= 1;
+    }
+    starts_any(source.get(start..end).unwrap_or(""), DEPRECATED_HEADS)
 }
 
 /// One symbol or root-level statement, with its nested symbols.

@@ -223,15 +223,17 @@ pub(crate) struct Scan {
 }
 
 impl Scan {
-    /// The parsed file of `source`: this scan with the walk's symbols, imports and refs.
+    /// The parsed file of `source`: this scan with the walk's symbols (deprecated ones
+    /// marked), imports and refs.
     pub fn into_file(
         self,
         language: Language,
         source: &str,
-        symbols: Vec<ParsedSymbol>,
+        mut symbols: Vec<ParsedSymbol>,
         imports: Vec<Import>,
         refs: super::refs::FileRefs,
     ) -> ParsedFile {
+        super::symbol::mark_deprecated(&mut symbols, source);
         ParsedFile {
             language,
             symbols,
@@ -323,6 +325,14 @@ pub(crate) fn merge_overloads(symbols: Vec<ParsedSymbol>) -> Vec<ParsedSymbol> {
             && !prev.modifiers.contains(&Modifier::Abstract)
         {
             let prev = out.pop().expect("checked above");
+            // Deprecated when every signature is (an undocumented implementation
+            // follows them), not when one of several ways to call it is.
+            let deprecated = |s: &ParsedSymbol| {
+                s.modifiers.contains(&Modifier::Deprecated)
+                    || (s.overloads.is_empty() && super::symbol::doc_deprecated(s.jsdoc.as_deref()))
+            };
+            let all_deprecated = deprecated(&prev)
+                && (deprecated(&sym) || (sym.body.is_some() && sym.jsdoc.is_none()));
             let mut overloads = prev.overloads;
             overloads.push(prev.signature);
             overloads.append(&mut sym.overloads);
@@ -331,6 +341,10 @@ pub(crate) fn merge_overloads(symbols: Vec<ParsedSymbol>) -> Vec<ParsedSymbol> {
             sym.bytes.start = prev.bytes.start;
             sym.jsdoc = prev.jsdoc.or(sym.jsdoc);
             sym.modifiers.extend(prev.modifiers);
+            sym.modifiers.retain(|m| *m != Modifier::Deprecated);
+            if all_deprecated {
+                sym.modifiers.push(Modifier::Deprecated);
+            }
             sym.modifiers.sort();
             sym.modifiers.dedup();
             sym.exported |= prev.exported;

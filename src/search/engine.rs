@@ -1003,6 +1003,11 @@ fn apply_priors(
                 &c.row.chunk.full_source,
             ),
             exported: c.row.chunk.exported,
+            deprecated: c
+                .row
+                .chunk
+                .modifiers
+                .contains(&crate::parse::Modifier::Deprecated),
             score: c.scores.final_score,
         })
         .collect();

@@ -53,6 +53,9 @@ pub struct Priors {
     pub config_penalty: f32,
     /// Subtracted from generated and vendored code.
     pub generated_penalty: f32,
+    /// Subtracted from deprecated code (and everything inside it), unless the question
+    /// asks about deprecated or legacy code: the code that replaced it answers first.
+    pub deprecated_penalty: f32,
     /// Subtracted from types and signatures (interfaces, type aliases, fields, methods
     /// without a body) unless the question asks about types: a question about what code
     /// does is answered by the code that does it.
@@ -87,6 +90,7 @@ impl Default for Priors {
             docs_penalty: 0.3,
             config_penalty: 0.3,
             generated_penalty: 0.08,
+            deprecated_penalty: 0.12,
             signature_penalty: 0.03,
             path_words: 0.05,
             definition: 0.05,
@@ -99,7 +103,7 @@ impl Default for Priors {
 
 impl Priors {
     /// Every weight with its JSON name.
-    fn weights_mut(&mut self) -> [(&'static str, &mut f32); 12] {
+    fn weights_mut(&mut self) -> [(&'static str, &mut f32); 13] {
         [
             ("testPenalty", &mut self.test_penalty),
             ("fixturePenalty", &mut self.fixture_penalty),
@@ -108,6 +112,7 @@ impl Priors {
             ("docsPenalty", &mut self.docs_penalty),
             ("configPenalty", &mut self.config_penalty),
             ("generatedPenalty", &mut self.generated_penalty),
+            ("deprecatedPenalty", &mut self.deprecated_penalty),
             ("signaturePenalty", &mut self.signature_penalty),
             ("pathWords", &mut self.path_words),
             ("definition", &mut self.definition),
@@ -173,6 +178,8 @@ pub struct Intent {
     pub wants_config: bool,
     /// The question asks about types or shapes ("type", "interface", "signature", …).
     pub wants_types: bool,
+    /// The question asks about deprecated or legacy code.
+    pub wants_deprecated: bool,
 }
 
 fn is_identifier_part(s: &str) -> bool {
@@ -313,6 +320,15 @@ const TYPE_WORDS: &[&str] = &[
     "override",
 ];
 
+/// Words that ask about code on its way out.
+const DEPRECATED_WORDS: &[&str] = &[
+    "deprecated",
+    "deprecation",
+    "legacy",
+    "obsolete",
+    "outdated",
+];
+
 /// Sets what the question's plain (lower-cased, non-name) words ask for beyond code.
 fn read_wants(intent: &mut Intent, plain: &[String]) {
     let any = |list: &[&str]| plain.iter().any(|p| list.contains(&p.as_str()));
@@ -335,6 +351,17 @@ fn read_wants(intent: &mut Intent, plain: &[String]) {
     intent.wants_docs = intent.wants_config || task || any(DOC_WORDS);
     intent.wants_declarations = any(DECLARATION_WORDS);
     intent.wants_types = intent.wants_declarations || any(TYPE_WORDS);
+    intent.wants_deprecated = any(DEPRECATED_WORDS);
+}
+
+/// A name ignoring case, `_` and `-`: how names are compared when the asker's spelling or
+/// a file's naming convention may differ (`snapshot_state`, `SnapshotState`,
+/// `stable-graph`).
+fn loose(s: &str) -> String {
+    s.chars()
+        .filter(|c| !matches!(c, '_' | '-'))
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// The defined name a misspelt, partial or differently cased identifier most likely
@@ -352,16 +379,6 @@ fn read_wants(intent: &mut Intent, plain: &[String]) {
 /// assert_eq!(closest_name("SnapshotStaet", &names), Some("SnapshotState"));
 /// assert_eq!(closest_name("Snapper", &names), None);
 /// ```
-/// A name ignoring case, `_` and `-`: how names are compared when the asker's spelling or
-/// a file's naming convention may differ (`snapshot_state`, `SnapshotState`,
-/// `stable-graph`).
-fn loose(s: &str) -> String {
-    s.chars()
-        .filter(|c| !matches!(c, '_' | '-'))
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
 pub fn closest_name<'a>(wanted: &str, names: &'a [String]) -> Option<&'a str> {
     let want = loose(wanted);
     let len = want.chars().count();
@@ -420,6 +437,8 @@ pub struct Facts<'a> {
     /// Whether the language exports it (`export`, `pub`, a capitalised Go name, a
     /// Python name without a leading `_`, Java's `public`).
     pub exported: bool,
+    /// Marked deprecated, or inside something that is ([`crate::parse::Modifier::Deprecated`]).
+    pub deprecated: bool,
     /// Score before the priors (0..1).
     pub score: f32,
 }
@@ -701,9 +720,16 @@ pub fn adjust(
                 // private one of the same name, a type over its implementation in another
                 // file, a package's `Glob` over an adapter's `IOFS.Glob`).
                 let top_level = !c.breadcrumb.contains(" > ") && !c.name.contains(['.', ':']);
-                let owner = 0.4 * file_named_after(c.path, c.name)
-                    + 0.3 * f32::from(c.exported)
-                    + 0.3 * f32::from(top_level);
+                // A deprecated definition yields to a live one of the same name.
+                let live = if c.deprecated && !intent.wants_deprecated {
+                    0.5
+                } else {
+                    1.0
+                };
+                let owner = live
+                    * (0.4 * file_named_after(c.path, c.name)
+                        + 0.3 * f32::from(c.exported)
+                        + 0.3 * f32::from(top_level));
                 let tier =
                     (0.6 * quality + 0.25 * companion_share + 0.1 * owner + 0.15 * c.score) / 1.1;
                 return 0.9 + 0.1 * tier.clamp(0.0, 1.0);
@@ -713,7 +739,12 @@ pub fn adjust(
             } else {
                 0.0
             };
-            c.score - role_penalty(role, intent, priors) - shape
+            let deprecated = if c.deprecated && !intent.wants_deprecated {
+                priors.deprecated_penalty
+            } else {
+                0.0
+            };
+            c.score - role_penalty(role, intent, priors) - shape - deprecated
                 + priors.path_words * words
                 + priors.definition * quality
         })
@@ -763,6 +794,7 @@ mod tests {
             lines: 20,
             signature_only: false,
             exported: true,
+            deprecated: false,
             score: 0.8,
         }
     }
@@ -1151,6 +1183,49 @@ mod tests {
         assert_eq!(
             ranked(&both, "unit tests for the worker pool")[0],
             "src/__tests__/pool.test.ts:describe"
+        );
+    }
+
+    #[test]
+    fn deprecated_code_yields_to_live_code_unless_asked_for() {
+        let mut old = facts(
+            "src/internal/runners/MethodRoadie.java",
+            "runBefores",
+            "MethodRoadie > runBefores",
+            SymbolKind::Method,
+        );
+        old.score = 0.81;
+        old.deprecated = true;
+        let mut live = facts(
+            "src/runners/BlockJUnit4ClassRunner.java",
+            "withBefores",
+            "BlockJUnit4ClassRunner > withBefores",
+            SymbolKind::Method,
+        );
+        live.score = 0.78;
+        let both = [old, live];
+        assert_eq!(
+            ranked(&both, "run the before methods ahead of a test")[0],
+            "src/runners/BlockJUnit4ClassRunner.java:withBefores"
+        );
+        assert_eq!(
+            ranked(&both, "how did the legacy runner run the before methods")[0],
+            "src/internal/runners/MethodRoadie.java:runBefores"
+        );
+        // Without the mark the higher score wins: the penalty is what moved it.
+        old.deprecated = false;
+        assert_eq!(
+            ranked(&[old, live], "run the before methods ahead of a test")[0],
+            "src/internal/runners/MethodRoadie.java:runBefores"
+        );
+        // Between two definitions of a name, the live one comes first.
+        let mut dead = facts("a/internal/TestClass.java", "TestClass", "TestClass", SymbolKind::Class);
+        dead.deprecated = true;
+        dead.score = 0.9;
+        let alive = facts("a/model/TestClass.java", "TestClass", "TestClass", SymbolKind::Class);
+        assert_eq!(
+            ranked(&[dead, alive], "TestClass")[0],
+            "a/model/TestClass.java:TestClass"
         );
     }
 

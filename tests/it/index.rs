@@ -1820,3 +1820,89 @@ async fn the_embedding_cache_keeps_what_the_index_needs_and_drops_the_rest() {
     );
     assert_eq!(embedder.stats().hits - before.hits, rows);
 }
+
+/// A store indexed before the parser marked deprecated symbols is parsed again after
+/// migration 13 (which clears every indexed file's hash and time): every file is read,
+/// the marks appear, and no text reaches the model (the vectors are the cache's).
+#[tokio::test]
+async fn migration_13_parses_every_file_again_without_the_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("ws");
+    write(
+        &root,
+        "src/Old.java",
+        "/** @deprecated use {@link New} */\npublic class Old {\n  public void run() {\n    System.out.println(\"old\");\n  }\n}\n",
+    );
+    write(
+        &root,
+        "src/New.java",
+        "public class New {\n  public void run() {\n    System.out.println(\"new\");\n  }\n}\n",
+    );
+    let (meta, vectors) = support::stores(tmp.path(), DIMS).await;
+    let recorder = Arc::new(Recorder::default());
+    let embedder = Arc::new(CachedEmbedder::new(recorder.clone(), meta.clone()));
+    let indexer =
+        Indexer::new(meta.clone(), vectors.clone(), embedder, IndexOptions::default()).unwrap();
+    let repo = indexer
+        .register_path(&root, Some("ws"), RepoSettings::default())
+        .await
+        .unwrap();
+    let first = indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    assert_eq!(first.indexed, 2);
+    assert!(!recorder.take().is_empty());
+    let marked = |symbols: Vec<sextant::store::SymbolRecord>| {
+        symbols
+            .into_iter()
+            .filter(|s| s.modifiers.split(' ').any(|m| m == "deprecated"))
+            .map(|s| s.name)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        marked(meta.file_symbols(&repo.id, "src/Old.java").await.unwrap()),
+        ["Old", "run"]
+    );
+    assert!(marked(meta.file_symbols(&repo.id, "src/New.java").await.unwrap()).is_empty());
+
+    // Unchanged files are not read again...
+    let again = indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    assert_eq!((again.indexed, again.unchanged), (0, 2));
+    // ...until the migration's statement clears their hashes.
+    let migration = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("migrations/20261129000013_reparse_for_deprecation.sql"),
+    )
+    .unwrap();
+    let statement: String = migration
+        .lines()
+        .filter(|l| !l.starts_with("--"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&format!(
+        "sqlite://{}",
+        tmp.path().join("db.sqlite").display()
+    ))
+    .await
+    .unwrap();
+    sqlx::query(statement.trim()).execute(&pool).await.unwrap();
+    pool.close().await;
+    let reparsed = indexer
+        .sync(&repo, &mut Progress::silent(&repo.id))
+        .await
+        .unwrap();
+    assert_eq!(reparsed.indexed, 2, "{reparsed:?}");
+    assert!(
+        recorder.take().is_empty(),
+        "every vector came from the cache"
+    );
+    assert_eq!(
+        marked(meta.file_symbols(&repo.id, "src/Old.java").await.unwrap()),
+        ["Old", "run"]
+    );
+}

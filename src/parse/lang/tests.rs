@@ -3,7 +3,7 @@ use std::path::Path;
 use super::go::package_name;
 use super::python::docstring_text;
 use crate::parse::refs::{Imported, RefBase, RefKind, RefTarget};
-use crate::parse::{Language, ParseLimits, ParsedFile, SymbolKind, parse_bytes};
+use crate::parse::{Language, Modifier, ParseLimits, ParsedFile, SymbolKind, parse_bytes};
 
 fn parse(path: &str, source: &str) -> ParsedFile {
     parse_bytes(Path::new(path), source.as_bytes(), &ParseLimits::default()).expect("parses")
@@ -176,4 +176,78 @@ fn go_methods_are_named_by_receiver_and_java_members_nest() {
         .map(|c| c.name.as_str())
         .collect();
     assert_eq!(e, ["X", "f"]);
+}
+
+/// The names `file` holds marked deprecated, depth first.
+fn deprecated_names(file: &ParsedFile) -> Vec<String> {
+    file.symbols
+        .iter()
+        .flat_map(|s| s.walk())
+        .filter(|s| s.modifiers.contains(&Modifier::Deprecated))
+        .map(|s| s.name.clone())
+        .collect()
+}
+
+#[test]
+fn deprecation_is_read_in_every_language_and_covers_what_is_inside() {
+    let java = parse(
+        "Old.java",
+        "/** @deprecated use {@link New} */\nclass Old {\n  void run() {}\n}\n\
+         class Mixed {\n  @Deprecated\n  public void before() {}\n  void after() {}\n}\n\
+         @java.lang.Deprecated class Older { int n; }\n\
+         class New {\n  /** Not {@deprecated} here, nor @deprecated mid-line. */\n  void run() {}\n}\n",
+    );
+    assert_eq!(
+        deprecated_names(&java),
+        ["Old", "run", "before", "Older", "n"]
+    );
+    let rust = parse(
+        "a.rs",
+        "#[deprecated(since = \"1.2\", note = \"use b\")]\npub fn a() {}\n\
+         /// Deprecated: use `C`.\npub struct B;\n\
+         #[deprecated]\nimpl B {\n    pub fn x(&self) {}\n}\n\
+         pub fn c() {}\n",
+    );
+    assert_eq!(deprecated_names(&rust), ["a", "B", "B", "x"]);
+    let go = parse(
+        "a.go",
+        "package a\n\n// Old does it.\n//\n// Deprecated: use New.\nfunc Old() {}\n\n\
+         // New does it; Deprecated: is not at a line start here.\nfunc New() {}\n",
+    );
+    assert_eq!(deprecated_names(&go), ["Old"]);
+    let python = parse(
+        "a.py",
+        "from typing_extensions import deprecated\n\n\
+         @deprecated(\"use g\")\ndef f():\n    pass\n\n\
+         class C:\n    \"\"\"A class.\n\n    .. deprecated:: 2.0\n       Use D.\n    \"\"\"\n\n    def m(self):\n        pass\n\n\
+         def g():\n    \"\"\"Replaces the deprecated f.\"\"\"\n",
+    );
+    assert_eq!(deprecated_names(&python), ["f", "C", "m"]);
+    let ts = parse(
+        "a.ts",
+        "/** @deprecated Use `next`. */\nexport function prev() {}\n\
+         /** Runs it. */\nexport class Runner {\n  /**\n   * @deprecated\n   */\n  old() {}\n  now() {}\n}\n",
+    );
+    assert_eq!(deprecated_names(&ts), ["prev", "old"]);
+    // Overloads: one deprecated way to call a function leaves it live; all of them, not.
+    let overloads = parse(
+        "o.ts",
+        "export class Observable {
+  subscribe(observer?: Observer): Subscription;
+           /** @deprecated Pass an observer. */
+  subscribe(next?: () => void, error?: () => void): Subscription;
+           subscribe(a?: any, b?: any): Subscription {
+    return new Subscription();
+  }
+}
+         /** @deprecated Use `combineLatestWith`. */
+export function combine<A>(a: A): A;
+         /** @deprecated Use `combineLatestWith`. */
+export function combine<A, B>(a: A, b: B): [A, B];
+         export function combine(...args: any[]): any {
+  return args;
+}
+",
+    );
+    assert_eq!(deprecated_names(&overloads), ["combine"]);
 }
