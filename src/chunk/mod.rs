@@ -63,7 +63,7 @@ pub use outline::{leading_comment, outline_chunk};
 /// over `fixtures/parser` says when): an index built at another format has every file read
 /// again by its next sync ([`crate::index::Indexer::adopt_format`]), so that an upgrade
 /// never leaves unchanged files with the chunks an older version made.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// Chunker settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

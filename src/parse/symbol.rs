@@ -248,9 +248,19 @@ fn starts_any(text: &str, marks: &[&str]) -> bool {
         .any(|l| marks.iter().any(|m| l.trim_start().starts_with(m)))
 }
 
-/// Whether documentation says that what it documents is deprecated.
+/// Whether documentation says that what it documents is deprecated: a line that begins
+/// with a tag or directive ([`DEPRECATED_DOCS`]), or a first sentence that begins with
+/// the word ("Deprecated function for …", "DEPRECATED. Use …").
 pub(crate) fn doc_deprecated(doc: Option<&str>) -> bool {
-    doc.is_some_and(|doc| starts_any(doc, DEPRECATED_DOCS))
+    doc.is_some_and(|doc| {
+        let first = doc.trim_start();
+        let opens = ["Deprecated", "DEPRECATED"].iter().any(|w| {
+            first
+                .strip_prefix(w)
+                .is_some_and(|rest| !rest.starts_with(char::is_alphanumeric))
+        });
+        opens || starts_any(doc, DEPRECATED_DOCS)
+    })
 }
 
 /// Whether `symbol`'s own head (decorators and annotations up to its body) or its

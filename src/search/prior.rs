@@ -1219,10 +1219,20 @@ mod tests {
             "src/internal/runners/MethodRoadie.java:runBefores"
         );
         // Between two definitions of a name, the live one comes first.
-        let mut dead = facts("a/internal/TestClass.java", "TestClass", "TestClass", SymbolKind::Class);
+        let mut dead = facts(
+            "a/internal/TestClass.java",
+            "TestClass",
+            "TestClass",
+            SymbolKind::Class,
+        );
         dead.deprecated = true;
         dead.score = 0.9;
-        let alive = facts("a/model/TestClass.java", "TestClass", "TestClass", SymbolKind::Class);
+        let alive = facts(
+            "a/model/TestClass.java",
+            "TestClass",
+            "TestClass",
+            SymbolKind::Class,
+        );
         assert_eq!(
             ranked(&[dead, alive], "TestClass")[0],
             "a/model/TestClass.java:TestClass"

@@ -180,10 +180,17 @@ fn fixtures_match_expectations_and_global_rules() {
 /// The chunker output each [`sextant::chunk::FORMAT`] stands for: the SHA-256 over every
 /// fixture's path, parse (symbols, imports, identifiers, graph facts) and chunks (every
 /// field: content, embedding and search texts, ids). A change of either is a new format.
-const FORMATS: &[(u32, &str)] = &[(
-    1,
-    "1b36585fb0dd5a202cb3a04cbc2b284a2e48c3a6c77a7ff2295f94f5d2e2748b",
-)];
+const FORMATS: &[(u32, &str)] = &[
+    (
+        1,
+        "1b36585fb0dd5a202cb3a04cbc2b284a2e48c3a6c77a7ff2295f94f5d2e2748b",
+    ),
+    // Deprecated symbols carry the `deprecated` modifier.
+    (
+        2,
+        "ec5bf76ac6544c48773dd1eeecb03785c6f567cc4dd9dd13084604b68d4acfed",
+    ),
+];
 
 /// A change to what parsing or chunking makes of a file must come with a new
 /// [`sextant::chunk::FORMAT`], or indexes built before it would keep the older chunks of

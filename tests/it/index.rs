@@ -1821,11 +1821,11 @@ async fn the_embedding_cache_keeps_what_the_index_needs_and_drops_the_rest() {
     assert_eq!(embedder.stats().hits - before.hits, rows);
 }
 
-/// A store indexed before the parser marked deprecated symbols is parsed again after
-/// migration 13 (which clears every indexed file's hash and time): every file is read,
-/// the marks appear, and no text reaches the model (the vectors are the cache's).
+/// Deprecated code is marked in the store, and an index made before the parser marked it
+/// (an older [`sextant::chunk::FORMAT`]) is parsed again by its next sync with no text
+/// reaching the model: the chunks' texts are unchanged, their vectors are the cache's.
 #[tokio::test]
-async fn migration_13_parses_every_file_again_without_the_model() {
+async fn deprecated_code_is_marked_and_an_older_format_is_parsed_again_without_the_model() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("ws");
     write(
@@ -1841,17 +1841,25 @@ async fn migration_13_parses_every_file_again_without_the_model() {
     let (meta, vectors) = support::stores(tmp.path(), DIMS).await;
     let recorder = Arc::new(Recorder::default());
     let embedder = Arc::new(CachedEmbedder::new(recorder.clone(), meta.clone()));
-    let indexer =
-        Indexer::new(meta.clone(), vectors.clone(), embedder, IndexOptions::default()).unwrap();
+    let indexer = Indexer::new(
+        meta.clone(),
+        vectors.clone(),
+        embedder,
+        IndexOptions::default(),
+    )
+    .unwrap();
+    indexer.adopt_format().await.unwrap();
     let repo = indexer
         .register_path(&root, Some("ws"), RepoSettings::default())
         .await
         .unwrap();
-    let first = indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
-    assert_eq!(first.indexed, 2);
+    let sync = || async {
+        indexer
+            .sync(&repo, &mut Progress::silent(&repo.id))
+            .await
+            .unwrap()
+    };
+    assert_eq!(sync().await.indexed, 2);
     assert!(!recorder.take().is_empty());
     let marked = |symbols: Vec<sextant::store::SymbolRecord>| {
         symbols
@@ -1865,38 +1873,16 @@ async fn migration_13_parses_every_file_again_without_the_model() {
         ["Old", "run"]
     );
     assert!(marked(meta.file_symbols(&repo.id, "src/New.java").await.unwrap()).is_empty());
+    assert_eq!(sync().await.indexed, 0, "nothing changed");
 
-    // Unchanged files are not read again...
-    let again = indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
-    assert_eq!((again.indexed, again.unchanged), (0, 2));
-    // ...until the migration's statement clears their hashes.
-    let migration = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("migrations/20261129000013_reparse_for_deprecation.sql"),
-    )
-    .unwrap();
-    let statement: String = migration
-        .lines()
-        .filter(|l| !l.starts_with("--"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    sqlx::any::install_default_drivers();
-    let pool = sqlx::AnyPool::connect(&format!(
-        "sqlite://{}",
-        tmp.path().join("db.sqlite").display()
-    ))
-    .await
-    .unwrap();
-    sqlx::query(statement.trim()).execute(&pool).await.unwrap();
-    pool.close().await;
-    let reparsed = indexer
-        .sync(&repo, &mut Progress::silent(&repo.id))
-        .await
-        .unwrap();
-    assert_eq!(reparsed.indexed, 2, "{reparsed:?}");
+    // The index of format 1, before deprecation was marked.
+    meta.set_setting("index_format", "1").await.unwrap();
+    assert!(matches!(
+        indexer.adopt_format().await.unwrap(),
+        sextant::index::FormatChange::Changed { files: 2, .. }
+    ));
+    let reparsed = sync().await;
+    assert_eq!((reparsed.indexed, reparsed.unchanged), (2, 0));
     assert!(
         recorder.take().is_empty(),
         "every vector came from the cache"

@@ -220,9 +220,11 @@ fn deprecation_is_read_in_every_language_and_covers_what_is_inside() {
         "from typing_extensions import deprecated\n\n\
          @deprecated(\"use g\")\ndef f():\n    pass\n\n\
          class C:\n    \"\"\"A class.\n\n    .. deprecated:: 2.0\n       Use D.\n    \"\"\"\n\n    def m(self):\n        pass\n\n\
-         def g():\n    \"\"\"Replaces the deprecated f.\"\"\"\n",
+         def g():\n    \"\"\"Replaces the deprecated f.\"\"\"\n\n\
+         def h():\n    \"\"\"Deprecated function for signing: use g.\"\"\"\n\n\
+         def deprecation_notice():\n    \"\"\"Deprecations are listed here.\"\"\"\n",
     );
-    assert_eq!(deprecated_names(&python), ["f", "C", "m"]);
+    assert_eq!(deprecated_names(&python), ["f", "C", "m", "h"]);
     let ts = parse(
         "a.ts",
         "/** @deprecated Use `next`. */\nexport function prev() {}\n\
