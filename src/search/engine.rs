@@ -74,7 +74,8 @@ pub struct StageTimings {
     pub freshness_ms: f64,
     /// Query embedding.
     pub embed_ms: f64,
-    /// Vector and BM25 retrieval (run concurrently).
+    /// Vector and BM25 retrieval beyond the query embedding (BM25 and the definitions
+    /// are read while the query is embedded, the vector search follows it).
     pub retrieve_ms: f64,
     /// Lifting hits to answer units (reads the parents of nested hits).
     pub units_ms: f64,
@@ -714,9 +715,11 @@ impl Searcher {
         Ok((hits, reranked))
     }
 
-    /// Stage 1, recall: the query's vector, then the vector and BM25 candidates and the
-    /// definitions the question names, read at once; a misspelt or partial name is
-    /// looked for as the name it most likely means.
+    /// Stage 1, recall: the BM25 candidates and the definitions the question names are
+    /// read while the question is embedded (on the blocking pool), the vector candidates
+    /// once its vector is there; a misspelt or partial name is looked for as the name it
+    /// most likely means. `embed_ms` is the embedding's own time, `retrieve_ms` the
+    /// recall's time beyond it.
     async fn recall(
         &self,
         text: &str,
@@ -725,12 +728,6 @@ impl Searcher {
     ) -> Result<Recalled, SearchError> {
         let use_vector = options.retrieval != Retrieval::Lexical;
         let use_lexical = options.retrieval != Retrieval::Vector;
-        let t = Instant::now();
-        let query_vector = embed_query(self.embedder.as_ref(), text)
-            .instrument(tracing::info_span!("search.embed"))
-            .await?;
-        timings.embed_ms = ms(t);
-
         let t = Instant::now();
         let lexical_query = super::lexical_query(text);
         let filter = &options.filter;
@@ -742,14 +739,20 @@ impl Searcher {
         let mut intent = super::prior::understand(text);
         let filter = &*routed_filter(filter, options, &intent);
         let vector = async {
-            if !use_vector {
-                return Ok(Vec::new());
-            }
-            let wanted = options.max_vector_candidates;
-            self.vectors
-                .vector_search(&query_vector, wanted, filter)
-                .instrument(tracing::debug_span!("search.vector"))
-                .await
+            let t = Instant::now();
+            let query_vector = embed_query(self.embedder.as_ref(), text)
+                .instrument(tracing::info_span!("search.embed"))
+                .await?;
+            let embedded = ms(t);
+            let hits = if use_vector {
+                self.vectors
+                    .vector_search(&query_vector, options.max_vector_candidates, filter)
+                    .instrument(tracing::debug_span!("search.vector"))
+                    .await?
+            } else {
+                Vec::new()
+            };
+            Ok::<_, SearchError>((query_vector, hits, embedded))
         };
         let lexical = async {
             if !use_lexical {
@@ -769,12 +772,14 @@ impl Searcher {
                 .instrument(tracing::info_span!("search.definitions"))
                 .await
         };
-        let (vector_hits, lexical_hits, definitions) =
+        let (vector, lexical_hits, definitions) =
             async { tokio::join!(vector, lexical, definitions) }
                 .instrument(retrieve.clone())
                 .await;
-        let (mut vector_hits, mut lexical_hits, (definitions, corrections)) =
-            (vector_hits?, lexical_hits?, definitions?);
+        let ((query_vector, mut vector_hits, embedded), mut lexical_hits) =
+            (vector?, lexical_hits?);
+        let (definitions, corrections) = definitions?;
+        timings.embed_ms = embedded;
         stable_order(&mut vector_hits);
         stable_order(&mut lexical_hits);
         for (asked, meant) in corrections {
@@ -784,7 +789,7 @@ impl Searcher {
         }
         retrieve.record("vector_hits", vector_hits.len());
         retrieve.record("lexical_hits", lexical_hits.len());
-        timings.retrieve_ms = ms(t);
+        timings.retrieve_ms = (ms(t) - embedded).max(0.0);
         Ok(Recalled {
             query_vector,
             lexical_query,

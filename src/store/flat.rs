@@ -1,7 +1,8 @@
 //! The chunk table held in memory (pure): its vectors, as half-precision floats, with the
-//! few columns a [`ChunkFilter`] reads, scored against a question by one exact scan; and
-//! its rows, as read ([`FlatBuilder::hold`]: Arrow batches without vectors or full-text
-//! column), so that reads of hits and of whole files need no query.
+//! few columns a [`ChunkFilter`] reads, scored against a question by one exact scan; a
+//! BM25 index of the full-text column ([`super::bm25`]), for the text leg; and its rows,
+//! as read ([`FlatBuilder::hold`]: Arrow batches without vectors or full-text column), so
+//! that reads of hits and of whole files need no query.
 //!
 //! LanceDB answers a filtered nearest-neighbour query through its query planner, IO
 //! scheduler and (from 10k rows) its IVF-PQ index re-scored with full vectors: ~20 ms
@@ -21,6 +22,7 @@ use arrow_array::RecordBatch;
 use half::f16;
 use half::slice::HalfFloatSliceExt;
 
+use super::bm25::{Bm25, Bm25Builder};
 use super::filter::{ChunkFilter, PathMatcher};
 
 /// One row as read from the table.
@@ -40,6 +42,9 @@ pub struct FlatRow<'a> {
     pub kind: &'a str,
     /// The embedding (`dims` numbers).
     pub vector: &'a [f16],
+    /// The full-text column (`search_text`), when read: every row's or the set has no
+    /// full-text index.
+    pub text: Option<&'a str>,
 }
 
 /// A file of the table: what a filter decides per file rather than per row.
@@ -90,6 +95,8 @@ pub struct FlatVectors {
     by_row_id: HashMap<u64, u32>,
     /// The rows themselves, when held.
     rows: Option<HeldRows>,
+    /// BM25 over the rows' full-text column, when every row's was read.
+    text: Option<Bm25>,
 }
 
 /// Rows held as read: Arrow batches and where each row is in them.
@@ -110,6 +117,8 @@ pub struct FlatBuilder {
     set: FlatVectors,
     /// The rows' batches while they are kept, with their bytes.
     held: Option<(HeldRows, usize)>,
+    /// The full-text index while every row brought its text.
+    text: Option<Bm25Builder>,
 }
 
 impl FlatBuilder {
@@ -122,6 +131,7 @@ impl FlatBuilder {
                 ..FlatVectors::default()
             },
             held: Some((HeldRows::default(), 0)),
+            text: Some(Bm25Builder::default()),
         }
     }
 
@@ -144,7 +154,10 @@ impl FlatBuilder {
             return None;
         };
         *bytes += batch.get_array_memory_size();
-        if *bytes + Self::vector_bytes(self.set.dims, self.set.len() + batch.num_rows()) > limit {
+        let text = self.text.as_ref().map_or(0, Bm25Builder::bytes);
+        if *bytes + text + Self::vector_bytes(self.set.dims, self.set.len() + batch.num_rows())
+            > limit
+        {
             self.held = None;
             return None;
         }
@@ -200,6 +213,11 @@ impl FlatBuilder {
             (None, Some(_)) => self.held = None,
             _ => {}
         }
+        match (row.text, self.text.as_mut()) {
+            (Some(text), Some(index)) => index.push(text),
+            (None, Some(_)) => self.text = None,
+            _ => {}
+        }
         Ok(())
     }
 
@@ -231,6 +249,7 @@ impl FlatBuilder {
             rows.complete = complete;
             rows
         });
+        set.text = self.text.map(Bm25Builder::finish);
         set
     }
 }
@@ -297,6 +316,7 @@ impl FlatVectors {
                     .sum::<usize>()
                     + r.at.len() * 12
             })
+            + self.text.as_ref().map_or(0, Bm25::bytes)
     }
 
     /// The row at `row_id` of the table version the set was read at.
@@ -418,6 +438,37 @@ impl FlatVectors {
         }
         scored.sort_unstable_by(best_first);
         scored
+            .into_iter()
+            .map(|(score, index)| FlatHit {
+                index,
+                row_id: self.row_ids[index],
+                score,
+            })
+            .collect()
+    }
+}
+
+impl FlatVectors {
+    /// Whether the set answers full-text searches ([`FlatVectors::text_search`]): every
+    /// row of the table is held with its text.
+    pub fn holds_text(&self) -> bool {
+        self.text.is_some() && self.holds_every_row()
+    }
+
+    /// The `k` rows best matching `query` by BM25 (see [`super::bm25`]) among those
+    /// `filter` admits, best first; nothing when the set holds no text.
+    pub fn text_search(
+        &self,
+        query: &str,
+        k: usize,
+        filter: &ChunkFilter,
+        paths: &PathMatcher,
+    ) -> Vec<FlatHit> {
+        let Some(text) = &self.text else {
+            return Vec::new();
+        };
+        let admitted = self.admitted_rows(filter, paths);
+        text.search(query, k, &admitted)
             .into_iter()
             .map(|(score, index)| FlatHit {
                 index,
@@ -575,6 +626,7 @@ mod tests {
         let mut b = FlatBuilder::new(3, 12);
         for (i, r) in rows.iter().enumerate() {
             let id = format!("c{i}");
+            let text = format!("{} {}", r.path, r.kind);
             b.push(
                 FlatRow {
                     row_id: 100 + i as u64,
@@ -584,6 +636,7 @@ mod tests {
                     language: r.language,
                     kind: r.kind,
                     vector: &halves(&r.vector),
+                    text: Some(&text),
                 },
                 None,
             )
@@ -687,6 +740,55 @@ mod tests {
     }
 
     #[test]
+    fn text_search_finds_the_rows_with_the_words_under_every_filter() {
+        let rows = rows();
+        let flat = build(&rows);
+        assert!(flat.text.is_some(), "every row brought its text");
+        for filter in filters() {
+            let paths = filter.path_matcher().unwrap();
+            let found: Vec<usize> = flat
+                .text_search("function", 100, &filter, &paths)
+                .into_iter()
+                .map(|h| h.index)
+                .collect();
+            let mut expected: Vec<usize> = (0..rows.len())
+                .filter(|&i| rows[i].kind == "function")
+                .filter(|&i| flat.admitted_rows(&filter, &paths)[i])
+                .collect();
+            let mut sorted = found.clone();
+            sorted.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(sorted, expected, "{filter:?}");
+        }
+        // Without a text for every row, there is no full-text index.
+        let mut b = FlatBuilder::new(1, 12);
+        for (i, text) in [Some("a b"), None].into_iter().enumerate() {
+            let id = format!("c{i}");
+            b.push(
+                FlatRow {
+                    row_id: i as u64,
+                    id: &id,
+                    repo: "r",
+                    path: "a.go",
+                    language: "go",
+                    kind: "function",
+                    vector: &halves(&[1.0; 12]),
+                    text,
+                },
+                None,
+            )
+            .unwrap();
+        }
+        let flat = b.finish(true);
+        assert!(flat.text.is_none());
+        let paths = ChunkFilter::default().path_matcher().unwrap();
+        assert!(
+            flat.text_search("a", 5, &ChunkFilter::default(), &paths)
+                .is_empty()
+        );
+    }
+
+    #[test]
     fn scores_are_cosines_and_rows_keep_their_keys_and_vectors() {
         let rows = rows();
         let flat = build(&rows);
@@ -729,6 +831,7 @@ mod tests {
                     language: "go",
                     kind: "function",
                     vector: &halves(&[1.0, 2.0]),
+                    text: None,
                 },
                 None,
             )
@@ -784,6 +887,7 @@ mod tests {
                     language: "typescript",
                     kind: "function",
                     vector: &halves(&[1.0, i as f32, 0.0, 1.0]),
+                    text: None,
                 },
                 held.map(|h| (h, offset as u32)),
             )
@@ -833,6 +937,7 @@ mod tests {
                 language: "typescript",
                 kind: "function",
                 vector: &halves(&[1.0; 4]),
+                text: None,
             },
             held.map(|h| (h, 0)),
         )

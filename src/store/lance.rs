@@ -507,13 +507,13 @@ impl LanceStore {
         Ok(self.flat.at(self.table.version().await?).is_some())
     }
 
-    /// The columns read into memory: every one but the full-text index's text.
+    /// The columns read into memory: every one (the full-text column is indexed by the
+    /// in-memory BM25, the others are held as rows).
     fn held_columns(&self) -> Vec<String> {
         self.schema
             .fields()
             .iter()
             .map(|f| f.name().clone())
-            .filter(|name| name != "search_text")
             .collect()
     }
 
@@ -586,9 +586,11 @@ impl LanceStore {
         Ok(held)
     }
 
-    /// A text search whose rows come from memory: LanceDB's full-text index gives row ids
-    /// and scores only. `None` when not every row of the table as it is now is held, or
-    /// the table moved under the query (a row id the memory does not know).
+    /// A text search whose rows come from memory: scored by the BM25 held with them
+    /// ([`super::bm25`]), or, for a set read without its text, by LanceDB's full-text
+    /// index giving row ids and scores only. `None` when not every row of the table as it
+    /// is now is held, or the table moved under the query (a row id the memory does not
+    /// know).
     async fn held_text_search(
         &self,
         query: &str,
@@ -599,26 +601,33 @@ impl LanceStore {
         let Some(flat) = self.fresh_flat().await?.filter(|f| f.holds_every_row()) else {
             return Ok(None);
         };
-        let mut q = self
-            .table
-            .query()
-            .full_text_search(FullTextSearchQuery::new(query.to_string()))
-            .select(lancedb::query::Select::columns(&["_score"]))
-            .with_row_id()
-            .limit(k);
-        if let Some(predicate) = filter.to_sql() {
-            q = q.only_if(predicate);
-        }
-        let batches = self.run_query(q).await?;
         let (mut indices, mut found) = (Vec::new(), Vec::new());
-        for batch in &batches {
-            let row_ids = primitive::<UInt64Type>(batch, "_rowid")?;
-            for (row_id, score) in row_ids.into_iter().zip(scores(batch, Some("_score"))?) {
-                let Some(index) = flat.index_of(row_id) else {
-                    return Ok(None);
-                };
-                indices.push(index);
-                found.push(score);
+        if flat.holds_text() {
+            let _scan = tracing::debug_span!("store.text.scan").entered();
+            for hit in flat.text_search(query, k, filter, paths) {
+                indices.push(hit.index);
+                found.push(hit.score);
+            }
+        } else {
+            let mut q = self
+                .table
+                .query()
+                .full_text_search(FullTextSearchQuery::new(query.to_string()))
+                .select(lancedb::query::Select::columns(&["_score"]))
+                .with_row_id()
+                .limit(k);
+            if let Some(predicate) = filter.to_sql() {
+                q = q.only_if(predicate);
+            }
+            for batch in &self.run_query(q).await? {
+                let row_ids = primitive::<UInt64Type>(batch, "_rowid")?;
+                for (row_id, score) in row_ids.into_iter().zip(scores(batch, Some("_score"))?) {
+                    let Some(index) = flat.index_of(row_id) else {
+                        return Ok(None);
+                    };
+                    indices.push(index);
+                    found.push(score);
+                }
             }
         }
         let Some(rows) = self.held_rows(&flat, &indices)? else {
@@ -1062,6 +1071,8 @@ async fn load_flat(
         let text = |name: &str| strings(&batch, name).and_then(|v| required(v, name));
         let (ids, repos, paths) = (text("id")?, text("repo_id")?, text("relative_path")?);
         let (languages, kinds) = (text("language")?, text("node_kind")?);
+        // The full-text column feeds the in-memory BM25 (`store::bm25`), not the rows.
+        let search_texts = strings(&batch, "search_text").ok();
         let row_ids = primitive::<UInt64Type>(&batch, "_rowid")?;
         let list = column(&batch, "vector")?
             .as_fixed_size_list_opt()
@@ -1070,7 +1081,12 @@ async fn load_flat(
             })?;
         // The rows as read, less what memory need not hold (the vectors are held apart).
         let kept: Vec<usize> = (0..batch.num_columns())
-            .filter(|&i| !matches!(batch.schema().field(i).name().as_str(), "vector" | "_rowid"))
+            .filter(|&i| {
+                !matches!(
+                    batch.schema().field(i).name().as_str(),
+                    "vector" | "_rowid" | "search_text"
+                )
+            })
             .collect();
         let held = flat.hold(batch.project(&kept)?, limit);
         for i in 0..batch.num_rows() {
@@ -1100,6 +1116,7 @@ async fn load_flat(
                     language: &languages[i],
                     kind: &kinds[i],
                     vector,
+                    text: search_texts.as_ref().and_then(|t| t[i].as_deref()),
                 },
                 at,
             )

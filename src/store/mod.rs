@@ -76,6 +76,7 @@
 //!   maintenance from one place.
 
 pub mod block_cache;
+pub mod bm25;
 mod embed_cache;
 mod error;
 mod filter;
