@@ -93,6 +93,8 @@ pub struct FlatVectors {
     kind_names: Names,
     /// Row by its address in the table version (made by [`FlatBuilder::finish`]).
     by_row_id: HashMap<u64, u32>,
+    /// Rows ordered by repository number and chunk id, for [`FlatVectors::find`].
+    by_id: Vec<u32>,
     /// The rows themselves, when held.
     rows: Option<HeldRows>,
     /// BM25 over the rows' full-text column, when every row's was read.
@@ -241,6 +243,13 @@ impl FlatBuilder {
             .enumerate()
             .map(|(i, &r)| (r, i as u32))
             .collect();
+        let key = |i: u32| {
+            let repo = set.file_keys[set.files[i as usize] as usize].repo;
+            (repo, &set.ids[i as usize])
+        };
+        let mut by_id: Vec<u32> = (0..set.ids.len() as u32).collect();
+        by_id.sort_unstable_by(|&a, &b| key(a).cmp(&key(b)));
+        set.by_id = by_id;
         set.rows = self.held.map(|(mut rows, _)| {
             rows.by_file = vec![Vec::new(); set.file_keys.len()];
             for (i, &f) in set.files.iter().enumerate() {
@@ -307,7 +316,7 @@ impl FlatVectors {
     /// Bytes held (vectors, norms, keys and the rows held; the interned names are left out).
     pub fn bytes(&self) -> usize {
         FlatBuilder::vector_bytes(self.dims, self.len())
-            + self.len() * (4 + 8 + 4 + 4 + std::mem::size_of::<Box<str>>())
+            + self.len() * (4 + 8 + 4 + 4 + 4 + std::mem::size_of::<Box<str>>())
             + self.ids.iter().map(|i| i.len()).sum::<usize>()
             + self.rows.as_ref().map_or(0, |r| {
                 r.batches
@@ -317,6 +326,18 @@ impl FlatVectors {
                     + r.at.len() * 12
             })
             + self.text.as_ref().map_or(0, Bm25::bytes)
+    }
+
+    /// The row of chunk `id` of repository `repo`, if the set has it.
+    pub fn find(&self, repo: &str, id: &str) -> Option<usize> {
+        let repo = *self.repos.index.get(repo)?;
+        self.by_id
+            .binary_search_by(|&i| {
+                let row_repo = self.file_keys[self.files[i as usize] as usize].repo;
+                (row_repo, &*self.ids[i as usize]).cmp(&(repo, id))
+            })
+            .ok()
+            .map(|at| self.by_id[at] as usize)
     }
 
     /// The row at `row_id` of the table version the set was read at.
@@ -421,22 +442,13 @@ impl FlatVectors {
         }
         let query: Vec<f32> = query.iter().map(|x| x / norm).collect();
         let admitted = self.admitted_rows(filter, paths);
-        let mut row = vec![0.0f32; self.dims];
-        let mut scored: Vec<(f32, usize)> = Vec::new();
-        for (index, halves) in self.vectors.chunks_exact(self.dims).enumerate() {
-            if !admitted[index] {
-                continue;
-            }
-            halves.convert_to_f32_slice(&mut row);
-            scored.push((dot(&query, &row) * self.inv_norms[index], index));
-        }
-        let best_first =
-            |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        if scored.len() > k {
-            scored.select_nth_unstable_by(k - 1, best_first);
-            scored.truncate(k);
-        }
-        scored.sort_unstable_by(best_first);
+        // The rows in parts of at least SCAN_PART_ROWS, one thread each (up to the
+        // machine's cores), each part's best k merged.
+        let parts = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(self.len() / SCAN_PART_ROWS)
+            .max(1);
+        let scored = self.scan(&query, &admitted, k, parts);
         scored
             .into_iter()
             .map(|(score, index)| FlatHit {
@@ -449,6 +461,41 @@ impl FlatVectors {
 }
 
 impl FlatVectors {
+    /// The `k` admitted rows most similar to `query` (of unit length), best first, the
+    /// rows scanned in `parts` parts on as many threads.
+    fn scan(&self, query: &[f32], admitted: &[bool], k: usize, parts: usize) -> Vec<(f32, usize)> {
+        let rows = self.len();
+        let part_rows = rows.div_ceil(parts.max(1)).max(1);
+        let scan = |from: usize| {
+            let to = (from + part_rows).min(rows);
+            let mut row = vec![0.0f32; self.dims];
+            let mut scored: Vec<(f32, usize)> = Vec::new();
+            for index in from..to {
+                if !admitted[index] {
+                    continue;
+                }
+                let halves = &self.vectors[index * self.dims..(index + 1) * self.dims];
+                halves.convert_to_f32_slice(&mut row);
+                scored.push((dot(query, &row) * self.inv_norms[index], index));
+            }
+            best_k(scored, k)
+        };
+        if parts <= 1 {
+            return scan(0);
+        }
+        let found: Vec<(f32, usize)> = std::thread::scope(|threads| {
+            let running: Vec<_> = (0..rows)
+                .step_by(part_rows)
+                .map(|from| threads.spawn(move || scan(from)))
+                .collect();
+            running
+                .into_iter()
+                .flat_map(|t| t.join().unwrap_or_default())
+                .collect()
+        });
+        best_k(found, k)
+    }
+
     /// Whether the set answers full-text searches ([`FlatVectors::text_search`]): every
     /// row of the table is held with its text.
     pub fn holds_text(&self) -> bool {
@@ -477,6 +524,21 @@ impl FlatVectors {
             })
             .collect()
     }
+}
+
+/// Rows a thread of the vector scan takes at the least: below it a thread costs more
+/// than it saves.
+const SCAN_PART_ROWS: usize = 8_192;
+
+/// The `k` best of `scored`, best first, ties in row order.
+fn best_k(mut scored: Vec<(f32, usize)>, k: usize) -> Vec<(f32, usize)> {
+    let best_first = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k - 1, best_first);
+        scored.truncate(k);
+    }
+    scored.sort_unstable_by(best_first);
+    scored
 }
 
 /// Least time between two loads of a table's vectors.
@@ -740,6 +802,29 @@ mod tests {
     }
 
     #[test]
+    fn a_scan_in_parts_finds_what_one_scan_finds() {
+        let rows = rows();
+        let flat = build(&rows);
+        let paths = ChunkFilter::default().path_matcher().unwrap();
+        for q in 0..6 {
+            let query: Vec<f32> = (0..12)
+                .map(|d| ((q * 7 + d * 5) % 11) as f32 - 5.0)
+                .collect();
+            let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
+            let query: Vec<f32> = query.iter().map(|x| x / norm).collect();
+            for filter in filters() {
+                let admitted = flat.admitted_rows(&filter, &paths);
+                for k in [1, 5, 50] {
+                    let one = flat.scan(&query, &admitted, k, 1);
+                    for parts in [2, 3, 35, 80] {
+                        assert_eq!(flat.scan(&query, &admitted, k, parts), one, "{parts} parts");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn text_search_finds_the_rows_with_the_words_under_every_filter() {
         let rows = rows();
         let flat = build(&rows);
@@ -786,6 +871,26 @@ mod tests {
             flat.text_search("a", 5, &ChunkFilter::default(), &paths)
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn rows_are_found_by_repository_and_chunk_id() {
+        let rows = rows();
+        let flat = build(&rows);
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(flat.find(r.repo, &format!("c{i}")), Some(i));
+        }
+        let other = rows
+            .iter()
+            .position(|r| r.repo != rows[0].repo)
+            .expect("two repositories");
+        assert_eq!(
+            flat.find(rows[other].repo, "c0"),
+            None,
+            "c0 is another repository's"
+        );
+        assert_eq!(flat.find("nowhere", "c0"), None);
+        assert_eq!(flat.find(rows[0].repo, "c999"), None);
     }
 
     #[test]

@@ -647,6 +647,36 @@ impl LanceStore {
         Ok(Some(hits))
     }
 
+    /// [`VectorStore::get`] from memory: each id's row once, in the order asked, with its
+    /// vector; `None` when not every row of the table as it is now is held.
+    async fn held_get(
+        &self,
+        repo_id: &str,
+        ids: &[String],
+    ) -> Result<Option<Vec<ChunkRow>>, StoreError> {
+        let Some(flat) = self.fresh_flat().await?.filter(|f| f.holds_every_row()) else {
+            return Ok(None);
+        };
+        let mut indices: Vec<usize> = Vec::with_capacity(ids.len());
+        for index in ids.iter().filter_map(|id| flat.find(repo_id, id)) {
+            if !indices.contains(&index) {
+                indices.push(index);
+            }
+        }
+        let Some(rows) = self.held_rows(&flat, &indices)? else {
+            return Ok(None);
+        };
+        Ok(Some(
+            rows.into_iter()
+                .zip(indices)
+                .map(|(mut row, index)| {
+                    row.vector = flat.vector(index);
+                    row
+                })
+                .collect(),
+        ))
+    }
+
     /// Every chunk of some files of a repository from memory, grouped by path and in
     /// file order, as [`VectorStore::files_chunks`] reads them from LanceDB; `None` when
     /// not every row of the table as it is now is held.
@@ -1606,6 +1636,9 @@ impl VectorStore for LanceStore {
     async fn get(&self, repo_id: &str, ids: &[String]) -> Result<Vec<ChunkRow>, StoreError> {
         if ids.is_empty() {
             return Ok(Vec::new());
+        }
+        if let Some(rows) = self.held_get(repo_id, ids).await? {
+            return Ok(rows);
         }
         let list = ids.iter().map(|i| quote(i)).collect::<Vec<_>>().join(", ");
         // On `id` alone, which has a B-tree index: with `repo_id = …` in the same

@@ -1178,6 +1178,34 @@ async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
             .flatten()
             .all(|r| r.vector.is_empty() && r.chunk.embedding_text.is_empty())
     );
+    // Rows by id (answer units' parents) come from memory too: the same rows, vectors and
+    // all, each once; another repository's id or an unknown one finds nothing.
+    let mut ids: Vec<String> = whole
+        .values()
+        .flatten()
+        .map(|r| r.chunk.id.clone())
+        .take(6)
+        .collect();
+    ids.push(ids[0].clone());
+    ids.push("no-such-chunk".into());
+    let by_id = |mut rows: Vec<sextant::store::ChunkRow>| {
+        rows.sort_by(|a, b| a.chunk.id.cmp(&b.chunk.id));
+        rows
+    };
+    let held = by_id(memory.get("r1", &ids).await.expect("get"));
+    assert_eq!(held.len(), 6);
+    let read = by_id(lance.get("r1", &ids).await.expect("get"));
+    assert_eq!(held.len(), read.len());
+    for (x, y) in held.iter().zip(&read) {
+        assert_eq!(x.chunk, y.chunk);
+        assert_eq!(x.vector.len(), DIMS);
+        assert!(
+            x.vector
+                .iter()
+                .zip(&y.vector)
+                .all(|(p, q)| (p - q).abs() < 1e-3)
+        );
+    }
     // A change: the vectors held are the old table's, so LanceDB answers, new rows and all.
     memory
         .replace_file(
