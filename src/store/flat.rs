@@ -470,11 +470,11 @@ impl FlatVectors {
             let to = (from + part_rows).min(rows);
             let mut row = vec![0.0f32; self.dims];
             let mut scored: Vec<(f32, usize)> = Vec::new();
-            for index in from..to {
+            let part = self.vectors.chunks_exact(self.dims).enumerate();
+            for (index, halves) in part.take(to).skip(from) {
                 if !admitted[index] {
                     continue;
                 }
-                let halves = &self.vectors[index * self.dims..(index + 1) * self.dims];
                 halves.convert_to_f32_slice(&mut row);
                 scored.push((dot(query, &row) * self.inv_norms[index], index));
             }
