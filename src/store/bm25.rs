@@ -27,6 +27,21 @@ fn tokens<'a>(stemmer: &'a Stemmer, text: &'a str) -> impl Iterator<Item = Strin
         .map(move |t| stemmer.stem(&t.to_lowercase()).into_owned())
 }
 
+/// Bytes of an index's parts, roughly: what they hold plus a vector's or a key's own
+/// overhead each.
+fn index_bytes(
+    terms: &HashMap<Box<str>, u32>,
+    postings: &[Vec<(u32, u16)>],
+    lengths: &[u32],
+) -> usize {
+    let entries: usize = postings
+        .iter()
+        .map(|p| p.capacity() * std::mem::size_of::<(u32, u16)>() + 24)
+        .sum();
+    let vocabulary: usize = terms.keys().map(|t| t.len() + 24).sum();
+    entries + vocabulary + std::mem::size_of_val(lengths)
+}
+
 /// Builds a [`Bm25`] row by row.
 pub struct Bm25Builder {
     stemmer: Stemmer,
@@ -82,13 +97,7 @@ impl Bm25Builder {
 
     /// Bytes the index takes so far (postings, lengths and the vocabulary), roughly.
     pub fn bytes(&self) -> usize {
-        let postings: usize = self
-            .postings
-            .iter()
-            .map(|p| p.capacity() * std::mem::size_of::<(u32, u16)>() + 24)
-            .sum();
-        let vocabulary: usize = self.terms.keys().map(|t| t.len() + 24).sum();
-        postings + vocabulary + self.lengths.capacity() * 4
+        index_bytes(&self.terms, &self.postings, &self.lengths)
     }
 
     /// The finished index.
@@ -134,13 +143,7 @@ impl std::fmt::Debug for Bm25 {
 impl Bm25 {
     /// Bytes the index takes (postings, lengths and the vocabulary), roughly.
     pub fn bytes(&self) -> usize {
-        let postings: usize = self
-            .postings
-            .iter()
-            .map(|p| p.len() * std::mem::size_of::<(u32, u16)>() + 24)
-            .sum();
-        let vocabulary: usize = self.terms.keys().map(|t| t.len() + 24).sum();
-        postings + vocabulary + self.lengths.len() * 4
+        index_bytes(&self.terms, &self.postings, &self.lengths)
     }
 
     /// Rows indexed.

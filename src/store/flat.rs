@@ -448,7 +448,11 @@ impl FlatVectors {
             .map_or(1, |n| n.get())
             .min(self.len() / SCAN_PART_ROWS)
             .max(1);
-        let scored = self.scan(&query, &admitted, k, parts);
+        self.hits(self.scan(&query, &admitted, k, parts))
+    }
+
+    /// Scored rows as hits.
+    fn hits(&self, scored: Vec<(f32, usize)>) -> Vec<FlatHit> {
         scored
             .into_iter()
             .map(|(score, index)| FlatHit {
@@ -515,14 +519,7 @@ impl FlatVectors {
             return Vec::new();
         };
         let admitted = self.admitted_rows(filter, paths);
-        text.search(query, k, &admitted)
-            .into_iter()
-            .map(|(score, index)| FlatHit {
-                index,
-                row_id: self.row_ids[index],
-                score,
-            })
-            .collect()
+        self.hits(text.search(query, k, &admitted))
     }
 }
 
