@@ -3,8 +3,8 @@
 //! ms-marco-MiniLM-L-12-v2). Both read a model folder described by a
 //! [`ModelManifest`] and run on the CPU through the library [`super::runtime`] loads.
 //!
-//! Questions run on their own session with every core, so a question never waits behind
-//! an indexing job; documents, a reranker's pairs and a distillation's tokens run side by
+//! Questions run on their own session with half the cores, so a question never waits
+//! behind an indexing job and the rest of its search runs beside it; documents, a reranker's pairs and a distillation's tokens run side by
 //! side on a pool of sessions with a share of the cores each, which does more
 //! texts a second than one session's threads splitting each small run (measured in
 //! docs/BENCHMARKS.md, "Side by side"). Each text (each query-document pair) runs alone:
@@ -45,6 +45,12 @@ fn cores() -> usize {
 
 /// Most sessions run side by side: each holds its own copy of the model's weights.
 const MAX_SIDE_BY_SIDE: usize = 4;
+
+/// The threads of the session that embeds questions, for `cores`: half of them, so that
+/// the rest of a search (its full-text leg, read meanwhile) is not crowded out.
+fn question_threads(cores: usize) -> usize {
+    (cores / 2).max(1)
+}
 
 /// How many sessions run texts side by side, and the threads each uses, for `cores`.
 fn side_by_side(cores: usize) -> (usize, usize) {
@@ -112,7 +118,9 @@ impl Loaded {
             dir: dir.to_path_buf(),
             packed: PrepackedWeights::new(),
         };
-        let lone = Mutex::new(opener.open(cores())?);
+        // Half the cores: the search reads its text leg on the others while the question
+        // is embedded (docs/BENCHMARKS.md, "BM25 held in memory").
+        let lone = Mutex::new(opener.open(question_threads(cores()))?);
         let token_types = lone
             .lock()
             .map_err(inference)?
@@ -503,6 +511,13 @@ mod tests {
             "weights are copied per session: at most 4"
         );
         assert_eq!(side_by_side(6), (4, 1));
+    }
+
+    #[test]
+    fn questions_take_half_the_cores() {
+        assert_eq!(question_threads(1), 1);
+        assert_eq!(question_threads(2), 1);
+        assert_eq!(question_threads(16), 8);
     }
 
     #[test]
