@@ -4,9 +4,10 @@
 //! [`ModelManifest`] and run on the CPU through the library [`super::runtime`] loads.
 //!
 //! Questions run on their own session with half the cores, so a question never waits
-//! behind an indexing job and the rest of its search runs beside it; documents, a reranker's pairs and a distillation's tokens run side by
-//! side on a pool of sessions with a share of the cores each, which does more
-//! texts a second than one session's threads splitting each small run (measured in
+//! behind an indexing job and the rest of its search runs beside it; documents, a
+//! reranker's pairs and a distillation's tokens run side by side on a pool of sessions
+//! with a share of the cores each, which does more texts a second than one session's
+//! threads splitting each small run (measured in
 //! docs/BENCHMARKS.md, "Side by side"). Each text (each query-document pair) runs alone:
 //! the int8 models quantize activations per run, so a text's vector must not depend on
 //! its batch-mates (see `MICRO_BATCH`); the model id says so (`:solo`), so that vectors

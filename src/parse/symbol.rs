@@ -242,10 +242,16 @@ const DEPRECATED_DOCS: &[&str] = &["@deprecated", "Deprecated:", ".. deprecated:
 /// Bytes of a declaration's head read for a marker.
 const HEAD_BYTES: usize = 2048;
 
-/// Whether a line of `text` begins with one of `marks`.
+/// Whether a line of `text` begins with one of `marks` as a whole word (`@deprecated`,
+/// not `@deprecated_alias`).
 fn starts_any(text: &str, marks: &[&str]) -> bool {
-    text.lines()
-        .any(|l| marks.iter().any(|m| l.trim_start().starts_with(m)))
+    text.lines().any(|l| {
+        marks.iter().any(|m| {
+            l.trim_start()
+                .strip_prefix(m)
+                .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+        })
+    })
 }
 
 /// Whether documentation says that what it documents is deprecated: a line that begins
@@ -264,11 +270,15 @@ pub(crate) fn doc_deprecated(doc: Option<&str>) -> bool {
 }
 
 /// Whether `symbol`'s own head (decorators and annotations up to its body) or its
-/// documentation marks it deprecated. The documentation of overloads merged into one
-/// symbol is the first one's: one deprecated way to call a function does not make it
-/// deprecated, so [`super::tree::merge_overloads`] decides for them.
+/// documentation marks it deprecated. Overloads merged into one symbol are decided by
+/// [`super::tree::merge_overloads`] (one deprecated way to call a function does not make
+/// it deprecated): their documentation is the first one's, and their head holds every
+/// signature.
 fn declared_deprecated(symbol: &ParsedSymbol, source: &str) -> bool {
-    if symbol.overloads.is_empty() && doc_deprecated(symbol.jsdoc.as_deref()) {
+    if !symbol.overloads.is_empty() {
+        return false;
+    }
+    if doc_deprecated(symbol.jsdoc.as_deref()) {
         return true;
     }
     let start = symbol.bytes.start;

@@ -183,19 +183,25 @@ impl Bm25 {
                 *scores.entry(row).or_default() += idf * tf * (K1 + 1.0) / (tf + norm);
             }
         }
-        let mut scored: Vec<(f32, usize)> = scores
-            .into_iter()
-            .map(|(row, s)| (s, row as usize))
-            .collect();
-        let best_first =
-            |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        if scored.len() > k {
-            scored.select_nth_unstable_by(k - 1, best_first);
-            scored.truncate(k);
-        }
-        scored.sort_unstable_by(best_first);
-        scored
+        best_k(
+            scores
+                .into_iter()
+                .map(|(row, s)| (s, row as usize))
+                .collect(),
+            k,
+        )
     }
+}
+
+/// The `k` best of `scored` (score, row), best first, ties in row order.
+pub(super) fn best_k(mut scored: Vec<(f32, usize)>, k: usize) -> Vec<(f32, usize)> {
+    let best_first = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k - 1, best_first);
+        scored.truncate(k);
+    }
+    scored.sort_unstable_by(best_first);
+    scored
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use arrow_array::RecordBatch;
 use half::f16;
 use half::slice::HalfFloatSliceExt;
 
-use super::bm25::{Bm25, Bm25Builder};
+use super::bm25::{Bm25, Bm25Builder, best_k};
 use super::filter::{ChunkFilter, PathMatcher};
 
 /// One row as read from the table.
@@ -462,9 +462,7 @@ impl FlatVectors {
             })
             .collect()
     }
-}
 
-impl FlatVectors {
     /// The `k` admitted rows most similar to `query` (of unit length), best first, the
     /// rows scanned in `parts` parts on as many threads.
     fn scan(&self, query: &[f32], admitted: &[bool], k: usize, parts: usize) -> Vec<(f32, usize)> {
@@ -494,7 +492,8 @@ impl FlatVectors {
                 .collect();
             running
                 .into_iter()
-                .flat_map(|t| t.join().unwrap_or_default())
+                // A part that panicked is a bug: its panic goes on, not a short answer.
+                .flat_map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .collect()
         });
         best_k(found, k)
@@ -526,17 +525,6 @@ impl FlatVectors {
 /// Rows a thread of the vector scan takes at the least: below it a thread costs more
 /// than it saves.
 const SCAN_PART_ROWS: usize = 8_192;
-
-/// The `k` best of `scored`, best first, ties in row order.
-fn best_k(mut scored: Vec<(f32, usize)>, k: usize) -> Vec<(f32, usize)> {
-    let best_first = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-    if scored.len() > k {
-        scored.select_nth_unstable_by(k - 1, best_first);
-        scored.truncate(k);
-    }
-    scored.sort_unstable_by(best_first);
-    scored
-}
 
 /// Least time between two loads of a table's vectors.
 const MIN_RELOAD_INTERVAL: Duration = Duration::from_secs(5);

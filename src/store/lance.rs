@@ -586,11 +586,9 @@ impl LanceStore {
         Ok(held)
     }
 
-    /// A text search whose rows come from memory: scored by the BM25 held with them
-    /// ([`super::bm25`]), or, for a set read without its text, by LanceDB's full-text
-    /// index giving row ids and scores only. `None` when not every row of the table as it
-    /// is now is held, or the table moved under the query (a row id the memory does not
-    /// know).
+    /// A text search answered from memory: scored by the BM25 held with the rows
+    /// ([`super::bm25`]). `None` when what is held is not every row of the table as it is
+    /// now, with its text, for LanceDB to answer.
     async fn held_text_search(
         &self,
         query: &str,
@@ -598,38 +596,16 @@ impl LanceStore {
         filter: &ChunkFilter,
         paths: &super::PathMatcher,
     ) -> Result<Option<Vec<ScoredChunk>>, StoreError> {
-        let Some(flat) = self.fresh_flat().await?.filter(|f| f.holds_every_row()) else {
+        let Some(flat) = self.fresh_flat().await?.filter(|f| f.holds_text()) else {
             return Ok(None);
         };
-        let (mut indices, mut found) = (Vec::new(), Vec::new());
-        if flat.holds_text() {
+        let (indices, found): (Vec<usize>, Vec<f32>) = {
             let _scan = tracing::debug_span!("store.text.scan").entered();
-            for hit in flat.text_search(query, k, filter, paths) {
-                indices.push(hit.index);
-                found.push(hit.score);
-            }
-        } else {
-            let mut q = self
-                .table
-                .query()
-                .full_text_search(FullTextSearchQuery::new(query.to_string()))
-                .select(lancedb::query::Select::columns(&["_score"]))
-                .with_row_id()
-                .limit(k);
-            if let Some(predicate) = filter.to_sql() {
-                q = q.only_if(predicate);
-            }
-            for batch in &self.run_query(q).await? {
-                let row_ids = primitive::<UInt64Type>(batch, "_rowid")?;
-                for (row_id, score) in row_ids.into_iter().zip(scores(batch, Some("_score"))?) {
-                    let Some(index) = flat.index_of(row_id) else {
-                        return Ok(None);
-                    };
-                    indices.push(index);
-                    found.push(score);
-                }
-            }
-        }
+            flat.text_search(query, k, filter, paths)
+                .into_iter()
+                .map(|hit| (hit.index, hit.score))
+                .unzip()
+        };
         let Some(rows) = self.held_rows(&flat, &indices)? else {
             return Ok(None);
         };

@@ -225,6 +225,12 @@ fn deprecation_is_read_in_every_language_and_covers_what_is_inside() {
          def deprecation_notice():\n    \"\"\"Deprecations are listed here.\"\"\"\n",
     );
     assert_eq!(deprecated_names(&python), ["f", "C", "m", "h"]);
+    // A marker is a whole word: a decorator that only starts like one marks nothing.
+    let aliased = parse(
+        "b.py",
+        "@deprecated_alias(old=\"new\")\ndef f(new):\n    pass\n",
+    );
+    assert!(deprecated_names(&aliased).is_empty());
     let ts = parse(
         "a.ts",
         "/** @deprecated Use `next`. */\nexport function prev() {}\n\
