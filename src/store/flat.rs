@@ -23,6 +23,7 @@ use half::f16;
 use half::slice::HalfFloatSliceExt;
 
 use super::bm25::{Bm25, Bm25Builder, best_k};
+use super::dot::HalfDot;
 use super::filter::{ChunkFilter, PathMatcher};
 
 /// One row as read from the table.
@@ -282,21 +283,6 @@ fn admitted(names: &[Box<str>], wanted: &[String]) -> Vec<bool> {
         .collect()
 }
 
-/// The dot product of two equally long slices (eight sums side by side, which compilers
-/// turn into vector instructions).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut sums = [0.0f32; 8];
-    let (a8, a_rest) = a.as_chunks::<8>();
-    let (b8, b_rest) = b.as_chunks::<8>();
-    for (x, y) in a8.iter().zip(b8) {
-        for i in 0..8 {
-            sums[i] += x[i] * y[i];
-        }
-    }
-    let tail: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
-    sums.iter().sum::<f32>() + tail
-}
-
 impl FlatVectors {
     /// The table version the rows were read at.
     pub fn version(&self) -> u64 {
@@ -468,17 +454,18 @@ impl FlatVectors {
     fn scan(&self, query: &[f32], admitted: &[bool], k: usize, parts: usize) -> Vec<(f32, usize)> {
         let rows = self.len();
         let part_rows = rows.div_ceil(parts.max(1)).max(1);
+        let kernel = HalfDot::detect();
         let scan = |from: usize| {
             let to = (from + part_rows).min(rows);
-            let mut row = vec![0.0f32; self.dims];
+            let mut scratch = vec![0.0f32; self.dims];
             let mut scored: Vec<(f32, usize)> = Vec::new();
             let part = self.vectors.chunks_exact(self.dims).enumerate();
             for (index, halves) in part.take(to).skip(from) {
                 if !admitted[index] {
                     continue;
                 }
-                halves.convert_to_f32_slice(&mut row);
-                scored.push((dot(query, &row) * self.inv_norms[index], index));
+                let dot = kernel.dot(query, halves, &mut scratch);
+                scored.push((dot * self.inv_norms[index], index));
             }
             best_k(scored, k)
         };

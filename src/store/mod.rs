@@ -77,6 +77,7 @@
 
 pub mod block_cache;
 pub mod bm25;
+pub mod dot;
 mod embed_cache;
 mod error;
 mod filter;
