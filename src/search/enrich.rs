@@ -4,6 +4,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use tracing::Instrument;
+
 use super::{SearchError, SearchHit};
 use crate::graph::{GraphSlice, SymbolMetadata, SymbolRef};
 use crate::store::MetaStore;
@@ -89,7 +91,12 @@ async fn slice(
         .collect();
     let hit_ids: Vec<String> = hits.iter().map(|h| h.chunk.id.clone()).collect();
     let mut files: HashMap<String, Vec<crate::store::SymbolRecord>> = HashMap::new();
-    for (path, record) in meta.symbols_and_members(repo, &paths, &hit_ids).await? {
+    let members = meta
+        .symbols_and_members(repo, &paths, &hit_ids)
+        .instrument(tracing::debug_span!("enrich.members"))
+        .await?;
+    tracing::debug!(rows = members.len(), "enrich.members");
+    for (path, record) in members {
         files.entry(path).or_default().push(record);
     }
     let none = Vec::new();
@@ -125,7 +132,21 @@ async fn slice(
         slice.outgoing.entry(id.clone()).or_default();
         slice.incoming.entry(id.clone()).or_default();
     }
-    for e in meta.edges_from_any(repo, &ids).await? {
+    let outgoing = meta
+        .edges_from_any(repo, &ids)
+        .instrument(tracing::debug_span!("enrich.outgoing"))
+        .await?;
+    let incoming = meta
+        .edges_to_any(repo, &ids)
+        .instrument(tracing::debug_span!("enrich.incoming"))
+        .await?;
+    tracing::debug!(
+        ids = ids.len(),
+        outgoing = outgoing.len(),
+        incoming = incoming.len(),
+        "enrich.edges"
+    );
+    for e in outgoing {
         wanted.extend(e.to_chunk.clone());
         slice
             .outgoing
@@ -133,7 +154,7 @@ async fn slice(
             .or_default()
             .push(e);
     }
-    for e in meta.edges_to_any(repo, &ids).await? {
+    for e in incoming {
         wanted.insert(e.from_chunk.clone());
         if let Some(to) = e.to_chunk.clone() {
             slice.incoming.entry(to).or_default().push(e);
@@ -141,7 +162,12 @@ async fn slice(
     }
     wanted.retain(|id| !slice.symbols.contains_key(id));
     let wanted: Vec<String> = wanted.into_iter().collect();
-    for (path, record) in meta.symbols_by_id(repo, &wanted).await? {
+    let ends = meta
+        .symbols_by_id(repo, &wanted)
+        .instrument(tracing::debug_span!("enrich.ends"))
+        .await?;
+    tracing::debug!(rows = ends.len(), "enrich.ends");
+    for (path, record) in ends {
         slice
             .symbols
             .insert(record.chunk_id.clone(), (path, record));

@@ -68,8 +68,8 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 mod x86 {
     use half::f16;
     use std::arch::x86_64::{
-        __m128i, _mm_loadu_si128, _mm256_add_ps, _mm256_cvtph_ps, _mm256_fmadd_ps,
-        _mm256_loadu_ps, _mm256_setzero_ps, _mm256_storeu_ps,
+        __m128i, _mm_loadu_si128, _mm256_add_ps, _mm256_cvtph_ps, _mm256_fmadd_ps, _mm256_loadu_ps,
+        _mm256_setzero_ps, _mm256_storeu_ps,
     };
 
     /// `query · row` with AVX2, FMA and F16C: 32 elements a step in four running sums,

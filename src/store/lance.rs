@@ -1266,10 +1266,10 @@ fn rows_of(
         if n == 0 {
             continue;
         }
-        let columns = Columns::read(batch)?;
+        let mut columns = Columns::read(batch)?;
         let scores = scores(batch, score_column)?;
         for (i, score) in scores.into_iter().enumerate() {
-            out.push((columns.row(i)?, score));
+            out.push((columns.take_row(i)?, score));
         }
     }
     Ok(out)
@@ -1389,55 +1389,59 @@ impl Columns {
         })
     }
 
-    /// Row `i`.
-    fn row(&self, i: usize) -> Result<ChunkRow, StoreError> {
-        let content = texts::unpack_content(&self.full[i], self.content[i].clone());
-        let embedding_text = texts::unpack_embedding(&content, self.emb[i].clone());
+    /// Row `i`, its values moved out of the columns (each row is taken once).
+    fn take_row(&mut self, i: usize) -> Result<ChunkRow, StoreError> {
+        fn take<T: Default>(column: &mut [T], i: usize) -> T {
+            std::mem::take(&mut column[i])
+        }
+        let full_source = take(&mut self.full, i);
+        let content = texts::unpack_content(&full_source, take(&mut self.content, i));
+        let embedding_text = texts::unpack_embedding(&content, take(&mut self.emb, i));
         let chunk = CodeChunk {
-            id: self.id[i].clone(),
-            relative_path: self.rel[i].clone(),
+            id: take(&mut self.id, i),
+            relative_path: take(&mut self.rel, i),
             language: Language::parse(&self.language[i]).ok_or_else(|| {
                 StoreError::Invalid(format!("unknown language `{}`", self.language[i]))
             })?,
             node_kind: SymbolKind::parse(&self.kind[i]).ok_or_else(|| {
                 StoreError::Invalid(format!("unknown node kind `{}`", self.kind[i]))
             })?,
-            native_kind: self.native_kind[i].clone(),
-            name: self.name[i].clone(),
-            parent_name: self.parent_name[i].clone(),
-            parent_chunk_id: self.parent_id[i].clone(),
-            child_chunk_ids: self.children[i].clone(),
+            native_kind: take(&mut self.native_kind, i),
+            name: take(&mut self.name, i),
+            parent_name: take(&mut self.parent_name, i),
+            parent_chunk_id: take(&mut self.parent_id, i),
+            child_chunk_ids: take(&mut self.children, i),
             depth: self.depth[i],
-            breadcrumb: self.crumb[i].clone(),
-            signature: self.sig[i].clone(),
+            breadcrumb: take(&mut self.crumb, i),
+            signature: take(&mut self.sig, i),
             modifiers: self.mods[i]
                 .split_whitespace()
                 .filter_map(Modifier::parse)
                 .collect(),
             exported: self.exported[i],
-            jsdoc: self.jsdoc[i].clone(),
+            jsdoc: take(&mut self.jsdoc, i),
             start_line: self.start[i],
             end_line: self.end[i],
             bytes: ByteRange {
                 start: self.sb[i] as usize,
                 end: self.eb[i] as usize,
             },
-            full_source: self.full[i].clone(),
+            full_source,
             content,
             has_collapsed_children: self.collapsed[i],
-            relevant_imports: self.imports[i].clone(),
+            relevant_imports: take(&mut self.imports, i),
             embedding_text,
             embedding_tokens: self.tokens[i] as usize,
             truncated: self.truncated[i],
-            search_text: self.search[i].clone(),
+            search_text: take(&mut self.search, i),
         };
         Ok(ChunkRow {
-            repo_id: self.repo[i].clone(),
-            file_path: self.file_path[i].clone(),
+            repo_id: take(&mut self.repo, i),
+            file_path: take(&mut self.file_path, i),
             chunk,
-            content_hash: self.hash[i].clone(),
+            content_hash: take(&mut self.hash, i),
             last_modified: self.modified[i],
-            vector: self.vecs[i].clone(),
+            vector: take(&mut self.vecs, i),
         })
     }
 }

@@ -143,6 +143,9 @@ pub struct SqlMetaStore {
     backend: &'static str,
 }
 
+/// Bytes of a SQLite database read through a memory map (1 GiB).
+const SQLITE_MMAP_BYTES: u64 = 1 << 30;
+
 fn new_id() -> String {
     // Time-ordered (UUIDv7): ids sort by creation, which the job queue relies on.
     uuid::Uuid::now_v7().simple().to_string()
@@ -184,10 +187,28 @@ impl SqlMetaStore {
             // No idle timeout or lifetime, so no maintenance task: sqlx 0.9.0's can spin
             // without yielding once the pool is closed (its idle count wraps below
             // zero), which held a test's runtime shutdown for good. A connection the
-            // server dropped is found by the ping before each acquire and replaced.
+            // server dropped is found by the ping before each acquire and replaced
+            // (PostgreSQL: a SQLite connection is a file handle in this process, and the
+            // ping a round trip to its thread before every query).
             .idle_timeout(None)
             .max_lifetime(None)
-            .test_before_acquire(true)
+            .test_before_acquire(backend != "sqlite")
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if backend == "sqlite" {
+                        // Reads through the memory map: the operating system's page
+                        // cache, shared by the pool's connections, instead of a small
+                        // page cache copied into each (SQLite caps the map at the file's
+                        // size and at its own compile-time limit).
+                        sqlx::query(sqlx::AssertSqlSafe(format!(
+                            "PRAGMA mmap_size = {SQLITE_MMAP_BYTES}"
+                        )))
+                        .execute(conn)
+                        .await?;
+                    }
+                    Ok(())
+                })
+            })
             .connect_with(options)
             .await?;
         if backend == "sqlite" {
