@@ -66,33 +66,7 @@ pub fn outline_chunk(
             dependencies.push(&import.module);
         }
     }
-    let mut text = format!("// {relative_path}\n");
-    if let Some(comment) = &comment {
-        text.push_str(&format!("// {comment}\n"));
-    }
-    if !dependencies.is_empty() {
-        let shown = &dependencies[..dependencies.len().min(MAX_DEPENDENCIES)];
-        // A specifier is a string literal: it may hold a line break.
-        text.push_str(&format!(
-            "// imports: {}",
-            crate::text::collapse_whitespace(&shown.join(", "))
-        ));
-        if dependencies.len() > shown.len() {
-            text.push_str(&format!(" and {} more", dependencies.len() - shown.len()));
-        }
-        text.push('\n');
-    }
-    text.push('\n');
-    for (chunk, nested) in entries.iter().take(MAX_ENTRIES) {
-        text.push_str(&line(chunk, *nested));
-        text.push('\n');
-    }
-    if entries.len() > MAX_ENTRIES {
-        text.push_str(&format!(
-            "// … and {} more declarations\n",
-            entries.len() - MAX_ENTRIES
-        ));
-    }
+    let text = outline_text(relative_path, comment.as_deref(), &dependencies, &entries);
     let mut preamble = format!(
         "[{}] {relative_path} (file outline)\n",
         parsed.language.label()
@@ -149,6 +123,44 @@ pub fn outline_chunk(
         truncated: false,
         search_text: search,
     })
+}
+
+/// The outline's text: the path, the file's leading comment, its imports (at most
+/// [`MAX_DEPENDENCIES`]) and one line per entry (at most [`MAX_ENTRIES`]).
+fn outline_text(
+    relative_path: &str,
+    comment: Option<&str>,
+    dependencies: &[&str],
+    entries: &[(&CodeChunk, bool)],
+) -> String {
+    let mut text = format!("// {relative_path}\n");
+    if let Some(comment) = comment {
+        text.push_str(&format!("// {comment}\n"));
+    }
+    if !dependencies.is_empty() {
+        let shown = &dependencies[..dependencies.len().min(MAX_DEPENDENCIES)];
+        // A specifier is a string literal: it may hold a line break.
+        text.push_str(&format!(
+            "// imports: {}",
+            crate::text::collapse_whitespace(&shown.join(", "))
+        ));
+        if dependencies.len() > shown.len() {
+            text.push_str(&format!(" and {} more", dependencies.len() - shown.len()));
+        }
+        text.push('\n');
+    }
+    text.push('\n');
+    for (chunk, nested) in entries.iter().take(MAX_ENTRIES) {
+        text.push_str(&line(chunk, *nested));
+        text.push('\n');
+    }
+    if entries.len() > MAX_ENTRIES {
+        text.push_str(&format!(
+            "// … and {} more declarations\n",
+            entries.len() - MAX_ENTRIES
+        ));
+    }
+    text
 }
 
 /// What the outline lists, in source order: named declarations at the root (variables
