@@ -29,8 +29,6 @@ use super::filter::{ChunkFilter, PathMatcher};
 /// One row as read from the table.
 #[derive(Debug, Clone, Copy)]
 pub struct FlatRow<'a> {
-    /// The row's address in the table version it was read at (LanceDB's `_rowid`).
-    pub row_id: u64,
     /// The chunk id.
     pub id: &'a str,
     /// The repository id.
@@ -82,7 +80,6 @@ pub struct FlatVectors {
     dims: usize,
     vectors: Vec<f16>,
     inv_norms: Vec<f32>,
-    row_ids: Vec<u64>,
     ids: Vec<Box<str>>,
     files: Vec<u32>,
     kinds: Vec<u32>,
@@ -92,8 +89,6 @@ pub struct FlatVectors {
     repos: Names,
     languages: Names,
     kind_names: Names,
-    /// Row by its address in the table version (made by [`FlatBuilder::finish`]).
-    by_row_id: HashMap<u64, u32>,
     /// Rows ordered by repository number and chunk id, for [`FlatVectors::find`].
     by_id: Vec<u32>,
     /// The rows themselves, when held.
@@ -146,7 +141,8 @@ impl FlatBuilder {
 
     /// Keeps `batch` (rows as read, to be returned by [`FlatVectors::rows`]) while the
     /// vectors and the batches kept take at most `limit` bytes; past it, no batch is kept
-    /// and the set answers with row ids only. The batch's number, for [`FlatBuilder::push`].
+    /// (and a set without its rows leaves searches to LanceDB). The batch's number, for
+    /// [`FlatBuilder::push`].
     pub fn hold(&mut self, batch: RecordBatch, limit: usize) -> Option<u32> {
         let (held, bytes) = self.held.as_mut()?;
         // A copy into buffers of its own: a batch as read may share larger ones (LanceDB's
@@ -207,7 +203,6 @@ impl FlatBuilder {
         set.inv_norms
             .push(if norm > 0.0 { 1.0 / norm } else { 0.0 });
         set.vectors.extend_from_slice(row.vector);
-        set.row_ids.push(row.row_id);
         set.ids.push(row.id.into());
         set.files.push(file);
         set.kinds.push(set.kind_names.intern(row.kind));
@@ -238,12 +233,6 @@ impl FlatBuilder {
     /// (reads of whole files are answered from it only then).
     pub fn finish(self, complete: bool) -> FlatVectors {
         let mut set = self.set;
-        set.by_row_id = set
-            .row_ids
-            .iter()
-            .enumerate()
-            .map(|(i, &r)| (r, i as u32))
-            .collect();
         let key = |i: u32| {
             let repo = set.file_keys[set.files[i as usize] as usize].repo;
             (repo, &set.ids[i as usize])
@@ -269,8 +258,6 @@ impl FlatBuilder {
 pub struct FlatHit {
     /// The row's position in the set ([`FlatVectors::vector`], [`FlatVectors::rows`]).
     pub index: usize,
-    /// The row's address in the table version the set was read at.
-    pub row_id: u64,
     /// Cosine similarity to the question (LanceDB's `1 - cosine distance`).
     pub score: f32,
 }
@@ -291,18 +278,18 @@ impl FlatVectors {
 
     /// Rows held.
     pub fn len(&self) -> usize {
-        self.row_ids.len()
+        self.ids.len()
     }
 
     /// Whether no row is held.
     pub fn is_empty(&self) -> bool {
-        self.row_ids.is_empty()
+        self.ids.is_empty()
     }
 
     /// Bytes held (vectors, norms, keys and the rows held; the interned names are left out).
     pub fn bytes(&self) -> usize {
         FlatBuilder::vector_bytes(self.dims, self.len())
-            + self.len() * (4 + 8 + 4 + 4 + 4 + std::mem::size_of::<Box<str>>())
+            + self.len() * (4 + 4 + 4 + 4 + std::mem::size_of::<Box<str>>())
             + self.ids.iter().map(|i| i.len()).sum::<usize>()
             + self.rows.as_ref().map_or(0, |r| {
                 r.batches
@@ -324,11 +311,6 @@ impl FlatVectors {
             })
             .ok()
             .map(|at| self.by_id[at] as usize)
-    }
-
-    /// The row at `row_id` of the table version the set was read at.
-    pub fn index_of(&self, row_id: u64) -> Option<usize> {
-        self.by_row_id.get(&row_id).map(|&i| i as usize)
     }
 
     /// Whether the rows themselves are held ([`FlatVectors::rows`]).
@@ -441,11 +423,7 @@ impl FlatVectors {
     fn hits(&self, scored: Vec<(f32, usize)>) -> Vec<FlatHit> {
         scored
             .into_iter()
-            .map(|(score, index)| FlatHit {
-                index,
-                row_id: self.row_ids[index],
-                score,
-            })
+            .map(|(score, index)| FlatHit { index, score })
             .collect()
     }
 
@@ -663,7 +641,6 @@ mod tests {
             let text = format!("{} {}", r.path, r.kind);
             b.push(
                 FlatRow {
-                    row_id: 100 + i as u64,
                     id: &id,
                     repo: r.repo,
                     path: r.path,
@@ -823,7 +800,6 @@ mod tests {
             let id = format!("c{i}");
             b.push(
                 FlatRow {
-                    row_id: i as u64,
                     id: &id,
                     repo: "r",
                     path: "a.go",
@@ -876,7 +852,6 @@ mod tests {
         assert_eq!(hits[0].index, 3, "a row is nearest to itself");
         assert!((hits[0].score - 1.0).abs() < 1e-3, "{}", hits[0].score);
         assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
-        assert_eq!(hits[0].row_id, 103);
         let back = flat.vector(3);
         assert!(
             back.iter()
@@ -901,7 +876,6 @@ mod tests {
         let err = b
             .push(
                 FlatRow {
-                    row_id: 0,
                     id: "x",
                     repo: "r",
                     path: "a",
@@ -953,7 +927,6 @@ mod tests {
             let id = format!("c{i}");
             b.push(
                 FlatRow {
-                    row_id: 1_000 + i as u64,
                     id: &id,
                     repo: "r1",
                     path: if matches!(i, 0 | 1 | 4) {
@@ -980,8 +953,9 @@ mod tests {
         let rows = flat.rows(&[5, 0, 3]).unwrap().unwrap();
         assert_eq!(ids_of(&rows), ["c5", "c0", "c3"]);
         assert!(flat.rows(&[6]).is_none(), "no such row");
-        assert_eq!(flat.index_of(1_004), Some(4));
-        assert_eq!(flat.index_of(7), None);
+        assert_eq!(flat.find("r1", "c4"), Some(4));
+        assert_eq!(flat.find("r1", "c7"), None);
+        assert_eq!(flat.find("r9", "c4"), None);
         assert_eq!(flat.file_rows("r1", "a.ts"), Some(&[0, 1, 4][..]));
         assert_eq!(flat.file_rows("r1", "b.ts"), Some(&[2, 3, 5][..]));
         assert_eq!(
@@ -1000,14 +974,13 @@ mod tests {
         assert!(!flat.holds_rows() && !flat.holds_every_row());
         assert!(flat.rows(&[0]).is_none());
         assert_eq!(flat.file_rows("r1", "a.ts"), None);
-        assert_eq!(flat.index_of(1_002), Some(2), "row ids are kept");
+        assert_eq!(flat.find("r1", "c2"), Some(2), "ids are kept");
         assert_eq!(flat.len(), 6);
         // Held, but not every row of the table: whole files are not answered from it.
         let mut b = FlatBuilder::new(1, 4);
         let held = b.hold(batch(0, 1), 1 << 20);
         b.push(
             FlatRow {
-                row_id: 0,
                 id: "c0",
                 repo: "r1",
                 path: "a.ts",

@@ -1068,7 +1068,6 @@ async fn load_flat(
         .query()
         .only_if("embedded = true")
         .select(lancedb::query::Select::columns(&columns))
-        .with_row_id()
         .execute()
         .await?;
     let mut flat = FlatBuilder::new(version, dims);
@@ -1079,7 +1078,6 @@ async fn load_flat(
         let (languages, kinds) = (text("language")?, text("node_kind")?);
         // The full-text column feeds the in-memory BM25 (`store::bm25`), not the rows.
         let search_texts = strings(&batch, "search_text").ok();
-        let row_ids = primitive::<UInt64Type>(&batch, "_rowid")?;
         let list = column(&batch, "vector")?
             .as_fixed_size_list_opt()
             .ok_or_else(|| {
@@ -1090,7 +1088,7 @@ async fn load_flat(
             .filter(|&i| {
                 !matches!(
                     batch.schema().field(i).name().as_str(),
-                    "vector" | "_rowid" | "search_text"
+                    "vector" | "search_text"
                 )
             })
             .collect();
@@ -1115,7 +1113,6 @@ async fn load_flat(
             let at = held.zip(u32::try_from(i).ok());
             flat.push(
                 FlatRow {
-                    row_id: row_ids[i],
                     id: &ids[i],
                     repo: &repos[i],
                     path: &paths[i],

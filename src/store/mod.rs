@@ -66,8 +66,8 @@
 //!   LanceDB's scan reads the vectors from disk at every query; `flat` holds the table's
 //!   vectors and rows in memory (both or neither, up to `held_bytes`, 128 MiB) while
 //!   they are the table's current version: a vector search is one exact scan, a text
-//!   search asks the full-text index for row ids only, and whole files are read from
-//!   memory.
+//!   search is scored by BM25 over the held text (`bm25`), and rows and whole files are
+//!   read from memory.
 //!   Writers run `maintain` every `maintain_every_writes` writes, and as soon as
 //!   `reindex_after_rows` (1,000) rows are outside the FTS index (counted from the index's
 //!   own statistics at open), so one large file is never flat-scanned for long. Writes are serialised by a
