@@ -52,12 +52,22 @@ pub struct Bm25Builder {
     counts: HashMap<u32, u16>,
 }
 
+/// An index's size, for `Debug` (its postings would fill pages).
+fn debug_sizes(
+    f: &mut std::fmt::Formatter<'_>,
+    name: &str,
+    rows: usize,
+    terms: usize,
+) -> std::fmt::Result {
+    f.debug_struct(name)
+        .field("rows", &rows)
+        .field("terms", &terms)
+        .finish()
+}
+
 impl std::fmt::Debug for Bm25Builder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Bm25Builder")
-            .field("rows", &self.lengths.len())
-            .field("terms", &self.terms.len())
-            .finish()
+        debug_sizes(f, "Bm25Builder", self.lengths.len(), self.terms.len())
     }
 }
 
@@ -133,10 +143,7 @@ pub struct Bm25 {
 
 impl std::fmt::Debug for Bm25 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Bm25")
-            .field("rows", &self.lengths.len())
-            .field("terms", &self.terms.len())
-            .finish()
+        debug_sizes(f, "Bm25", self.lengths.len(), self.terms.len())
     }
 }
 

@@ -574,6 +574,24 @@ impl LanceStore {
         }
     }
 
+    /// [`LanceStore::held_rows`], each row with its vector (what searches and reads by id
+    /// return, as LanceDB's do).
+    fn held_rows_with_vectors(
+        &self,
+        flat: &FlatVectors,
+        indices: &[usize],
+    ) -> Result<Option<Vec<ChunkRow>>, StoreError> {
+        Ok(self.held_rows(flat, indices)?.map(|rows| {
+            rows.into_iter()
+                .zip(indices)
+                .map(|(mut row, &index)| {
+                    row.vector = flat.vector(index);
+                    row
+                })
+                .collect()
+        }))
+    }
+
     /// What is held in memory, when it is the table as it is now.
     async fn fresh_flat(&self) -> Result<Option<std::sync::Arc<FlatVectors>>, StoreError> {
         if self.flat.limit_bytes() == 0 {
@@ -606,18 +624,14 @@ impl LanceStore {
                 .map(|hit| (hit.index, hit.score))
                 .unzip()
         };
-        let Some(rows) = self.held_rows(&flat, &indices)? else {
+        let Some(rows) = self.held_rows_with_vectors(&flat, &indices)? else {
             return Ok(None);
         };
         let mut hits: Vec<ScoredChunk> = rows
             .into_iter()
             .zip(found)
-            .zip(indices)
-            .filter(|((row, _), _)| paths.is_match(&row.chunk.relative_path))
-            .map(|((mut row, score), index)| {
-                row.vector = flat.vector(index);
-                ScoredChunk { row, score }
-            })
+            .filter(|(row, _)| paths.is_match(&row.chunk.relative_path))
+            .map(|(row, score)| ScoredChunk { row, score })
             .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(Some(hits))
@@ -639,18 +653,7 @@ impl LanceStore {
                 indices.push(index);
             }
         }
-        let Some(rows) = self.held_rows(&flat, &indices)? else {
-            return Ok(None);
-        };
-        Ok(Some(
-            rows.into_iter()
-                .zip(indices)
-                .map(|(mut row, index)| {
-                    row.vector = flat.vector(index);
-                    row
-                })
-                .collect(),
-        ))
+        self.held_rows_with_vectors(&flat, &indices)
     }
 
     /// Every chunk of some files of a repository from memory, grouped by path and in
@@ -706,18 +709,15 @@ impl LanceStore {
             return Ok(Some(Vec::new()));
         }
         let indices: Vec<usize> = hits.iter().map(|h| h.index).collect();
-        let Some(rows) = self.held_rows(&flat, &indices)? else {
+        let Some(rows) = self.held_rows_with_vectors(&flat, &indices)? else {
             return Ok(None);
         };
         let out = hits
             .into_iter()
             .zip(rows)
-            .map(|(hit, mut row)| {
-                row.vector = flat.vector(hit.index);
-                ScoredChunk {
-                    row,
-                    score: hit.score,
-                }
+            .map(|(hit, row)| ScoredChunk {
+                row,
+                score: hit.score,
             })
             .collect();
         Ok(Some(out))
