@@ -1,5 +1,6 @@
-//! The chunk table held in memory (pure): its vectors, as half-precision floats, with the
-//! few columns a [`ChunkFilter`] reads, scored against a question by one exact scan; a
+//! The chunk table held in memory (pure): its vectors, as half-precision floats and as
+//! 8-bit codes, with the few columns a [`ChunkFilter`] reads, scored against a question
+//! by one exact scan ([`FlatVectors::search`]: the codes choose, the halves decide); a
 //! BM25 index of the full-text column ([`super::bm25`]), for the text leg; and its rows,
 //! as read ([`FlatBuilder::hold`]: Arrow batches without vectors or full-text column), so
 //! that reads of hits and of whole files need no query.
@@ -23,7 +24,7 @@ use half::f16;
 use half::slice::HalfFloatSliceExt;
 
 use super::bm25::{Bm25, Bm25Builder, best_k};
-use super::dot::HalfDot;
+use super::dot::DotKernel;
 use super::filter::{ChunkFilter, PathMatcher};
 
 /// One row as read from the table.
@@ -80,6 +81,12 @@ pub struct FlatVectors {
     dims: usize,
     vectors: Vec<f16>,
     inv_norms: Vec<f32>,
+    /// Each vector as `dims` 8-bit codes: its values over its scale, rounded.
+    codes: Vec<i8>,
+    /// Per row: what one code unit is worth in cosine (the vector's scale over its norm).
+    code_scales: Vec<f32>,
+    /// Whether every vector held is finite (the codes' bound holds only then).
+    finite: bool,
     ids: Vec<Box<str>>,
     files: Vec<u32>,
     kinds: Vec<u32>,
@@ -126,6 +133,7 @@ impl FlatBuilder {
             set: FlatVectors {
                 version,
                 dims,
+                finite: true,
                 ..FlatVectors::default()
             },
             held: Some((HeldRows::default(), 0)),
@@ -133,10 +141,10 @@ impl FlatBuilder {
         }
     }
 
-    /// Bytes the vectors of `rows` more rows would add.
+    /// Bytes the vectors of `rows` more rows would add: their halves and their codes.
     pub fn vector_bytes(dims: usize, rows: usize) -> usize {
         rows.saturating_mul(dims)
-            .saturating_mul(std::mem::size_of::<f16>())
+            .saturating_mul(std::mem::size_of::<f16>() + std::mem::size_of::<i8>())
     }
 
     /// Keeps `batch` (rows as read, to be returned by [`FlatVectors::rows`]) while the
@@ -191,17 +199,21 @@ impl FlatBuilder {
                 f
             }
         };
-        let norm = row
-            .vector
-            .iter()
-            .map(|x| {
-                let x = x.to_f32();
-                x * x
-            })
-            .sum::<f32>()
-            .sqrt();
-        set.inv_norms
-            .push(if norm > 0.0 { 1.0 / norm } else { 0.0 });
+        let values: Vec<f32> = row.vector.iter().map(|x| x.to_f32()).collect();
+        let norm = values.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let inv_norm = if norm > 0.0 { 1.0 / norm } else { 0.0 };
+        set.inv_norms.push(inv_norm);
+        set.finite &= values.iter().all(|x| x.is_finite());
+        let scale = values.iter().fold(0.0f32, |m, x| m.max(x.abs())) / 127.0;
+        let code = |x: &f32| {
+            if scale > 0.0 {
+                (x / scale).round().clamp(-127.0, 127.0) as i8
+            } else {
+                0
+            }
+        };
+        set.codes.extend(values.iter().map(code));
+        set.code_scales.push(scale * inv_norm);
         set.vectors.extend_from_slice(row.vector);
         set.ids.push(row.id.into());
         set.files.push(file);
@@ -286,10 +298,11 @@ impl FlatVectors {
         self.ids.is_empty()
     }
 
-    /// Bytes held (vectors, norms, keys and the rows held; the interned names are left out).
+    /// Bytes held (vectors, codes, norms, keys and the rows held; the interned names are
+    /// left out).
     pub fn bytes(&self) -> usize {
         FlatBuilder::vector_bytes(self.dims, self.len())
-            + self.len() * (4 + 4 + 4 + 4 + std::mem::size_of::<Box<str>>())
+            + self.len() * (4 + 4 + 4 + 4 + 4 + std::mem::size_of::<Box<str>>())
             + self.ids.iter().map(|i| i.len()).sum::<usize>()
             + self.rows.as_ref().map_or(0, |r| {
                 r.batches
@@ -429,39 +442,111 @@ impl FlatVectors {
 
     /// The `k` admitted rows most similar to `query` (of unit length), best first, the
     /// rows scanned in `parts` parts on as many threads.
+    ///
+    /// The codes choose: each row's cosine from its codes, with the most it can be off
+    /// (its code scale times half the query's L1 norm: every code is within half a unit of
+    /// the value it stands for), keeps the [`pool_size`] rows of highest upper bound. The
+    /// halves decide: those rows scored exactly, the best `k` are the answer when the
+    /// k-th is above every upper bound left out; otherwise (near ties, a rare wide row)
+    /// every row is scored exactly. Either way the answer is the exact scan's.
     fn scan(&self, query: &[f32], admitted: &[bool], k: usize, parts: usize) -> Vec<(f32, usize)> {
+        if self.finite {
+            if let Some(best) = self.coded_scan(query, admitted, k, parts) {
+                return best;
+            }
+            tracing::debug!(
+                k,
+                "vector scan: the codes left the answer open; every row scored"
+            );
+        }
+        self.exact_scan(query, admitted, k, parts)
+    }
+
+    /// [`FlatVectors::scan`] by codes then halves; `None` where the codes leave the answer
+    /// open.
+    fn coded_scan(
+        &self,
+        query: &[f32],
+        admitted: &[bool],
+        k: usize,
+        parts: usize,
+    ) -> Option<Vec<(f32, usize)>> {
+        let kernel = DotKernel::detect();
+        let size = pool_size(k);
+        let half_l1 = query.iter().map(|x| x.abs()).sum::<f32>() / 2.0;
+        let mut pool = Pool::new(size);
+        for part in self.in_parts(parts, |from, to| {
+            let mut pool = Pool::new(size);
+            let codes = self.codes.chunks_exact(self.dims).enumerate();
+            for (index, codes) in codes.take(to).skip(from) {
+                if admitted[index] {
+                    let upper =
+                        (kernel.dot_codes(query, codes) + half_l1) * self.code_scales[index];
+                    pool.offer(upper, index);
+                }
+            }
+            pool
+        }) {
+            pool.merge(part);
+        }
+        let (candidates, left_out) = pool.finish();
+        let mut scratch = vec![0.0f32; self.dims];
+        let exact: Vec<(f32, usize)> = candidates
+            .into_iter()
+            .map(|(_, index)| (self.exact(kernel, query, index, &mut scratch), index))
+            .collect();
+        let best = best_k(exact, k);
+        let kth = best
+            .get(k.saturating_sub(1))
+            .map_or(f32::NEG_INFINITY, |b| b.0);
+        (left_out == f32::NEG_INFINITY || left_out + CODE_SLACK < kth).then_some(best)
+    }
+
+    /// Row `index`'s cosine with `query` (of unit length) from its halves.
+    fn exact(&self, kernel: DotKernel, query: &[f32], index: usize, scratch: &mut [f32]) -> f32 {
+        let halves = &self.vectors[index * self.dims..(index + 1) * self.dims];
+        kernel.dot(query, halves, scratch) * self.inv_norms[index]
+    }
+
+    /// [`FlatVectors::scan`] from the halves of every admitted row.
+    fn exact_scan(
+        &self,
+        query: &[f32],
+        admitted: &[bool],
+        k: usize,
+        parts: usize,
+    ) -> Vec<(f32, usize)> {
+        let kernel = DotKernel::detect();
+        let found = self.in_parts(parts, |from, to| {
+            let mut scratch = vec![0.0f32; self.dims];
+            let scored: Vec<(f32, usize)> = (from..to)
+                .filter(|&index| admitted[index])
+                .map(|index| (self.exact(kernel, query, index, &mut scratch), index))
+                .collect();
+            best_k(scored, k)
+        });
+        best_k(found.into_iter().flatten().collect(), k)
+    }
+
+    /// `scan(from, to)` over the rows in `parts` ranges, one thread each (none for one).
+    fn in_parts<T: Send>(&self, parts: usize, scan: impl Fn(usize, usize) -> T + Sync) -> Vec<T> {
         let rows = self.len();
         let part_rows = rows.div_ceil(parts.max(1)).max(1);
-        let kernel = HalfDot::detect();
-        let scan = |from: usize| {
-            let to = (from + part_rows).min(rows);
-            let mut scratch = vec![0.0f32; self.dims];
-            let mut scored: Vec<(f32, usize)> = Vec::new();
-            let part = self.vectors.chunks_exact(self.dims).enumerate();
-            for (index, halves) in part.take(to).skip(from) {
-                if !admitted[index] {
-                    continue;
-                }
-                let dot = kernel.dot(query, halves, &mut scratch);
-                scored.push((dot * self.inv_norms[index], index));
-            }
-            best_k(scored, k)
-        };
         if parts <= 1 {
-            return scan(0);
+            return vec![scan(0, rows)];
         }
-        let found: Vec<(f32, usize)> = std::thread::scope(|threads| {
+        let scan = &scan;
+        std::thread::scope(|threads| {
             let running: Vec<_> = (0..rows)
                 .step_by(part_rows)
-                .map(|from| threads.spawn(move || scan(from)))
+                .map(|from| threads.spawn(move || scan(from, (from + part_rows).min(rows))))
                 .collect();
             running
                 .into_iter()
                 // A part that panicked is a bug: its panic goes on, not a short answer.
-                .flat_map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .collect()
-        });
-        best_k(found, k)
+        })
     }
 
     /// Whether the set answers full-text searches ([`FlatVectors::text_search`]): every
@@ -490,6 +575,68 @@ impl FlatVectors {
 /// Rows a thread of the vector scan takes at the least: below it a thread costs more
 /// than it saves.
 const SCAN_PART_ROWS: usize = 8_192;
+
+/// Room for the rounding of single-precision sums between a cosine from codes and one from
+/// halves (both are sums of a few hundred products of numbers below one).
+const CODE_SLACK: f32 = 1e-4;
+
+/// Rows the codes choose for exact scoring when `k` are asked for: enough that the k-th
+/// exact score is almost always above every bound left out.
+fn pool_size(k: usize) -> usize {
+    k.saturating_mul(8).max(256)
+}
+
+/// The `size` highest scores offered (ties: the lower row first), by pruning a buffer of
+/// twice as many, and the highest score dropped (`-inf` while none was).
+struct Pool {
+    size: usize,
+    kept: Vec<(f32, usize)>,
+    dropped: f32,
+}
+
+impl Pool {
+    fn new(size: usize) -> Self {
+        Self {
+            size,
+            kept: Vec::with_capacity(2 * size),
+            dropped: f32::NEG_INFINITY,
+        }
+    }
+
+    fn offer(&mut self, score: f32, index: usize) {
+        if score > self.dropped {
+            self.kept.push((score, index));
+            if self.kept.len() >= 2 * self.size {
+                self.prune();
+            }
+        }
+    }
+
+    /// Keeps the best `size`, remembering the best of the rest.
+    fn prune(&mut self) {
+        if self.kept.len() > self.size {
+            let best_first =
+                |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+            self.kept.select_nth_unstable_by(self.size, best_first);
+            self.dropped = self.dropped.max(self.kept[self.size].0);
+            self.kept.truncate(self.size);
+        }
+    }
+
+    /// Takes in another pool's rows and what it dropped.
+    fn merge(&mut self, other: Pool) {
+        self.dropped = self.dropped.max(other.dropped);
+        for (score, index) in other.kept {
+            self.offer(score, index);
+        }
+    }
+
+    /// The rows kept (in no order) and the highest score dropped.
+    fn finish(mut self) -> (Vec<(f32, usize)>, f32) {
+        self.prune();
+        (self.kept, self.dropped)
+    }
+}
 
 /// Least time between two loads of a table's vectors.
 const MIN_RELOAD_INTERVAL: Duration = Duration::from_secs(5);
@@ -771,6 +918,102 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A set of `vectors` (all of one width) in one file, for the scan's own tests.
+    fn of_vectors(vectors: &[Vec<f32>]) -> FlatVectors {
+        let mut b = FlatBuilder::new(1, vectors[0].len());
+        for (i, v) in vectors.iter().enumerate() {
+            let id = format!("c{i}");
+            let row = FlatRow {
+                id: &id,
+                repo: "r",
+                path: "a.rs",
+                language: "rust",
+                kind: "function",
+                vector: &halves(v),
+                text: None,
+            };
+            b.push(row, None).unwrap();
+        }
+        b.finish(false)
+    }
+
+    /// `n` deterministic values in [-1, 1).
+    fn noise(n: usize, seed: u32) -> Vec<f32> {
+        let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+        (0..n)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                (state % 20_000) as f32 / 10_000.0 - 1.0
+            })
+            .collect()
+    }
+
+    fn unit(v: Vec<f32>) -> Vec<f32> {
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / norm).collect()
+    }
+
+    #[test]
+    fn the_codes_choose_and_the_halves_decide_as_an_exact_scan_would() {
+        // 3,000 rows of 40 numbers, one with a wide outlier, some of other lengths: the
+        // pool (256 rows or more) is pruned many times over.
+        let vectors: Vec<Vec<f32>> = (0..3_000u32)
+            .map(|i| {
+                let mut v = noise(40, i);
+                v[i as usize % 40] *= if i % 97 == 0 { 40.0 } else { 1.0 };
+                v.iter().map(|x| x * (1 + i % 3) as f32).collect()
+            })
+            .collect();
+        let flat = of_vectors(&vectors);
+        let all = vec![true; flat.len()];
+        let some: Vec<bool> = (0..flat.len()).map(|i| i % 3 != 1).collect();
+        for q in 0..8 {
+            let query = unit(noise(40, 10_000 + q));
+            for admitted in [&all, &some] {
+                for k in [1, 10, 50, 400] {
+                    let exact = flat.exact_scan(&query, admitted, k, 1);
+                    assert_eq!(exact.len(), k);
+                    for parts in [1, 3] {
+                        let coded = flat.coded_scan(&query, admitted, k, parts);
+                        assert_eq!(
+                            coded.as_ref(),
+                            Some(&exact),
+                            "query {q}, k {k}, {parts} parts"
+                        );
+                        assert_eq!(flat.scan(&query, admitted, k, parts), exact);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rows_the_codes_cannot_tell_apart_are_scored_exactly() {
+        // 600 rows alike: the pool cannot hold them all and none is surely left out, so
+        // every row is scored from its halves; ties go to the lower row.
+        let one = noise(32, 5);
+        let flat = of_vectors(&vec![one.clone(); 600]);
+        let all = vec![true; flat.len()];
+        let query = unit(noise(32, 6));
+        assert_eq!(flat.coded_scan(&query, &all, 10, 2), None);
+        let found: Vec<usize> = flat.scan(&query, &all, 10, 2).iter().map(|h| h.1).collect();
+        assert_eq!(found, (0..10).collect::<Vec<_>>());
+        // A set with a vector that is not finite is scored from its halves alone.
+        let mut odd = vec![one; 300];
+        odd[7][3] = f32::NAN;
+        let flat = of_vectors(&odd);
+        assert!(!flat.finite);
+        let all = vec![true; flat.len()];
+        let rows = |found: Vec<(f32, usize)>| found.into_iter().map(|h| h.1).collect::<Vec<_>>();
+        assert_eq!(
+            rows(flat.scan(&query, &all, 5, 1)),
+            [7, 0, 1, 2, 3],
+            "NaN first, as before"
+        );
     }
 
     #[test]
