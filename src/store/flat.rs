@@ -265,6 +265,9 @@ impl FlatBuilder {
     }
 }
 
+/// Where a held row is: its batch and its offset in it.
+pub type Place = (usize, usize);
+
 /// A row of [`FlatVectors::search`]'s answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlatHit {
@@ -348,21 +351,15 @@ impl FlatVectors {
         Some(file.map_or(&[][..], |&f| &rows.by_file[f as usize]))
     }
 
-    /// Rows `indices` as one batch, in that order (`None` when the rows are not held).
-    pub fn rows(&self, indices: &[usize]) -> Option<Result<RecordBatch, arrow_schema::ArrowError>> {
+    /// The held batches, and where rows `indices` are in them, in that order; `None` when
+    /// the rows are not held or an index is out of range.
+    pub fn places(&self, indices: &[usize]) -> Option<(&[RecordBatch], Vec<Place>)> {
         let rows = self.rows.as_ref()?;
-        let batches: Vec<&RecordBatch> = rows.batches.iter().collect();
-        if batches.is_empty() {
-            return None;
-        }
-        let mut at = Vec::with_capacity(indices.len());
-        for &i in indices {
-            let (batch, offset) = *rows.at.get(i)?;
-            at.push((batch as usize, offset as usize));
-        }
-        Some(arrow_select::interleave::interleave_record_batch(
-            &batches, &at,
-        ))
+        let places = indices
+            .iter()
+            .map(|&i| rows.at.get(i).map(|&(b, o)| (b as usize, o as usize)))
+            .collect::<Option<Vec<_>>>()?;
+        Some((&rows.batches, places))
     }
 
     /// Row `index`'s vector as `f32`s (empty for an index out of range).
@@ -1149,15 +1146,15 @@ mod tests {
         .unwrap()
     }
 
-    fn ids_of(batch: &RecordBatch) -> Vec<String> {
+    /// The ids of the rows held at `indices`, read where they lie.
+    fn ids_at(flat: &FlatVectors, indices: &[usize]) -> Option<Vec<String>> {
         use arrow_array::cast::AsArray;
-        batch
-            .column_by_name("id")
-            .unwrap()
-            .as_string::<i32>()
-            .iter()
-            .map(|v| v.unwrap().to_string())
-            .collect()
+        let (batches, places) = flat.places(indices)?;
+        let ids = places.into_iter().map(|(b, o)| {
+            let column = batches[b].column_by_name("id").unwrap();
+            column.as_string::<i32>().value(o).to_string()
+        });
+        Some(ids.collect())
     }
 
     /// Rows 0–5 over two batches: files a.ts (0, 1, 4) and b.ts (2, 3, 5) of r1.
@@ -1193,9 +1190,8 @@ mod tests {
     fn rows_held_come_back_in_the_order_asked_and_by_file() {
         let flat = with_rows(1 << 20);
         assert!(flat.holds_rows() && flat.holds_every_row());
-        let rows = flat.rows(&[5, 0, 3]).unwrap().unwrap();
-        assert_eq!(ids_of(&rows), ["c5", "c0", "c3"]);
-        assert!(flat.rows(&[6]).is_none(), "no such row");
+        assert_eq!(ids_at(&flat, &[5, 0, 3]).unwrap(), ["c5", "c0", "c3"]);
+        assert!(flat.places(&[6]).is_none(), "no such row");
         assert_eq!(flat.find("r1", "c4"), Some(4));
         assert_eq!(flat.find("r1", "c7"), None);
         assert_eq!(flat.find("r9", "c4"), None);
@@ -1215,7 +1211,7 @@ mod tests {
         // Room for the vectors (48 bytes) but not for the first batch.
         let flat = with_rows(100);
         assert!(!flat.holds_rows() && !flat.holds_every_row());
-        assert!(flat.rows(&[0]).is_none());
+        assert!(flat.places(&[0]).is_none());
         assert_eq!(flat.file_rows("r1", "a.ts"), None);
         assert_eq!(flat.find("r1", "c2"), Some(2), "ids are kept");
         assert_eq!(flat.len(), 6);

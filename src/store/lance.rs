@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float16Type, Float32Type, Int64Type, UInt32Type, UInt64Type};
+use arrow_array::types::{Float16Type, Float32Type};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, FixedSizeListArray, Float16Array, Float32Array, Int64Array,
     RecordBatch, RecordBatchIterator, StringArray, UInt32Array, UInt64Array,
@@ -49,13 +49,12 @@ use tokio::sync::Mutex;
 use tracing::Instrument;
 
 use super::flat::{FlatBuilder, FlatCache, FlatRow, FlatVectors};
+use super::rows::{RowReader, column, required, strings};
 use super::texts;
 use super::{
     ChunkFilter, ChunkRow, EmbeddingState, PendingVector, ScoredChunk, StoreError, StoreStats,
     StoreStorage, VectorStore,
 };
-use crate::chunk::CodeChunk;
-use crate::parse::{ByteRange, Language, Modifier, SymbolKind};
 
 /// Settings of the LanceDB chunk store.
 #[derive(Debug, Clone, PartialEq)]
@@ -556,22 +555,29 @@ impl LanceStore {
         });
     }
 
-    /// Rows `indices` of `flat` from memory, in that order, with empty vectors (`None`
-    /// when its rows are not held).
+    /// Rows `indices` of `flat` from memory, in that order, with empty vectors and the
+    /// columns named in `leave` read as absent (`None` when its rows are not held). Each
+    /// row is read where it lies: only its own values are copied.
     fn held_rows(
         &self,
         flat: &FlatVectors,
         indices: &[usize],
+        leave: &[&str],
     ) -> Result<Option<Vec<ChunkRow>>, StoreError> {
-        match flat.rows(indices) {
-            None => Ok(None),
-            Some(batch) => Ok(Some(
-                rows_of(&[batch?], None)?
-                    .into_iter()
-                    .map(|(row, _)| row)
-                    .collect(),
-            )),
+        let Some((batches, places)) = flat.places(indices) else {
+            return Ok(None);
+        };
+        let mut readers: Vec<Option<RowReader>> = Vec::new();
+        readers.resize_with(batches.len(), || None);
+        let mut out = Vec::with_capacity(places.len());
+        for (batch, offset) in places {
+            let reader = match &mut readers[batch] {
+                Some(reader) => reader,
+                empty => empty.insert(RowReader::new(&batches[batch], leave)?),
+            };
+            out.push(reader.row(offset)?);
         }
+        Ok(Some(out))
     }
 
     /// [`LanceStore::held_rows`], each row with its vector (what searches and reads by id
@@ -581,7 +587,7 @@ impl LanceStore {
         flat: &FlatVectors,
         indices: &[usize],
     ) -> Result<Option<Vec<ChunkRow>>, StoreError> {
-        Ok(self.held_rows(flat, indices)?.map(|rows| {
+        Ok(self.held_rows(flat, indices, &[])?.map(|rows| {
             rows.into_iter()
                 .zip(indices)
                 .map(|(mut row, &index)| {
@@ -675,14 +681,11 @@ impl LanceStore {
             return Ok(None);
         };
         let indices: Vec<usize> = files.concat().into_iter().map(|i| i as usize).collect();
-        let Some(rows) = self.held_rows(&flat, &indices)? else {
+        // As LanceDB's read leaves them out (`FILE_SKIPS`).
+        let Some(rows) = self.held_rows(&flat, &indices, &["embedding_text"])? else {
             return Ok(None);
         };
-        Ok(Some(by_file(rows.into_iter().map(|mut row| {
-            // As LanceDB's read leaves them (`FILE_SKIPS`).
-            row.chunk.embedding_text.clear();
-            row
-        }))))
+        Ok(Some(by_file(rows)))
     }
 
     /// A vector search answered from memory: `None` when what is held is not the table
@@ -1073,7 +1076,7 @@ async fn load_flat(
     let mut flat = FlatBuilder::new(version, dims);
     let mut widened = Vec::new();
     while let Some(batch) = stream.try_next().await? {
-        let text = |name: &str| strings(&batch, name).and_then(|v| required(v, name));
+        let text = |name: &'static str| required(&batch, name);
         let (ids, repos, paths) = (text("id")?, text("repo_id")?, text("relative_path")?);
         let (languages, kinds) = (text("language")?, text("node_kind")?);
         // The full-text column feeds the in-memory BM25 (`store::bm25`), not the rows.
@@ -1143,101 +1146,6 @@ fn directory_bytes(dir: &Path) -> u64 {
         .sum()
 }
 
-fn column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a ArrayRef, StoreError> {
-    batch
-        .column_by_name(name)
-        .ok_or_else(|| StoreError::Invalid(format!("chunk store result lacks column `{name}`")))
-}
-
-fn strings(batch: &RecordBatch, name: &str) -> Result<Vec<Option<String>>, StoreError> {
-    let col = column(batch, name)?;
-    let get = |i: usize| -> Option<String> {
-        if col.is_null(i) {
-            return None;
-        }
-        match col.data_type() {
-            DataType::Utf8 => Some(col.as_string::<i32>().value(i).to_string()),
-            DataType::LargeUtf8 => Some(col.as_string::<i64>().value(i).to_string()),
-            DataType::Utf8View => Some(col.as_string_view().value(i).to_string()),
-            _ => None,
-        }
-    };
-    if !matches!(
-        col.data_type(),
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-    ) {
-        return Err(StoreError::Invalid(format!(
-            "column `{name}` is {}, not text",
-            col.data_type()
-        )));
-    }
-    Ok((0..batch.num_rows()).map(get).collect())
-}
-
-fn required(values: Vec<Option<String>>, name: &str) -> Result<Vec<String>, StoreError> {
-    values
-        .into_iter()
-        .map(|v| v.ok_or_else(|| StoreError::Invalid(format!("null in required column `{name}`"))))
-        .collect()
-}
-
-fn lists(batch: &RecordBatch, name: &str) -> Result<Vec<Vec<String>>, StoreError> {
-    let col = column(batch, name)?;
-    let list = col
-        .as_list_opt::<i32>()
-        .ok_or_else(|| StoreError::Invalid(format!("column `{name}` is not a list")))?;
-    (0..batch.num_rows())
-        .map(|i| {
-            let values = list.value(i);
-            let values = values.as_string_opt::<i32>().ok_or_else(|| {
-                StoreError::Invalid(format!("column `{name}` is not a list of text"))
-            })?;
-            Ok(values.iter().flatten().map(str::to_string).collect())
-        })
-        .collect()
-}
-
-fn primitive<T: arrow_array::ArrowPrimitiveType>(
-    batch: &RecordBatch,
-    name: &str,
-) -> Result<Vec<T::Native>, StoreError> {
-    let col = column(batch, name)?;
-    let values = col.as_primitive_opt::<T>().ok_or_else(|| {
-        StoreError::Invalid(format!("column `{name}` has type {}", col.data_type()))
-    })?;
-    Ok(values.values().to_vec())
-}
-
-fn booleans(batch: &RecordBatch, name: &str) -> Result<Vec<bool>, StoreError> {
-    let col = column(batch, name)?;
-    let values = col
-        .as_boolean_opt()
-        .ok_or_else(|| StoreError::Invalid(format!("column `{name}` is not boolean")))?;
-    Ok((0..batch.num_rows()).map(|i| values.value(i)).collect())
-}
-
-fn vectors(batch: &RecordBatch) -> Result<Vec<Vec<f32>>, StoreError> {
-    let col = column(batch, "vector")?;
-    let list = col
-        .as_fixed_size_list_opt()
-        .ok_or_else(|| StoreError::Invalid("column `vector` is not a fixed-size list".into()))?;
-    (0..batch.num_rows())
-        .map(|i| {
-            let v = list.value(i);
-            if let Some(halves) = v.as_primitive_opt::<Float16Type>() {
-                return Ok(halves.values().iter().map(|h| h.to_f32()).collect());
-            }
-            let floats = v.as_primitive_opt::<Float32Type>().ok_or_else(|| {
-                StoreError::Invalid(format!(
-                    "column `vector` holds {} (float16 or float32 expected)",
-                    v.data_type()
-                ))
-            })?;
-            Ok(floats.values().to_vec())
-        })
-        .collect()
-}
-
 /// Rows grouped by file, each file's in the order of its code (then outer before inner).
 fn by_file(rows: impl IntoIterator<Item = ChunkRow>) -> HashMap<String, Vec<ChunkRow>> {
     let mut out: HashMap<String, Vec<ChunkRow>> = HashMap::new();
@@ -1263,10 +1171,10 @@ fn rows_of(
         if n == 0 {
             continue;
         }
-        let mut columns = Columns::read(batch)?;
+        let reader = RowReader::new(batch, &[])?;
         let scores = scores(batch, score_column)?;
         for (i, score) in scores.into_iter().enumerate() {
-            out.push((columns.take_row(i)?, score));
+            out.push((reader.row(i)?, score));
         }
     }
     Ok(out)
@@ -1291,156 +1199,6 @@ fn scores(batch: &RecordBatch, score_column: Option<&str>) -> Result<Vec<f32>, S
         },
         None => vec![0.0; batch.num_rows()],
     })
-}
-
-/// The columns of one batch, read once, from which its rows are built.
-struct Columns {
-    repo: Vec<String>,
-    id: Vec<String>,
-    file_path: Vec<String>,
-    rel: Vec<String>,
-    language: Vec<String>,
-    kind: Vec<String>,
-    name: Vec<String>,
-    parent_name: Vec<Option<String>>,
-    parent_id: Vec<Option<String>>,
-    jsdoc: Vec<Option<String>>,
-    native_kind: Vec<Option<String>>,
-    children: Vec<Vec<String>>,
-    imports: Vec<Vec<String>>,
-    depth: Vec<u32>,
-    crumb: Vec<String>,
-    sig: Vec<String>,
-    mods: Vec<String>,
-    exported: Vec<bool>,
-    start: Vec<u32>,
-    end: Vec<u32>,
-    sb: Vec<u64>,
-    eb: Vec<u64>,
-    full: Vec<String>,
-    content: Vec<String>,
-    emb: Vec<String>,
-    search: Vec<String>,
-    collapsed: Vec<bool>,
-    tokens: Vec<u32>,
-    truncated: Vec<bool>,
-    hash: Vec<String>,
-    modified: Vec<i64>,
-    vecs: Vec<Vec<f32>>,
-}
-
-impl Columns {
-    /// Reads every column of `batch`; the error names a missing or mistyped one.
-    fn read(batch: &RecordBatch) -> Result<Self, StoreError> {
-        let text = |name: &str| strings(batch, name).and_then(|v| required(v, name));
-        // Columns a query may leave out (see `LanceStore::columns_but`) read as empty.
-        let or_empty = |name: &str| match batch.column_by_name(name) {
-            Some(_) => text(name),
-            None => Ok(vec![String::new(); batch.num_rows()]),
-        };
-        let mut vecs = match batch.column_by_name("vector") {
-            Some(_) => vectors(batch)?,
-            None => vec![Vec::new(); batch.num_rows()],
-        };
-        // Rows written before their vector was computed hold a placeholder.
-        if batch.column_by_name("embedded").is_some() {
-            for (v, embedded) in vecs.iter_mut().zip(booleans(batch, "embedded")?) {
-                if !embedded {
-                    v.clear();
-                }
-            }
-        }
-        Ok(Self {
-            repo: text("repo_id")?,
-            id: text("id")?,
-            file_path: text("file_path")?,
-            rel: text("relative_path")?,
-            language: text("language")?,
-            kind: text("node_kind")?,
-            name: text("name")?,
-            parent_name: strings(batch, "parent_name")?,
-            parent_id: strings(batch, "parent_chunk_id")?,
-            jsdoc: strings(batch, "jsdoc")?,
-            native_kind: strings(batch, "native_kind")?,
-            children: lists(batch, "child_chunk_ids")?,
-            imports: lists(batch, "relevant_imports")?,
-            depth: primitive::<UInt32Type>(batch, "depth")?,
-            crumb: text("breadcrumb")?,
-            sig: text("signature")?,
-            mods: text("modifiers")?,
-            exported: booleans(batch, "exported")?,
-            start: primitive::<UInt32Type>(batch, "start_line")?,
-            end: primitive::<UInt32Type>(batch, "end_line")?,
-            sb: primitive::<UInt64Type>(batch, "start_byte")?,
-            eb: primitive::<UInt64Type>(batch, "end_byte")?,
-            full: text("full_source")?,
-            content: text("content")?,
-            emb: or_empty("embedding_text")?,
-            search: or_empty("search_text")?,
-            collapsed: booleans(batch, "has_collapsed_children")?,
-            tokens: primitive::<UInt32Type>(batch, "embedding_tokens")?,
-            truncated: booleans(batch, "truncated")?,
-            hash: text("content_hash")?,
-            modified: primitive::<Int64Type>(batch, "last_modified")?,
-            vecs,
-        })
-    }
-
-    /// Row `i`, its values moved out of the columns (each row is taken once).
-    fn take_row(&mut self, i: usize) -> Result<ChunkRow, StoreError> {
-        fn take<T: Default>(column: &mut [T], i: usize) -> T {
-            std::mem::take(&mut column[i])
-        }
-        let full_source = take(&mut self.full, i);
-        let content = texts::unpack_content(&full_source, take(&mut self.content, i));
-        let embedding_text = texts::unpack_embedding(&content, take(&mut self.emb, i));
-        let chunk = CodeChunk {
-            id: take(&mut self.id, i),
-            relative_path: take(&mut self.rel, i),
-            language: Language::parse(&self.language[i]).ok_or_else(|| {
-                StoreError::Invalid(format!("unknown language `{}`", self.language[i]))
-            })?,
-            node_kind: SymbolKind::parse(&self.kind[i]).ok_or_else(|| {
-                StoreError::Invalid(format!("unknown node kind `{}`", self.kind[i]))
-            })?,
-            native_kind: take(&mut self.native_kind, i),
-            name: take(&mut self.name, i),
-            parent_name: take(&mut self.parent_name, i),
-            parent_chunk_id: take(&mut self.parent_id, i),
-            child_chunk_ids: take(&mut self.children, i),
-            depth: self.depth[i],
-            breadcrumb: take(&mut self.crumb, i),
-            signature: take(&mut self.sig, i),
-            modifiers: self.mods[i]
-                .split_whitespace()
-                .filter_map(Modifier::parse)
-                .collect(),
-            exported: self.exported[i],
-            jsdoc: take(&mut self.jsdoc, i),
-            start_line: self.start[i],
-            end_line: self.end[i],
-            bytes: ByteRange {
-                start: self.sb[i] as usize,
-                end: self.eb[i] as usize,
-            },
-            full_source,
-            content,
-            has_collapsed_children: self.collapsed[i],
-            relevant_imports: take(&mut self.imports, i),
-            embedding_text,
-            embedding_tokens: self.tokens[i] as usize,
-            truncated: self.truncated[i],
-            search_text: take(&mut self.search, i),
-        };
-        Ok(ChunkRow {
-            repo_id: take(&mut self.repo, i),
-            file_path: take(&mut self.file_path, i),
-            chunk,
-            content_hash: take(&mut self.hash, i),
-            last_modified: self.modified[i],
-            vector: take(&mut self.vecs, i),
-        })
-    }
 }
 
 #[async_trait]
@@ -1743,7 +1501,7 @@ impl VectorStore for LanceStore {
             .await?;
         let mut out = Vec::new();
         for batch in &batches {
-            let text = |name: &str| strings(batch, name).and_then(|v| required(v, name));
+            let text = |name: &'static str| required(batch, name);
             let (ids, hashes) = (text("id")?, text("content_hash")?);
             let (full, contents, stored) = (
                 text("full_source")?,

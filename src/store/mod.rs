@@ -85,6 +85,7 @@ pub mod flat;
 pub mod grep;
 mod lance;
 mod meta;
+mod rows;
 mod sql;
 mod texts;
 mod vector;
