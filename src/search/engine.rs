@@ -594,18 +594,21 @@ impl Searcher {
         // (kind, parent id) of every chunk met on the way up.
         let mut shape: Shapes = HashMap::new();
         let mut rows: HashMap<Key, ChunkRow> = HashMap::new();
-        for h in &hits {
+        let mut members = Vec::with_capacity(hits.len());
+        let mut cursor: Vec<Key> = Vec::with_capacity(hits.len());
+        for h in hits {
             let key = (h.row.repo_id.clone(), h.row.chunk.id.clone());
             shape.insert(
                 key.clone(),
                 (h.row.chunk.node_kind, h.row.chunk.parent_chunk_id.clone()),
             );
-            rows.insert(key, h.row.clone());
+            members.push(Member {
+                vector: h.row.vector.clone(),
+                score: h.score,
+            });
+            rows.insert(key.clone(), h.row);
+            cursor.push(key);
         }
-        let mut cursor: Vec<Key> = hits
-            .iter()
-            .map(|h| (h.row.repo_id.clone(), h.row.chunk.id.clone()))
-            .collect();
         // Climb one level per round, looking up the parents not yet known.
         for _ in 0..16 {
             self.learn_parents(&cursor, &mut shape).await?;
@@ -639,18 +642,25 @@ impl Searcher {
                 rows.insert((repo.clone(), row.chunk.id.clone()), row);
             }
         }
+        // Each unit row moves to its last hit; hits before it that share it take a copy.
+        let mut uses: HashMap<&Key, usize> = HashMap::new();
+        for key in &cursor {
+            *uses.entry(key).or_default() += 1;
+        }
         let mut out = [Vec::new(), Vec::new()];
-        for ((tag, h), key) in tags.into_iter().zip(hits).zip(cursor) {
+        for ((tag, member), key) in tags.into_iter().zip(members).zip(&cursor) {
+            let left = uses.get_mut(key).map(|n| {
+                *n -= 1;
+                *n
+            });
             // A unit the chunk store no longer holds (its file was re-indexed meanwhile)
             // drops the hit.
-            if let Some(unit) = rows.get(&key) {
-                out[tag].push((
-                    unit.clone(),
-                    Member {
-                        vector: h.row.vector,
-                        score: h.score,
-                    },
-                ));
+            let unit = match left {
+                Some(0) => rows.remove(key),
+                _ => rows.get(key).cloned(),
+            };
+            if let Some(unit) = unit {
+                out[tag].push((unit, member));
             }
         }
         Ok(out)

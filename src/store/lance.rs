@@ -1341,13 +1341,14 @@ impl VectorStore for LanceStore {
         if query.trim().is_empty() || k == 0 {
             return Ok(Vec::new());
         }
+        let paths = filter.path_matcher().map_err(StoreError::Invalid)?;
+        // Memory first: the rows held are the table as it is now, with their texts.
+        if let Some(hits) = self.held_text_search(query, k, filter, &paths).await? {
+            return Ok(hits);
+        }
         if !self.has_index_on("search_text").await? {
             // Nothing was ever written (the index comes with the first rows).
             return Ok(Vec::new());
-        }
-        let paths = filter.path_matcher().map_err(StoreError::Invalid)?;
-        if let Some(hits) = self.held_text_search(query, k, filter, &paths).await? {
-            return Ok(hits);
         }
         let mut q = self
             .table
