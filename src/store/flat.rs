@@ -24,7 +24,7 @@ use half::f16;
 use half::slice::HalfFloatSliceExt;
 
 use super::bm25::{Bm25, Bm25Builder, best_k};
-use super::dot::DotKernel;
+use super::dot::{DotKernel, MAX_BYTE};
 use super::filter::{ChunkFilter, PathMatcher};
 
 /// One row as read from the table.
@@ -85,6 +85,8 @@ pub struct FlatVectors {
     codes: Vec<i8>,
     /// Per row: what one code unit is worth in cosine (the vector's scale over its norm).
     code_scales: Vec<f32>,
+    /// Per row: the sum of its codes, and of their magnitudes.
+    code_sums: Vec<(i32, u32)>,
     /// Whether every vector held is finite (the codes' bound holds only then).
     finite: bool,
     ids: Vec<Box<str>>,
@@ -212,7 +214,13 @@ impl FlatBuilder {
                 0
             }
         };
+        let first = set.codes.len();
         set.codes.extend(values.iter().map(code));
+        let codes = &set.codes[first..];
+        set.code_sums.push((
+            codes.iter().map(|&c| i32::from(c)).sum(),
+            codes.iter().map(|&c| u32::from(c.unsigned_abs())).sum(),
+        ));
         set.code_scales.push(scale * inv_norm);
         set.vectors.extend_from_slice(row.vector);
         set.ids.push(row.id.into());
@@ -305,7 +313,7 @@ impl FlatVectors {
     /// left out).
     pub fn bytes(&self) -> usize {
         FlatBuilder::vector_bytes(self.dims, self.len())
-            + self.len() * (4 + 4 + 4 + 4 + 4 + std::mem::size_of::<Box<str>>())
+            + self.len() * (4 + 4 + 4 + 4 + 4 + 8 + std::mem::size_of::<Box<str>>())
             + self.ids.iter().map(|i| i.len()).sum::<usize>()
             + self.rows.as_ref().map_or(0, |r| {
                 r.batches
@@ -470,15 +478,16 @@ impl FlatVectors {
     ) -> Option<Vec<(f32, usize)>> {
         let kernel = DotKernel::detect();
         let size = pool_size(k);
-        let half_l1 = query.iter().map(|x| x.abs()).sum::<f32>() / 2.0;
+        let question = QuestionBytes::of(query)?;
         let mut pool = Pool::new(size);
         for part in self.in_parts(parts, |from, to| {
             let mut pool = Pool::new(size);
             let codes = self.codes.chunks_exact(self.dims).enumerate();
             for (index, codes) in codes.take(to).skip(from) {
                 if admitted[index] {
+                    let dot = kernel.dot_bytes(&question.bytes, codes);
                     let upper =
-                        (kernel.dot_codes(query, codes) + half_l1) * self.code_scales[index];
+                        question.upper(dot, self.code_sums[index]) * self.code_scales[index];
                     pool.offer(upper, index);
                 }
             }
@@ -576,6 +585,54 @@ const SCAN_PART_ROWS: usize = 8_192;
 /// Room for the rounding of single-precision sums between a cosine from codes and one from
 /// halves (both are sums of a few hundred products of numbers below one).
 const CODE_SLACK: f32 = 1e-4;
+
+/// A question as bytes for [`DotKernel::dot_bytes`]: each value as a whole number of
+/// steps within ±[`QUESTION_STEPS`] (a step is its largest value over that), plus
+/// `QUESTION_STEPS + 1`, so that every byte is at most [`MAX_BYTE`].
+struct QuestionBytes {
+    bytes: Vec<u8>,
+    step: f32,
+    /// Half the question's L1 norm.
+    half_l1: f32,
+}
+
+/// Steps of a question's largest value (see [`QuestionBytes`]).
+const QUESTION_STEPS: f32 = 63.0;
+const _: () = assert!(2.0 * QUESTION_STEPS + 1.0 <= MAX_BYTE as f32);
+
+impl QuestionBytes {
+    /// `None` for a question of zeros (or not finite).
+    fn of(query: &[f32]) -> Option<Self> {
+        let top = query.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        if !(top > 0.0 && top.is_finite()) {
+            return None;
+        }
+        let step = top / QUESTION_STEPS;
+        let bytes = query
+            .iter()
+            .map(|x| {
+                ((x / step).round().clamp(-QUESTION_STEPS, QUESTION_STEPS) + QUESTION_STEPS + 1.0)
+                    as u8
+            })
+            .collect();
+        let half_l1 = query.iter().map(|x| x.abs()).sum::<f32>() / 2.0;
+        Some(Self {
+            bytes,
+            step,
+            half_l1,
+        })
+    }
+
+    /// The most `question · row` can be, in code units of the row, from `dot` (the bytes
+    /// with the row's codes) and the row's code sum and code magnitudes: the question's
+    /// steps times the codes, plus what rounding either side can hide (no code is more
+    /// than half a unit from its value, no step more than half a step).
+    fn upper(&self, dot: i32, (sum, magnitudes): (i32, u32)) -> f32 {
+        let offset = QUESTION_STEPS as i32 + 1;
+        let steps = dot - offset * sum;
+        self.step * steps as f32 + self.half_l1 + self.step / 2.0 * magnitudes as f32
+    }
+}
 
 /// Rows the codes choose for exact scoring when `k` are asked for: enough that the k-th
 /// exact score is almost always above every bound left out.
@@ -985,6 +1042,38 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_rows_bound_from_codes_is_never_below_its_exact_cosine() {
+        let vectors: Vec<Vec<f32>> = (0..2_000u32)
+            .map(|i| {
+                let mut v = noise(48, i);
+                v[i as usize % 48] *= if i % 7 == 0 { 60.0 } else { 1.0 };
+                v
+            })
+            .collect();
+        let flat = of_vectors(&vectors);
+        let kernel = DotKernel::detect();
+        let mut scratch = vec![0.0f32; 48];
+        for q in 0..20 {
+            let mut query = noise(48, 50_000 + q);
+            query[q as usize] *= if q % 2 == 0 { 30.0 } else { 1.0 };
+            let query = unit(query);
+            let question = QuestionBytes::of(&query).unwrap();
+            let mut tightest = f32::INFINITY;
+            for (index, codes) in flat.codes.chunks_exact(48).enumerate() {
+                let dot = kernel.dot_bytes(&question.bytes, codes);
+                let upper = question.upper(dot, flat.code_sums[index]) * flat.code_scales[index];
+                let exact = flat.exact(kernel, &query, index, &mut scratch);
+                assert!(
+                    upper + CODE_SLACK >= exact,
+                    "row {index}, question {q}: {upper} < {exact}"
+                );
+                tightest = tightest.min(upper - exact);
+            }
+            assert!(tightest < 0.05, "a bound that tells rows apart: {tightest}");
         }
     }
 
