@@ -543,15 +543,19 @@ impl FlatVectors {
         }
         let scan = &scan;
         std::thread::scope(|threads| {
-            let running: Vec<_> = (0..rows)
+            // The first part on this thread, the others on threads of their own.
+            let others: Vec<_> = (part_rows..rows)
                 .step_by(part_rows)
                 .map(|from| threads.spawn(move || scan(from, (from + part_rows).min(rows))))
                 .collect();
-            running
-                .into_iter()
-                // A part that panicked is a bug: its panic goes on, not a short answer.
-                .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
+            let mut found = vec![scan(0, part_rows.min(rows))];
+            // A part that panicked is a bug: its panic goes on, not a short answer.
+            found.extend(
+                others
+                    .into_iter()
+                    .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+            );
+            found
         })
     }
 
