@@ -448,9 +448,9 @@ impl FlatVectors {
     /// The `k` admitted rows most similar to `query` (of unit length), best first, the
     /// rows scanned in `parts` parts on as many threads.
     ///
-    /// The codes choose: each row's cosine from its codes, with the most it can be off
-    /// (its code scale times half the query's L1 norm: every code is within half a unit of
-    /// the value it stands for), keeps the [`pool_size`] rows of highest upper bound. The
+    /// The codes choose: each row's cosine from its codes and the question's bytes
+    /// ([`QuestionBytes`]), raised by the most rounding on either side can hide, keeps
+    /// the [`pool_size`] rows of highest upper bound. The
     /// halves decide: those rows scored exactly, the best `k` are the answer when the
     /// k-th is above every upper bound left out; otherwise (near ties, a rare wide row)
     /// every row is scored exactly. Either way the answer is the exact scan's.
