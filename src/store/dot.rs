@@ -194,11 +194,11 @@ mod x86 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    /// Deterministic values in [-1, 1).
-    fn values(n: usize, seed: u32) -> Vec<f32> {
+    /// `n` deterministic values in [-1, 1) (other tests of the store's scan use them too).
+    pub(in crate::store) fn values(n: usize, seed: u32) -> Vec<f32> {
         let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
         (0..n)
             .map(|_| {

@@ -997,18 +997,8 @@ mod tests {
         b.finish(false)
     }
 
-    /// `n` deterministic values in [-1, 1).
-    fn noise(n: usize, seed: u32) -> Vec<f32> {
-        let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-        (0..n)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 17;
-                state ^= state << 5;
-                (state % 20_000) as f32 / 10_000.0 - 1.0
-            })
-            .collect()
-    }
+    // `n` deterministic values in [-1, 1), as the kernels' tests make them.
+    use super::super::dot::tests::values as noise;
 
     fn unit(v: Vec<f32>) -> Vec<f32> {
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
