@@ -281,7 +281,7 @@ fn texts_of(list: &ListArray, i: usize, name: &str) -> Result<Vec<String>, Store
 }
 
 /// Row `i`'s vector as `f32`s.
-pub(super) fn vector(list: &FixedSizeListArray, i: usize) -> Result<Vec<f32>, StoreError> {
+fn vector(list: &FixedSizeListArray, i: usize) -> Result<Vec<f32>, StoreError> {
     let v = list.value(i);
     if let Some(halves) = v.as_primitive_opt::<Float16Type>() {
         return Ok(halves.values().iter().map(|h| h.to_f32()).collect());
