@@ -149,7 +149,7 @@ impl FlatBuilder {
             .saturating_mul(std::mem::size_of::<f16>() + std::mem::size_of::<i8>())
     }
 
-    /// Keeps `batch` (rows as read, to be returned by [`FlatVectors::rows`]) while the
+    /// Keeps `batch` (rows as read, found through [`FlatVectors::places`]) while the
     /// vectors and the batches kept take at most `limit` bytes; past it, no batch is kept
     /// (and a set without its rows leaves searches to LanceDB). The batch's number, for
     /// [`FlatBuilder::push`].
@@ -279,7 +279,7 @@ pub type Place = (usize, usize);
 /// A row of [`FlatVectors::search`]'s answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlatHit {
-    /// The row's position in the set ([`FlatVectors::vector`], [`FlatVectors::rows`]).
+    /// The row's position in the set ([`FlatVectors::vector`], [`FlatVectors::places`]).
     pub index: usize,
     /// Cosine similarity to the question (LanceDB's `1 - cosine distance`).
     pub score: f32,
@@ -337,7 +337,7 @@ impl FlatVectors {
             .map(|at| self.by_id[at] as usize)
     }
 
-    /// Whether the rows themselves are held ([`FlatVectors::rows`]).
+    /// Whether the rows themselves are held ([`FlatVectors::places`]).
     pub fn holds_rows(&self) -> bool {
         self.rows.is_some()
     }

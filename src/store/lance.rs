@@ -681,8 +681,8 @@ impl LanceStore {
             return Ok(None);
         };
         let indices: Vec<usize> = files.concat().into_iter().map(|i| i as usize).collect();
-        // As LanceDB's read leaves them out (`FILE_SKIPS`).
-        let Some(rows) = self.held_rows(&flat, &indices, &["embedding_text"])? else {
+        // Without what LanceDB's reads of whole files leave out.
+        let Some(rows) = self.held_rows(&flat, &indices, FILE_SKIPS)? else {
             return Ok(None);
         };
         Ok(Some(by_file(rows)))
