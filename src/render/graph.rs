@@ -4,6 +4,7 @@
 //! depend on, listed again under "Shared dependencies not in results"; and the summary
 //! line with the token count of the whole response. Pure data → text.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
@@ -18,7 +19,7 @@ const MAX_LIST: usize = 8;
 /// Everything the connection graph shows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GraphInput {
+pub struct GraphInput<'a> {
     /// The query as asked.
     pub query: String,
     /// The token budget.
@@ -30,8 +31,9 @@ pub struct GraphInput {
     /// The encoding the summary counts in.
     #[serde(default)]
     pub tokenizer: Tokenizer,
-    /// Result symbols in result order, with their metadata.
-    pub results: Vec<SymbolMetadata>,
+    /// Result symbols in result order, with their metadata (borrowed from the response
+    /// when an answer is rendered again and again while it is fitted to its budget).
+    pub results: Cow<'a, [SymbolMetadata]>,
 }
 
 /// The identity of a referenced symbol: its chunk id, or its name when external.

@@ -41,6 +41,7 @@ pub mod snapshot;
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::chunk::CodeChunk;
@@ -109,13 +110,15 @@ fn item(text: String, priority: f32) -> ContentItem {
 /// the summary counting the graph and `snapshot_tokens` (the rest of the answer) together.
 pub fn connection_graph(response: &SearchResponse, snapshot_tokens: usize) -> (String, usize) {
     let results = if response.metadata.len() == response.results.len() {
-        response.metadata.clone()
+        std::borrow::Cow::Borrowed(response.metadata.as_slice())
     } else {
-        response
-            .results
-            .iter()
-            .map(crate::search::enrich::from_hit)
-            .collect()
+        std::borrow::Cow::Owned(
+            response
+                .results
+                .iter()
+                .map(crate::search::enrich::from_hit)
+                .collect(),
+        )
     };
     graph::render_counted(&graph::GraphInput {
         query: response.query.clone(),
@@ -133,9 +136,9 @@ pub fn connection_graph(response: &SearchResponse, snapshot_tokens: usize) -> (S
 pub struct Renderer<'a> {
     files: &'a FileChunks,
     /// Snapshots made, by (repository, path, target ids in result order).
-    made: HashMap<(String, String, Vec<String>), String>,
+    made: FxHashMap<(String, String, Vec<String>), String>,
     /// Tokens of the texts counted, in the encoding `counted_in`.
-    counts: HashMap<String, usize>,
+    counts: FxHashMap<String, usize>,
     counted_in: Option<Tokenizer>,
 }
 
@@ -144,8 +147,8 @@ impl<'a> Renderer<'a> {
     pub fn new(files: &'a FileChunks) -> Self {
         Self {
             files,
-            made: HashMap::new(),
-            counts: HashMap::new(),
+            made: FxHashMap::default(),
+            counts: FxHashMap::default(),
             counted_in: None,
         }
     }

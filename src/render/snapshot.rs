@@ -4,7 +4,7 @@
 //! of member targets (class, namespace, object headers), and the targets fully expanded.
 //! Everything else is left out, with no collapse markers.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::chunk::CodeChunk;
 use crate::parse::SymbolKind;
@@ -122,7 +122,7 @@ fn shown_whole<'a>(
     file_chunks: &[&'a CodeChunk],
     enclosing: &HashSet<&str>,
 ) -> HashSet<&'a str> {
-    let mut eligible: HashMap<&str, Vec<&CodeChunk>> = HashMap::new();
+    let mut eligible: HashMap<&str, Vec<&CodeChunk>> = HashMap::default();
     for c in file_chunks {
         if enclosing.contains(c.id.as_str()) {
             continue;
@@ -137,7 +137,7 @@ fn shown_whole<'a>(
         }
     }
     let mut whole: HashSet<&str> = targets.iter().map(|t| t.id.as_str()).collect();
-    let mut seen_names: HashSet<String> = HashSet::new();
+    let mut seen_names: HashSet<String> = HashSet::default();
     let mut queue: Vec<String> = Vec::new();
     let mut use_words = |text: &str, queue: &mut Vec<String>| {
         for w in identifiers(text) {
@@ -187,7 +187,7 @@ fn drop_nested(whole: &mut HashSet<&str>, by_id: &ById) {
 
 /// Wrappers: every ancestor of a whole chunk.
 fn wrappers_of<'a>(whole: &HashSet<&str>, by_id: &ById<'a>) -> HashSet<&'a str> {
-    let mut wrappers: HashSet<&str> = HashSet::new();
+    let mut wrappers: HashSet<&str> = HashSet::default();
     for id in whole {
         let mut parent = by_id[id].parent_chunk_id.as_deref();
         while let Some(p) = parent.and_then(|p| by_id.get(p)) {
@@ -209,7 +209,7 @@ fn imports_of<'a>(
     file_chunks: &[&'a CodeChunk],
 ) -> Vec<&'a str> {
     let mut imports: Vec<&str> = Vec::new();
-    let mut listed: HashSet<&str> = HashSet::new();
+    let mut listed: HashSet<&str> = HashSet::default();
     for id in whole {
         for import in &by_id[id].relevant_imports {
             if listed.insert(import.as_str()) {
@@ -226,7 +226,7 @@ fn imports_of<'a>(
                 .collect::<Vec<_>>()
         })
         .collect();
-    let mut import_lines: HashMap<&str, u32> = HashMap::new();
+    let mut import_lines: HashMap<&str, u32> = HashMap::default();
     for c in file_chunks
         .iter()
         .filter(|c| c.node_kind == SymbolKind::Import)
@@ -247,7 +247,7 @@ fn imports_of<'a>(
 
 /// The whole chunks inside their wrappers' headers and closing braces, in file order.
 fn layout(file_chunks: &[&CodeChunk], whole: &HashSet<&str>, wrappers: &HashSet<&str>) -> String {
-    let mut children: HashMap<Option<&str>, Vec<&CodeChunk>> = HashMap::new();
+    let mut children: HashMap<Option<&str>, Vec<&CodeChunk>> = HashMap::default();
     for c in file_chunks {
         if whole.contains(c.id.as_str()) || wrappers.contains(c.id.as_str()) {
             children

@@ -2,7 +2,7 @@
 //! the stored symbol graph: their edges in and out, their members, and the symbols at
 //! the other ends. It adds no results; it describes them.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use tracing::Instrument;
 
@@ -90,12 +90,18 @@ async fn slice(
         .into_iter()
         .collect();
     let hit_ids: Vec<String> = hits.iter().map(|h| h.chunk.id.clone()).collect();
-    let mut files: HashMap<String, Vec<crate::store::SymbolRecord>> = HashMap::new();
-    let members = meta
-        .symbols_and_members(repo, &paths, &hit_ids)
-        .instrument(tracing::debug_span!("enrich.members"))
-        .await?;
+    // The hits' members and the hits' own edges are read at once (each query on its own
+    // connection); only the members of class-like hits wait for the first to be known.
+    let (members, mut outgoing, mut incoming) = tokio::try_join!(
+        meta.symbols_and_members(repo, &paths, &hit_ids)
+            .instrument(tracing::debug_span!("enrich.members")),
+        meta.edges_from_any(repo, &hit_ids)
+            .instrument(tracing::debug_span!("enrich.outgoing")),
+        meta.edges_to_any(repo, &hit_ids)
+            .instrument(tracing::debug_span!("enrich.incoming")),
+    )?;
     tracing::debug!(rows = members.len(), "enrich.members");
+    let mut files: HashMap<String, Vec<crate::store::SymbolRecord>> = HashMap::new();
     for (path, record) in members {
         files.entry(path).or_default().push(record);
     }
@@ -126,20 +132,28 @@ async fn slice(
         }
         slice.children.insert(id, children);
     }
-    // Two queries for all of them, not two per symbol: a class with a hundred members
-    // made enrichment the slowest stage on real repositories.
     for id in &ids {
         slice.outgoing.entry(id.clone()).or_default();
         slice.incoming.entry(id.clone()).or_default();
     }
-    let outgoing = meta
-        .edges_from_any(repo, &ids)
-        .instrument(tracing::debug_span!("enrich.outgoing"))
-        .await?;
-    let incoming = meta
-        .edges_to_any(repo, &ids)
-        .instrument(tracing::debug_span!("enrich.incoming"))
-        .await?;
+    // Two queries more for all the members, not two per symbol: a class with a hundred
+    // members made enrichment the slowest stage on real repositories.
+    let asked: HashSet<&str> = hit_ids.iter().map(String::as_str).collect();
+    let member_ids: Vec<String> = ids
+        .iter()
+        .filter(|id| !asked.contains(id.as_str()))
+        .cloned()
+        .collect();
+    if !member_ids.is_empty() {
+        let (more_out, more_in) = tokio::try_join!(
+            meta.edges_from_any(repo, &member_ids)
+                .instrument(tracing::debug_span!("enrich.outgoing")),
+            meta.edges_to_any(repo, &member_ids)
+                .instrument(tracing::debug_span!("enrich.incoming")),
+        )?;
+        outgoing.extend(more_out);
+        incoming.extend(more_in);
+    }
     tracing::debug!(
         ids = ids.len(),
         outgoing = outgoing.len(),

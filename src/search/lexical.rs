@@ -8,9 +8,10 @@
 //! first. Words that commonly name behaviour in code are kept even when a generic stop
 //! list would drop them.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use frostem::{Algorithm, Stemmer};
+use rustc_hash::FxHashSet;
 
 use crate::chunk::CodeChunk;
 use crate::text::{search_text, search_words};
@@ -191,10 +192,10 @@ fn share_found(terms: &BTreeSet<String>, texts: &[&str]) -> f32 {
     }
     // Code repeats its words: stem each distinct word once, and only words that start
     // like a term (stemming rewrites endings, never the first letter).
-    let initials: HashSet<char> = terms.iter().filter_map(|t| t.chars().next()).collect();
+    let initials: Vec<char> = terms.iter().filter_map(|t| t.chars().next()).collect();
     let stemmer = Stemmer::new(Algorithm::English);
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut found: HashSet<&str> = HashSet::new();
+    let mut seen: FxHashSet<String> = FxHashSet::default();
+    let mut found: FxHashSet<&str> = FxHashSet::default();
     for text in texts {
         search_words(text, |word| {
             if found.len() == terms.len()
