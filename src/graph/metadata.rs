@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::{EdgeKind, EdgeRecord, SymbolRecord};
+use crate::store::{EdgeKind, EdgeRecord, SymbolName, SymbolRecord};
 
 /// A symbol as the graph names it: a display name, and where it lives when it is in the
 /// repository (`id` and `path` empty for external and unresolved names).
@@ -83,8 +83,10 @@ impl SymbolMetadata {
 /// The part of the graph around some symbols, loaded by the caller.
 #[derive(Debug, Clone, Default)]
 pub struct GraphSlice {
-    /// Every symbol mentioned (targets, children, edge ends) by id, with its file.
+    /// The symbols described (targets and their children) by id, with their file.
     pub symbols: HashMap<String, (String, SymbolRecord)>,
+    /// The other symbols at the ends of their edges, by id: only named and placed.
+    pub ends: HashMap<String, SymbolName>,
     /// Edges leaving each loaded symbol.
     pub outgoing: HashMap<String, Vec<EdgeRecord>>,
     /// Edges arriving at each loaded symbol.
@@ -103,12 +105,23 @@ fn is_method_like(kind: &str) -> bool {
 }
 
 impl GraphSlice {
-    fn symbol_ref(&self, id: &str) -> SymbolRef {
+    /// The file and breadcrumb of symbol `id`, when the slice holds it.
+    fn place(&self, id: &str) -> Option<(&str, &str)> {
         match self.symbols.get(id) {
-            Some((path, s)) => SymbolRef {
+            Some((path, s)) => Some((path, &s.breadcrumb)),
+            None => self
+                .ends
+                .get(id)
+                .map(|e| (e.path.as_str(), e.breadcrumb.as_str())),
+        }
+    }
+
+    fn symbol_ref(&self, id: &str) -> SymbolRef {
+        match self.place(id) {
+            Some((path, breadcrumb)) => SymbolRef {
                 id: Some(id.to_string()),
-                name: display_name(&s.breadcrumb),
-                path: Some(path.clone()),
+                name: display_name(breadcrumb),
+                path: Some(path.to_string()),
             },
             None => SymbolRef {
                 id: Some(id.to_string()),
@@ -218,7 +231,7 @@ impl GraphSlice {
             .into_iter()
             .flatten()
             .filter(|e| e.kind != EdgeKind::Imports && e.from_chunk != id)
-            .filter_map(|e| self.symbols.get(&e.from_chunk).map(|(p, _)| p.clone()))
+            .filter_map(|e| self.place(&e.from_chunk).map(|(p, _)| p.to_string()))
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect()

@@ -177,15 +177,11 @@ async fn slice(
     wanted.retain(|id| !slice.symbols.contains_key(id));
     let wanted: Vec<String> = wanted.into_iter().collect();
     let ends = meta
-        .symbols_by_id(repo, &wanted)
+        .symbol_names(repo, &wanted)
         .instrument(tracing::debug_span!("enrich.ends"))
         .await?;
     tracing::debug!(rows = ends.len(), "enrich.ends");
-    for (path, record) in ends {
-        slice
-            .symbols
-            .insert(record.chunk_id.clone(), (path, record));
-    }
+    slice.ends = ends.into_iter().map(|e| (e.chunk_id.clone(), e)).collect();
     Ok(slice)
 }
 

@@ -84,9 +84,10 @@
 //!   reranker is configured, add the definitions the question names that recall missed
 //!   (read by name from `MetaStore::symbols_named` while recall runs), apply the priors,
 //!   fold, select, then `enrich` (stage 3) reads the results' members, edges and the
-//!   symbols at the other ends into `SymbolMetadata` in a fixed number of queries per
-//!   repository (`symbols_and_members`, `edges_from_any`, `edges_to_any`, `symbols_by_id`:
-//!   per-symbol edge reads made enrichment 150 ms on jest). `with_freshness` runs the indexer's two-phase
+//!   names of the symbols at the other ends into `SymbolMetadata` in a fixed number of
+//!   queries per repository (`symbols_and_members` beside the hits' `edges_from_any` and
+//!   `edges_to_any`, those of class-likes' members, then `symbol_names`: per-symbol edge
+//!   reads made enrichment 150 ms on jest). `with_freshness` runs the indexer's two-phase
 //!   sync of working trees in scope before answering, bounded in time; a repository whose
 //!   sync is already running is skipped (`Indexer::sync_unless_running`), so searches never
 //!   queue behind a sync.

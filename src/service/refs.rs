@@ -545,10 +545,10 @@ impl Service {
             let edges = meta.edges_to_any(holder, &ids).await?;
             let callers: Vec<String> = edges.iter().map(|e| e.from_chunk.clone()).collect();
             let symbols: std::collections::HashMap<String, (String, String)> = meta
-                .symbols_by_id(holder, &callers)
+                .symbol_names(holder, &callers)
                 .await?
                 .into_iter()
-                .map(|(path, s)| (s.chunk_id, (path, s.breadcrumb)))
+                .map(|s| (s.chunk_id, (s.path, s.breadcrumb)))
                 .collect();
             for edge in edges {
                 let Some((path, breadcrumb)) = symbols.get(&edge.from_chunk).cloned() else {

@@ -977,7 +977,7 @@ impl LanceStore {
         }
         prune(&self.table, self.options.prune_older_than, true).await?;
         // Only the count of versions here: the size walk is `storage`'s, for readers.
-        if self.table.list_versions().await?.len() > 1 {
+        if self.version_count().await? > 1 {
             self.prune_later();
         }
         self.stats().await
@@ -1660,7 +1660,7 @@ impl VectorStore for LanceStore {
 
     async fn finish(&self) -> Result<(), StoreError> {
         let _guard = self.lock_for_write().await?;
-        if self.table.list_versions().await?.len() > 1 {
+        if self.version_count().await? > 1 {
             // Only old versions' files: files no version names yet may belong to work
             // of another process (an index being built).
             prune(&self.table, std::time::Duration::ZERO, false).await?;
@@ -1670,7 +1670,7 @@ impl VectorStore for LanceStore {
 
     async fn storage(&self) -> Result<StoreStorage, StoreError> {
         let stats = self.table.stats().await?;
-        let versions = self.table.list_versions().await?.len();
+        let versions = self.version_count().await?;
         let disk_bytes = if self.options.uri.contains("://") {
             None
         } else {
@@ -1687,3 +1687,24 @@ impl VectorStore for LanceStore {
         })
     }
 }
+
+impl LanceStore {
+    /// How many versions the table has. Listing them reads each version's manifest, and a
+    /// cleanup running meanwhile (this store's maintenance, another replica's) may delete
+    /// one between the listing and the read: the listing is taken again then.
+    async fn version_count(&self) -> Result<usize, StoreError> {
+        let mut tries = 0;
+        loop {
+            match self.table.list_versions().await {
+                Ok(versions) => return Ok(versions.len()),
+                Err(lancedb::Error::Lance {
+                    source: lance::Error::NotFound { .. },
+                }) if tries < VERSION_LIST_TRIES => tries += 1,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+/// Listings of the table's versions retried when a listed version vanished meanwhile.
+const VERSION_LIST_TRIES: usize = 4;

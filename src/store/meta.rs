@@ -221,6 +221,18 @@ pub struct FileRecord {
     pub skip_reason: Option<String>,
 }
 
+/// Where a symbol is and what it is called: what a graph shows of the symbol at the
+/// other end of an edge ([`MetaStore::symbol_names`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymbolName {
+    /// Its chunk id.
+    pub chunk_id: String,
+    /// Its file's path.
+    pub path: String,
+    /// `Parent > name`.
+    pub breadcrumb: String,
+}
+
 /// One symbol (one chunk) of a file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -619,6 +631,13 @@ pub trait MetaStore: Send + Sync {
         repo_id: &str,
         ids: &[String],
     ) -> Result<Vec<(String, SymbolRecord)>, StoreError>;
+    /// The files and breadcrumbs of symbols by chunk id (what [`MetaStore::symbols_by_id`]
+    /// reads, cut to what an edge's other end shows), in no set order.
+    async fn symbol_names(
+        &self,
+        repo_id: &str,
+        ids: &[String],
+    ) -> Result<Vec<SymbolName>, StoreError>;
     /// Edges leaving any of these symbols (one query per batch of ids), ordered by
     /// source symbol, line and target name.
     async fn edges_from_any(

@@ -102,7 +102,7 @@ pub use lance::{
 pub use meta::{
     ApiToken, Credentials, EdgeKind, EdgeRecord, Enqueued, FileCounts, FileRecord, Job, JobState,
     Lease, MetaStore, NewJob, NewRepository, RepoSettings, RepoSource, RepoStatus, Repository,
-    SymbolRecord,
+    SymbolName, SymbolRecord,
 };
 pub use sql::{DatabaseSize, SqlMetaStore, file_id};
 pub use vector::{

@@ -866,6 +866,20 @@ impl SqlMetaStore {
         repo_id: &str,
         keys: SymbolKeys<'_>,
     ) -> Result<Vec<(String, SymbolRecord)>, StoreError> {
+        let rows = self.symbol_rows(repo_id, keys, symbol_columns!()).await?;
+        rows.iter()
+            .map(|row| Ok((row.try_get("file_path")?, symbol(row)?)))
+            .collect()
+    }
+
+    /// The rows of [`SqlMetaStore::symbols_where`], with `columns` of the symbols (and the
+    /// file's path as `file_path`).
+    async fn symbol_rows(
+        &self,
+        repo_id: &str,
+        keys: SymbolKeys<'_>,
+        columns: &str,
+    ) -> Result<Vec<AnyRow>, StoreError> {
         let (values, by_file) = match keys {
             SymbolKeys::Files(paths) => (paths, true),
             SymbolKeys::Chunks(ids) => (ids, false),
@@ -886,12 +900,8 @@ impl SqlMetaStore {
             // `CROSS JOIN`: symbols first (by file number or chunk index), then each
             // one's file by its number.
             let sql = format!(
-                concat!(
-                    "SELECT f.path AS file_path, ",
-                    symbol_columns!(),
-                    " FROM symbols s CROSS JOIN files f WHERE f.file_id = s.file_id AND {}"
-                ),
-                filter
+                "SELECT f.path AS file_path, {columns} FROM symbols s CROSS JOIN files f \
+                 WHERE f.file_id = s.file_id AND {filter}"
             );
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
             if by_file {
@@ -904,9 +914,7 @@ impl SqlMetaStore {
                     query = query.bind(chunk_keys::key(id));
                 }
             }
-            for row in query.fetch_all(&self.pool).await? {
-                out.push((row.try_get("file_path")?, symbol(&row)?));
-            }
+            out.extend(query.fetch_all(&self.pool).await?);
         }
         Ok(out)
     }
@@ -1451,6 +1459,25 @@ impl MetaStore for SqlMetaStore {
         let mut found = self.symbols_where(repo_id, SymbolKeys::Chunks(ids)).await?;
         found.sort_by(|a, b| (&a.0, a.1.start_line).cmp(&(&b.0, b.1.start_line)));
         Ok(found)
+    }
+
+    async fn symbol_names(
+        &self,
+        repo_id: &str,
+        ids: &[String],
+    ) -> Result<Vec<SymbolName>, StoreError> {
+        let rows = self
+            .symbol_rows(repo_id, SymbolKeys::Chunks(ids), "s.chunk_id, s.breadcrumb")
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(SymbolName {
+                    chunk_id: required_chunk(row, "chunk_id")?,
+                    path: row.try_get("file_path")?,
+                    breadcrumb: row.try_get("breadcrumb")?,
+                })
+            })
+            .collect()
     }
 
     async fn edges_from_any(

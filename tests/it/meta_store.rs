@@ -7,8 +7,8 @@ use std::sync::Arc;
 use sextant::embed::VectorCache;
 use sextant::store::{
     ApiToken, EdgeKind, EdgeRecord, Enqueued, FileRecord, JobState, MetaStore, NewJob,
-    NewRepository, RepoSettings, RepoSource, RepoStatus, SqlMetaStore, StoreError, SymbolRecord,
-    now_ms,
+    NewRepository, RepoSettings, RepoSource, RepoStatus, SqlMetaStore, StoreError, SymbolName,
+    SymbolRecord, now_ms,
 };
 use support::postgres::TestPostgres;
 
@@ -1041,6 +1041,18 @@ async fn graph_rows_move_to_file_numbers(url: &str) {
             .collect::<Vec<_>>(),
         [("src/a.ts", "other")]
     );
+    let named_ids = store
+        .symbol_names("r2", &["c1".to_string(), "absent".to_string()])
+        .await
+        .expect("names");
+    assert_eq!(
+        named_ids,
+        [SymbolName {
+            chunk_id: "c1".into(),
+            path: "src/a.ts".into(),
+            breadcrumb: by_id[0].1.breadcrumb.clone(),
+        }]
+    );
     let named = store.symbols_named("alpha", &[]).await.expect("named");
     assert_eq!(
         named
@@ -1184,6 +1196,30 @@ async fn graph_chunk_ids_move_to_bytes(url: &str) {
             .1
             .name,
         "gamma"
+    );
+    // Names of ids of every form: hex (stored as 16 bytes), short, 16 characters.
+    let mut names = store
+        .symbol_names(
+            "r1",
+            &[
+                c1.to_string(),
+                c2.to_string(),
+                "sixteen-chars-id".to_string(),
+            ],
+        )
+        .await
+        .expect("names");
+    names.sort_by(|a, b| a.chunk_id.cmp(&b.chunk_id));
+    let mut want = vec![(c1, "alpha"), (c2, "beta"), ("sixteen-chars-id", "gamma")];
+    want.sort();
+    assert_eq!(
+        names
+            .iter()
+            .map(|n| (n.chunk_id.as_str(), n.breadcrumb.as_str(), n.path.as_str()))
+            .collect::<Vec<_>>(),
+        want.into_iter()
+            .map(|(id, crumb)| (id, crumb, "src/a.ts"))
+            .collect::<Vec<_>>()
     );
     store.close().await;
     let reopened = SqlMetaStore::open(url).await.expect("reopen");
