@@ -151,19 +151,11 @@ pub fn search_words(text: &str, mut f: impl FnMut(&str)) {
         // A word ends at an ASCII byte or the end, so `start..i` is on char boundaries.
         let run = &text[start..i];
         if ascii {
-            word_parts(
-                run,
-                &mut whole,
-                &mut current,
-                &mut f,
-                ascii_identifier_parts,
-            );
+            word_parts(run, true, &mut whole, &mut current, &mut f);
         } else {
             for raw in run.split(|c: char| !is_word_char(c)) {
                 if !raw.is_empty() {
-                    word_parts(raw, &mut whole, &mut current, &mut f, |w, _, f| {
-                        identifier_parts(w, f)
-                    });
+                    word_parts(raw, false, &mut whole, &mut current, &mut f);
                 }
             }
         }
@@ -181,28 +173,34 @@ fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '$'
 }
 
-/// Gives `f` each part of the word `raw` and then, when it has several, the parts joined.
-fn word_parts<F: FnMut(&str)>(
+/// Gives `f` each part of the word `raw` (split byte by byte when it is `ascii`) and then,
+/// when it has several, the parts joined.
+fn word_parts(
     raw: &str,
+    ascii: bool,
     whole: &mut String,
     current: &mut String,
-    f: &mut F,
-    split: impl Fn(&str, &mut String, &mut dyn FnMut(&str)),
+    f: &mut impl FnMut(&str),
 ) {
     whole.clear();
     let mut parts = 0;
-    split(raw, current, &mut |part: &str| {
+    let mut part = |part: &str| {
         f(part);
         whole.push_str(part);
         parts += 1;
-    });
+    };
+    if ascii {
+        ascii_identifier_parts(raw, current, &mut part);
+    } else {
+        identifier_parts(raw, &mut part);
+    }
     if parts > 1 {
         f(whole);
     }
 }
 
 /// [`identifier_parts`] of an ASCII word, byte by byte, in the buffer `current`.
-fn ascii_identifier_parts(ident: &str, current: &mut String, f: &mut dyn FnMut(&str)) {
+fn ascii_identifier_parts(ident: &str, current: &mut String, mut f: impl FnMut(&str)) {
     let bytes = ident.as_bytes();
     current.clear();
     for (i, &c) in bytes.iter().enumerate() {
