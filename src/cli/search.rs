@@ -58,7 +58,7 @@ pub struct SearchArgs {
     /// Skip the configured reranker.
     #[arg(long)]
     pub no_rerank: bool,
-    /// Ranking priors as JSON, e.g. '{"testPenalty":0.2}' or '{"enabled":false}'
+    /// Ranking priors as JSON, e.g. '{"testPenalty":0.3}' or '{"enabled":false}'
     /// (unset weights keep their defaults; see docs/ARCHITECTURE.md).
     #[arg(long, value_parser = parse_priors)]
     pub priors: Option<Priors>,
