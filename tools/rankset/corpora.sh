@@ -34,7 +34,7 @@ if [ ! -d "$DIR/petgraph" ]; then
 fi
 if [ ! -d "$DIR/junit4" ]; then
   src="$CACHE/debian-src-junit4/junit4-r4.13.2"
-  [ -d "$src" ] || { echo "missing junit4: apt-get source junit4=4.13.2 into $CACHE/debian-src-junit4" >&2; exit 1; }
+  [ -d "$src" ] || { echo "missing junit4: in $CACHE/debian-src-junit4, apt-get source --download-only junit4=4.13.2 and unpack only its .orig tarball (junit4-r4.13.2/; the test suite fetches it so)" >&2; exit 1; }
   cp -r "$src" "$DIR/junit4"
 fi
 for set in jest mocha oauthlib afero petgraph junit4; do
