@@ -74,15 +74,13 @@ async fn mentioned(meta: &dyn MetaStore, hit: &SearchHit) -> Result<Vec<SymbolRe
 /// Most symbols one bare mentioned name may resolve to.
 const MAX_MENTION_MATCHES: usize = 3;
 
-/// The graph around `hits` of one repository.
+/// The graph around `hits` of one repository: the hits with their members, their edges
+/// (and those of class-like hits' members), and the symbols at the other ends by name.
 async fn slice(
     meta: &dyn MetaStore,
     repo: &str,
     hits: &[&SearchHit],
 ) -> Result<GraphSlice, SearchError> {
-    let mut slice = GraphSlice::default();
-    let mut wanted: BTreeSet<String> = BTreeSet::new();
-    // The hits' symbols and their members, in one query.
     let paths: Vec<String> = hits
         .iter()
         .map(|h| h.path.clone())
@@ -101,12 +99,54 @@ async fn slice(
             .instrument(tracing::debug_span!("enrich.incoming")),
     )?;
     tracing::debug!(rows = members.len(), "enrich.members");
+    let mut slice = GraphSlice::default();
+    let ids = place_symbols(&mut slice, hits, members);
+    // Two queries more for all the members, not two per symbol: a class with a hundred
+    // members made enrichment the slowest stage on real repositories.
+    let asked: HashSet<&str> = hit_ids.iter().map(String::as_str).collect();
+    let member_ids: Vec<String> = ids
+        .iter()
+        .filter(|id| !asked.contains(id.as_str()))
+        .cloned()
+        .collect();
+    if !member_ids.is_empty() {
+        let (more_out, more_in) = tokio::try_join!(
+            meta.edges_from_any(repo, &member_ids)
+                .instrument(tracing::debug_span!("enrich.outgoing")),
+            meta.edges_to_any(repo, &member_ids)
+                .instrument(tracing::debug_span!("enrich.incoming")),
+        )?;
+        outgoing.extend(more_out);
+        incoming.extend(more_in);
+    }
+    tracing::debug!(
+        ids = ids.len(),
+        outgoing = outgoing.len(),
+        incoming = incoming.len(),
+        "enrich.edges"
+    );
+    let wanted = place_edges(&mut slice, &ids, outgoing, incoming);
+    let ends = meta
+        .symbol_names(repo, &wanted)
+        .instrument(tracing::debug_span!("enrich.ends"))
+        .await?;
+    tracing::debug!(rows = ends.len(), "enrich.ends");
+    slice.ends = ends.into_iter().map(|e| (e.chunk_id.clone(), e)).collect();
+    Ok(slice)
+}
+
+/// Puts each hit's symbol and its members (of the hits' files' `members`) into `slice`;
+/// returns the ids whose edges are shown: each hit, and the members of a class-like hit.
+fn place_symbols(
+    slice: &mut GraphSlice,
+    hits: &[&SearchHit],
+    members: Vec<(String, crate::store::SymbolRecord)>,
+) -> Vec<String> {
     let mut files: HashMap<String, Vec<crate::store::SymbolRecord>> = HashMap::new();
     for (path, record) in members {
         files.entry(path).or_default().push(record);
     }
     let none = Vec::new();
-    // Every symbol whose edges are shown: each hit, and the members of a class-like hit.
     let mut ids: Vec<String> = Vec::new();
     for hit in hits {
         let symbols = files.get(&hit.path).unwrap_or(&none);
@@ -132,34 +172,22 @@ async fn slice(
         }
         slice.children.insert(id, children);
     }
-    for id in &ids {
+    ids
+}
+
+/// Files the edges of `ids` under their ends in `slice` (every id gets both lists, empty
+/// or not); returns the ids at the other ends that `slice` does not hold yet.
+fn place_edges(
+    slice: &mut GraphSlice,
+    ids: &[String],
+    outgoing: Vec<crate::store::EdgeRecord>,
+    incoming: Vec<crate::store::EdgeRecord>,
+) -> Vec<String> {
+    for id in ids {
         slice.outgoing.entry(id.clone()).or_default();
         slice.incoming.entry(id.clone()).or_default();
     }
-    // Two queries more for all the members, not two per symbol: a class with a hundred
-    // members made enrichment the slowest stage on real repositories.
-    let asked: HashSet<&str> = hit_ids.iter().map(String::as_str).collect();
-    let member_ids: Vec<String> = ids
-        .iter()
-        .filter(|id| !asked.contains(id.as_str()))
-        .cloned()
-        .collect();
-    if !member_ids.is_empty() {
-        let (more_out, more_in) = tokio::try_join!(
-            meta.edges_from_any(repo, &member_ids)
-                .instrument(tracing::debug_span!("enrich.outgoing")),
-            meta.edges_to_any(repo, &member_ids)
-                .instrument(tracing::debug_span!("enrich.incoming")),
-        )?;
-        outgoing.extend(more_out);
-        incoming.extend(more_in);
-    }
-    tracing::debug!(
-        ids = ids.len(),
-        outgoing = outgoing.len(),
-        incoming = incoming.len(),
-        "enrich.edges"
-    );
+    let mut wanted: BTreeSet<String> = BTreeSet::new();
     for e in outgoing {
         wanted.extend(e.to_chunk.clone());
         slice
@@ -175,14 +203,7 @@ async fn slice(
         }
     }
     wanted.retain(|id| !slice.symbols.contains_key(id));
-    let wanted: Vec<String> = wanted.into_iter().collect();
-    let ends = meta
-        .symbol_names(repo, &wanted)
-        .instrument(tracing::debug_span!("enrich.ends"))
-        .await?;
-    tracing::debug!(rows = ends.len(), "enrich.ends");
-    slice.ends = ends.into_iter().map(|e| (e.chunk_id.clone(), e)).collect();
-    Ok(slice)
+    wanted.into_iter().collect()
 }
 
 /// What a hit says about itself, for hits the graph does not know.

@@ -275,3 +275,112 @@ fn the_module_graph_has_no_cycle() {
         }
     }
 }
+
+/// The most lines a function outside tests may take: a longer one is split into named
+/// stages (issue 38).
+const MAX_FUNCTION_LINES: usize = 100;
+
+/// The name of the function a trimmed line declares (`pub(in crate::x) async fn name(`),
+/// if it declares one.
+fn declared_fn(line: &str) -> Option<&str> {
+    let mut tokens = line.split_whitespace();
+    let mut open_visibility = false;
+    while let Some(token) = tokens.next() {
+        if open_visibility {
+            open_visibility = !token.ends_with(')');
+            continue;
+        }
+        match token {
+            "pub" | "async" | "const" | "unsafe" | "extern" | "\"C\"" => {}
+            "fn" => {
+                return tokens
+                    .next()
+                    .map(|n| n.split(['(', '<']).next().unwrap_or(n));
+            }
+            t if t.starts_with("pub(") => open_visibility = !t.ends_with(')'),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Each function of `text` over [`MAX_FUNCTION_LINES`] as (name, first line, lines),
+/// read from rustfmt's layout: a function runs from its `fn` line to the `}` at the same
+/// indent. Test modules (`#[cfg(test)] mod …`) are skipped.
+fn long_functions(text: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let indent_of = |l: &str| l.len() - l.trim_start().len();
+    let mut long = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let trimmed = line.trim_start();
+        let close = format!("{}}}", &line[..indent_of(line)]);
+        if trimmed == "#[cfg(test)]"
+            && lines
+                .get(i + 1)
+                .is_some_and(|l| l.trim_start().starts_with("mod ") && l.ends_with('{'))
+        {
+            i = (i + 1..lines.len())
+                .find(|&j| lines[j] == close)
+                .map_or(lines.len(), |j| j + 1);
+            continue;
+        }
+        let one_line = trimmed.contains('{') && trimmed.ends_with('}');
+        if let Some(name) = declared_fn(trimmed).filter(|_| !one_line) {
+            for (j, body) in lines.iter().enumerate().skip(i) {
+                if *body == close {
+                    if j - i + 1 > MAX_FUNCTION_LINES {
+                        long.push((name.to_string(), i + 1, j - i + 1));
+                    }
+                    break;
+                }
+                // A declaration without a body (a trait's) ends at its `;`.
+                if body.ends_with(';') && !lines[i..=j].iter().any(|l| l.ends_with('{')) {
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+    long
+}
+
+#[test]
+fn the_function_reader_measures_what_it_should() {
+    let short = "pub(in crate::a) async fn short(\n    x: u8,\n) -> u8 {\n    x\n}\n";
+    assert!(long_functions(short).is_empty());
+    let body = "    let _ = 1;\n".repeat(MAX_FUNCTION_LINES);
+    let long = format!("impl A {{\n    pub fn long() {{\n{body}    }}\n    fn one() {{ 1 }}\n}}\n");
+    assert_eq!(
+        long_functions(&long),
+        [("long".to_string(), 2, MAX_FUNCTION_LINES + 2)]
+    );
+    let tested = format!("#[cfg(test)]\nmod tests {{\n    fn long() {{\n{body}    }}\n}}\n");
+    assert!(long_functions(&tested).is_empty());
+    let declared = "trait T {\n    fn declared(&self);\n}\n";
+    assert!(long_functions(declared).is_empty());
+    assert_eq!(declared_fn("pub(crate) const fn f<T>(x: T)"), Some("f"));
+    assert_eq!(declared_fn("let fn_name = 1;"), None);
+}
+
+#[test]
+fn no_function_outside_tests_is_over_100_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    assert!(files.len() > 50, "only {} files found", files.len());
+    let mut long = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("tests.rs")) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (name, line, lines) in long_functions(&text) {
+            let file = file.strip_prefix(&src).unwrap().display();
+            long.push(format!("{file}:{line} `{name}` is {lines} lines"));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "split these into named stages of at most {MAX_FUNCTION_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
