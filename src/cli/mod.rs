@@ -74,8 +74,12 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Settings shared by every command.
+/// The help heading of the options that point a command at a running server.
+const SERVER_HEADING: &str = "Working against a server";
+
+/// Settings shared by every command (listed after each command's own options).
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Log lines on stderr as text or as JSON objects (with trace ids). The level is
     /// `RUST_LOG` (default `warn`; `sextant serve` suggests `info`).
@@ -200,10 +204,10 @@ pub struct GlobalArgs {
     /// Work against a running server (`http://host:7878`) instead of a local data
     /// directory: `search`, `index`, `repo list|show|add|rm|sync`, and `mcp` (a stdio
     /// relay to the server's `/mcp`).
-    #[arg(long, global = true, env = "SEXTANT_SERVER")]
+    #[arg(long, global = true, env = "SEXTANT_SERVER", help_heading = SERVER_HEADING)]
     pub server: Option<String>,
     /// API token for --server (`sextant token create` on the server's machine).
-    #[arg(long, global = true, env = "SEXTANT_TOKEN", hide_env_values = true)]
+    #[arg(long, global = true, env = "SEXTANT_TOKEN", hide_env_values = true, help_heading = SERVER_HEADING)]
     pub token: Option<crate::config::Secret>,
     /// A file holding the API token for --server (read at start, surrounding whitespace
     /// ignored): what `sextant setup` writes into clients' configurations, so that the
@@ -212,7 +216,8 @@ pub struct GlobalArgs {
         long,
         global = true,
         env = "SEXTANT_TOKEN_FILE",
-        conflicts_with = "token"
+        conflicts_with = "token",
+        help_heading = SERVER_HEADING
     )]
     pub token_file: Option<PathBuf>,
 }

@@ -268,7 +268,12 @@ impl Language {
     /// What a collapsed body is written as in a parent's content: `{ … }` where bodies
     /// are braced, `…` for Python's indented blocks.
     pub fn collapsed_body(self) -> &'static str {
-        if self.def().braces { "{ … }" } else { "…" }
+        if self.braces() { "{ … }" } else { "…" }
+    }
+
+    /// Whether bodies are braced (`{ … }`) rather than indented (Python).
+    pub fn braces(self) -> bool {
+        self.def().braces
     }
 
     /// Whether the grammar accepts JSX.

@@ -28,17 +28,60 @@ fn is_context_declaration(kind: SymbolKind) -> bool {
     )
 }
 
-/// The opening line(s) of a wrapper: its collapsed content up to the line that opens the
-/// body (ending in `{`), or its first line.
-fn header(chunk: &CodeChunk) -> String {
-    let mut out = Vec::new();
-    for line in chunk.full_source.lines() {
+/// The opening line(s) of a wrapper: its source up to the line that opens its body
+/// (ending in `{` where bodies are braced, in `:` where they are indented), never into
+/// its first member, and without the blank and comment lines that lead into that member
+/// (a Go `const (` group opens with its `const (` line alone). At least its first line.
+fn header(chunk: &CodeChunk, by_id: &ById) -> String {
+    let first_member = chunk
+        .child_chunk_ids
+        .iter()
+        .filter_map(|id| by_id.get(id.as_str()))
+        .map(|c| c.start_line)
+        .min();
+    let room = first_member.map_or(usize::MAX, |line| {
+        (line.saturating_sub(chunk.start_line) as usize).max(1)
+    });
+    let opener = if chunk.language.braces() { '{' } else { ':' };
+    let mut out: Vec<&str> = Vec::new();
+    for line in chunk.full_source.lines().take(room) {
         out.push(line);
-        if line.trim_end().ends_with('{') {
+        if line.trim_end().ends_with(opener) {
             break;
         }
     }
+    while out.len() > 1 && out.last().is_some_and(|l| leads_in(l)) {
+        out.pop();
+    }
     out.join("\n")
+}
+
+/// A blank or comment line (what may stand between a wrapper's opening and its first
+/// member).
+fn leads_in(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty()
+        || ["//", "#", "/*", "*", "--"]
+            .iter()
+            .any(|p| t.starts_with(p))
+}
+
+/// What closes a wrapper after its shown members: its own last line when that holds
+/// only closing punctuation (`}`, `};`, `});`, a Go group's `)`); otherwise `}` at the
+/// opening's indent where bodies are braced, and nothing where they are indented.
+fn closing(chunk: &CodeChunk, head: &str) -> Option<String> {
+    let mut lines = chunk.full_source.lines();
+    let last = lines.next_back().filter(|_| lines.next().is_some());
+    if let Some(last) = last.filter(|l| {
+        let t = l.trim();
+        !t.is_empty() && t.chars().all(|c| "})];,".contains(c))
+    }) {
+        return Some(last.trim_end().to_string());
+    }
+    chunk
+        .language
+        .braces()
+        .then(|| format!("{}}}", indentation(head)))
 }
 
 fn indentation(text: &str) -> &str {
@@ -92,11 +135,11 @@ fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> St
         })
         .map(|c| c.id.as_str())
         .collect();
-    let mut whole = shown_whole(&targets, file_chunks, &enclosing);
+    let mut whole = shown_whole(&targets, file_chunks, &enclosing, &by_id);
     drop_nested(&mut whole, &by_id);
     let wrappers = wrappers_of(&whole, &by_id);
     let imports = imports_of(&whole, &wrappers, &by_id, file_chunks);
-    let blocks = layout(file_chunks, &whole, &wrappers);
+    let blocks = layout(file_chunks, &whole, &wrappers, &by_id);
     let mut out = format!("// {path}\n");
     if !imports.is_empty() {
         out.push('\n');
@@ -121,6 +164,7 @@ fn shown_whole<'a>(
     targets: &[&'a CodeChunk],
     file_chunks: &[&'a CodeChunk],
     enclosing: &HashSet<&str>,
+    by_id: &ById,
 ) -> HashSet<&'a str> {
     let mut eligible: HashMap<&str, Vec<&CodeChunk>> = HashMap::default();
     for c in file_chunks {
@@ -153,7 +197,7 @@ fn shown_whole<'a>(
         .iter()
         .filter(|c| enclosing.contains(c.id.as_str()))
     {
-        use_words(&header(c), &mut queue);
+        use_words(&header(c, by_id), &mut queue);
     }
     while let Some(name) = queue.pop() {
         for c in eligible.get(name.as_str()).into_iter().flatten() {
@@ -220,7 +264,7 @@ fn imports_of<'a>(
     let heads: HashSet<String> = wrappers
         .iter()
         .flat_map(|id| {
-            identifiers(&header(by_id[id]))
+            identifiers(&header(by_id[id], by_id))
                 .into_iter()
                 .map(str::to_string)
                 .collect::<Vec<_>>()
@@ -246,7 +290,12 @@ fn imports_of<'a>(
 }
 
 /// The whole chunks inside their wrappers' headers and closing braces, in file order.
-fn layout(file_chunks: &[&CodeChunk], whole: &HashSet<&str>, wrappers: &HashSet<&str>) -> String {
+fn layout(
+    file_chunks: &[&CodeChunk],
+    whole: &HashSet<&str>,
+    wrappers: &HashSet<&str>,
+    by_id: &ById,
+) -> String {
     let mut children: HashMap<Option<&str>, Vec<&CodeChunk>> = HashMap::default();
     for c in file_chunks {
         if whole.contains(c.id.as_str()) || wrappers.contains(c.id.as_str()) {
@@ -260,7 +309,7 @@ fn layout(file_chunks: &[&CodeChunk], whole: &HashSet<&str>, wrappers: &HashSet<
         list.sort_by_key(|c| c.start_line);
     }
     let mut blocks = Vec::new();
-    emit(None, &children, whole, &mut blocks);
+    emit(None, &children, whole, by_id, &mut blocks);
     join(&blocks)
 }
 
@@ -269,6 +318,7 @@ fn emit(
     parent: Option<&str>,
     children: &HashMap<Option<&str>, Vec<&CodeChunk>>,
     whole: &HashSet<&str>,
+    by_id: &ById,
     out: &mut Vec<(String, bool)>,
 ) {
     for c in children.get(&parent).into_iter().flatten() {
@@ -277,10 +327,14 @@ fn emit(
             out.push((c.full_source.trim_end().to_string(), plain));
         } else {
             let mut inner = Vec::new();
-            emit(Some(c.id.as_str()), children, whole, &mut inner);
-            let head = header(c);
-            let close = format!("{}}}", indentation(&head));
-            out.push((format!("{head}\n{}\n{close}", join(&inner)), false));
+            emit(Some(c.id.as_str()), children, whole, by_id, &mut inner);
+            let head = header(c, by_id);
+            let mut text = format!("{head}\n{}", join(&inner));
+            if let Some(close) = closing(c, &head) {
+                text.push('\n');
+                text.push_str(&close);
+            }
+            out.push((text, false));
         }
     }
 }

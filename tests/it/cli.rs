@@ -26,6 +26,35 @@ fn parse_stats_prints_the_dashboard_for_the_fixtures() {
     assert!(stdout.contains("Determinism: ✓"));
 }
 
+/// A command's help lists its own options first; the settings every command shares,
+/// and those that point it at a server, under their own headings after them.
+#[test]
+fn a_commands_help_lists_its_own_options_before_the_global_ones() {
+    let out = sextant().args(["search", "--help"]).output().expect("runs");
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    let at = |needle: &str| {
+        help.find(needle)
+            .unwrap_or_else(|| panic!("`{needle}` not in:\n{help}"))
+    };
+    let own = at("\nOptions:\n");
+    let global = at("\nGlobal options:\n");
+    let server = at("\nWorking against a server:\n");
+    for option in ["--repo <REPOS>", "--budget <BUDGET>", "--priors <PRIORS>"] {
+        assert!(
+            (own..global).contains(&at(option)),
+            "{option} is not among search's own"
+        );
+    }
+    for option in ["--data-dir <DATA_DIR>", "--embed-model <EMBED_MODEL>"] {
+        assert!(
+            (global..server).contains(&at(option)),
+            "{option} is not global"
+        );
+    }
+    assert!(at("--server <SERVER>") > server && at("--token-file") > server);
+}
+
 #[test]
 fn chunks_lists_breadcrumbs_and_json_has_every_field() {
     let out = sextant()

@@ -1,8 +1,10 @@
-//! Smart structural snapshots on the blueprint's phase-4 fixtures (`fixtures/snapshot/`):
-//! each `NAME.ts` has `NAME.targets` (breadcrumbs, one per line) and the exact expected
-//! snapshot in `NAME.expected.txt`. Every snapshot also re-parses without errors, starts
-//! with the file header comment and repeats no line of code. A missing sidecar is written
-//! from the current output and the test fails, so it gets reviewed.
+//! Smart structural snapshots on the blueprint's phase-4 fixtures (`fixtures/snapshot/`),
+//! six in TypeScript and the wrappers of indented (Python) and grouped (Go `const (`)
+//! declarations: each `NAME.EXT` has `NAME.targets` (breadcrumbs, one per line) and the
+//! exact expected snapshot in `NAME.expected.txt`. Every snapshot starts with the file's
+//! `// path` line, its code after that line re-parses without errors, and it repeats no
+//! line of code. A missing sidecar is written from the current output and the test
+//! fails, so it gets reviewed.
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +18,10 @@ fn fixtures() -> Vec<PathBuf> {
         .expect("fixtures/snapshot")
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ts"))
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|e| ["ts", "py", "go"].iter().any(|x| e == *x))
+        })
         .collect();
     out.sort();
     out
@@ -25,14 +30,19 @@ fn fixtures() -> Vec<PathBuf> {
 #[test]
 fn phase_four_snapshots_show_exactly_what_targets_use() {
     let files = fixtures();
-    assert_eq!(files.len(), 6, "the six fixtures of phase 4");
+    assert_eq!(
+        files.len(),
+        8,
+        "the six fixtures of phase 4, and Python's and Go's"
+    );
     for path in files {
         let name = path
             .file_stem()
             .unwrap_or_default()
             .to_string_lossy()
             .to_string();
-        let rel = format!("src/{name}.ts");
+        let extension = path.extension().unwrap_or_default().to_string_lossy();
+        let rel = format!("src/{name}.{extension}");
         let source = std::fs::read_to_string(&path).expect("readable fixture");
         let parsed = parse_bytes(Path::new(&rel), source.as_bytes(), &ParseLimits::default())
             .expect("fixture parses");
@@ -57,7 +67,9 @@ fn phase_four_snapshots_show_exactly_what_targets_use() {
             text.starts_with(&format!("// {rel}\n")),
             "{name}: header\n{text}"
         );
-        let reparsed = parse_bytes(Path::new(&rel), text.as_bytes(), &ParseLimits::default())
+        // The code after the `// path` line (a marker in every language) parses.
+        let code = text.split_once('\n').map_or("", |(_, code)| code);
+        let reparsed = parse_bytes(Path::new(&rel), code.as_bytes(), &ParseLimits::default())
             .expect("snapshot parses");
         assert!(
             reparsed.diagnostics.is_empty(),
