@@ -157,7 +157,8 @@ fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> St
 /// The chunks shown whole: the targets and the declarations they (or the headers of
 /// chunks enclosing them) use, and what those use in turn (a shown `private cache = new
 /// Cache(TTL)` brings `TTL`), to a fixed point. A name brings root-level context
-/// declarations and properties of a class that wraps a target (`this.secret`), never a
+/// declarations (and the members of a root-level group, Go's `const ( … )`, inside
+/// their group) and properties of a class that wraps a target (`this.secret`), never a
 /// chunk that itself encloses a target. A worklist: each chunk's text is read once and
 /// each name looked up once, so a long chain of constants costs linear time.
 fn shown_whole<'a>(
@@ -171,7 +172,13 @@ fn shown_whole<'a>(
         if enclosing.contains(c.id.as_str()) {
             continue;
         }
-        let root_declaration = c.depth == 0 && is_context_declaration(c.node_kind);
+        // A root-level declaration, or one of a root-level group's (Go's `const ( … )`).
+        let root_declaration = is_context_declaration(c.node_kind)
+            && (c.depth == 0
+                || c.parent_chunk_id
+                    .as_deref()
+                    .and_then(|p| by_id.get(p))
+                    .is_some_and(|p| p.depth == 0 && is_context_declaration(p.node_kind)));
         let wrapped_property = c.node_kind == SymbolKind::Property
             && c.parent_chunk_id
                 .as_deref()
