@@ -296,7 +296,7 @@ fn imports_of<'a>(
     imports
 }
 
-/// The whole chunks inside their wrappers' headers and closing braces, in file order.
+/// The whole chunks inside their wrappers' opening and closing lines, in file order.
 fn layout(
     file_chunks: &[&CodeChunk],
     whole: &HashSet<&str>,
