@@ -251,8 +251,15 @@ fn wrappers_of<'a>(whole: &HashSet<&str>, by_id: &ById<'a>) -> HashSet<&'a str> 
     wrappers
 }
 
+/// An import statement with its whitespace collapsed: a chunk's relevant imports hold
+/// multi-line statements on one line (`use crate::{ a, b, };`), the file's import chunks
+/// as written, and both name the same statement.
+fn collapsed(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// The imports the whole chunks use, and those a shown wrapper's head uses (`class A
-/// extends Base`), in the file's order.
+/// extends Base`), each statement once, in the file's order.
 fn imports_of<'a>(
     whole: &HashSet<&str>,
     wrappers: &HashSet<&str>,
@@ -260,10 +267,10 @@ fn imports_of<'a>(
     file_chunks: &[&'a CodeChunk],
 ) -> Vec<&'a str> {
     let mut imports: Vec<&str> = Vec::new();
-    let mut listed: HashSet<&str> = HashSet::default();
+    let mut listed: HashSet<String> = HashSet::default();
     for id in whole {
         for import in &by_id[id].relevant_imports {
-            if listed.insert(import.as_str()) {
+            if listed.insert(collapsed(import)) {
                 imports.push(import);
             }
         }
@@ -277,22 +284,27 @@ fn imports_of<'a>(
                 .collect::<Vec<_>>()
         })
         .collect();
-    let mut import_lines: HashMap<&str, u32> = HashMap::default();
+    let mut import_lines: HashMap<String, u32> = HashMap::default();
     for c in file_chunks
         .iter()
         .filter(|c| c.node_kind == SymbolKind::Import)
     {
         let text = c.content.trim();
-        import_lines.entry(text).or_insert(c.start_line);
+        import_lines.entry(collapsed(text)).or_insert(c.start_line);
         let binds = identifiers(text)
             .into_iter()
             .filter(|w| !matches!(*w, "import" | "from" | "as" | "type" | "default"))
             .any(|w| heads.contains(w));
-        if binds && listed.insert(text) {
+        if binds && listed.insert(collapsed(text)) {
             imports.push(text);
         }
     }
-    imports.sort_by_key(|text| import_lines.get(text.trim()).copied().unwrap_or(u32::MAX));
+    imports.sort_by_key(|text| {
+        import_lines
+            .get(&collapsed(text))
+            .copied()
+            .unwrap_or(u32::MAX)
+    });
     imports
 }
 

@@ -1,10 +1,11 @@
 //! Smart structural snapshots on the blueprint's phase-4 fixtures (`fixtures/snapshot/`),
-//! six in TypeScript and the wrappers of indented (Python) and grouped (Go `const (`)
-//! declarations: each `NAME.EXT` has `NAME.targets` (breadcrumbs, one per line) and the
-//! exact expected snapshot in `NAME.expected.txt`. Every snapshot starts with the file's
-//! `// path` line, its code after that line re-parses without errors, and it repeats no
-//! line of code. A missing sidecar is written from the current output and the test
-//! fails, so it gets reviewed.
+//! six in TypeScript, and wrappers in other shapes: an indented class (Python), a group
+//! (Go's `const (`), a Rust `impl … where` with a `use` over several lines. Each
+//! `NAME.EXT` has `NAME.targets` (breadcrumbs, one per line) and the exact expected
+//! snapshot in `NAME.expected.txt`. Every snapshot starts with the file's `// path`
+//! line, its code after that line re-parses without errors, and it repeats no line of
+//! code. A missing sidecar is written from the current output and the test fails, so it
+//! gets reviewed.
 
 use std::path::{Path, PathBuf};
 
@@ -20,7 +21,7 @@ fn fixtures() -> Vec<PathBuf> {
         .map(|e| e.path())
         .filter(|p| {
             p.extension()
-                .is_some_and(|e| ["ts", "py", "go"].iter().any(|x| e == *x))
+                .is_some_and(|e| ["ts", "py", "go", "rs"].iter().any(|x| e == *x))
         })
         .collect();
     out.sort();
@@ -32,8 +33,8 @@ fn phase_four_snapshots_show_exactly_what_targets_use() {
     let files = fixtures();
     assert_eq!(
         files.len(),
-        8,
-        "the six fixtures of phase 4, and Python's and Go's"
+        9,
+        "the six fixtures of phase 4, and Python's, Go's and Rust's"
     );
     for path in files {
         let name = path
