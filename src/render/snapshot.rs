@@ -158,7 +158,9 @@ fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> St
 /// chunks enclosing them) use, and what those use in turn (a shown `private cache = new
 /// Cache(TTL)` brings `TTL`), to a fixed point. A name brings root-level context
 /// declarations (and the members of a root-level group, Go's `const ( … )`, inside
-/// their group) and properties of a class that wraps a target (`this.secret`), never a
+/// their group) and properties of a class that wraps a target (`this.secret`) or of a
+/// root-level struct the target or its wrappers name (`l.cacheTime` of a Go method on
+/// `*Layered`, `self.nodes` in `impl Stable`), never a
 /// chunk that itself encloses a target. A worklist: each chunk's text is read once and
 /// each name looked up once, so a long chain of constants costs linear time.
 fn shown_whole<'a>(
@@ -167,22 +169,42 @@ fn shown_whole<'a>(
     enclosing: &HashSet<&str>,
     by_id: &ById,
 ) -> HashSet<&'a str> {
+    // Names the targets and their enclosing headers use: a root-level struct they name
+    // (a Go method's receiver, a Rust `impl`'s type) lends its fields as a wrapping class
+    // does.
+    let named: HashSet<String> = targets
+        .iter()
+        .flat_map(|t| identifiers(&t.full_source))
+        .map(str::to_string)
+        .chain(
+            file_chunks
+                .iter()
+                .filter(|c| enclosing.contains(c.id.as_str()))
+                .flat_map(|c| {
+                    identifiers(&header(c, by_id))
+                        .into_iter()
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                }),
+        )
+        .collect();
     let mut eligible: HashMap<&str, Vec<&CodeChunk>> = HashMap::default();
     for c in file_chunks {
         if enclosing.contains(c.id.as_str()) {
             continue;
         }
+        let parent = c.parent_chunk_id.as_deref().and_then(|p| by_id.get(p));
         // A root-level declaration, or one of a root-level group's (Go's `const ( … )`).
         let root_declaration = is_context_declaration(c.node_kind)
             && (c.depth == 0
-                || c.parent_chunk_id
-                    .as_deref()
-                    .and_then(|p| by_id.get(p))
-                    .is_some_and(|p| p.depth == 0 && is_context_declaration(p.node_kind)));
+                || parent.is_some_and(|p| p.depth == 0 && is_context_declaration(p.node_kind)));
         let wrapped_property = c.node_kind == SymbolKind::Property
-            && c.parent_chunk_id
-                .as_deref()
-                .is_some_and(|p| enclosing.contains(p));
+            && parent.is_some_and(|p| {
+                enclosing.contains(p.id.as_str())
+                    || (p.depth == 0
+                        && p.node_kind == SymbolKind::Struct
+                        && named.contains(p.name.as_str()))
+            });
         if root_declaration || wrapped_property {
             eligible.entry(c.name.as_str()).or_default().push(c);
         }
@@ -299,11 +321,11 @@ fn imports_of<'a>(
             imports.push(text);
         }
     }
+    // In the file's order; statements no import chunk holds as such (one of a Go
+    // `import ( … )` group) after them, alphabetically, as gofmt orders a group.
     imports.sort_by_key(|text| {
-        import_lines
-            .get(&collapsed(text))
-            .copied()
-            .unwrap_or(u32::MAX)
+        let line = import_lines.get(&collapsed(text)).copied();
+        (line.unwrap_or(u32::MAX), *text)
     });
     imports
 }
