@@ -141,7 +141,7 @@ pub fn index(args: IndexArgs, config: &Config) -> Result<(), CliError> {
         } else {
             writeln!(
                 w,
-                "{}: {} files ({} indexed, {} unchanged, {} touched, {} removed, {} skipped, {} failed), {} chunks, {} lines in {:.1} s",
+                "{}: {} files ({} indexed, {} unchanged, {} touched, {} removed, {} skipped, {} failed), {} chunks, {} embedded, {} lines in {:.1} s",
                 repo.name,
                 report.scanned,
                 report.indexed,
@@ -151,6 +151,7 @@ pub fn index(args: IndexArgs, config: &Config) -> Result<(), CliError> {
                 report.skipped,
                 report.failed.len(),
                 report.chunks,
+                report.vectors(),
                 report.lines,
                 report.duration.as_secs_f64()
             )

@@ -14,7 +14,7 @@ use crate::app::{Background, runtime};
 use crate::auth::Principal;
 use crate::config::Config;
 use crate::service::RepositoryChange;
-use crate::service::records::{RepoSettings, SyncReport};
+use crate::service::records::RepoSettings;
 
 /// `sextant repo` actions.
 #[derive(Debug, Subcommand)]
@@ -231,7 +231,7 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
             RepoCommand::Sync { name, .. } => {
                 let (_, report) = sync_with_bars(&service, &name).await?;
                 service.finish().await;
-                writeln!(w, "indexed: {}", synced(&report)).map_err(write_err)?;
+                writeln!(w, "indexed: {}", report.summary()).map_err(write_err)?;
             }
             RepoCommand::Remove { name } => {
                 let repo = service.remove(&me, &name).await.map_err(fail)?;
@@ -285,14 +285,6 @@ pub fn repo(action: RepoCommand, config: &Config) -> Result<(), CliError> {
         }
         Ok(())
     })
-}
-
-/// What a finished sync did, as the job that runs it on a server says it.
-pub(super) fn synced(report: &SyncReport) -> String {
-    format!(
-        "{} indexed, {} removed, {} embedded",
-        report.indexed, report.removed, report.embedded
-    )
 }
 
 /// `repo list`: one line per repository: name, status, location, last error.

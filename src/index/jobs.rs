@@ -587,10 +587,7 @@ impl JobRunner {
                         &job.id,
                         report.indexed as i64,
                         report.scanned as i64,
-                        Some(&format!(
-                            "{} indexed, {} removed, {} embedded",
-                            report.indexed, report.removed, report.embedded
-                        )),
+                        Some(&report.summary()),
                     )
                     .await?;
                     meta.finish_job(&job.id, JobState::Succeeded, None).await

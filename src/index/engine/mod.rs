@@ -260,6 +260,9 @@ pub struct SyncReport {
     /// Rows given their vectors by the embedding stage (new or changed chunks whose text
     /// was not in the embedding cache, and rows left by an interrupted run).
     pub embedded: usize,
+    /// Rows written with their vectors, before the embedding stage: the embedding
+    /// cache's hits, and every row of a model cheaper than the cache (the static one).
+    pub written_with_vectors: usize,
     /// Wall time.
     #[serde(with = "secs")]
     pub duration: Duration,
@@ -357,6 +360,23 @@ mod secs {
 }
 
 impl SyncReport {
+    /// Rows that got their vectors in this sync: by the embedding stage, or with the row
+    /// (the embedding cache's hits, the static model's vectors).
+    pub fn vectors(&self) -> usize {
+        self.embedded + self.written_with_vectors
+    }
+
+    /// The one-line summary a finished sync's job (and `sextant repo sync`) shows:
+    /// `5 indexed, 0 removed, 120 embedded`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} indexed, {} removed, {} embedded",
+            self.indexed,
+            self.removed,
+            self.vectors()
+        )
+    }
+
     /// Whether the sync wrote anything beyond mtimes: files indexed, removed or newly
     /// skipped, or files that failed.
     pub fn changed_anything(&self) -> bool {
@@ -541,7 +561,7 @@ fn report_done(report: &SyncReport, progress: &mut Progress) {
             report.skipped,
             report.failed.len(),
             report.chunks,
-            report.embedded,
+            report.vectors(),
             report.duration.as_secs_f64()
         )),
     );

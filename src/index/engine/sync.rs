@@ -609,6 +609,7 @@ fn batch_rows(
                     file_rows(repo_id, root, &p.file, &p.hash, chunks, lines, vectors);
                 report.indexed += 1;
                 report.chunks += rows.len();
+                report.written_with_vectors += rows.iter().filter(|r| !r.vector.is_empty()).count();
                 report.lines += u64::from(lines);
                 out.files.push((rel, rows));
                 out.records.push((record, symbols));
