@@ -66,10 +66,14 @@ fn leads_in(line: &str) -> bool {
             .any(|p| t.starts_with(p))
 }
 
-/// What closes a wrapper after its shown members: its own last line when that holds
-/// only closing punctuation (`}`, `};`, `});`, a Go group's `)`); otherwise `}` at the
-/// opening's indent where bodies are braced, and nothing where they are indented.
+/// What closes a wrapper after its shown members: nothing where bodies are indented (a
+/// Python class's last line is its last member's, even a lone `]`); else its own last
+/// line when that holds only closing punctuation (`}`, `};`, `});`, a Go group's `)`),
+/// or `}` at the opening's indent.
 fn closing(chunk: &CodeChunk, head: &str) -> Option<String> {
+    if !chunk.language.braces() {
+        return None;
+    }
     let mut lines = chunk.full_source.lines();
     let last = lines.next_back().filter(|_| lines.next().is_some());
     if let Some(last) = last.filter(|l| {
@@ -78,10 +82,7 @@ fn closing(chunk: &CodeChunk, head: &str) -> Option<String> {
     }) {
         return Some(last.trim_end().to_string());
     }
-    chunk
-        .language
-        .braces()
-        .then(|| format!("{}}}", indentation(head)))
+    Some(format!("{}}}", indentation(head)))
 }
 
 fn indentation(text: &str) -> &str {
@@ -160,9 +161,9 @@ fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> St
 /// declarations (and the members of a root-level group, Go's `const ( … )`, inside
 /// their group) and properties of a class that wraps a target (`this.secret`) or of a
 /// root-level struct the target or its wrappers name (`l.cacheTime` of a Go method on
-/// `*Layered`, `self.nodes` in `impl Stable`), never a
-/// chunk that itself encloses a target. A worklist: each chunk's text is read once and
-/// each name looked up once, so a long chain of constants costs linear time.
+/// `*Layered`, `self.nodes` in `impl Stable`), never a chunk that itself encloses a
+/// target. A worklist: each chunk's text is read once and each name looked up once, so
+/// a long chain of constants costs linear time.
 fn shown_whole<'a>(
     targets: &[&'a CodeChunk],
     file_chunks: &[&'a CodeChunk],
