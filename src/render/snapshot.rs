@@ -170,9 +170,9 @@ fn shown_whole<'a>(
     enclosing: &HashSet<&str>,
     by_id: &ById,
 ) -> HashSet<&'a str> {
-    // Names the targets and their enclosing headers use: a root-level struct they name
-    // (a Go method's receiver, a Rust `impl`'s type) lends its fields as a wrapping class
-    // does.
+    // Names the targets and their enclosing headers use: where the worklist starts, and
+    // which root-level structs (a Go method's receiver, a Rust `impl`'s type) lend their
+    // fields as a wrapping class does.
     let named: HashSet<String> = targets
         .iter()
         .flat_map(|t| identifiers(&t.full_source))
@@ -211,8 +211,11 @@ fn shown_whole<'a>(
         }
     }
     let mut whole: HashSet<&str> = targets.iter().map(|t| t.id.as_str()).collect();
-    let mut seen_names: HashSet<String> = HashSet::default();
-    let mut queue: Vec<String> = Vec::new();
+    let mut seen_names: HashSet<String> = named
+        .into_iter()
+        .filter(|name| eligible.contains_key(name.as_str()))
+        .collect();
+    let mut queue: Vec<String> = seen_names.iter().cloned().collect();
     let mut use_words = |text: &str, queue: &mut Vec<String>| {
         for w in identifiers(text) {
             if eligible.contains_key(w) && seen_names.insert(w.to_string()) {
@@ -220,15 +223,6 @@ fn shown_whole<'a>(
             }
         }
     };
-    for t in targets {
-        use_words(&t.full_source, &mut queue);
-    }
-    for c in file_chunks
-        .iter()
-        .filter(|c| enclosing.contains(c.id.as_str()))
-    {
-        use_words(&header(c, by_id), &mut queue);
-    }
     while let Some(name) = queue.pop() {
         for c in eligible.get(name.as_str()).into_iter().flatten() {
             if whole.insert(c.id.as_str()) {
