@@ -1,7 +1,9 @@
 //! Copies a chunk table into fresh tables whose text columns are written with each of
 //! Lance's compression schemes, and prints every copy's size on disk:
 //! `cargo run --example lance_columns -- DATA_DIR/lance OUT_DIR` (docs/BENCHMARKS.md,
-//! "Compressed text columns"). Reads only; writes under OUT_DIR.
+//! "Compressed text columns"). With a third argument `columns`, copies each column into a
+//! table of its own instead and prints what each takes (where a table's bytes go).
+//! Reads only; writes under OUT_DIR.
 
 use std::collections::HashMap;
 use std::error::Error;
@@ -31,6 +33,9 @@ async fn main() -> Result<()> {
         "{} rows",
         batches.iter().map(|b| b.num_rows()).sum::<usize>()
     );
+    if args.next().as_deref() == Some("columns") {
+        return per_column(&batches, &out).await;
+    }
     for scheme in ["default", "zstd", "lz4", "fsst", "none"] {
         let fields: Vec<Field> = schema
             .fields()
@@ -78,6 +83,43 @@ async fn main() -> Result<()> {
             written.as_secs_f64(),
             started.elapsed().as_secs_f64()
         );
+    }
+    Ok(())
+}
+
+/// Writes each column alone into `OUT/COLUMN` and prints its size, largest first.
+async fn per_column(batches: &[RecordBatch], out: &str) -> Result<()> {
+    let schema = batches.first().ok_or("empty table")?.schema();
+    let mut sizes = Vec::new();
+    for (i, field) in schema.fields().iter().enumerate() {
+        let one = Arc::new(Schema::new(vec![field.as_ref().clone()]));
+        let dir = format!("{out}/{}", field.name());
+        let copy = lancedb::connect(&dir).execute().await?;
+        let t = copy.create_empty_table("c", one.clone()).execute().await?;
+        for b in batches {
+            t.add(RecordBatch::try_new(
+                one.clone(),
+                vec![b.column(i).clone()],
+            )?)
+            .execute()
+            .await?;
+        }
+        t.optimize(lancedb::table::OptimizeAction::Compact {
+            options: Default::default(),
+            remap_options: None,
+        })
+        .await?;
+        t.optimize(lancedb::table::OptimizeAction::Prune {
+            older_than: Some(lancedb::table::Duration::zero()),
+            delete_unverified: Some(true),
+            error_if_tagged_old_versions: Some(false),
+        })
+        .await?;
+        sizes.push((disk::dir_bytes(Path::new(&dir)), field.name().clone()));
+    }
+    sizes.sort_by(|a, b| b.cmp(a));
+    for (bytes, name) in sizes {
+        println!("{name}: {:.2} MB", bytes as f64 / 1e6);
     }
     Ok(())
 }

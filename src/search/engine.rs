@@ -828,7 +828,7 @@ impl Searcher {
         let t = Instant::now();
         let documents: Vec<String> = candidates
             .iter()
-            .map(|c| c.row.chunk.embedding_text.clone())
+            .map(|c| rerank_document(&c.row.chunk))
             .collect();
         let raw = reranker
             .rerank(text, &documents)
@@ -1171,4 +1171,21 @@ fn stable_order(hits: &mut [ScoredChunk]) {
             .then_with(|| a.row.repo_id.cmp(&b.row.repo_id))
             .then_with(|| a.row.chunk.id.cmp(&b.row.chunk.id))
     });
+}
+
+/// What the reranker reads of a candidate: its embedding text while the row still has
+/// it, else (a row whose text went with its vector, `store::texts`) the preamble's first
+/// line (language, path, breadcrumb) and the code as the model saw it.
+fn rerank_document(chunk: &crate::chunk::CodeChunk) -> String {
+    if chunk.embedding_text.is_empty() {
+        format!(
+            "[{}] {} > {}\n---\n{}",
+            chunk.language.label(),
+            chunk.relative_path,
+            chunk.breadcrumb,
+            chunk.content
+        )
+    } else {
+        chunk.embedding_text.clone()
+    }
 }

@@ -843,7 +843,7 @@ impl LanceStore {
             .collect();
         let embedding_texts: Vec<_> = rows
             .iter()
-            .map(|r| texts::pack_embedding(&r.chunk.content, &r.chunk.embedding_text))
+            .map(|r| texts::pack_embedding_until_embedded(r))
             .collect();
         let columns: Vec<ArrayRef> = vec![
             s(|r| &r.repo_id),
@@ -1496,7 +1496,12 @@ impl VectorStore for LanceStore {
                         "content",
                         "embedding_text",
                     ]))
-                    .only_if(format!("repo_id = {} AND embedded = false", quote(repo_id)))
+                    // Rows whose text went with their vector (see `store::texts`) wait
+                    // for their file to be chunked again.
+                    .only_if(format!(
+                        "repo_id = {} AND embedded = false AND embedding_text <> ''",
+                        quote(repo_id)
+                    ))
                     .limit(limit),
             )
             .await?;

@@ -33,7 +33,8 @@
 //!   `id`). Vectors are half-precision floats in tables created since 2026-11-27 (half
 //!   the bytes of the largest column; tables created before keep `f32`, read and written
 //!   as such), and a row's `content` and `embedding_text` are stored relative to its
-//!   `full_source` (`texts`: a leaf's code once, an embedding text as its preamble). Columns added since the first release (`embedded`, `native_kind`) are appended
+//!   `full_source` (`texts`: a leaf's code once, an embedding text as its preamble, and
+//!   only until the row has its vector). Columns added since the first release (`embedded`, `native_kind`) are appended
 //!   to stores written before them when they are opened. A row may be written before its vector (`ChunkRow::vector` empty: a zero vector
 //!   with `embedded = false`); vector search only reads embedded rows, text search all.
 //!   The `embedded = true` filter is added only while some row lacks its vector
@@ -42,7 +43,8 @@
 //!   `unembedded` lists a repository's rows without vectors, `set_vectors` stores vectors
 //!   for them (one `merge_insert` that updates a row only while its `content_hash` is the
 //!   one that was embedded), `embedding_state` counts, `forget_vectors` marks every row
-//!   unembedded (a change of model). Tables written before the column get it (`true`) on
+//!   unembedded (a change of model; `unembedded` leaves out rows whose text went with their
+//!   vector, which wait for their files to be chunked again). Tables written before the column get it (`true`) on
 //!   open; `LanceStore::width` / `destroy` serve a change of model to another width.
 //!   `replace_files` is one `merge_insert` (update matched, insert new, delete the files'
 //!   rows not in the new set): one commit, so readers see a file's old chunks or its new

@@ -116,6 +116,8 @@ impl StoreStorage {
 ///
 /// `chunk.search_text` is written for the full-text index only: rows read back (search
 /// hits, [`VectorStore::get`], [`VectorStore::file_chunks`]) carry it empty.
+/// `chunk.embedding_text` is kept until the row's vector is stored: a row read back with
+/// its vector carries it empty.
 #[async_trait]
 pub trait VectorStore: Send + Sync {
     /// Vector width.
@@ -202,7 +204,10 @@ pub trait VectorStore: Send + Sync {
     async fn finish(&self) -> Result<(), StoreError> {
         Ok(())
     }
-    /// Up to `limit` rows of one repository that have no vector yet.
+    /// Up to `limit` rows of one repository that have no vector yet and still hold the
+    /// text to embed (a row's text is kept only until its vector is stored: rows unembedded
+    /// by [`VectorStore::forget_vectors`] get theirs back when their files are chunked
+    /// again).
     async fn unembedded(
         &self,
         repo_id: &str,
@@ -221,6 +226,7 @@ pub trait VectorStore: Send + Sync {
     /// changed since the last call that found so (the steady state once indexing is done).
     async fn all_embedded(&self) -> Result<bool, StoreError>;
     /// Marks every row as not embedded (after a change of embedding model of the same
-    /// width: the old vectors are never searched again, and are replaced as they land).
+    /// width: the old vectors are never searched again, and are replaced as they land,
+    /// once the rows' files are chunked again).
     async fn forget_vectors(&self) -> Result<(), StoreError>;
 }

@@ -103,12 +103,15 @@ async fn round_trip_replace_filters_and_deletes() {
         .expect("write");
 
     // Round trip: every field of every chunk comes back, but `search_text`, which lives
-    // in the full-text index only.
+    // in the full-text index only, and the embedding text, kept only until the row has its
+    // vector.
     let mut expected = classes.clone();
     expected.sort_by_key(|r| (r.chunk.bytes.start, r.chunk.depth));
     assert!(expected.iter().all(|r| !r.chunk.search_text.is_empty()));
     for r in &mut expected {
+        assert!(!r.vector.is_empty() && !r.chunk.embedding_text.is_empty());
         r.chunk.search_text.clear();
+        r.chunk.embedding_text.clear();
         // Vectors are kept in half precision.
         r.vector = r
             .vector
@@ -126,9 +129,7 @@ async fn round_trip_replace_filters_and_deletes() {
         .await
         .expect("read");
     for r in &mut expected {
-        assert!(!r.vector.is_empty() && !r.chunk.embedding_text.is_empty());
         r.vector.clear();
-        r.chunk.embedding_text.clear();
     }
     assert_eq!(back, expected);
     // Several files in one read: each in source order, another repository's file and an
@@ -661,6 +662,93 @@ async fn the_ann_index_waits_for_every_vector() {
         "no ANN index over rows without vectors"
     );
     assert!(stats.text_index, "text search covers them meanwhile");
+}
+
+/// Issue 44 (disk bounded by the source): a row keeps the text it is embedded from only
+/// until its vector is stored. A pending row lists its text for the embedding stage; once
+/// its vector is stored the text is gone (the preambles were a tenth of the chunk store at
+/// 1M lines), and rows unembedded by a change of model are not listed with an empty text:
+/// they wait for their files to be chunked again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rows_embedding_text_is_kept_until_its_vector_is_stored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path()).await;
+    let written = rows("r1", "src/a.ts", &fixture("classes.ts"));
+    let pending = pending_rows("r1", "src/a.ts", &fixture("classes.ts"));
+    store
+        .replace_file("r1", "src/a.ts", pending.clone())
+        .await
+        .expect("write");
+    let mut listed = store.unembedded("r1", 1_000).await.expect("list");
+    listed.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut want: Vec<(String, String)> = pending
+        .iter()
+        .map(|r| (r.chunk.id.clone(), r.chunk.embedding_text.clone()))
+        .collect();
+    want.sort();
+    let got: Vec<(String, String)> = listed
+        .iter()
+        .map(|p| (p.id.clone(), p.text.clone()))
+        .collect();
+    assert_eq!(got, want, "every pending row with the text to embed");
+
+    let vectors: Vec<_> = listed
+        .into_iter()
+        .map(|p| {
+            let v = embed(&p.text);
+            (p, v)
+        })
+        .collect();
+    assert_eq!(
+        store.set_vectors("r1", vectors).await.expect("set"),
+        written.len()
+    );
+    let ids: Vec<String> = written.iter().map(|r| r.chunk.id.clone()).collect();
+    let back = store.get("r1", &ids).await.expect("get");
+    assert_eq!(back.len(), written.len());
+    assert!(
+        back.iter()
+            .all(|r| !r.vector.is_empty() && r.chunk.embedding_text.is_empty()),
+        "the text went with the vector"
+    );
+    assert!(
+        back.iter().all(|r| !r.chunk.content.is_empty()),
+        "the code stays"
+    );
+    assert_eq!(
+        store
+            .embedding_state(Some("r1"))
+            .await
+            .expect("state")
+            .pending,
+        0
+    );
+
+    store.forget_vectors().await.expect("forget");
+    assert_eq!(
+        store
+            .embedding_state(Some("r1"))
+            .await
+            .expect("state")
+            .pending,
+        written.len()
+    );
+    assert!(
+        store
+            .unembedded("r1", 1_000)
+            .await
+            .expect("list")
+            .is_empty(),
+        "nothing to embed until the file is chunked again"
+    );
+    store
+        .replace_file("r1", "src/a.ts", pending)
+        .await
+        .expect("chunked again");
+    assert_eq!(
+        store.unembedded("r1", 1_000).await.expect("list").len(),
+        written.len()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

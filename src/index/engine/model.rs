@@ -7,10 +7,11 @@ use super::*;
 impl Indexer {
     /// Makes the index follow the configured embedding model. On first use the model is
     /// recorded; when the index was built with another one, its vectors are forgotten
-    /// (never compared with the new model's), files whose rows went with a chunk store of
-    /// another width are marked for indexing again, and the new model is recorded: the
-    /// next sync of each repository re-embeds it (vectors of a model used before come
-    /// from the embedding cache). Text search works throughout.
+    /// (never compared with the new model's), every file is marked to be read and chunked
+    /// again (rows keep their embedding text only until their vector is stored, so the
+    /// texts to embed come from the files), and the new model is recorded: the next sync
+    /// of each repository re-embeds it (vectors of a model used before come from the
+    /// embedding cache). Text search works throughout.
     pub async fn adopt_model(&self) -> Result<ModelChange, IndexError> {
         let configured = self.embedder.model_id().to_string();
         let change = match self.meta.setting(MODEL_KEY).await? {
@@ -19,6 +20,7 @@ impl Indexer {
             Some(from) => {
                 self.meta.set_setting(RESYNC_KEY, "1").await?;
                 self.vectors.forget_vectors().await?;
+                self.meta.forget_file_contents().await?;
                 self.audit(true).await?;
                 ModelChange::Changed { from }
             }
