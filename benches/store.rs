@@ -107,6 +107,7 @@ fn row(rng: &mut Rng, repo: usize, file: usize, i: usize) -> ChunkRow {
             full_source: text.clone(),
             content: text.clone(),
             has_collapsed_children: false,
+            collapsed: Vec::new(),
             relevant_imports: if i.is_multiple_of(2) {
                 vec![format!("import {{ dep{i} }} from './dep{i}';")]
             } else {

@@ -43,7 +43,7 @@
 //!   and minified files, and chunks under 40 code characters, give none.
 //!   `examples/mine_pairs.rs` runs it over a folder for `tools/train/mine.py`.
 
-mod content;
+pub(crate) mod content;
 mod ids;
 pub mod outline;
 
@@ -135,6 +135,11 @@ pub struct CodeChunk {
     pub content: String,
     /// Whether `content` collapses at least one body.
     pub has_collapsed_children: bool,
+    /// The bodies `content` collapses, as byte ranges of the file, in order (what lets a
+    /// store keep `content` as a few offsets into `full_source`: `store::texts`). Not
+    /// serialized; empty in a chunk read back from a store.
+    #[serde(skip)]
+    pub collapsed: Vec<ByteRange>,
     /// Import statements (collapsed text) whose bindings the content uses.
     pub relevant_imports: Vec<String>,
     /// Metadata preamble + `---` + content.
@@ -333,6 +338,7 @@ impl<'a> FileContext<'a> {
             bytes: symbol.bytes,
             full_source: full_source.to_string(),
             has_collapsed_children: !collapsed.is_empty(),
+            collapsed,
             content,
             relevant_imports: imports.iter().map(|i| i.text.clone()).collect(),
             embedding_tokens: estimate_tokens(&embedding_text),

@@ -117,6 +117,7 @@ pub fn outline_chunk(
         full_source: text.clone(),
         content: text,
         has_collapsed_children: true,
+        collapsed: Vec::new(),
         relevant_imports: Vec::new(),
         embedding_tokens: estimate_tokens(&embedding_text),
         embedding_text,

@@ -839,7 +839,7 @@ impl LanceStore {
         // The code's other copies, stored relative to `full_source` (see `store::texts`).
         let contents: Vec<_> = rows
             .iter()
-            .map(|r| texts::pack_content(&r.chunk.full_source, &r.chunk.content))
+            .map(|r| texts::pack_chunk_content(&r.chunk))
             .collect();
         let embedding_texts: Vec<_> = rows
             .iter()

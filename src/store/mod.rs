@@ -33,8 +33,9 @@
 //!   `id`). Vectors are half-precision floats in tables created since 2026-11-27 (half
 //!   the bytes of the largest column; tables created before keep `f32`, read and written
 //!   as such), and a row's `content` and `embedding_text` are stored relative to its
-//!   `full_source` (`texts`: a leaf's code once, an embedding text as its preamble, and
-//!   only until the row has its vector). Columns added since the first release (`embedded`, `native_kind`) are appended
+//!   `full_source` (`texts`: a leaf's code once, a member's or container's content as
+//!   offsets into its code, an embedding text as its preamble, and only until the row has
+//!   its vector). Columns added since the first release (`embedded`, `native_kind`) are appended
 //!   to stores written before them when they are opened. A row may be written before its vector (`ChunkRow::vector` empty: a zero vector
 //!   with `embedded = false`); vector search only reads embedded rows, text search all.
 //!   The `embedded = true` filter is added only while some row lacks its vector

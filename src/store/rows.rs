@@ -250,6 +250,7 @@ impl<'a> RowReader<'a> {
             full_source,
             content,
             has_collapsed_children: self.collapsed.value(i),
+            collapsed: Vec::new(),
             relevant_imports: texts_of(self.imports, i, "relevant_imports")?,
             embedding_text,
             embedding_tokens: self.tokens.value(i) as usize,

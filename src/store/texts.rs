@@ -7,13 +7,20 @@
 //! as it is and the other two relative to it:
 //!
 //! - `content` equal to `full_source` is stored as [`SAME`];
+//! - `content` that `full_source` makes again (a nested method: its code dedented; a
+//!   class: its code with its members' bodies collapsed) is stored as [`DERIVED`] and the
+//!   offsets that remake it ([`pack_chunk_content`]: where the symbol starts in its first
+//!   line, its length, the collapsed bodies and their placeholder); it is stored so only
+//!   when remaking it gives the same text, byte for byte;
 //! - `embedding_text` that ends with `content` is stored as [`SAME`] and its preamble;
 //! - any other value is stored as it is, behind [`LITERAL`] when it begins with one of
-//!   the two marks (never the case for code the scanner reads, which skips binary files,
+//!   the marks (never the case for code the scanner reads, which skips binary files,
 //!   but the encoding holds for every string).
 //!
-//! Rows written before this encoding hold the texts themselves and read back unchanged.
-//! At 1M lines (c1m, docs/BENCHMARKS.md) the two columns take 27 MB on disk instead of 51.
+//! Rows written before this encoding hold the texts themselves and read back unchanged
+//! (a stored text that begins with [`DERIVED`] but does not parse as offsets is read as
+//! it is). At 1M lines (c1m, docs/BENCHMARKS.md) the two columns took 27 MB on disk
+//! instead of 51, and `content` 10 MB of those until it was stored as offsets.
 //!
 //! `embedding_text` is kept only while the row waits for its vector
 //! ([`pack_embedding_until_embedded`]): a row written with its vector stores it empty, and
@@ -23,14 +30,19 @@
 
 use std::borrow::Cow;
 
+use crate::chunk::CodeChunk;
+
 /// Marks a text stored relative to another (a NUL, which source text does not hold).
 pub const SAME: char = '\0';
 
 /// Marks a text stored as it is although it begins with a mark.
 pub const LITERAL: char = '\u{1}';
 
+/// Marks a `content` stored as the offsets that remake it from `full_source`.
+pub const DERIVED: char = '\u{2}';
+
 fn literal(text: &str) -> Cow<'_, str> {
-    if text.starts_with([SAME, LITERAL]) {
+    if text.starts_with([SAME, LITERAL, DERIVED]) {
         Cow::Owned(format!("{LITERAL}{text}"))
     } else {
         Cow::Borrowed(text)
@@ -50,10 +62,134 @@ pub fn pack_content<'a>(full_source: &str, content: &'a str) -> Cow<'a, str> {
     }
 }
 
+/// The stored form of a chunk's `content`: [`SAME`], [`DERIVED`] offsets when they
+/// remake it exactly, else the text ([`pack_content`]).
+pub fn pack_chunk_content(chunk: &CodeChunk) -> Cow<'_, str> {
+    if chunk.content == chunk.full_source {
+        return Cow::Owned(SAME.to_string());
+    }
+    match Derivation::of(chunk) {
+        Some(d) if d.remake(&chunk.full_source).as_deref() == Some(chunk.content.as_str()) => {
+            Cow::Owned(d.stored())
+        }
+        _ => pack_content(&chunk.full_source, &chunk.content),
+    }
+}
+
+/// How a chunk's `content` is made again from its `full_source`: the text from byte
+/// `start` (where the symbol begins in its first line) for `len` bytes, with the
+/// `collapsed` ranges (relative to `start`) replaced by `placeholder`, and the lines after
+/// the first dedented by the symbol's column (as `chunk::content::render` made it).
+#[derive(Debug, PartialEq)]
+struct Derivation<'a> {
+    start: usize,
+    len: usize,
+    collapsed: Vec<(usize, usize)>,
+    placeholder: Cow<'a, str>,
+}
+
+impl<'a> Derivation<'a> {
+    /// The derivation of a freshly chunked `chunk` (`None` when its first line does not
+    /// hold the start of its content).
+    fn of(chunk: &'a CodeChunk) -> Option<Self> {
+        let base = chunk.bytes.start;
+        // The content's first line is the source's own up to its first collapsed body.
+        let mut first = chunk.content.split(['\n', '\r']).next()?;
+        if let Some(body) = chunk.collapsed.first() {
+            first = first.get(..body.start.checked_sub(base)?.min(first.len()))?;
+        }
+        if first.is_empty() {
+            return None;
+        }
+        let start = chunk.full_source.find(first)?;
+        Some(Self {
+            start,
+            len: chunk.bytes.end.checked_sub(base)?,
+            collapsed: chunk
+                .collapsed
+                .iter()
+                .map(|r| Some((r.start.checked_sub(base)?, r.end.checked_sub(base)?)))
+                .collect::<Option<_>>()?,
+            placeholder: Cow::Borrowed(chunk.language.collapsed_body()),
+        })
+    }
+
+    /// `content` made from `full_source`, or `None` where the offsets do not fit it.
+    fn remake(&self, full_source: &str) -> Option<String> {
+        let end = self.start.checked_add(self.len)?;
+        full_source.get(self.start..end)?;
+        let mut bodies = Vec::with_capacity(self.collapsed.len());
+        let mut at = 0;
+        for &(s, e) in &self.collapsed {
+            if s < at || e < s || e > self.len {
+                return None;
+            }
+            full_source.get(self.start + s..self.start + e)?;
+            bodies.push(crate::parse::ByteRange {
+                start: self.start + s,
+                end: self.start + e,
+            });
+            at = e;
+        }
+        let column = full_source.get(..self.start)?.chars().count();
+        Some(crate::chunk::content::render(
+            full_source,
+            crate::parse::ByteRange {
+                start: self.start,
+                end,
+            },
+            &bodies,
+            column,
+            &self.placeholder,
+        ))
+    }
+
+    /// `DERIVED` `start,len` then `;s-e` per collapsed body and `|placeholder` when any.
+    fn stored(&self) -> String {
+        let mut out = format!("{DERIVED}{},{}", self.start, self.len);
+        for (s, e) in &self.collapsed {
+            out.push_str(&format!(";{s}-{e}"));
+        }
+        if !self.collapsed.is_empty() {
+            out.push('|');
+            out.push_str(&self.placeholder);
+        }
+        out
+    }
+
+    /// Reads [`Derivation::stored`]'s form (without its mark).
+    fn parse(text: &'a str) -> Option<Self> {
+        let (offsets, placeholder) = match text.split_once('|') {
+            Some((o, p)) => (o, p),
+            None => (text, ""),
+        };
+        let mut parts = offsets.split(';');
+        let (start, len) = parts.next()?.split_once(',')?;
+        let collapsed = parts
+            .map(|p| {
+                let (s, e) = p.split_once('-')?;
+                Some((s.parse().ok()?, e.parse().ok()?))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Self {
+            start: start.parse().ok()?,
+            len: len.parse().ok()?,
+            collapsed,
+            placeholder: Cow::Borrowed(placeholder),
+        })
+    }
+}
+
 /// `content` from its stored form and the row's `full_source`.
 pub fn unpack_content(full_source: &str, stored: String) -> String {
     if stored.len() == SAME.len_utf8() && stored.starts_with(SAME) {
         full_source.to_string()
+    } else if let Some(made) = stored
+        .strip_prefix(DERIVED)
+        .and_then(Derivation::parse)
+        .and_then(|d| d.remake(full_source))
+    {
+        made
     } else if stored.starts_with(LITERAL) {
         unliteral(&stored).to_string()
     } else {
@@ -137,6 +273,85 @@ mod tests {
         ] {
             round_trip(full, content, emb);
         }
+    }
+
+    /// Every chunk of every parser fixture (six languages) reads back its `content`
+    /// exactly; nested members and containers store offsets, not text.
+    #[test]
+    fn content_is_stored_as_offsets_where_the_source_remakes_it() {
+        use crate::chunk::{ChunkOptions, chunk_file};
+        use crate::parse::{ParseLimits, parse_bytes};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/parser");
+        let (mut derived, mut nested, mut containers) = (0, 0, 0);
+        let mut files: Vec<_> = walkdir::WalkDir::new(&root)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .map(|e| e.into_path())
+            .filter(|p| !p.to_string_lossy().ends_with(".json"))
+            .collect();
+        files.sort();
+        for path in files {
+            let Ok(source) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let rel = path.strip_prefix(&root).unwrap_or(&path).to_string_lossy();
+            let Ok(parsed) = parse_bytes(&path, source.as_bytes(), &ParseLimits::default()) else {
+                continue;
+            };
+            for chunk in chunk_file(&rel, &source, &parsed, &ChunkOptions::default()) {
+                let stored = pack_chunk_content(&chunk).into_owned();
+                assert_eq!(
+                    unpack_content(&chunk.full_source, stored.clone()),
+                    chunk.content,
+                    "{rel} > {}: stored as {stored:?}",
+                    chunk.breadcrumb
+                );
+                if stored.starts_with(DERIVED) {
+                    derived += 1;
+                    nested += usize::from(chunk.depth > 0 && !chunk.has_collapsed_children);
+                    containers += usize::from(chunk.has_collapsed_children);
+                }
+            }
+        }
+        assert!(derived > 100, "{derived} stored as offsets");
+        assert!(
+            nested > 50 && containers > 20,
+            "{nested} members, {containers} containers"
+        );
+    }
+
+    #[test]
+    fn a_derived_content_is_offsets_and_never_wrong() {
+        let full = "    fn a() {\n        x\n    }\n";
+        let d = Derivation {
+            start: 4,
+            len: 24,
+            collapsed: vec![],
+            placeholder: Cow::Borrowed(""),
+        };
+        assert_eq!(d.remake(full).as_deref(), Some("fn a() {\n    x\n}"));
+        assert_eq!(d.stored(), "\u{2}4,24");
+        assert_eq!(unpack_content(full, d.stored()), "fn a() {\n    x\n}");
+        let class = "class A {\n  m() { return 1; }\n}";
+        let d = Derivation {
+            start: 0,
+            len: class.len(),
+            collapsed: vec![(16, 29)],
+            placeholder: Cow::Borrowed("{ … }"),
+        };
+        assert_eq!(
+            d.remake(class).as_deref(),
+            Some("class A {\n  m() { … }\n}")
+        );
+        assert_eq!(Derivation::parse(&d.stored()[1..]), Some(d));
+        // Offsets that do not fit the source, or a text that only looks derived (a row
+        // written before, or a literal), read back as stored.
+        for stored in ["\u{2}4,99", "\u{2}x", "\u{2}0,3;2-1|…", "\u{2}"] {
+            assert_eq!(unpack_content("abc", stored.to_string()), stored);
+        }
+        let (c, _) = round_trip("a", "\u{2}0,1", "e");
+        assert!(c.starts_with(LITERAL));
     }
 
     #[test]

@@ -1762,10 +1762,10 @@ async fn the_stores_stay_within_a_bound_of_the_source_as_a_workspace_grows() {
 
 /// The data directory's bound, in bytes per source byte, for this workspace: small
 /// modules dense with definitions (about twice the chunks per byte of c1m), so more per
-/// byte than real repositories (7.1x at 1M lines, docs/BENCHMARKS.md). Measured 12.9
+/// byte than real repositories (6.8x at 1M lines, docs/BENCHMARKS.md). Measured 12.9
 /// when written, 10.3 once the graph's rows were keyed by file number and the grep
 /// index's contents compressed, 9.2 since the graph's chunk ids are stored as bytes, 8.9
-/// since a row's embedding text goes with its vector.
+/// since a row's embedding text goes with its vector, 8.7 with `content` as offsets.
 const BOUND: f64 = 9.5;
 
 /// The embedding cache (the SQL one, as a server runs it) keeps the vectors of the

@@ -103,15 +103,17 @@ async fn round_trip_replace_filters_and_deletes() {
         .expect("write");
 
     // Round trip: every field of every chunk comes back, but `search_text`, which lives
-    // in the full-text index only, and the embedding text, kept only until the row has its
-    // vector.
+    // in the full-text index only, the embedding text, kept only until the row has its
+    // vector, and the collapsed ranges (what the store keeps `content` as).
     let mut expected = classes.clone();
     expected.sort_by_key(|r| (r.chunk.bytes.start, r.chunk.depth));
     assert!(expected.iter().all(|r| !r.chunk.search_text.is_empty()));
+    assert!(expected.iter().any(|r| !r.chunk.collapsed.is_empty()));
     for r in &mut expected {
         assert!(!r.vector.is_empty() && !r.chunk.embedding_text.is_empty());
         r.chunk.search_text.clear();
         r.chunk.embedding_text.clear();
+        r.chunk.collapsed.clear();
         // Vectors are kept in half precision.
         r.vector = r
             .vector
