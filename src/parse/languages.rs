@@ -24,6 +24,19 @@ pub enum Category {
     Config,
 }
 
+/// How a language writes a doc comment above a declaration: what a snapshot writes its
+/// targets' documentation as (the parser keeps the comment's text, not its lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocComment {
+    /// No comment above declarations documents them (Python's docstrings are inside the
+    /// body, text formats have none).
+    None,
+    /// A `/** … */` block, ` * ` before each inner line (TypeScript, JavaScript, Java).
+    Block,
+    /// A line comment before each line (`///` in Rust, `//` in Go).
+    Lines(&'static str),
+}
+
 /// One language's row of [`LANGUAGES`].
 pub struct LanguageDef {
     /// Stable lower-case identifier, used in stores and filters (`python`).
@@ -48,6 +61,8 @@ pub struct LanguageDef {
     pub braces: bool,
     /// Whether the grammar accepts JSX.
     pub jsx: bool,
+    /// How a doc comment above a declaration is written.
+    pub doc_comment: DocComment,
     /// Test files named by the language's convention rather than a marker such as
     /// `.test.` (given the file name).
     pub test_file: fn(&str) -> bool,
@@ -69,6 +84,7 @@ impl LanguageDef {
             grammar: Some(grammar),
             walker,
             braces: true,
+            doc_comment: DocComment::Block,
             modules: ModuleRules::ECMASCRIPT,
             ..Self::text(id, label, extensions, Category::Code, TextFormat::Document)
         }
@@ -94,6 +110,7 @@ impl LanguageDef {
             walker: Walker::Text(format),
             braces: false,
             jsx: false,
+            doc_comment: DocComment::None,
             test_file: no_convention,
             modules: ModuleRules::of(ModuleSystem::None),
         }
@@ -216,6 +233,7 @@ pub static LANGUAGES: [LanguageDef; 14] = [
     LanguageDef {
         interpreters: &["python", "pypy"],
         braces: false,
+        doc_comment: DocComment::None,
         // pytest's and unittest's discovery: `test_x.py`.
         test_file: |file| file.starts_with("test_") && file.ends_with(".py"),
         modules: ModuleRules {
@@ -234,6 +252,7 @@ pub static LANGUAGES: [LanguageDef; 14] = [
     },
     // `x_test.go` is a test by the `_test.` marker every language shares.
     LanguageDef {
+        doc_comment: DocComment::Lines("//"),
         modules: ModuleRules {
             package_scope: true,
             methods_beside_type: true,
@@ -248,6 +267,7 @@ pub static LANGUAGES: [LanguageDef; 14] = [
         )
     },
     LanguageDef {
+        doc_comment: DocComment::Lines("///"),
         modules: ModuleRules {
             imports_see_private: true,
             submodule_first: true,

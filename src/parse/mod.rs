@@ -91,7 +91,7 @@ pub mod typescript;
 
 pub use input::{ParseError, ParseLimits, check_input};
 use languages::Walker;
-pub use languages::{Category, LANGUAGES, LanguageDef, ModuleRules, ModuleSystem};
+pub use languages::{Category, DocComment, LANGUAGES, LanguageDef, ModuleRules, ModuleSystem};
 pub use symbol::{
     ByteRange, Diagnostic, IdentRef, Import, LineRange, Modifier, ParsedFile, ParsedSymbol,
     SymbolKind,
@@ -274,6 +274,11 @@ impl Language {
     /// Whether bodies are braced (`{ … }`) rather than indented (Python).
     pub fn braces(self) -> bool {
         self.def().braces
+    }
+
+    /// How a doc comment above a declaration is written.
+    pub fn doc_comment(self) -> DocComment {
+        self.def().doc_comment
     }
 
     /// Whether the grammar accepts JSX.

@@ -1,13 +1,15 @@
 //! Smart structural snapshots (pure): for the target chunks of one file, the file's
 //! relevant imports, the same-file declarations the targets use (constants, variables,
 //! type aliases, interfaces, enums; class properties through their wrapper), the wrappers
-//! of member targets (class, namespace, object headers), and the targets fully expanded.
+//! of member targets (class, namespace, object headers), and the targets fully expanded
+//! under the first paragraph of their doc comment (written in the language's style: the
+//! parser keeps a doc comment's text, and a chunk's code starts below it).
 //! Everything else is left out, with no collapse markers.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::chunk::CodeChunk;
-use crate::parse::SymbolKind;
+use crate::parse::{DocComment, SymbolKind};
 
 /// Identifier-like words of `text`.
 fn identifiers(text: &str) -> HashSet<&str> {
@@ -140,7 +142,8 @@ fn code_snapshot(path: &str, targets: &[&str], file_chunks: &[&CodeChunk]) -> St
     drop_nested(&mut whole, &by_id);
     let wrappers = wrappers_of(&whole, &by_id);
     let imports = imports_of(&whole, &wrappers, &by_id, file_chunks);
-    let blocks = layout(file_chunks, &whole, &wrappers, &by_id);
+    let target_ids: HashSet<&str> = targets.iter().map(|t| t.id.as_str()).collect();
+    let blocks = layout(file_chunks, &whole, &wrappers, &target_ids, &by_id);
     let mut out = format!("// {path}\n");
     if !imports.is_empty() {
         out.push('\n');
@@ -330,6 +333,7 @@ fn layout(
     file_chunks: &[&CodeChunk],
     whole: &HashSet<&str>,
     wrappers: &HashSet<&str>,
+    targets: &HashSet<&str>,
     by_id: &ById,
 ) -> String {
     let mut children: HashMap<Option<&str>, Vec<&CodeChunk>> = HashMap::default();
@@ -345,33 +349,98 @@ fn layout(
         list.sort_by_key(|c| c.start_line);
     }
     let mut blocks = Vec::new();
-    emit(None, &children, whole, by_id, &mut blocks);
+    let shown = Shown {
+        children: &children,
+        whole,
+        targets,
+        by_id,
+    };
+    shown.emit(None, &mut blocks);
     join(&blocks)
 }
 
-/// Blocks of one level: `(text, whether it is a one-part declaration)`.
-fn emit(
-    parent: Option<&str>,
-    children: &HashMap<Option<&str>, Vec<&CodeChunk>>,
-    whole: &HashSet<&str>,
-    by_id: &ById,
-    out: &mut Vec<(String, bool)>,
-) {
-    for c in children.get(&parent).into_iter().flatten() {
-        if whole.contains(c.id.as_str()) {
-            let plain = c.is_leaf() && !c.node_kind.has_code_body();
-            out.push((c.full_source.trim_end().to_string(), plain));
-        } else {
-            let mut inner = Vec::new();
-            emit(Some(c.id.as_str()), children, whole, by_id, &mut inner);
-            let head = header(c, by_id);
-            let mut text = format!("{head}\n{}", join(&inner));
-            if let Some(close) = closing(c, &head) {
-                text.push('\n');
-                text.push_str(&close);
+/// What [`layout`] writes out: each shown chunk under its parent, which of them are
+/// shown whole, and which are the targets (written with their documentation).
+struct Shown<'s, 'a> {
+    children: &'s HashMap<Option<&'a str>, Vec<&'a CodeChunk>>,
+    whole: &'s HashSet<&'a str>,
+    targets: &'s HashSet<&'a str>,
+    by_id: &'s ById<'a>,
+}
+
+impl Shown<'_, '_> {
+    /// Blocks of one level: `(text, whether it is a one-part declaration)`.
+    fn emit(&self, parent: Option<&str>, out: &mut Vec<(String, bool)>) {
+        for c in self.children.get(&parent).into_iter().flatten() {
+            if self.whole.contains(c.id.as_str()) {
+                let plain = c.is_leaf() && !c.node_kind.has_code_body();
+                let code = c.full_source.trim_end();
+                let text = match doc_comment(c).filter(|_| self.targets.contains(c.id.as_str())) {
+                    Some(doc) => format!("{doc}\n{code}"),
+                    None => code.to_string(),
+                };
+                out.push((text, plain));
+            } else {
+                let mut inner = Vec::new();
+                self.emit(Some(c.id.as_str()), &mut inner);
+                let head = header(c, self.by_id);
+                let mut text = format!("{head}\n{}", join(&inner));
+                if let Some(close) = closing(c, &head) {
+                    text.push('\n');
+                    text.push_str(&close);
+                }
+                out.push((text, false));
             }
-            out.push((text, false));
         }
+    }
+}
+
+/// Most lines of a target's documentation a snapshot shows: its first paragraph, which
+/// says what the code is for (the rest, arguments and examples, costs the budget more
+/// than it tells).
+const DOC_LINES: usize = 6;
+
+/// A target's documentation as the comment above it in its language: the first
+/// paragraph of its doc comment (up to a blank line, a tag such as `@param`, a heading
+/// such as `# Examples` or a code fence), indented as the target is. `None` where the
+/// language documents inside the body (Python), the chunk has no doc comment, or its
+/// code already shows it.
+fn doc_comment(chunk: &CodeChunk) -> Option<String> {
+    let style = chunk.language.doc_comment();
+    if style == DocComment::None {
+        return None;
+    }
+    let doc = chunk.jsdoc.as_deref()?;
+    let lines: Vec<&str> = doc
+        .lines()
+        .map(str::trim_end)
+        .take_while(|l| !l.trim().is_empty() && !l.starts_with(['@', '#']) && !l.starts_with("```"))
+        .take(DOC_LINES)
+        .collect();
+    let first = lines.first()?;
+    let opening: String = chunk.full_source.lines().take(3).collect();
+    if opening.contains(first.trim()) {
+        return None;
+    }
+    let indent = indentation(&chunk.full_source);
+    match style {
+        DocComment::None => None,
+        DocComment::Block if lines.len() == 1 => Some(format!("{indent}/** {first} */")),
+        DocComment::Block => {
+            let mut out = format!("{indent}/**");
+            for line in &lines {
+                out.push_str(&format!("\n{indent} * {line}"));
+            }
+            out.push_str(&format!("\n{indent} */"));
+            Some(out)
+        }
+        DocComment::Lines(prefix) => Some(
+            lines
+                .iter()
+                .map(|l| format!("{indent}{prefix} {l}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
     }
 }
 
@@ -390,4 +459,93 @@ fn join(blocks: &[(String, bool)]) -> String {
         out.push_str(text);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::{ChunkOptions, chunk_file};
+    use crate::parse::{ParseLimits, parse_bytes};
+
+    /// The chunk named `name` of `source` read as `path`.
+    fn chunk(path: &str, source: &str, name: &str) -> CodeChunk {
+        let parsed = parse_bytes(
+            std::path::Path::new(path),
+            source.as_bytes(),
+            &ParseLimits::default(),
+        )
+        .expect("parses");
+        chunk_file(path, source, &parsed, &ChunkOptions::default())
+            .into_iter()
+            .find(|c| c.name == name)
+            .expect("chunk")
+    }
+
+    #[test]
+    fn a_targets_doc_is_its_first_paragraph_in_its_languages_comment() {
+        let ts = "/**\n * Checks a token.\n * Never throws.\n * @param token the token\n */\nexport function check(token: string) {\n  return token;\n}\n";
+        assert_eq!(
+            doc_comment(&chunk("a.ts", ts, "check")).as_deref(),
+            Some("/**\n * Checks a token.\n * Never throws.\n */")
+        );
+        let one = "/** Checks a token. */\nfunction check() {}\n";
+        assert_eq!(
+            doc_comment(&chunk("a.js", one, "check")).as_deref(),
+            Some("/** Checks a token. */")
+        );
+        let rust = "struct S;\nimpl S {\n    /// Adds one.\n    ///\n    /// # Examples\n    /// ```\n    /// s.add();\n    /// ```\n    pub fn add(&self) {}\n}\n";
+        assert_eq!(
+            doc_comment(&chunk("a.rs", rust, "add")).as_deref(),
+            Some("    /// Adds one.")
+        );
+        let go = "package a\n\n// Add adds.\n// It never fails.\nfunc Add() {}\n";
+        assert_eq!(
+            doc_comment(&chunk("a.go", go, "Add")).as_deref(),
+            Some("// Add adds.\n// It never fails.")
+        );
+        let java = "class A {\n  /**\n   * Adds.\n   * @return the sum\n   */\n  int add() { return 1; }\n}\n";
+        assert_eq!(
+            doc_comment(&chunk("A.java", java, "add")).as_deref(),
+            Some("  /** Adds. */")
+        );
+    }
+
+    #[test]
+    fn no_doc_where_the_code_holds_it_or_there_is_none() {
+        let py = "def add(a):\n    \"\"\"Adds one.\"\"\"\n    return a + 1\n";
+        assert_eq!(doc_comment(&chunk("a.py", py, "add")), None);
+        let bare = "function add(a) {\n  return a + 1;\n}\n";
+        assert_eq!(doc_comment(&chunk("a.js", bare, "add")), None);
+        let long = format!(
+            "/**\n{} */\nfunction add() {{}}\n",
+            (1..=10)
+                .map(|i| format!(" * Line {i}.\n"))
+                .collect::<String>()
+        );
+        let doc = doc_comment(&chunk("a.js", &long, "add")).expect("doc");
+        assert_eq!(doc.lines().count(), DOC_LINES + 2, "{doc}");
+    }
+
+    #[test]
+    fn only_targets_show_their_docs() {
+        let ts = "/** The limit. */\nconst LIMIT = 3;\n\n/** Checks a token. */\nexport function check(n: number) {\n  return n < LIMIT;\n}\n";
+        let parsed = parse_bytes(
+            std::path::Path::new("a.ts"),
+            ts.as_bytes(),
+            &ParseLimits::default(),
+        )
+        .expect("parses");
+        let chunks = chunk_file("a.ts", ts, &parsed, &ChunkOptions::default());
+        let target = chunks.iter().find(|c| c.name == "check").expect("check");
+        let text = snapshot("a.ts", &[target.id.as_str()], &chunks);
+        assert!(
+            text.contains("/** Checks a token. */\nexport function check"),
+            "{text}"
+        );
+        assert!(text.contains("const LIMIT = 3;"), "{text}");
+        assert!(
+            !text.contains("The limit"),
+            "context is shown without its doc: {text}"
+        );
+    }
 }
