@@ -483,31 +483,44 @@ mod tests {
 
     #[test]
     fn a_targets_doc_is_its_first_paragraph_in_its_languages_comment() {
-        let ts = "/**\n * Checks a token.\n * Never throws.\n * @param token the token\n */\nexport function check(token: string) {\n  return token;\n}\n";
-        assert_eq!(
-            doc_comment(&chunk("a.ts", ts, "check")).as_deref(),
-            Some("/**\n * Checks a token.\n * Never throws.\n */")
-        );
-        let one = "/** Checks a token. */\nfunction check() {}\n";
-        assert_eq!(
-            doc_comment(&chunk("a.js", one, "check")).as_deref(),
-            Some("/** Checks a token. */")
-        );
-        let rust = "struct S;\nimpl S {\n    /// Adds one.\n    ///\n    /// # Examples\n    /// ```\n    /// s.add();\n    /// ```\n    pub fn add(&self) {}\n}\n";
-        assert_eq!(
-            doc_comment(&chunk("a.rs", rust, "add")).as_deref(),
-            Some("    /// Adds one.")
-        );
-        let go = "package a\n\n// Add adds.\n// It never fails.\nfunc Add() {}\n";
-        assert_eq!(
-            doc_comment(&chunk("a.go", go, "Add")).as_deref(),
-            Some("// Add adds.\n// It never fails.")
-        );
-        let java = "class A {\n  /**\n   * Adds.\n   * @return the sum\n   */\n  int add() { return 1; }\n}\n";
-        assert_eq!(
-            doc_comment(&chunk("A.java", java, "add")).as_deref(),
-            Some("  /** Adds. */")
-        );
+        for (path, source, name, doc) in [
+            (
+                "a.ts",
+                "/**\n * Checks a token.\n * Never throws.\n * @param token the token\n */\nexport function check(token: string) {\n  return token;\n}\n",
+                "check",
+                "/**\n * Checks a token.\n * Never throws.\n */",
+            ),
+            (
+                "a.js",
+                "/** Checks a token. */\nfunction check() {}\n",
+                "check",
+                "/** Checks a token. */",
+            ),
+            (
+                "a.rs",
+                "struct S;\nimpl S {\n    /// Adds one.\n    ///\n    /// # Examples\n    /// ```\n    /// s.add();\n    /// ```\n    pub fn add(&self) {}\n}\n",
+                "add",
+                "    /// Adds one.",
+            ),
+            (
+                "a.go",
+                "package a\n\n// Add adds.\n// It never fails.\nfunc Add() {}\n",
+                "Add",
+                "// Add adds.\n// It never fails.",
+            ),
+            (
+                "A.java",
+                "class A {\n  /**\n   * Adds.\n   * @return the sum\n   */\n  int add() { return 1; }\n}\n",
+                "add",
+                "  /** Adds. */",
+            ),
+        ] {
+            assert_eq!(
+                doc_comment(&chunk(path, source, name)).as_deref(),
+                Some(doc),
+                "{path}"
+            );
+        }
     }
 
     #[test]

@@ -717,24 +717,17 @@ async fn a_rows_embedding_text_is_kept_until_its_vector_is_stored() {
         back.iter().all(|r| !r.chunk.content.is_empty()),
         "the code stays"
     );
-    assert_eq!(
+    let waiting = || async {
         store
             .embedding_state(Some("r1"))
             .await
             .expect("state")
-            .pending,
-        0
-    );
+            .pending
+    };
+    assert_eq!(waiting().await, 0);
 
     store.forget_vectors().await.expect("forget");
-    assert_eq!(
-        store
-            .embedding_state(Some("r1"))
-            .await
-            .expect("state")
-            .pending,
-        written.len()
-    );
+    assert_eq!(waiting().await, written.len());
     assert!(
         store
             .unembedded("r1", 1_000)
