@@ -137,7 +137,7 @@ pub struct CodeChunk {
     pub has_collapsed_children: bool,
     /// The bodies `content` collapses, as byte ranges of the file, in order (what lets a
     /// store keep `content` as a few offsets into `full_source`: `store::texts`). Not
-    /// serialized; empty in a chunk read back from a store.
+    /// serialized; read back from a store where it kept `content` as offsets.
     #[serde(skip)]
     pub collapsed: Vec<ByteRange>,
     /// Import statements (collapsed text) whose bindings the content uses.

@@ -215,7 +215,10 @@ impl<'a> RowReader<'a> {
         let maybe = |t: Text<'a>| t.get(i).map(str::to_string);
         let or_empty = |t: Option<Required<'a>>| t.map_or(Ok(String::new()), own);
         let full_source = own(self.full)?;
-        let content = texts::unpack_content(&full_source, own(self.content)?);
+        let stored_content = own(self.content)?;
+        let symbol_start = self.sb.value(i) as usize;
+        let collapsed = texts::collapsed_of(&stored_content, symbol_start);
+        let content = texts::unpack_content(&full_source, stored_content);
         let embedding_text = texts::unpack_embedding(&content, or_empty(self.emb)?);
         let (language, kind) = (self.language.get(i)?, self.kind.get(i)?);
         let chunk = CodeChunk {
@@ -244,13 +247,13 @@ impl<'a> RowReader<'a> {
             start_line: self.start.value(i),
             end_line: self.end.value(i),
             bytes: ByteRange {
-                start: self.sb.value(i) as usize,
+                start: symbol_start,
                 end: self.eb.value(i) as usize,
             },
             full_source,
             content,
             has_collapsed_children: self.collapsed.value(i),
-            collapsed: Vec::new(),
+            collapsed,
             relevant_imports: texts_of(self.imports, i, "relevant_imports")?,
             embedding_text,
             embedding_tokens: self.tokens.value(i) as usize,

@@ -180,6 +180,26 @@ impl<'a> Derivation<'a> {
     }
 }
 
+/// The bodies a stored `content` collapses, as byte ranges of the file whose symbol
+/// starts at `symbol_start` (empty unless it was stored as offsets): what a row read back
+/// carries in `CodeChunk::collapsed`, so that writing it again (its vector stored) keeps
+/// the offsets.
+pub fn collapsed_of(stored: &str, symbol_start: usize) -> Vec<crate::parse::ByteRange> {
+    stored
+        .strip_prefix(DERIVED)
+        .and_then(Derivation::parse)
+        .map(|d| {
+            d.collapsed
+                .iter()
+                .map(|&(s, e)| crate::parse::ByteRange {
+                    start: symbol_start + s,
+                    end: symbol_start + e,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// `content` from its stored form and the row's `full_source`.
 pub fn unpack_content(full_source: &str, stored: String) -> String {
     if stored.len() == SAME.len_utf8() && stored.starts_with(SAME) {
@@ -344,6 +364,14 @@ mod tests {
             d.remake(class).as_deref(),
             Some("class A {\n  m() { … }\n}")
         );
+        assert_eq!(
+            collapsed_of(&d.stored(), 100),
+            [crate::parse::ByteRange {
+                start: 116,
+                end: 129
+            }]
+        );
+        assert!(collapsed_of(class, 0).is_empty());
         assert_eq!(Derivation::parse(&d.stored()[1..]), Some(d));
         // Offsets that do not fit the source, or a text that only looks derived (a row
         // written before, or a literal), read back as stored.

@@ -102,9 +102,10 @@ async fn round_trip_replace_filters_and_deletes() {
         .await
         .expect("write");
 
-    // Round trip: every field of every chunk comes back, but `search_text`, which lives
-    // in the full-text index only, the embedding text, kept only until the row has its
-    // vector, and the collapsed ranges (what the store keeps `content` as).
+    // Round trip: every field of every chunk comes back (the collapsed ranges too: what
+    // the store keeps a container's `content` as), but `search_text`, which lives in the
+    // full-text index only, and the embedding text, kept only until the row has its
+    // vector.
     let mut expected = classes.clone();
     expected.sort_by_key(|r| (r.chunk.bytes.start, r.chunk.depth));
     assert!(expected.iter().all(|r| !r.chunk.search_text.is_empty()));
@@ -113,7 +114,6 @@ async fn round_trip_replace_filters_and_deletes() {
         assert!(!r.vector.is_empty() && !r.chunk.embedding_text.is_empty());
         r.chunk.search_text.clear();
         r.chunk.embedding_text.clear();
-        r.chunk.collapsed.clear();
         // Vectors are kept in half precision.
         r.vector = r
             .vector
@@ -713,9 +713,50 @@ async fn a_rows_embedding_text_is_kept_until_its_vector_is_stored() {
             .all(|r| !r.vector.is_empty() && r.chunk.embedding_text.is_empty()),
         "the text went with the vector"
     );
+    // The rewrite kept every content as it was, and as offsets where it was so stored:
+    // members dedented and containers with their bodies collapsed.
+    let mut back = back;
+    back.sort_by_key(|r| (r.chunk.bytes.start, r.chunk.depth));
+    let mut want = written.clone();
+    want.sort_by_key(|r| (r.chunk.bytes.start, r.chunk.depth));
+    for (b, w) in back.iter().zip(&want) {
+        assert_eq!(
+            (&b.chunk.content, &b.chunk.collapsed),
+            (&w.chunk.content, &w.chunk.collapsed)
+        );
+    }
+    use futures::TryStreamExt;
+    use lancedb::query::{ExecutableQuery, QueryBase};
+    let (_db, table) = raw_table(dir.path()).await;
+    let stored: Vec<arrow_array::RecordBatch> = table
+        .query()
+        .select(lancedb::query::Select::columns(&["content", "node_kind"]))
+        .execute()
+        .await
+        .expect("query")
+        .try_collect()
+        .await
+        .expect("rows");
+    let mut offsets = std::collections::BTreeSet::new();
+    for batch in &stored {
+        let text = |i: usize| {
+            batch
+                .column(i)
+                .as_any()
+                .downcast_ref::<arrow_array::StringArray>()
+                .expect("text")
+                .clone()
+        };
+        let (content, kind) = (text(0), text(1));
+        for row in 0..batch.num_rows() {
+            if content.value(row).starts_with('\u{2}') {
+                offsets.insert(kind.value(row).to_string());
+            }
+        }
+    }
     assert!(
-        back.iter().all(|r| !r.chunk.content.is_empty()),
-        "the code stays"
+        offsets.contains("class") && offsets.contains("method"),
+        "stored as offsets after the vectors: {offsets:?}"
     );
     let waiting = || async {
         store
