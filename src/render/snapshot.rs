@@ -375,7 +375,8 @@ impl Shown<'_, '_> {
             if self.whole.contains(c.id.as_str()) {
                 let plain = c.is_leaf() && !c.node_kind.has_code_body();
                 let code = c.full_source.trim_end();
-                let text = match doc_comment(c).filter(|_| self.targets.contains(c.id.as_str())) {
+                let doc = self.targets.contains(c.id.as_str()).then(|| doc_comment(c));
+                let text = match doc.flatten() {
                     Some(doc) => format!("{doc}\n{code}"),
                     None => code.to_string(),
                 };
@@ -400,6 +401,10 @@ impl Shown<'_, '_> {
 /// than it tells).
 const DOC_LINES: usize = 6;
 
+/// Most characters of those lines: a paragraph written as one long line (generated or
+/// minified docs) is cut at a word, with `…`.
+const DOC_CHARS: usize = 400;
+
 /// A target's documentation as the comment above it in its language: the first
 /// paragraph of its doc comment (up to a blank line, a tag such as `@param`, a heading
 /// such as `# Examples` or a code fence), indented as the target is. `None` where the
@@ -411,12 +416,27 @@ fn doc_comment(chunk: &CodeChunk) -> Option<String> {
         return None;
     }
     let doc = chunk.jsdoc.as_deref()?;
-    let lines: Vec<&str> = doc
+    let mut lines: Vec<String> = Vec::new();
+    let mut chars = 0;
+    for line in doc
         .lines()
         .map(str::trim_end)
         .take_while(|l| !l.trim().is_empty() && !l.starts_with(['@', '#']) && !l.starts_with("```"))
         .take(DOC_LINES)
-        .collect();
+    {
+        let n = line.chars().count();
+        if !lines.is_empty() && chars + n > DOC_CHARS {
+            break;
+        }
+        chars += n;
+        lines.push(if n > DOC_CHARS {
+            let cut = crate::text::truncate_chars(line, DOC_CHARS);
+            let at_word = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+            format!("{} …", at_word.trim_end_matches(['…', ' ']))
+        } else {
+            line.to_string()
+        });
+    }
     let first = lines.first()?;
     let opening: String = chunk.full_source.lines().take(3).collect();
     if opening.contains(first.trim()) {
@@ -537,6 +557,15 @@ mod tests {
         );
         let doc = doc_comment(&chunk("a.js", &long, "add")).expect("doc");
         assert_eq!(doc.lines().count(), DOC_LINES + 2, "{doc}");
+        // One long line is cut at a word; long lines after the first are left out.
+        let word = "word ".repeat(200);
+        let wide = format!("/**\n * {word}\n * {word}\n */\nfunction add() {{}}\n");
+        let doc = doc_comment(&chunk("a.js", &wide, "add")).expect("doc");
+        assert!(
+            doc.starts_with("/** word word") && doc.ends_with("word … */"),
+            "{doc}"
+        );
+        assert!(doc.chars().count() < DOC_CHARS + 10, "{doc}");
     }
 
     #[test]
