@@ -425,12 +425,7 @@ impl<'a> FileContext<'a> {
         imports: &[&Import],
         referenced: &[(String, String)],
     ) -> String {
-        let mut p = format!(
-            "[{}] {} > {}\n",
-            self.parsed.language.label(),
-            self.path,
-            breadcrumb
-        );
+        let mut p = preamble_head(self.parsed.language, self.path, breadcrumb);
         if let Some(purpose) = symbol
             .jsdoc
             .as_deref()
@@ -491,6 +486,11 @@ impl<'a> FileContext<'a> {
         );
         (text, true)
     }
+}
+
+/// The first line of a chunk's embedding preamble: `[Language] path > breadcrumb`.
+pub fn preamble_head(language: Language, path: &str, breadcrumb: &str) -> String {
+    format!("[{}] {path} > {breadcrumb}\n", language.label())
 }
 
 /// The JSDoc description before the first block tag, on one line.

@@ -1178,13 +1178,9 @@ fn stable_order(hits: &mut [ScoredChunk]) {
 /// line (language, path, breadcrumb) and the code as the model saw it.
 fn rerank_document(chunk: &crate::chunk::CodeChunk) -> String {
     if chunk.embedding_text.is_empty() {
-        format!(
-            "[{}] {} > {}\n---\n{}",
-            chunk.language.label(),
-            chunk.relative_path,
-            chunk.breadcrumb,
-            chunk.content
-        )
+        let head =
+            crate::chunk::preamble_head(chunk.language, &chunk.relative_path, &chunk.breadcrumb);
+        format!("{head}---\n{}", chunk.content)
     } else {
         chunk.embedding_text.clone()
     }

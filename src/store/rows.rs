@@ -215,10 +215,9 @@ impl<'a> RowReader<'a> {
         let maybe = |t: Text<'a>| t.get(i).map(str::to_string);
         let or_empty = |t: Option<Required<'a>>| t.map_or(Ok(String::new()), own);
         let full_source = own(self.full)?;
-        let stored_content = own(self.content)?;
         let symbol_start = self.sb.value(i) as usize;
-        let collapsed = texts::collapsed_of(&stored_content, symbol_start);
-        let content = texts::unpack_content(&full_source, stored_content);
+        let (content, collapsed) =
+            texts::unpack_chunk_content(&full_source, own(self.content)?, symbol_start);
         let embedding_text = texts::unpack_embedding(&content, or_empty(self.emb)?);
         let (language, kind) = (self.language.get(i)?, self.kind.get(i)?);
         let chunk = CodeChunk {

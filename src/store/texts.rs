@@ -180,24 +180,28 @@ impl<'a> Derivation<'a> {
     }
 }
 
-/// The bodies a stored `content` collapses, as byte ranges of the file whose symbol
-/// starts at `symbol_start` (empty unless it was stored as offsets): what a row read back
-/// carries in `CodeChunk::collapsed`, so that writing it again (its vector stored) keeps
-/// the offsets.
-pub fn collapsed_of(stored: &str, symbol_start: usize) -> Vec<crate::parse::ByteRange> {
-    stored
-        .strip_prefix(DERIVED)
-        .and_then(Derivation::parse)
-        .map(|d| {
-            d.collapsed
-                .iter()
-                .map(|&(s, e)| crate::parse::ByteRange {
-                    start: symbol_start + s,
-                    end: symbol_start + e,
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+/// A row's `content` from its stored form and `full_source`, with the bodies it
+/// collapses as byte ranges of the file whose symbol starts at `symbol_start` (known only
+/// where it was stored as offsets; else empty): what a row read back carries in
+/// `CodeChunk::collapsed`, so that writing it again (its vector stored) keeps the offsets.
+pub fn unpack_chunk_content(
+    full_source: &str,
+    stored: String,
+    symbol_start: usize,
+) -> (String, Vec<crate::parse::ByteRange>) {
+    let derived = stored.strip_prefix(DERIVED).and_then(Derivation::parse);
+    if let Some((d, made)) = derived.and_then(|d| d.remake(full_source).map(|m| (d, m))) {
+        let ranges = d
+            .collapsed
+            .iter()
+            .map(|&(s, e)| crate::parse::ByteRange {
+                start: symbol_start + s,
+                end: symbol_start + e,
+            })
+            .collect();
+        return (made, ranges);
+    }
+    (unpack_content(full_source, stored), Vec::new())
 }
 
 /// `content` from its stored form and the row's `full_source`.
@@ -365,13 +369,19 @@ mod tests {
             Some("class A {\n  m() { … }\n}")
         );
         assert_eq!(
-            collapsed_of(&d.stored(), 100),
-            [crate::parse::ByteRange {
-                start: 116,
-                end: 129
-            }]
+            unpack_chunk_content(class, d.stored(), 100),
+            (
+                "class A {\n  m() { … }\n}".to_string(),
+                vec![crate::parse::ByteRange {
+                    start: 116,
+                    end: 129
+                }]
+            )
         );
-        assert!(collapsed_of(class, 0).is_empty());
+        assert_eq!(
+            unpack_chunk_content(class, "\0".into(), 0),
+            (class.to_string(), vec![])
+        );
         assert_eq!(Derivation::parse(&d.stored()[1..]), Some(d));
         // Offsets that do not fit the source, or a text that only looks derived (a row
         // written before, or a literal), read back as stored.
