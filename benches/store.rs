@@ -121,6 +121,7 @@ fn row(rng: &mut Rng, repo: usize, file: usize, i: usize) -> ChunkRow {
         content_hash: "h".into(),
         last_modified: 0,
         vector: vector(rng),
+        code_in_file: false,
     }
 }
 

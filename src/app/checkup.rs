@@ -57,7 +57,7 @@ pub async fn check_stores(
                 CheckupError::Other(e.to_string())
             }
         })?;
-    let indexer = indexer_over(config, meta.clone(), Arc::new(vectors), cached.clone())
+    let indexer = indexer_over(config, meta.clone(), vectors, cached.clone())
         .await
         .map_err(|e| CheckupError::Other(e.to_string()))?;
     let as_failure = |e: IndexError| match e {

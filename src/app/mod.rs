@@ -184,7 +184,7 @@ pub struct Opened {
 pub async fn open_indexer(config: &Config, meta: Arc<SqlMetaStore>) -> Result<Opened, AppError> {
     let (embedder, cache) = open_embedder(config, meta.clone()).await?;
     rebuild_if_width_changed(&config.lance_uri(), embedder.dims()).await?;
-    let vectors = Arc::new(open_vectors(config, embedder.dims()).await?);
+    let vectors = open_vectors(config, embedder.dims()).await?;
     let indexer = indexer_over(config, meta, vectors, cache.clone()).await?;
     Ok(Opened {
         indexer,
@@ -221,14 +221,17 @@ pub async fn build_reranker(config: &Config) -> Result<Option<Arc<dyn Reranker>>
     )
 }
 
-/// The indexer over opened stores, after moving credentials out of old stored URLs and
-/// checking that the chunk store's vectors come from the configured model.
+/// The indexer over opened stores and the grep index, after moving credentials out of
+/// old stored URLs and checking that the chunk store's vectors come from the configured
+/// model. The chunk store reads rows' code from the grep index, which holds the files.
 pub async fn indexer_over(
     config: &Config,
     meta: Arc<SqlMetaStore>,
-    vectors: Arc<LanceStore>,
+    vectors: LanceStore,
     embedder: Arc<CachedEmbedder>,
 ) -> Result<Indexer, AppError> {
+    let grep = Arc::new(open_grep(config)?);
+    let vectors = Arc::new(vectors.with_sources(grep.clone()));
     let indexer = Indexer::new(
         meta,
         vectors,
@@ -244,7 +247,7 @@ pub async fn indexer_over(
         },
     )
     .map_err(failed)?
-    .with_grep(Arc::new(open_grep(config)?));
+    .with_grep(grep);
     let moved = indexer.move_stored_credentials().await.map_err(failed)?;
     if moved > 0 {
         crate::telemetry::notice(&format!(

@@ -303,6 +303,41 @@ impl Service {
 
     /// Repository names or ids resolved to the ids a search may cover for `caller`
     /// (every visible repository when `names` is empty and the caller is restricted).
+    /// Brings the grep index of the repositories `filter` reads (every one when it names
+    /// none) and of the refs it sees through, up to the copy another replica published
+    /// on object storage: chunk rows read their code there. At most one look per
+    /// repository per the mirror's interval, side by side; nothing without a mirror. A
+    /// look that fails is logged and the last copy read (`GrepIndex::pull`).
+    pub(super) async fn pull_contents(&self, filter: &crate::store::ChunkFilter) {
+        if self.indexer.grep().is_none_or(|g| g.mirror().is_none()) {
+            return;
+        }
+        let mut ids = filter.repositories.clone();
+        if ids.is_empty() {
+            match self.indexer.meta().list_repositories().await {
+                Ok(all) => ids.extend(all.into_iter().map(|r| r.id)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot list repositories to refresh their contents")
+                }
+            }
+        }
+        ids.extend(filter.views.iter().map(|v| v.tracked.clone()));
+        self.pull_repos(&ids).await;
+    }
+
+    /// [`Service::pull_contents`] for the repositories (or tracked refs) `ids`.
+    pub(super) async fn pull_repos(&self, ids: &[String]) {
+        let Some(grep) = self.indexer.grep().filter(|g| g.mirror().is_some()) else {
+            return;
+        };
+        let pulls = ids.iter().map(|id| grep.pull(id, false));
+        for (id, pulled) in ids.iter().zip(futures::future::join_all(pulls).await) {
+            if let Err(e) = pulled {
+                tracing::warn!(repository = %id, error = %e, "contents not refreshed from object storage");
+            }
+        }
+    }
+
     async fn search_scope(
         &self,
         caller: &Principal,

@@ -512,6 +512,7 @@ impl Service {
         if record.is_none_or(|r| r.skip_reason.is_some()) {
             return Ok(None);
         }
+        self.pull_repos(&[holder.to_string()]).await;
         let rows = self.indexer.vectors().file_chunks(holder, path).await?;
         Ok(Some(
             rows.into_iter()

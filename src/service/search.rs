@@ -68,6 +68,7 @@ impl Service {
             "sextant.repositories",
             tracing::field::display(options.filter.repositories.join(",")),
         );
+        self.pull_contents(&options.filter).await;
         let response = self.searcher.search(query, &options).await?;
         let render = tracing::info_span!("search.render");
         let started = std::time::Instant::now();

@@ -38,6 +38,18 @@ pub enum StoreError {
         /// What failed.
         message: String,
     },
+    /// A chunk row keeps its code as lines of its file, and the grep index does not hold
+    /// that version of the file (it changed a moment ago, or the index was lost): readers
+    /// leave the row out; the next sync writes the file's rows and contents again.
+    #[error(
+        "the code of a chunk of {path} is not in the grep index (version {hash}); run `sextant index` to write the file again"
+    )]
+    CodeNotHeld {
+        /// The file's path in its repository.
+        path: String,
+        /// The version the row was cut from.
+        hash: String,
+    },
     /// A filesystem operation failed.
     #[error("cannot access {path}: {source}")]
     Io {

@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float16Type, Float32Type};
+use arrow_array::types::{Float16Type, Float32Type, UInt32Type};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, FixedSizeListArray, Float16Array, Float32Array, Int64Array,
     RecordBatch, RecordBatchIterator, StringArray, UInt32Array, UInt64Array,
@@ -49,11 +49,11 @@ use tokio::sync::Mutex;
 use tracing::Instrument;
 
 use super::flat::{FlatBuilder, FlatCache, FlatRow, FlatVectors};
-use super::rows::{RowReader, column, required, strings};
+use super::rows::{CodeReader, RowReader, column, primitive, required, strings};
 use super::texts;
 use super::{
-    ChunkFilter, ChunkRow, EmbeddingState, PendingVector, ScoredChunk, StoreError, StoreStats,
-    StoreStorage, VectorStore,
+    ChunkFilter, ChunkRow, EmbeddingState, FileSource, PendingVector, ScoredChunk, StoreError,
+    StoreStats, StoreStorage, VectorStore,
 };
 
 /// Settings of the LanceDB chunk store.
@@ -167,6 +167,9 @@ pub struct LanceStore {
     all_embedded_at: std::sync::Mutex<Option<u64>>,
     /// The table's vectors in memory, for exact searches without LanceDB.
     flat: Arc<FlatCache>,
+    /// Where rows that keep their code as lines of their file read it
+    /// ([`LanceStore::with_sources`]).
+    sources: Option<Arc<dyn FileSource>>,
     _db: Connection,
 }
 
@@ -450,6 +453,7 @@ impl LanceStore {
             flat,
             rows_since_maintain: AtomicUsize::new(0),
             rows_at_maintain: AtomicUsize::new(0),
+            sources: None,
             _db: db,
         };
         // Rows a previous process wrote but never folded into the full-text index count
@@ -464,6 +468,15 @@ impl LanceStore {
         let rows = store.table.count_rows(None).await?;
         store.rows_at_maintain.store(rows, Ordering::Relaxed);
         Ok(store)
+    }
+
+    /// Reads the code of rows written as lines of their file ([`ChunkRow::code_in_file`])
+    /// from `sources` (the grep index), and writes such rows so: their code is then held
+    /// once, in the grep index, compressed a file at a time. Without sources every row's
+    /// code is stored in the row, and rows written so by another process cannot be read.
+    pub fn with_sources(mut self, sources: Arc<dyn FileSource>) -> Self {
+        self.sources = Some(sources);
+        self
     }
 
     /// Rows the full-text index does not cover yet (all rows when there is no index).
@@ -573,9 +586,15 @@ impl LanceStore {
         for (batch, offset) in places {
             let reader = match &mut readers[batch] {
                 Some(reader) => reader,
-                empty => empty.insert(RowReader::new(&batches[batch], leave)?),
+                empty => empty.insert(RowReader::new(
+                    &batches[batch],
+                    leave,
+                    self.sources.as_deref(),
+                )?),
             };
-            out.push(reader.row(offset)?);
+            if let Some(row) = readable(reader.row(offset))? {
+                out.push(row);
+            }
         }
         Ok(Some(out))
     }
@@ -866,7 +885,10 @@ impl LanceStore {
             u32s(|r| r.chunk.end_line),
             u64s(|r| r.chunk.bytes.start as u64),
             u64s(|r| r.chunk.bytes.end as u64),
-            s(|r| &r.chunk.full_source),
+            Arc::new(StringArray::from_iter_values(
+                rows.iter()
+                    .map(|r| texts::pack_full_source(r, self.sources.is_some())),
+            )),
             Arc::new(StringArray::from_iter_values(
                 contents.iter().map(|c| c.as_ref()),
             )),
@@ -1160,10 +1182,25 @@ fn by_file(rows: impl IntoIterator<Item = ChunkRow>) -> HashMap<String, Vec<Chun
     out
 }
 
-/// Rows of result batches, with the score column when present.
+/// A row read, or `None` for one whose code is no longer held (its file changed a
+/// moment ago: its new rows replace it; see [`StoreError::CodeNotHeld`]).
+fn readable(row: Result<ChunkRow, StoreError>) -> Result<Option<ChunkRow>, StoreError> {
+    match row {
+        Ok(row) => Ok(Some(row)),
+        Err(e @ StoreError::CodeNotHeld { .. }) => {
+            tracing::debug!(error = %e, "chunk row left out");
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Rows of result batches, with the score column when present; code kept as lines of
+/// files is read from `sources`.
 fn rows_of(
     batches: &[RecordBatch],
     score_column: Option<&str>,
+    sources: Option<&dyn FileSource>,
 ) -> Result<Vec<(ChunkRow, f32)>, StoreError> {
     let mut out = Vec::new();
     for batch in batches {
@@ -1171,10 +1208,12 @@ fn rows_of(
         if n == 0 {
             continue;
         }
-        let reader = RowReader::new(batch, &[])?;
+        let reader = RowReader::new(batch, &[], sources)?;
         let scores = scores(batch, score_column)?;
         for (i, score) in scores.into_iter().enumerate() {
-            out.push((reader.row(i)?, score));
+            if let Some(row) = readable(reader.row(i))? {
+                out.push((row, score));
+            }
         }
     }
     Ok(out)
@@ -1322,14 +1361,16 @@ impl VectorStore for LanceStore {
             query = query.only_if(predicate);
         }
         let batches = self.run_query(query).await?;
-        Ok(rows_of(&batches, Some("_distance"))?
-            .into_iter()
-            .filter(|(row, _)| paths.is_match(&row.chunk.relative_path))
-            .map(|(row, distance)| ScoredChunk {
-                row,
-                score: 1.0 - distance,
-            })
-            .collect())
+        Ok(
+            rows_of(&batches, Some("_distance"), self.sources.as_deref())?
+                .into_iter()
+                .filter(|(row, _)| paths.is_match(&row.chunk.relative_path))
+                .map(|(row, distance)| ScoredChunk {
+                    row,
+                    score: 1.0 - distance,
+                })
+                .collect(),
+        )
     }
 
     async fn text_search(
@@ -1360,11 +1401,12 @@ impl VectorStore for LanceStore {
             q = q.only_if(predicate);
         }
         let batches = self.run_query(q).await?;
-        let mut hits: Vec<ScoredChunk> = rows_of(&batches, Some("_score"))?
-            .into_iter()
-            .filter(|(row, _)| paths.is_match(&row.chunk.relative_path))
-            .map(|(row, score)| ScoredChunk { row, score })
-            .collect();
+        let mut hits: Vec<ScoredChunk> =
+            rows_of(&batches, Some("_score"), self.sources.as_deref())?
+                .into_iter()
+                .filter(|(row, _)| paths.is_match(&row.chunk.relative_path))
+                .map(|(row, score)| ScoredChunk { row, score })
+                .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(hits)
     }
@@ -1388,7 +1430,7 @@ impl VectorStore for LanceStore {
                     .only_if(format!("id IN ({list})")),
             )
             .await?;
-        Ok(rows_of(&batches, None)?
+        Ok(rows_of(&batches, None, self.sources.as_deref())?
             .into_iter()
             .map(|(row, _)| row)
             .filter(|row| row.repo_id == repo_id)
@@ -1446,7 +1488,9 @@ impl VectorStore for LanceStore {
             )
             .await?;
         Ok(by_file(
-            rows_of(&batches, None)?.into_iter().map(|(row, _)| row),
+            rows_of(&batches, None, self.sources.as_deref())?
+                .into_iter()
+                .map(|(row, _)| row),
         ))
     }
 
@@ -1491,6 +1535,10 @@ impl VectorStore for LanceStore {
                     .query()
                     .select(lancedb::query::Select::columns(&[
                         "id",
+                        "repo_id",
+                        "relative_path",
+                        "start_line",
+                        "end_line",
                         "content_hash",
                         "full_source",
                         "content",
@@ -1506,21 +1554,36 @@ impl VectorStore for LanceStore {
             )
             .await?;
         let mut out = Vec::new();
+        let code = CodeReader::new(self.sources.as_deref());
         for batch in &batches {
             let text = |name: &'static str| required(batch, name);
             let (ids, hashes) = (text("id")?, text("content_hash")?);
+            let (repos, paths) = (text("repo_id")?, text("relative_path")?);
             let (full, contents, stored) = (
                 text("full_source")?,
                 text("content")?,
                 text("embedding_text")?,
             );
-            for ((((id, content_hash), full), content), stored) in ids
+            let lines = (
+                primitive::<UInt32Type>(batch, "start_line")?,
+                primitive::<UInt32Type>(batch, "end_line")?,
+            );
+            for (i, ((((id, content_hash), full), content), stored)) in ids
                 .into_iter()
                 .zip(hashes)
                 .zip(full)
                 .zip(contents)
                 .zip(stored)
+                .enumerate()
             {
+                let place = (repos[i].as_str(), paths[i].as_str(), content_hash.as_str());
+                let span = (lines.0.value(i), lines.1.value(i));
+                let full = match code.code(&full, place, span) {
+                    Ok((full, _)) => full,
+                    // Its file changed since: the next sync writes new rows.
+                    Err(StoreError::CodeNotHeld { .. }) => continue,
+                    Err(e) => return Err(e),
+                };
                 let content = texts::unpack_content(&full, content);
                 out.push(PendingVector {
                     id,
@@ -1567,7 +1630,7 @@ impl VectorStore for LanceStore {
             .iter()
             .map(|(p, v)| (p.id.as_str(), (p.content_hash.as_str(), v)))
             .collect();
-        let rows: Vec<ChunkRow> = rows_of(&batches, None)?
+        let rows: Vec<ChunkRow> = rows_of(&batches, None, self.sources.as_deref())?
             .into_iter()
             .filter_map(|(mut row, _)| {
                 let (hash, vector) = by_id.remove(row.chunk.id.as_str())?;

@@ -32,8 +32,10 @@
 //!   list whose width is the configured model's, and `embedded`), keyed by (`repo_id`,
 //!   `id`). Vectors are half-precision floats in tables created since 2026-11-27 (half
 //!   the bytes of the largest column; tables created before keep `f32`, read and written
-//!   as such), and a row's `content` and `embedding_text` are stored relative to its
-//!   `full_source` (`texts`: a leaf's code once, a member's or container's content as
+//!   as such); a row's `full_source` is stored as "lines `start_line..=end_line` of the
+//!   file's version `content_hash`" where the store reads files from the grep index
+//!   ([`FileSource`], `LanceStore::with_sources`), and its `content` and `embedding_text`
+//!   relative to its `full_source` (`texts`: a leaf's code once, a member's or container's content as
 //!   offsets into its code, an embedding text as its preamble, and only until the row has
 //!   its vector). Columns added since the first release (`embedded`, `native_kind`) are appended
 //!   to stores written before them when they are opened. A row may be written before its vector (`ChunkRow::vector` empty: a zero vector
@@ -108,9 +110,20 @@ pub use meta::{
     SymbolName, SymbolRecord,
 };
 pub use sql::{DatabaseSize, SqlMetaStore, file_id};
+pub use texts::file_lines;
 pub use vector::{
     ChunkRow, EmbeddingState, PendingVector, ScoredChunk, StoreStats, StoreStorage, VectorStore,
 };
+
+/// Files' contents by version: where a chunk store reads the code of rows that keep
+/// only their place in their file ([`ChunkRow::code_in_file`]). The grep index
+/// ([`grep::GrepIndex`]) is the one implementation: it holds every indexed file's
+/// content, so the chunk store need not hold the code again.
+pub trait FileSource: Send + Sync + std::fmt::Debug {
+    /// The text (UTF-8, invalid bytes replaced) of the version `hash` of `path` in
+    /// repository `repo_id`, or `None` where no such version is held.
+    fn file_text(&self, repo_id: &str, path: &str, hash: &str) -> Option<std::sync::Arc<str>>;
+}
 
 /// Milliseconds since the Unix epoch, the one timestamp unit stored everywhere.
 pub fn now_ms() -> i64 {

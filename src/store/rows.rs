@@ -11,7 +11,10 @@ use arrow_array::{
 };
 use arrow_schema::DataType;
 
-use super::{ChunkRow, StoreError, texts};
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use super::{ChunkRow, FileSource, StoreError, texts};
 use crate::chunk::CodeChunk;
 use crate::parse::{ByteRange, Language, Modifier, SymbolKind};
 
@@ -97,7 +100,7 @@ fn list<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a ListArray, StoreEr
         .ok_or_else(|| StoreError::Invalid(format!("column `{name}` is not a list")))
 }
 
-fn primitive<'a, T: arrow_array::ArrowPrimitiveType>(
+pub(super) fn primitive<'a, T: arrow_array::ArrowPrimitiveType>(
     batch: &'a RecordBatch,
     name: &str,
 ) -> Result<&'a PrimitiveArray<T>, StoreError> {
@@ -112,9 +115,78 @@ fn booleans<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a BooleanArray, 
         .ok_or_else(|| StoreError::Invalid(format!("column `{name}` is not boolean")))
 }
 
+/// Rows' code, from the row or, where the row keeps it as lines of its file
+/// ([`texts::FROM_FILE`]), from the file's version in `sources` (the grep index), one
+/// file read at a time for the rows of the same file that follow.
+#[derive(Debug, Default)]
+pub(super) struct CodeReader<'a> {
+    sources: Option<&'a dyn FileSource>,
+    /// The last file read.
+    last: RefCell<Option<ReadFile>>,
+}
+
+/// A file's version as [`CodeReader`] read it.
+#[derive(Debug)]
+struct ReadFile {
+    repo: String,
+    path: String,
+    hash: String,
+    text: Arc<str>,
+}
+
+impl<'a> CodeReader<'a> {
+    pub(super) fn new(sources: Option<&'a dyn FileSource>) -> Self {
+        Self {
+            sources,
+            last: RefCell::new(None),
+        }
+    }
+
+    /// A row's code from its stored `full_source`, and whether it was kept as lines of
+    /// its file; [`StoreError::CodeNotHeld`] where the file's version is not held.
+    pub(super) fn code(
+        &self,
+        stored: &str,
+        (repo, path, hash): (&str, &str, &str),
+        (start, end): (u32, u32),
+    ) -> Result<(String, bool), StoreError> {
+        if stored != texts::FROM_FILE {
+            return Ok((stored.to_string(), false));
+        }
+        let missing = || StoreError::CodeNotHeld {
+            path: path.to_string(),
+            hash: hash.to_string(),
+        };
+        let mut last = self.last.borrow_mut();
+        let cached = last
+            .as_ref()
+            .filter(|f| f.repo == repo && f.path == path && f.hash == hash)
+            .map(|f| f.text.clone());
+        let text = match cached {
+            Some(text) => text,
+            None => {
+                let text = self
+                    .sources
+                    .and_then(|s| s.file_text(repo, path, hash))
+                    .ok_or_else(missing)?;
+                *last = Some(ReadFile {
+                    repo: repo.into(),
+                    path: path.into(),
+                    hash: hash.into(),
+                    text: text.clone(),
+                });
+                text
+            }
+        };
+        let lines = texts::file_lines(&text, start, end).ok_or_else(missing)?;
+        Ok((lines.to_string(), true))
+    }
+}
+
 /// The columns of one batch, looked up once, from which any of its rows is built.
 #[derive(Debug)]
 pub(super) struct RowReader<'a> {
+    code: CodeReader<'a>,
     repo: Required<'a>,
     id: Required<'a>,
     file_path: Required<'a>,
@@ -155,7 +227,11 @@ pub(super) struct RowReader<'a> {
 impl<'a> RowReader<'a> {
     /// Looks up every column of `batch`, with those named in `leave` read as absent (empty
     /// texts, no vector); the error names a missing or mistyped one.
-    pub(super) fn new(batch: &'a RecordBatch, leave: &[&str]) -> Result<Self, StoreError> {
+    pub(super) fn new(
+        batch: &'a RecordBatch,
+        leave: &[&str],
+        sources: Option<&'a dyn FileSource>,
+    ) -> Result<Self, StoreError> {
         let text = |name: &'static str| Required::of(batch, name);
         let present = |name: &str| !leave.contains(&name) && batch.column_by_name(name).is_some();
         let optional = |name: &'static str| present(name).then(|| text(name)).transpose();
@@ -170,6 +246,7 @@ impl<'a> RowReader<'a> {
             false => None,
         };
         Ok(Self {
+            code: CodeReader::new(sources),
             repo: text("repo_id")?,
             id: text("id")?,
             file_path: text("file_path")?,
@@ -214,7 +291,13 @@ impl<'a> RowReader<'a> {
         let own = |t: Required<'a>| t.get(i).map(str::to_string);
         let maybe = |t: Text<'a>| t.get(i).map(str::to_string);
         let or_empty = |t: Option<Required<'a>>| t.map_or(Ok(String::new()), own);
-        let full_source = own(self.full)?;
+        let (start_line, end_line) = (self.start.value(i), self.end.value(i));
+        let content_hash = own(self.hash)?;
+        let (full_source, code_in_file) = self.code.code(
+            self.full.get(i)?,
+            (self.repo.get(i)?, self.rel.get(i)?, &content_hash),
+            (start_line, end_line),
+        )?;
         let symbol_start = self.sb.value(i) as usize;
         let (content, collapsed) =
             texts::unpack_chunk_content(&full_source, own(self.content)?, symbol_start);
@@ -243,8 +326,8 @@ impl<'a> RowReader<'a> {
                 .collect(),
             exported: self.exported.value(i),
             jsdoc: maybe(self.jsdoc),
-            start_line: self.start.value(i),
-            end_line: self.end.value(i),
+            start_line,
+            end_line,
             bytes: ByteRange {
                 start: symbol_start,
                 end: self.eb.value(i) as usize,
@@ -264,12 +347,13 @@ impl<'a> RowReader<'a> {
             repo_id: own(self.repo)?,
             file_path: own(self.file_path)?,
             chunk,
-            content_hash: own(self.hash)?,
+            content_hash,
             last_modified: self.modified.value(i),
             vector: match self.vectors {
                 Some(vectors) if !waiting => vector(vectors, i)?,
                 _ => Vec::new(),
             },
+            code_in_file,
         })
     }
 }

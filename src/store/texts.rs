@@ -17,6 +17,12 @@
 //!   the marks (never the case for code the scanner reads, which skips binary files,
 //!   but the encoding holds for every string).
 //!
+//! `full_source` itself is stored as [`FROM_FILE`] where it is lines of its file and the
+//! chunk store reads files from the grep index ([`pack_full_source`]): the code is then
+//! held once, in the grep index (zstd, a file at a time), and the row keeps only its
+//! lines (`start_line`, `end_line`) and the file's version (`content_hash`). At 1M lines
+//! this leaves out the code column's 25 MB (docs/BENCHMARKS.md).
+//!
 //! Rows written before this encoding hold the texts themselves and read back unchanged
 //! (a stored text that begins with [`DERIVED`] but does not parse as offsets is read as
 //! it is). At 1M lines (c1m, docs/BENCHMARKS.md) the two columns took 27 MB on disk
@@ -221,6 +227,36 @@ pub fn unpack_content(full_source: &str, stored: String) -> String {
     }
 }
 
+/// Lines `start_line..=end_line` (1-based) of `text`, as the chunker cuts a symbol's
+/// `full_source`: from the first line's start to the last line's end, without its line
+/// break (and without a `\r` before it). `None` when the file has fewer lines.
+pub fn file_lines(text: &str, start_line: u32, end_line: u32) -> Option<&str> {
+    if start_line == 0 || end_line < start_line {
+        return None;
+    }
+    let mut starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
+    let from = starts.nth(start_line as usize - 1)?;
+    let to = starts
+        .nth((end_line - start_line) as usize)
+        .map_or(text.len(), |next| next - 1);
+    let lines = text.get(from..to.max(from))?;
+    Some(lines.strip_suffix('\r').unwrap_or(lines))
+}
+
+/// The stored form of a row's `full_source`: [`SAME`] alone where it is the lines of its
+/// file that the chunk store can read again ([`super::FileSource`]), else the code.
+pub fn pack_full_source(row: &super::ChunkRow, sources: bool) -> &str {
+    if sources && row.code_in_file {
+        FROM_FILE
+    } else {
+        &row.chunk.full_source
+    }
+}
+
+/// A `full_source` stored as "the lines `start_line..=end_line` of the row's file" (a
+/// NUL alone: code the scanner reads never holds one, so no code is stored so).
+pub const FROM_FILE: &str = "\0";
+
 /// The stored form of `embedding_text`, given the row's `content` (unpacked).
 pub fn pack_embedding<'a>(content: &str, embedding_text: &'a str) -> Cow<'a, str> {
     match embedding_text.strip_suffix(content) {
@@ -286,6 +322,27 @@ mod tests {
     }
 
     #[test]
+    fn file_lines_cut_as_the_chunker_does() {
+        let text = "a\r\nbb\n\nccc\n";
+        assert_eq!(file_lines(text, 1, 1), Some("a"));
+        assert_eq!(file_lines(text, 1, 2), Some("a\r\nbb"));
+        assert_eq!(file_lines(text, 3, 4), Some("\nccc"));
+        assert_eq!(
+            file_lines(text, 5, 5),
+            Some(""),
+            "the empty line after the last break"
+        );
+        assert_eq!(file_lines(text, 6, 6), None, "past the end");
+        assert_eq!(file_lines(text, 0, 1), None);
+        assert_eq!(file_lines(text, 2, 1), None);
+        assert_eq!(
+            file_lines("x", 1, 3),
+            Some("x"),
+            "a last line without a break"
+        );
+    }
+
+    #[test]
     fn texts_that_begin_with_a_mark_or_are_empty_survive() {
         for (full, content, emb) in [
             ("\0x", "\0x", "\0x"),
@@ -306,7 +363,7 @@ mod tests {
         use crate::chunk::{ChunkOptions, chunk_file};
         use crate::parse::{ParseLimits, parse_bytes};
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/parser");
-        let (mut derived, mut nested, mut containers) = (0, 0, 0);
+        let (mut derived, mut nested, mut containers, mut in_file) = (0, 0, 0, 0);
         let mut files: Vec<_> = walkdir::WalkDir::new(&root)
             .into_iter()
             .flatten()
@@ -324,6 +381,16 @@ mod tests {
                 continue;
             };
             for chunk in chunk_file(&rel, &source, &parsed, &ChunkOptions::default()) {
+                // The code of a symbol is its lines of the file, as the store reads them.
+                if chunk.node_kind != crate::parse::SymbolKind::File {
+                    assert_eq!(
+                        file_lines(&source, chunk.start_line, chunk.end_line),
+                        Some(chunk.full_source.as_str()),
+                        "{rel} > {}",
+                        chunk.breadcrumb
+                    );
+                    in_file += 1;
+                }
                 let stored = pack_chunk_content(&chunk).into_owned();
                 assert_eq!(
                     unpack_content(&chunk.full_source, stored.clone()),
@@ -339,6 +406,10 @@ mod tests {
             }
         }
         assert!(derived > 100, "{derived} stored as offsets");
+        assert!(
+            in_file > 300,
+            "{in_file} symbols' code read from their file"
+        );
         assert!(
             nested > 50 && containers > 20,
             "{nested} members, {containers} containers"

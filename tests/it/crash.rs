@@ -103,12 +103,17 @@ async fn snapshot_of(
         .await
         .expect("repo")
         .expect("registered");
+    // As the server opens it: rows read their code from the grep index.
+    let grep = std::sync::Arc::new(
+        sextant::store::grep::GrepIndex::open(data.join("grep")).expect("open grep"),
+    );
     let lance = LanceStore::open(LanceStoreOptions::new(
         data.join("lance").to_string_lossy(),
         256,
     ))
     .await
-    .expect("open lance");
+    .expect("open lance")
+    .with_sources(grep.clone());
     let mut out = BTreeMap::new();
     let mut chunk_total = 0;
     for f in meta.list_files(&repo.id).await.expect("files") {
@@ -140,10 +145,7 @@ async fn snapshot_of(
     assert_eq!(stored, chunk_total, "chunks that belong to no file record");
     // The grep index holds every indexed file at its recorded hash (and may hold files
     // of a batch whose records a kill prevented: the next sync rewrites those).
-    let grepped = sextant::store::grep::GrepIndex::open(data.join("grep"))
-        .expect("open grep")
-        .snapshot(&repo.id)
-        .files();
+    let grepped = grep.snapshot(&repo.id).files();
     for (path, (hash, _, _)) in &out {
         if let Some(hash) = hash {
             assert_eq!(grepped.get(path), Some(hash), "{path} in the grep index");

@@ -464,3 +464,139 @@ async fn docs_and_config_are_indexed_beside_code_and_filtered_by_kind() {
     let graph = body["content"][0]["text"].as_str().unwrap_or("");
     assert!(graph.contains("Mentions: validateToken"), "{graph}");
 }
+
+/// The code of a chunk is stored once, in the grep index: the chunk store keeps where a
+/// row lies in its file (the lines of the file's version) and reads the lines back; rows
+/// whose file version the grep index no longer holds are left out of reads until the
+/// next sync writes them again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chunks_code_is_kept_once_in_the_grep_index() {
+    use futures::TryStreamExt;
+    use lancedb::query::{ExecutableQuery, QueryBase};
+    use sextant::store::VectorStore;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("ws");
+    let source = "import os\n\n\nclass Greeter:\n    \"\"\"Says hello.\"\"\"\n\n    def greet(self, name):\n        return 'hello ' + name\n\n    def part(self, name):\n        return 'bye ' + name\n\n\ndef farewell(name):\r\n    return os.sep + name\n";
+    support::write(&root, "greet.py", source);
+    let (meta, vectors, indexer) = support::bow_indexer(tmp.path()).await;
+    let repo = indexer
+        .register_path(&root, Some("ws"), Default::default())
+        .await
+        .unwrap();
+    let mut progress = sextant::index::Progress::silent(&repo.id);
+    indexer.sync(&repo, &mut progress).await.unwrap();
+
+    // Each row reads back exactly its lines of the file (a `\r\n` line included).
+    let rows = vectors.file_chunks(&repo.id, "greet.py").await.unwrap();
+    let lines: Vec<&str> = source.split('\n').collect();
+    let names: Vec<&str> = rows.iter().map(|r| r.chunk.name.as_str()).collect();
+    for want in ["Greeter", "greet", "part", "farewell"] {
+        assert!(names.contains(&want), "{want} among {names:?}");
+    }
+    for row in &rows {
+        let c = &row.chunk;
+        if c.node_kind == sextant::parse::SymbolKind::File {
+            // The file's outline is made, not cut: it keeps its text.
+            assert!(!row.code_in_file);
+            continue;
+        }
+        let expected = lines[c.start_line as usize - 1..c.end_line as usize].join("\n");
+        assert_eq!(c.full_source, expected.trim_end_matches('\r'), "{}", c.name);
+        assert!(row.code_in_file, "{} read from the grep index", c.name);
+    }
+    let method = rows.iter().find(|r| r.chunk.name == "greet").unwrap();
+    assert!(
+        method.chunk.content.starts_with("def greet"),
+        "{:?}",
+        method.chunk.content
+    );
+
+    // The chunk table holds no copy of the code: a NUL stands for it.
+    let db = lancedb::connect(&tmp.path().join("lance").to_string_lossy())
+        .execute()
+        .await
+        .unwrap();
+    let table = db.open_table("chunks").execute().await.unwrap();
+    let stored: Vec<arrow_array::RecordBatch> = table
+        .query()
+        .select(lancedb::query::Select::columns(&["name", "full_source"]))
+        .execute()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut kept = Vec::new();
+    for batch in &stored {
+        let text = |i: usize| {
+            batch
+                .column(i)
+                .as_any()
+                .downcast_ref::<arrow_array::StringArray>()
+                .expect("text")
+                .clone()
+        };
+        let (name, full) = (text(0), text(1));
+        for i in 0..batch.num_rows() {
+            if full.value(i) != "\0" {
+                kept.push((name.value(i).to_string(), full.value(i).to_string()));
+            }
+        }
+    }
+    assert!(
+        !kept
+            .iter()
+            .any(|(n, _)| ["Greeter", "greet", "part", "farewell"].contains(&n.as_str())),
+        "code stored in the chunk table: {kept:?}"
+    );
+
+    // A search answers with the code.
+    let hits = vectors
+        .text_search("farewell", 5, &Default::default())
+        .await
+        .unwrap();
+    let top = hits
+        .iter()
+        .find(|h| h.row.chunk.name == "farewell")
+        .expect("found");
+    assert!(top.row.chunk.full_source.contains("os.sep + name"));
+
+    // A grep index lost: the rows are left out (no error), and the next sync rewrites the
+    // file, after which they read back again.
+    drop(indexer);
+    std::fs::remove_dir_all(tmp.path().join("grep")).unwrap();
+    let grep = std::sync::Arc::new(
+        sextant::store::grep::GrepIndex::open(tmp.path().join("grep")).unwrap(),
+    );
+    let lance = sextant::store::LanceStore::open(sextant::store::LanceStoreOptions::new(
+        tmp.path().join("lance").to_string_lossy(),
+        support::embedders::BOW_DIMS,
+    ))
+    .await
+    .unwrap()
+    .with_sources(grep.clone());
+    let lance = std::sync::Arc::new(lance);
+    let left = lance.file_chunks(&repo.id, "greet.py").await.unwrap();
+    assert!(
+        left.iter()
+            .all(|r| r.chunk.node_kind == sextant::parse::SymbolKind::File),
+        "only the outline, which keeps its text: {:?}",
+        left.iter().map(|r| &r.chunk.name).collect::<Vec<_>>()
+    );
+    let indexer = sextant::index::Indexer::new(
+        meta,
+        lance.clone(),
+        std::sync::Arc::new(support::embedders::BagOfWords),
+        sextant::index::IndexOptions::default(),
+    )
+    .unwrap()
+    .with_grep(grep);
+    let repo = indexer.find_repo("ws").await.unwrap();
+    let report = indexer.sync(&repo, &mut progress).await.unwrap();
+    assert_eq!(report.indexed, 1, "{report:?}");
+    let again = lance.file_chunks(&repo.id, "greet.py").await.unwrap();
+    assert_eq!(again.len(), rows.len());
+    assert!(again.iter().all(|r| !r.chunk.full_source.is_empty()
+        && (r.code_in_file || r.chunk.node_kind == sextant::parse::SymbolKind::File)));
+}

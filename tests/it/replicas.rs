@@ -87,7 +87,7 @@ async fn a_killed_replicas_job_is_taken_over_and_finished() {
             grep: &grep,
         },
     };
-    takeover(tmp.path(), &shared, &lance).await;
+    takeover(tmp.path(), &shared, &lance, &grep).await;
     pg.cleanup().await;
 }
 
@@ -119,7 +119,9 @@ async fn replicas_on_object_storage_share_everything_through_it() {
             endpoint: &endpoint,
         },
     };
-    let repo_id = takeover(tmp.path(), &shared, &s3.objects("lance")).await;
+    // B finishes the job: its own grep directory holds every file (pulled and written).
+    let b_grep = tmp.path().join("b").join("grep");
+    let repo_id = takeover(tmp.path(), &shared, &s3.objects("lance"), &b_grep).await;
     let copy = s3
         .objects("lance/grep")
         .join(&repo_id)
@@ -136,7 +138,7 @@ async fn replicas_on_object_storage_share_everything_through_it() {
 /// and B finishes the job; no chunk lost or doubled (read from the LanceDB directory
 /// `lance_dir`); both answer alike; a replica stopped with SIGTERM hands its job back.
 /// Returns the repository's id.
-async fn takeover(tmp: &Path, shared: &Shared<'_>, lance_dir: &Path) -> String {
+async fn takeover(tmp: &Path, shared: &Shared<'_>, lance_dir: &Path, grep_dir: &Path) -> String {
     let root = tmp.join("ws");
     crate::crash::workspace(&root, 6);
     let http = reqwest::Client::new();
@@ -211,7 +213,7 @@ async fn takeover(tmp: &Path, shared: &Shared<'_>, lance_dir: &Path) -> String {
     let meta = sextant::store::SqlMetaStore::open(shared.database)
         .await
         .expect("open the database");
-    let repo = each_chunk_once(&meta, lance_dir, &root).await;
+    let repo = each_chunk_once(&meta, lance_dir, grep_dir, &root).await;
 
     // Both replicas answer from the same index (A restarted under a new process, with a
     // minute's lease and its syncs parked again).
@@ -372,6 +374,7 @@ async fn mcp_across(http: &reqwest::Client, first: &str, second: &str) {
 async fn each_chunk_once(
     meta: &sextant::store::SqlMetaStore,
     lance_dir: &Path,
+    grep_dir: &Path,
     root: &Path,
 ) -> sextant::store::Repository {
     use sextant::store::VectorStore;
@@ -380,12 +383,15 @@ async fn each_chunk_once(
         .await
         .expect("read")
         .expect("registered");
+    // As the servers open it: rows read their code from the grep index.
+    let grep = sextant::store::grep::GrepIndex::open(grep_dir).expect("open the grep index");
     let store = sextant::store::LanceStore::open(sextant::store::LanceStoreOptions::new(
         lance_dir.to_string_lossy(),
         256,
     ))
     .await
-    .expect("open the chunk store");
+    .expect("open the chunk store")
+    .with_sources(std::sync::Arc::new(grep));
     let files = meta.list_files(&repo.id).await.expect("files");
     assert_eq!(
         files.len(),
@@ -539,7 +545,13 @@ async fn a_stopped_or_slow_object_store_is_ridden_out() {
         sextant::store::SqlMetaStore::open(&tmp.path().join("data/sextant.db").to_string_lossy())
             .await
             .expect("open the database");
-    each_chunk_once(&meta, &s3.objects("lance"), &root).await;
+    each_chunk_once(
+        &meta,
+        &s3.objects("lance"),
+        &tmp.path().join("data/grep"),
+        &root,
+    )
+    .await;
     meta.close().await;
 
     // A slow store: every read 20 ms late. A sync and a search still complete.

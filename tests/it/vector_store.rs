@@ -39,6 +39,7 @@ fn rows(repo: &str, rel: &str, source: &str) -> Vec<ChunkRow> {
             chunk,
             content_hash: "h1".into(),
             last_modified: 1_700_000_000_000,
+            code_in_file: false,
         })
         .collect()
 }

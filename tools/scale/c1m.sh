@@ -48,8 +48,8 @@ for oid, path in wanted:
         f.write(data)
 PY
 }
-[ -d "$CACHE/debian-src-junit4/junit4-r4.13.2" ] || { echo "missing junit4: in $CACHE/debian-src-junit4, apt-get source --download-only junit4=4.13.2 and unpack only its .orig tarball (junit4-r4.13.2/; the test suite fetches it so)" >&2; exit 1; }
-[ -d "$CACHE/debian-src-golang-toml/golang-toml-1.2.0" ] || { echo "missing toml: apt-get source golang-toml=1.2.0 into $CACHE/debian-src-golang-toml" >&2; exit 1; }
+[ -d "$CACHE/debian-src-junit4/junit4-r4.13.2" ] || { echo "missing junit4: in $CACHE/debian-src-junit4, apt-get source --download-only junit4=4.13.2 (deb-src enabled) and unpack only its .orig tarball (junit4-r4.13.2/; the test suite fetches it so)" >&2; exit 1; }
+[ -d "$CACHE/debian-src-golang-toml/golang-toml-1.2.0" ] || { echo "missing toml: apt-get source golang-toml=1.2.0-2 (deb-src enabled) into $CACHE/debian-src-golang-toml" >&2; exit 1; }
 [ -d "$CACHE/pypi-attrs-24.2.0/attrs-24.2.0" ] || { echo "missing attrs: pip download --no-binary :all: attrs==24.2.0, unpacked into $CACHE/pypi-attrs-24.2.0" >&2; exit 1; }
 (cd "$work" && npm pack --silent lodash-es@4.17.21 >/dev/null && mkdir lodash-es && tar -xzf lodash-es-4.17.21.tgz -C lodash-es --strip-components=1)
 

@@ -2,6 +2,7 @@
 //! embed, write both stores), crash-safe at every batch.
 
 use super::*;
+use crate::store::file_lines;
 
 impl Indexer {
     /// Brings the index of `repo` in line with its files, then embeds what has no vector
@@ -515,24 +516,33 @@ impl Indexer {
             facts,
             grep_docs,
             grep_removed,
-        } = batch_rows(&repo.id, root, prepared, &mut vectors, report);
+        } = batch_rows(
+            &repo.id,
+            root,
+            prepared,
+            &mut vectors,
+            self.grep.is_some(),
+            report,
+        );
         progress.report(Phase::Write, 0, records.len() as u64, None);
         let added: Vec<String> = prepared_new
             .into_iter()
             .filter(|rel| files.iter().any(|(f, rows)| f == rel && !rows.is_empty()))
             .collect();
+        // Contents first: rows that keep their code as lines of their file read it there
+        // (the versions they replace stay readable in their segments meanwhile).
+        let grep = self
+            .grep_replace(&repo.id, grep_docs, grep_removed)
+            .instrument(tracing::info_span!("sync.grep"));
+        timed(&mut report.phases.grep, grep).await?;
         let write = tracing::info_span!("sync.write", files = records.len());
         let rows = self
             .vectors
             .replace_files(&repo.id, files)
             .instrument(write.clone());
-        timed(&mut report.phases.chunk_rows, rows).await?;
-        let grep = self
-            .grep_replace(&repo.id, grep_docs, grep_removed)
-            .instrument(tracing::info_span!("sync.grep"));
-        if let Err(e) = timed(&mut report.phases.grep, grep).await {
+        if let Err(e) = timed(&mut report.phases.chunk_rows, rows).await {
             self.take_back(&repo.id, &added).await;
-            return Err(e);
+            return Err(e.into());
         }
         let written = async {
             self.meta.replace_files_symbols(&records).await?;
@@ -552,15 +562,19 @@ impl Indexer {
         Ok(())
     }
 
-    /// After chunk rows were written but their records were not (a full disk, a lost
-    /// database): chunks of files the metadata store has never seen are taken back (best
-    /// effort) so searches do not show files it does not know; changed files keep their
-    /// new rows, and their old hash makes the next sync write them again.
+    /// After contents (and perhaps chunk rows) were written but the records were not (a
+    /// full disk, a lost database): chunks and contents of files the metadata store has
+    /// never seen are taken back (best effort) so searches do not show files it does not
+    /// know; changed files keep their new rows, and their old hash makes the next sync
+    /// write them again.
     async fn take_back(&self, repo_id: &str, added: &[String]) {
         for rel in added {
             if let Err(undo) = self.vectors.delete_file(repo_id, rel).await {
                 tracing::warn!(file = %rel, error = %undo, "cannot take back chunks of a file whose records were not written; `sextant doctor --repair` will");
             }
+        }
+        if let Err(undo) = self.grep_replace(repo_id, Vec::new(), added.to_vec()).await {
+            tracing::warn!(error = %undo, "cannot take back the contents of files whose records were not written; the next sync of the repository does");
         }
     }
 }
@@ -580,11 +594,14 @@ struct BatchRows {
 }
 
 /// Splits a prepared batch into each store's rows, counting what it indexed or failed.
+/// With the grep index kept (`grepped`), rows whose code is lines of their file say so
+/// ([`ChunkRow::code_in_file`]), so that the chunk store keeps the code only there.
 fn batch_rows(
     repo_id: &str,
     root: &Path,
     prepared: Vec<Prepared>,
     vectors: &mut impl Iterator<Item = Option<Vec<f32>>>,
+    grepped: bool,
     report: &mut SyncReport,
 ) -> BatchRows {
     let mut out = BatchRows {
@@ -598,15 +615,24 @@ fn batch_rows(
         let rel = p.file.rel.clone();
         match p.outcome {
             Ok((chunks, lines, file_facts)) => {
+                out.facts.push((rel.clone(), Some(file_facts)));
+                let text = grepped.then(|| String::from_utf8_lossy(&p.bytes));
+                let (record, symbols, mut rows) =
+                    file_rows(repo_id, root, &p.file, &p.hash, chunks, lines, vectors);
+                if let Some(text) = &text {
+                    for row in &mut rows {
+                        let c = &row.chunk;
+                        row.code_in_file = file_lines(text, c.start_line, c.end_line)
+                            == Some(c.full_source.as_str());
+                    }
+                }
+                drop(text);
                 out.grep_docs.push(NewDoc {
                     path: rel.clone(),
                     hash: p.hash.clone(),
                     language: p.file.language.id().to_string(),
                     content: p.bytes,
                 });
-                out.facts.push((rel.clone(), Some(file_facts)));
-                let (record, symbols, rows) =
-                    file_rows(repo_id, root, &p.file, &p.hash, chunks, lines, vectors);
                 report.indexed += 1;
                 report.chunks += rows.len();
                 report.written_with_vectors += rows.iter().filter(|r| !r.vector.is_empty()).count();
@@ -666,6 +692,7 @@ fn file_rows(
             content_hash: hash.to_string(),
             last_modified: file.mtime_ms,
             vector: vectors.next().flatten().unwrap_or_default(),
+            code_in_file: false,
         })
         .collect();
     (record, symbols, rows)

@@ -156,6 +156,27 @@ impl Snapshot {
         )
     }
 
+    /// The content of version `hash` of `path`: the live one, or one a later version
+    /// replaced that a segment still holds (a reader's rows may be a moment behind or
+    /// ahead of this snapshot). `None` where no segment holds it.
+    pub fn content_of(
+        &self,
+        path: &str,
+        hash: &str,
+    ) -> Option<Result<std::borrow::Cow<'_, [u8]>, StoreError>> {
+        let live = self.by_path.get(path).copied();
+        let held = live
+            .filter(|&(seg, doc)| self.segments[seg].segment.docs()[doc as usize].hash == hash)
+            .or_else(|| {
+                self.segments.iter().enumerate().find_map(|(seg, live)| {
+                    let docs = live.segment.docs();
+                    let doc = docs.iter().position(|d| d.path == path && d.hash == hash)?;
+                    Some((seg, doc as u32))
+                })
+            })?;
+        Some(self.segments[held.0].segment.content(held.1))
+    }
+
     /// Files indexed, with the hash of the version held.
     pub fn files(&self) -> HashMap<String, String> {
         self.by_path
@@ -288,6 +309,19 @@ impl GrepIndex {
         match std::fs::remove_dir_all(&dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&dir, e)),
             _ => Ok(()),
+        }
+    }
+}
+
+impl super::FileSource for GrepIndex {
+    fn file_text(&self, repo_id: &str, path: &str, hash: &str) -> Option<Arc<str>> {
+        let snapshot = self.snapshot(repo_id);
+        match snapshot.content_of(path, hash)? {
+            Ok(bytes) => Some(Arc::from(String::from_utf8_lossy(&bytes))),
+            Err(e) => {
+                tracing::warn!(repository = repo_id, path, error = %e, "a file's content in the grep index is unreadable; its chunks are left out until the next sync writes it again");
+                None
+            }
         }
     }
 }

@@ -168,13 +168,17 @@ pub async fn indexer_with(
 ) {
     use embedders::BOW_DIMS;
     let meta = std::sync::Arc::new(sextant::store::SqlMetaStore::open(meta_url).await.unwrap());
+    // As the application wires them: the chunk store reads rows' code from the grep index.
+    let grep =
+        std::sync::Arc::new(sextant::store::grep::GrepIndex::open(dir.join("grep")).unwrap());
     let vectors = std::sync::Arc::new(
         sextant::store::LanceStore::open(sextant::store::LanceStoreOptions::new(
             dir.join("lance").to_string_lossy(),
             BOW_DIMS,
         ))
         .await
-        .unwrap(),
+        .unwrap()
+        .with_sources(grep.clone()),
     );
     let indexer = sextant::index::Indexer::new(
         meta.clone(),
@@ -186,9 +190,7 @@ pub async fn indexer_with(
         },
     )
     .unwrap()
-    .with_grep(std::sync::Arc::new(
-        sextant::store::grep::GrepIndex::open(dir.join("grep")).unwrap(),
-    ));
+    .with_grep(grep);
     (meta, vectors, std::sync::Arc::new(indexer))
 }
 
