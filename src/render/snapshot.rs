@@ -278,6 +278,25 @@ fn collapsed(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// `text` without its string literals (`"…"`, `'…'`, `` `…` ``, each replaced by a
+/// space): an import statement's module paths.
+fn without_strings(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match quote {
+            Some(q) if c == q => {
+                quote = None;
+                out.push(' ');
+            }
+            Some(_) => {}
+            None if matches!(c, '"' | '\'' | '`') => quote = Some(c),
+            None => out.push(c),
+        }
+    }
+    out
+}
+
 /// The imports the whole chunks use, and those a shown wrapper's head uses (`class A
 /// extends Base`), each statement once, in the file's order.
 fn imports_of<'a>(
@@ -311,7 +330,10 @@ fn imports_of<'a>(
     {
         let text = c.content.trim();
         import_lines.entry(collapsed(text)).or_insert(c.start_line);
-        let binds = identifiers(text)
+        // Names the statement binds, not the words of the paths it imports from (a Go
+        // group importing `…/promql/parser/posrange` binds no `parser`).
+        let unquoted = without_strings(text);
+        let binds = identifiers(&unquoted)
             .into_iter()
             .filter(|w| !matches!(*w, "import" | "from" | "as" | "type" | "default"))
             .any(|w| heads.contains(w));
@@ -588,6 +610,33 @@ mod tests {
         assert!(
             !text.contains("The limit"),
             "context is shown without its doc: {text}"
+        );
+    }
+
+    /// A wrapper's head binds an import by the names it brings in, not by the words of
+    /// its module path: a method of `parser` shows the import it uses, not the whole group
+    /// because one path ends in `…/parser/posrange`.
+    #[test]
+    fn a_wrappers_head_does_not_bind_an_import_by_its_path() {
+        let go = "package parser\n\nimport (\n\t\"fmt\"\n\t\"time\"\n\n\t\"example.com/promql/parser/posrange\"\n)\n\ntype parser struct {\n\topts int\n\tpos  posrange.Pos\n}\n\nfunc (p *parser) wait(d time.Duration) {\n\ttime.Sleep(d)\n}\n\nfunc other() { fmt.Println(\"x\") }\n";
+        let parsed = parse_bytes(
+            std::path::Path::new("parse.go"),
+            go.as_bytes(),
+            &ParseLimits::default(),
+        )
+        .expect("parses");
+        let chunks = chunk_file("parse.go", go, &parsed, &ChunkOptions::default());
+        let target = chunks
+            .iter()
+            .find(|c| c.name.ends_with("wait"))
+            .expect("wait");
+        let text = snapshot("parse.go", &[target.id.as_str()], &chunks);
+        assert!(text.contains("import \"time\""), "{text}");
+        assert!(!text.contains("import ("), "the whole group: {text}");
+        assert!(!text.contains("fmt"), "{text}");
+        assert_eq!(
+            without_strings("import { A } from \"./a/A\";"),
+            "import { A } from  ;"
         );
     }
 }

@@ -110,7 +110,7 @@ pub use meta::{
     SymbolName, SymbolRecord,
 };
 pub use sql::{DatabaseSize, SqlMetaStore, file_id};
-pub use texts::file_lines;
+pub use texts::LineStarts;
 pub use vector::{
     ChunkRow, EmbeddingState, PendingVector, ScoredChunk, StoreStats, StoreStorage, VectorStore,
 };

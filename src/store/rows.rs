@@ -132,6 +132,7 @@ struct ReadFile {
     path: String,
     hash: String,
     text: Arc<str>,
+    starts: texts::LineStarts,
 }
 
 impl<'a> CodeReader<'a> {
@@ -158,27 +159,27 @@ impl<'a> CodeReader<'a> {
             hash: hash.to_string(),
         };
         let mut last = self.last.borrow_mut();
-        let cached = last
+        let held = last
             .as_ref()
-            .filter(|f| f.repo == repo && f.path == path && f.hash == hash)
-            .map(|f| f.text.clone());
-        let text = match cached {
-            Some(text) => text,
-            None => {
-                let text = self
-                    .sources
-                    .and_then(|s| s.file_text(repo, path, hash))
-                    .ok_or_else(missing)?;
-                *last = Some(ReadFile {
-                    repo: repo.into(),
-                    path: path.into(),
-                    hash: hash.into(),
-                    text: text.clone(),
-                });
-                text
-            }
-        };
-        let lines = texts::file_lines(&text, start, end).ok_or_else(missing)?;
+            .is_some_and(|f| f.repo == repo && f.path == path && f.hash == hash);
+        if !held {
+            let text = self
+                .sources
+                .and_then(|s| s.file_text(repo, path, hash))
+                .ok_or_else(missing)?;
+            *last = Some(ReadFile {
+                repo: repo.into(),
+                path: path.into(),
+                hash: hash.into(),
+                starts: texts::LineStarts::of(&text),
+                text,
+            });
+        }
+        let file = last.as_ref().ok_or_else(missing)?;
+        let lines = file
+            .starts
+            .lines(&file.text, start, end)
+            .ok_or_else(missing)?;
         Ok((lines.to_string(), true))
     }
 }

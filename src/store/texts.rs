@@ -227,20 +227,37 @@ pub fn unpack_content(full_source: &str, stored: String) -> String {
     }
 }
 
-/// Lines `start_line..=end_line` (1-based) of `text`, as the chunker cuts a symbol's
-/// `full_source`: from the first line's start to the last line's end, without its line
-/// break (and without a `\r` before it). `None` when the file has fewer lines.
-pub fn file_lines(text: &str, start_line: u32, end_line: u32) -> Option<&str> {
-    if start_line == 0 || end_line < start_line {
-        return None;
+/// Where each line of a text starts: what cuts many symbols' lines out of one file
+/// without reading it again for each ([`LineStarts::lines`]).
+#[derive(Debug, Clone)]
+pub struct LineStarts(Vec<usize>);
+
+impl LineStarts {
+    /// The line starts of `text` (the first at 0; one after each line break).
+    pub fn of(text: &str) -> Self {
+        Self(
+            std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect(),
+        )
     }
-    let mut starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
-    let from = starts.nth(start_line as usize - 1)?;
-    let to = starts
-        .nth((end_line - start_line) as usize)
-        .map_or(text.len(), |next| next - 1);
-    let lines = text.get(from..to.max(from))?;
-    Some(lines.strip_suffix('\r').unwrap_or(lines))
+
+    /// Lines `start_line..=end_line` (1-based) of `text` (the text these starts are of),
+    /// as the chunker cuts a symbol's `full_source`: from the first line's start to the
+    /// last line's end, without its line break (and without a `\r` before it). `None`
+    /// when the text has fewer lines.
+    pub fn lines<'t>(&self, text: &'t str, start_line: u32, end_line: u32) -> Option<&'t str> {
+        if start_line == 0 || end_line < start_line {
+            return None;
+        }
+        let from = *self.0.get(start_line as usize - 1)?;
+        let to = self
+            .0
+            .get(end_line as usize)
+            .map_or(text.len(), |next| next - 1);
+        let lines = text.get(from..to.max(from))?;
+        Some(lines.strip_suffix('\r').unwrap_or(lines))
+    }
 }
 
 /// The stored form of a row's `full_source`: [`SAME`] alone where it is the lines of its
@@ -289,6 +306,11 @@ pub fn unpack_embedding(content: &str, stored: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`LineStarts::lines`] of a text read once.
+    fn file_lines(text: &str, start_line: u32, end_line: u32) -> Option<&str> {
+        LineStarts::of(text).lines(text, start_line, end_line)
+    }
 
     /// Packs and unpacks one row's texts; returns the stored forms.
     fn round_trip(full: &str, content: &str, emb: &str) -> (String, String) {

@@ -26,7 +26,7 @@ pub struct ChunkRow {
     /// [`VectorStore::set_vectors`] gives it its vector).
     pub vector: Vec<f32>,
     /// Whether `chunk.full_source` is exactly lines `start_line..=end_line` of the file's
-    /// version `content_hash` as the grep index holds it (`store::texts::file_lines`,
+    /// version `content_hash` as the grep index holds it (`store::LineStarts::lines`,
     /// checked by the indexer): a chunk store that can read files back
     /// ([`super::FileSource`]) then stores the code once, in the grep index. Set again on
     /// rows read back so stored, so that writing one again (with its vector) keeps it so.

@@ -2,7 +2,7 @@
 //! embed, write both stores), crash-safe at every batch.
 
 use super::*;
-use crate::store::file_lines;
+use crate::store::LineStarts;
 
 impl Indexer {
     /// Brings the index of `repo` in line with its files, then embeds what has no vector
@@ -529,8 +529,9 @@ impl Indexer {
             .into_iter()
             .filter(|rel| files.iter().any(|(f, rows)| f == rel && !rows.is_empty()))
             .collect();
-        // Contents first: rows that keep their code as lines of their file read it there
-        // (the versions they replace stay readable in their segments meanwhile).
+        // Contents first: rows that keep their code as lines of their file read it there.
+        // The versions they replace stay readable while their segment is not rewritten;
+        // until the rows below are written, a search leaves out rows it cannot read.
         let grep = self
             .grep_replace(&repo.id, grep_docs, grep_removed)
             .instrument(tracing::info_span!("sync.grep"));
@@ -620,9 +621,10 @@ fn batch_rows(
                 let (record, symbols, mut rows) =
                     file_rows(repo_id, root, &p.file, &p.hash, chunks, lines, vectors);
                 if let Some(text) = &text {
+                    let starts = LineStarts::of(text);
                     for row in &mut rows {
                         let c = &row.chunk;
-                        row.code_in_file = file_lines(text, c.start_line, c.end_line)
+                        row.code_in_file = starts.lines(text, c.start_line, c.end_line)
                             == Some(c.full_source.as_str());
                     }
                 }

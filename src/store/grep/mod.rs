@@ -43,6 +43,57 @@ pub struct GrepIndex {
     dir: PathBuf,
     repos: Mutex<HashMap<String, Arc<RepoGrep>>>,
     mirror: Option<Arc<GrepMirror>>,
+    /// Files read back for chunk rows' code, most recent last.
+    recent: Mutex<RecentFiles>,
+}
+
+/// The files last read back for chunk rows' code ([`super::FileSource`]): a search reads
+/// its candidates' files, then its results' files again to render them, and an agent's
+/// next question often the same ones. At most [`RECENT_FILES`] files and
+/// [`RECENT_BYTES`] bytes; a version is immutable, so an entry is never stale.
+#[derive(Default)]
+struct RecentFiles {
+    files: std::collections::VecDeque<(String, String, String, Arc<str>)>,
+    bytes: usize,
+}
+
+impl std::fmt::Debug for RecentFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecentFiles")
+            .field("files", &self.files.len())
+            .field("bytes", &self.bytes)
+            .finish()
+    }
+}
+
+/// Files [`RecentFiles`] keeps.
+const RECENT_FILES: usize = 64;
+/// Bytes of text [`RecentFiles`] keeps.
+const RECENT_BYTES: usize = 16 << 20;
+
+impl RecentFiles {
+    fn get(&mut self, repo: &str, path: &str, hash: &str) -> Option<Arc<str>> {
+        let at = self
+            .files
+            .iter()
+            .rposition(|(r, p, h, _)| h == hash && p == path && r == repo)?;
+        let entry = self.files.remove(at)?;
+        let text = entry.3.clone();
+        self.files.push_back(entry);
+        Some(text)
+    }
+
+    fn put(&mut self, repo: &str, path: &str, hash: &str, text: Arc<str>) {
+        self.bytes += text.len();
+        self.files
+            .push_back((repo.into(), path.into(), hash.into(), text));
+        while self.files.len() > RECENT_FILES || (self.bytes > RECENT_BYTES && self.files.len() > 1)
+        {
+            if let Some((.., old)) = self.files.pop_front() {
+                self.bytes -= old.len();
+            }
+        }
+    }
 }
 
 /// One repository's grep index.
@@ -234,6 +285,7 @@ impl GrepIndex {
             dir,
             repos: Mutex::new(HashMap::new()),
             mirror: None,
+            recent: Mutex::new(RecentFiles::default()),
         })
     }
 
@@ -315,9 +367,21 @@ impl GrepIndex {
 
 impl super::FileSource for GrepIndex {
     fn file_text(&self, repo_id: &str, path: &str, hash: &str) -> Option<Arc<str>> {
+        let recent = || {
+            self.recent
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+        };
+        if let Some(text) = recent().get(repo_id, path, hash) {
+            return Some(text);
+        }
         let snapshot = self.snapshot(repo_id);
         match snapshot.content_of(path, hash)? {
-            Ok(bytes) => Some(Arc::from(String::from_utf8_lossy(&bytes))),
+            Ok(bytes) => {
+                let text: Arc<str> = Arc::from(String::from_utf8_lossy(&bytes));
+                recent().put(repo_id, path, hash, text.clone());
+                Some(text)
+            }
             Err(e) => {
                 tracing::warn!(repository = repo_id, path, error = %e, "a file's content in the grep index is unreadable; its chunks are left out until the next sync writes it again");
                 None
@@ -727,6 +791,44 @@ mod tests {
             .filter(|c| String::from_utf8_lossy(&c.content().expect("content")).contains(word))
             .map(|c| c.meta().path.clone())
             .collect()
+    }
+
+    /// Chunk rows read their code by version: the live one, one a later version replaced
+    /// (still in its segment), not one never written; recently read files come from memory
+    /// (at most `RECENT_FILES`).
+    #[test]
+    fn a_files_versions_are_read_back_by_hash() {
+        use crate::store::FileSource;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let index = GrepIndex::open(dir.path()).expect("open");
+        index
+            .replace("r", &[doc("a.py", "alpha"), doc("b.py", "beta")], &[])
+            .expect("write");
+        index
+            .replace("r", &[doc("a.py", "gamma!")], &[])
+            .expect("write");
+        assert_eq!(
+            index.file_text("r", "a.py", "a.py:6").as_deref(),
+            Some("gamma!")
+        );
+        assert_eq!(
+            index.file_text("r", "a.py", "a.py:5").as_deref(),
+            Some("alpha"),
+            "the replaced version, still in its segment (half of which is live)"
+        );
+        assert_eq!(index.file_text("r", "a.py", "a.py:9"), None);
+        assert_eq!(index.file_text("other", "a.py", "a.py:6"), None);
+        let mut recent = RecentFiles::default();
+        for i in 0..RECENT_FILES + 3 {
+            recent.put("r", &format!("{i}.py"), "h", Arc::from("x"));
+        }
+        assert_eq!(recent.files.len(), RECENT_FILES);
+        assert!(
+            recent.get("r", "0.py", "h").is_none(),
+            "the oldest went first"
+        );
+        assert!(recent.get("r", "3.py", "h").is_some());
+        assert!(recent.get("r", "3.py", "other").is_none());
     }
 
     #[test]
