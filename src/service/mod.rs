@@ -301,8 +301,6 @@ impl Service {
         }
     }
 
-    /// Repository names or ids resolved to the ids a search may cover for `caller`
-    /// (every visible repository when `names` is empty and the caller is restricted).
     /// Brings the grep index of the repositories `filter` reads (every one when it names
     /// none) and of the refs it sees through, up to the copy another replica published
     /// on object storage: chunk rows read their code there. At most one look per
@@ -338,6 +336,8 @@ impl Service {
         }
     }
 
+    /// Repository names or ids resolved to the ids a search may cover for `caller`
+    /// (every visible repository when `names` is empty and the caller is restricted).
     async fn search_scope(
         &self,
         caller: &Principal,

@@ -2,6 +2,11 @@
 //! a batch's columns once and builds any of its rows from them, copying only that row's
 //! values. Query results (every row of a batch) and the rows held in memory
 //! ([`super::flat`]: a few rows of many batches, read where they lie) both go through it.
+//! A row that keeps its code as lines of its file reads them through [`FileSource`] (the
+//! grep index: [`CodeReader`]); everything else is pure.
+
+use std::cell::RefCell;
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float16Type, Float32Type, Int64Type, UInt32Type, UInt64Type};
@@ -10,9 +15,6 @@ use arrow_array::{
     PrimitiveArray, RecordBatch, StringViewArray,
 };
 use arrow_schema::DataType;
-
-use std::cell::RefCell;
-use std::sync::Arc;
 
 use super::{ChunkRow, FileSource, StoreError, texts};
 use crate::chunk::CodeChunk;

@@ -292,13 +292,8 @@ async fn a_missing_grep_index_is_rebuilt_by_the_next_sync() {
     let root = tmp.path().join("ws");
     support::write(&root, "a.py", "def alpha():\n    return 'first'\n");
     support::write(&root, "b.py", "def beta():\n    return 'second'\n");
-    let (meta, vectors, indexer) = support::bow_indexer(tmp.path()).await;
-    let repo = indexer
-        .register_path(&root, Some("ws"), Default::default())
-        .await
-        .unwrap();
+    let (meta, vectors, indexer, repo) = support::bow_synced(tmp.path(), &root).await;
     let mut progress = sextant::index::Progress::silent(&repo.id);
-    indexer.sync(&repo, &mut progress).await.unwrap();
     let grep_dir = tmp.path().join("grep");
     assert_eq!(
         indexer.grep().unwrap().snapshot(&repo.id).file_count(),
@@ -471,21 +466,14 @@ async fn docs_and_config_are_indexed_beside_code_and_filtered_by_kind() {
 /// next sync writes them again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chunks_code_is_kept_once_in_the_grep_index() {
-    use futures::TryStreamExt;
-    use lancedb::query::{ExecutableQuery, QueryBase};
     use sextant::store::VectorStore;
 
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("ws");
     let source = "import os\n\n\nclass Greeter:\n    \"\"\"Says hello.\"\"\"\n\n    def greet(self, name):\n        return 'hello ' + name\n\n    def part(self, name):\n        return 'bye ' + name\n\n\ndef farewell(name):\r\n    return os.sep + name\n";
     support::write(&root, "greet.py", source);
-    let (meta, vectors, indexer) = support::bow_indexer(tmp.path()).await;
-    let repo = indexer
-        .register_path(&root, Some("ws"), Default::default())
-        .await
-        .unwrap();
+    let (meta, vectors, indexer, repo) = support::bow_synced(tmp.path(), &root).await;
     let mut progress = sextant::index::Progress::silent(&repo.id);
-    indexer.sync(&repo, &mut progress).await.unwrap();
 
     // Each row reads back exactly its lines of the file (a `\r\n` line included).
     let rows = vectors.file_chunks(&repo.id, "greet.py").await.unwrap();
@@ -513,41 +501,15 @@ async fn a_chunks_code_is_kept_once_in_the_grep_index() {
     );
 
     // The chunk table holds no copy of the code: a NUL stands for it.
-    let db = lancedb::connect(&tmp.path().join("lance").to_string_lossy())
-        .execute()
+    let kept: Vec<Vec<String>> = support::stored_texts(tmp.path(), &["name", "full_source"])
         .await
-        .unwrap();
-    let table = db.open_table("chunks").execute().await.unwrap();
-    let stored: Vec<arrow_array::RecordBatch> = table
-        .query()
-        .select(lancedb::query::Select::columns(&["name", "full_source"]))
-        .execute()
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    let mut kept = Vec::new();
-    for batch in &stored {
-        let text = |i: usize| {
-            batch
-                .column(i)
-                .as_any()
-                .downcast_ref::<arrow_array::StringArray>()
-                .expect("text")
-                .clone()
-        };
-        let (name, full) = (text(0), text(1));
-        for i in 0..batch.num_rows() {
-            if full.value(i) != "\0" {
-                kept.push((name.value(i).to_string(), full.value(i).to_string()));
-            }
-        }
-    }
+        .into_iter()
+        .filter(|row| row[1] != "\0")
+        .collect();
     assert!(
         !kept
             .iter()
-            .any(|(n, _)| ["Greeter", "greet", "part", "farewell"].contains(&n.as_str())),
+            .any(|row| ["Greeter", "greet", "part", "farewell"].contains(&row[0].as_str())),
         "code stored in the chunk table: {kept:?}"
     );
 

@@ -726,33 +726,10 @@ async fn a_rows_embedding_text_is_kept_until_its_vector_is_stored() {
             (&w.chunk.content, &w.chunk.collapsed)
         );
     }
-    use futures::TryStreamExt;
-    use lancedb::query::{ExecutableQuery, QueryBase};
-    let (_db, table) = raw_table(dir.path()).await;
-    let stored: Vec<arrow_array::RecordBatch> = table
-        .query()
-        .select(lancedb::query::Select::columns(&["content", "node_kind"]))
-        .execute()
-        .await
-        .expect("query")
-        .try_collect()
-        .await
-        .expect("rows");
     let mut offsets = std::collections::BTreeSet::new();
-    for batch in &stored {
-        let text = |i: usize| {
-            batch
-                .column(i)
-                .as_any()
-                .downcast_ref::<arrow_array::StringArray>()
-                .expect("text")
-                .clone()
-        };
-        let (content, kind) = (text(0), text(1));
-        for row in 0..batch.num_rows() {
-            if content.value(row).starts_with('\u{2}') {
-                offsets.insert(kind.value(row).to_string());
-            }
+    for row in crate::support::stored_texts(dir.path(), &["content", "node_kind"]).await {
+        if row[0].starts_with('\u{2}') {
+            offsets.insert(row[1].clone());
         }
     }
     assert!(

@@ -214,3 +214,61 @@ pub fn lease(owner: &str) -> sextant::store::Lease {
         ttl: std::time::Duration::from_secs(60),
     }
 }
+
+/// The text columns `columns` of every row of the chunk table under `data` (its `lance`
+/// directory), as stored (not as the store reads them back): one `Vec` per row.
+pub async fn stored_texts(data: &std::path::Path, columns: &[&str]) -> Vec<Vec<String>> {
+    use futures::TryStreamExt;
+    use lancedb::query::{ExecutableQuery, QueryBase};
+    let db = lancedb::connect(&data.join("lance").to_string_lossy())
+        .execute()
+        .await
+        .expect("connect");
+    let table = db.open_table("chunks").execute().await.expect("table");
+    let batches: Vec<arrow_array::RecordBatch> = table
+        .query()
+        .select(lancedb::query::Select::columns(columns))
+        .execute()
+        .await
+        .expect("query")
+        .try_collect()
+        .await
+        .expect("rows");
+    let mut rows = Vec::new();
+    for batch in &batches {
+        let texts: Vec<arrow_array::StringArray> = (0..columns.len())
+            .map(|i| {
+                batch
+                    .column(i)
+                    .as_any()
+                    .downcast_ref::<arrow_array::StringArray>()
+                    .expect("text")
+                    .clone()
+            })
+            .collect();
+        for row in 0..batch.num_rows() {
+            rows.push(texts.iter().map(|t| t.value(row).to_string()).collect());
+        }
+    }
+    rows
+}
+
+/// Registers the workspace at `root` as `ws` with [`bow_indexer`] over `dir` and syncs it.
+pub async fn bow_synced(
+    dir: &std::path::Path,
+    root: &std::path::Path,
+) -> (
+    std::sync::Arc<sextant::store::SqlMetaStore>,
+    std::sync::Arc<sextant::store::LanceStore>,
+    std::sync::Arc<sextant::index::Indexer>,
+    sextant::store::Repository,
+) {
+    let (meta, vectors, indexer) = bow_indexer(dir).await;
+    let repo = indexer
+        .register_path(root, Some("ws"), Default::default())
+        .await
+        .unwrap();
+    let mut progress = sextant::index::Progress::silent(&repo.id);
+    indexer.sync(&repo, &mut progress).await.unwrap();
+    (meta, vectors, indexer, repo)
+}
