@@ -509,8 +509,8 @@ mod tests {
     use crate::chunk::{ChunkOptions, chunk_file};
     use crate::parse::{ParseLimits, parse_bytes};
 
-    /// The chunk named `name` of `source` read as `path`.
-    fn chunk(path: &str, source: &str, name: &str) -> CodeChunk {
+    /// Every chunk of `source` read as `path`.
+    fn chunks(path: &str, source: &str) -> Vec<CodeChunk> {
         let parsed = parse_bytes(
             std::path::Path::new(path),
             source.as_bytes(),
@@ -518,6 +518,11 @@ mod tests {
         )
         .expect("parses");
         chunk_file(path, source, &parsed, &ChunkOptions::default())
+    }
+
+    /// The chunk named `name` of `source` read as `path`.
+    fn chunk(path: &str, source: &str, name: &str) -> CodeChunk {
+        chunks(path, source)
             .into_iter()
             .find(|c| c.name == name)
             .expect("chunk")
@@ -593,13 +598,7 @@ mod tests {
     #[test]
     fn only_targets_show_their_docs() {
         let ts = "/** The limit. */\nconst LIMIT = 3;\n\n/** Checks a token. */\nexport function check(n: number) {\n  return n < LIMIT;\n}\n";
-        let parsed = parse_bytes(
-            std::path::Path::new("a.ts"),
-            ts.as_bytes(),
-            &ParseLimits::default(),
-        )
-        .expect("parses");
-        let chunks = chunk_file("a.ts", ts, &parsed, &ChunkOptions::default());
+        let chunks = chunks("a.ts", ts);
         let target = chunks.iter().find(|c| c.name == "check").expect("check");
         let text = snapshot("a.ts", &[target.id.as_str()], &chunks);
         assert!(
@@ -619,13 +618,7 @@ mod tests {
     #[test]
     fn a_wrappers_head_does_not_bind_an_import_by_its_path() {
         let go = "package parser\n\nimport (\n\t\"fmt\"\n\t\"time\"\n\n\t\"example.com/promql/parser/posrange\"\n)\n\ntype parser struct {\n\topts int\n\tpos  posrange.Pos\n}\n\nfunc (p *parser) wait(d time.Duration) {\n\ttime.Sleep(d)\n}\n\nfunc other() { fmt.Println(\"x\") }\n";
-        let parsed = parse_bytes(
-            std::path::Path::new("parse.go"),
-            go.as_bytes(),
-            &ParseLimits::default(),
-        )
-        .expect("parses");
-        let chunks = chunk_file("parse.go", go, &parsed, &ChunkOptions::default());
+        let chunks = chunks("parse.go", go);
         let target = chunks
             .iter()
             .find(|c| c.name.ends_with("wait"))

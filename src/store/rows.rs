@@ -127,14 +127,14 @@ pub(super) struct CodeReader<'a> {
     last: RefCell<Option<ReadFile>>,
 }
 
-/// A file's version as [`CodeReader`] read it.
+/// A file's version as [`CodeReader`] read it: its text and line starts, or `None` where
+/// the sources do not hold it (so that its other rows do not look for it again).
 #[derive(Debug)]
 struct ReadFile {
     repo: String,
     path: String,
     hash: String,
-    text: Arc<str>,
-    starts: texts::LineStarts,
+    text: Option<(Arc<str>, texts::LineStarts)>,
 }
 
 impl<'a> CodeReader<'a> {
@@ -165,23 +165,22 @@ impl<'a> CodeReader<'a> {
             .as_ref()
             .is_some_and(|f| f.repo == repo && f.path == path && f.hash == hash);
         if !held {
-            let text = self
-                .sources
-                .and_then(|s| s.file_text(repo, path, hash))
-                .ok_or_else(missing)?;
+            let text = self.sources.and_then(|s| s.file_text(repo, path, hash));
             *last = Some(ReadFile {
                 repo: repo.into(),
                 path: path.into(),
                 hash: hash.into(),
-                starts: texts::LineStarts::of(&text),
-                text,
+                text: text.map(|t| {
+                    let starts = texts::LineStarts::of(&t);
+                    (t, starts)
+                }),
             });
         }
-        let file = last.as_ref().ok_or_else(missing)?;
-        let lines = file
-            .starts
-            .lines(&file.text, start, end)
+        let (text, starts) = last
+            .as_ref()
+            .and_then(|f| f.text.as_ref())
             .ok_or_else(missing)?;
+        let lines = starts.lines(text, start, end).ok_or_else(missing)?;
         Ok((lines.to_string(), true))
     }
 }
