@@ -2,7 +2,9 @@
 //! Lance's compression schemes, and prints every copy's size on disk:
 //! `cargo run --example lance_columns -- DATA_DIR/lance OUT_DIR` (docs/BENCHMARKS.md,
 //! "Compressed text columns"). With a third argument `columns`, copies each column into a
-//! table of its own instead and prints what each takes (where a table's bytes go).
+//! table of its own instead and prints what each takes (where a table's bytes go). With
+//! `memory` instead, prints what each column takes in memory as read (Arrow buffers: what
+//! the search cache, `store::flat`, holds of rows), largest first; OUT_DIR is unused.
 //! Reads only; writes under OUT_DIR.
 
 use std::collections::HashMap;
@@ -33,8 +35,13 @@ async fn main() -> Result<()> {
         "{} rows",
         batches.iter().map(|b| b.num_rows()).sum::<usize>()
     );
-    if args.next().as_deref() == Some("columns") {
-        return per_column(&batches, &out).await;
+    match args.next().as_deref() {
+        Some("columns") => return per_column(&batches, &out).await,
+        Some("memory") => {
+            in_memory(&batches);
+            return Ok(());
+        }
+        _ => {}
     }
     for scheme in ["default", "zstd", "lz4", "fsst", "none"] {
         let fields: Vec<Field> = schema
@@ -122,4 +129,43 @@ async fn per_column(batches: &[RecordBatch], out: &str) -> Result<()> {
         println!("{name}: {:.2} MB", bytes as f64 / 1e6);
     }
     Ok(())
+}
+
+/// Prints each column's bytes in memory (Arrow buffers as read), largest first.
+fn in_memory(batches: &[RecordBatch]) {
+    let Some(schema) = batches.first().map(|b| b.schema()) else {
+        return;
+    };
+    let mut sizes: Vec<(usize, String)> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let bytes: usize = batches
+                .iter()
+                .map(|b| b.column(i).get_array_memory_size())
+                .sum();
+            let arrays: Vec<&dyn arrow_array::Array> =
+                batches.iter().map(|b| b.column(i).as_ref()).collect();
+            let packed =
+                arrow_select::concat::concat(&arrays).map_or(0, |a| a.get_array_memory_size());
+            println!(
+                "{}: {:.2} MB as read, {:.2} MB copied",
+                f.name(),
+                bytes as f64 / 1e6,
+                packed as f64 / 1e6
+            );
+            (bytes, f.name().clone())
+        })
+        .collect();
+    sizes.sort_by(|a, b| b.cmp(a));
+    let total: usize = sizes.iter().map(|(b, _)| b).sum();
+    println!(
+        "in memory: {:.2} MB in {} batches",
+        total as f64 / 1e6,
+        batches.len()
+    );
+    for (bytes, name) in sizes {
+        println!("{name}: {:.2} MB", bytes as f64 / 1e6);
+    }
 }

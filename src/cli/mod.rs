@@ -108,8 +108,8 @@ pub struct GlobalArgs {
     /// MiB of the chunk store a process may hold in memory for searches: its vectors
     /// (scanned exactly instead of through the store's index) and its rows (no reads from
     /// the store), both or neither: small and mid-sized repositories' searches take half
-    /// the time. A store that needs more (a 1M-line repository's take ~225 MB), or 0, is
-    /// searched through the index.
+    /// the time. A 1M-line repository's take ~155 MB (static model) to ~195 MB (default
+    /// model); a store that needs more, or 0, is searched through the index.
     #[arg(long, global = true, env = "SEXTANT_SEARCH_MEMORY_MB", default_value_t = crate::config::DEFAULT_SEARCH_MEMORY_MB)]
     pub search_memory_mb: u64,
     /// Directory of the grep index; default `<data-dir>/grep`. Servers that share a

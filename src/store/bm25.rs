@@ -27,27 +27,45 @@ fn tokens<'a>(stemmer: &'a Stemmer, text: &'a str) -> impl Iterator<Item = Strin
         .map(move |t| stemmer.stem(&t.to_lowercase()).into_owned())
 }
 
-/// Bytes of an index's parts, roughly: what they hold plus a vector's or a key's own
-/// overhead each.
-fn index_bytes(
-    terms: &HashMap<Box<str>, u32>,
-    postings: &[Vec<(u32, u16)>],
-    lengths: &[u32],
-) -> usize {
-    let entries: usize = postings
-        .iter()
-        .map(|p| p.capacity() * std::mem::size_of::<(u32, u16)>() + 24)
-        .sum();
-    let vocabulary: usize = terms.keys().map(|t| t.len() + 24).sum();
-    entries + vocabulary + std::mem::size_of_val(lengths)
+/// Appends `n` to `out` as a LEB128 varint (seven bits a byte, low first).
+fn put_varint(out: &mut Vec<u8>, mut n: u32) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// Reads a varint written by [`put_varint`] at `*at`, moving past it (`None` at the end).
+fn take_varint(bytes: &[u8], at: &mut usize) -> Option<u32> {
+    let mut n = 0u32;
+    let mut shift = 0;
+    loop {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        n |= u32::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Some(n);
+        }
+        shift += 7;
+    }
+}
+
+/// One term's postings while rows are added: (row gap, occurrences) pairs as varints.
+#[derive(Default)]
+struct Postings {
+    bytes: Vec<u8>,
+    /// Rows holding the term.
+    rows: u32,
+    /// The last row added (the next gap is taken from it).
+    last: u32,
 }
 
 /// Builds a [`Bm25`] row by row.
 pub struct Bm25Builder {
     stemmer: Stemmer,
     terms: HashMap<Box<str>, u32>,
-    /// Per term: (row, occurrences) in row order.
-    postings: Vec<Vec<(u32, u16)>>,
+    postings: Vec<Postings>,
     lengths: Vec<u32>,
     counts: HashMap<u32, u16>,
 }
@@ -94,63 +112,100 @@ impl Bm25Builder {
             let next = self.terms.len() as u32;
             let term = *self.terms.entry(token.into_boxed_str()).or_insert(next);
             if term == next {
-                self.postings.push(Vec::new());
+                self.postings.push(Postings::default());
             }
             let n = self.counts.entry(term).or_default();
             *n = n.saturating_add(1);
         }
+        // Each row adds at most one posting per term, so a term's rows rise: gaps.
         for (&term, &n) in &self.counts {
-            self.postings[term as usize].push((row, n));
+            let p = &mut self.postings[term as usize];
+            put_varint(&mut p.bytes, if p.rows == 0 { row } else { row - p.last });
+            put_varint(&mut p.bytes, u32::from(n));
+            p.rows += 1;
+            p.last = row;
         }
         self.lengths.push(length);
     }
 
-    /// Bytes the index takes so far (postings, lengths and the vocabulary), roughly.
+    /// Bytes the index takes so far (postings, lengths and the vocabulary, with a
+    /// vector's or a key's own overhead each), roughly.
     pub fn bytes(&self) -> usize {
-        index_bytes(&self.terms, &self.postings, &self.lengths)
+        let postings: usize = self
+            .postings
+            .iter()
+            .map(|p| p.bytes.capacity() + std::mem::size_of::<Postings>())
+            .sum();
+        let vocabulary: usize = self.terms.keys().map(|t| t.len() + 24).sum();
+        postings + vocabulary + std::mem::size_of_val(self.lengths.as_slice())
     }
 
-    /// The finished index.
+    /// The finished index: the vocabulary sorted into one text, the postings into one
+    /// array.
     pub fn finish(self) -> Bm25 {
         let rows = self.lengths.len();
         let total: u64 = self.lengths.iter().map(|&l| u64::from(l)).sum();
-        let mut postings = self.postings;
-        for p in &mut postings {
-            // Rows were added in order, but a row's terms came from a map.
-            p.sort_unstable_by_key(|&(row, _)| row);
-            p.shrink_to_fit();
-        }
-        Bm25 {
-            terms: self.terms,
-            postings,
+        let mut terms: Vec<(Box<str>, u32)> = self.terms.into_iter().collect();
+        terms.sort_unstable();
+        let mut index = Bm25 {
+            words: String::with_capacity(terms.iter().map(|(t, _)| t.len()).sum()),
+            word_ends: Vec::with_capacity(terms.len()),
+            postings: Vec::with_capacity(self.postings.iter().map(|p| p.bytes.len()).sum()),
+            posting_ends: Vec::with_capacity(terms.len()),
+            rows_with: Vec::with_capacity(terms.len()),
             lengths: self.lengths,
             average_length: if rows == 0 {
                 0.0
             } else {
                 total as f32 / rows as f32
             },
+        };
+        let mut postings = self.postings;
+        for (term, number) in terms {
+            let p = std::mem::take(&mut postings[number as usize]);
+            index.words.push_str(&term);
+            index.word_ends.push(index.words.len() as u32);
+            index.postings.extend_from_slice(&p.bytes);
+            index.posting_ends.push(index.postings.len());
+            index.rows_with.push(p.rows);
         }
+        index
     }
 }
 
-/// An inverted index of the rows' texts, scored by BM25.
+/// An inverted index of the rows' texts, scored by BM25. Its terms are sorted and held
+/// in one text; a term's postings are (row gap, occurrences) pairs as varints, all terms'
+/// in one array: a few bytes a posting, none per term beyond its bounds.
 pub struct Bm25 {
-    terms: HashMap<Box<str>, u32>,
-    postings: Vec<Vec<(u32, u16)>>,
+    /// Every term, in order, end to end.
+    words: String,
+    /// Where each term ends in `words`.
+    word_ends: Vec<u32>,
+    /// Every term's postings, in term order.
+    postings: Vec<u8>,
+    /// Where each term's postings end in `postings`.
+    posting_ends: Vec<usize>,
+    /// Per term: the rows that hold it.
+    rows_with: Vec<u32>,
     lengths: Vec<u32>,
     average_length: f32,
 }
 
 impl std::fmt::Debug for Bm25 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        debug_sizes(f, "Bm25", self.lengths.len(), self.terms.len())
+        debug_sizes(f, "Bm25", self.lengths.len(), self.word_ends.len())
     }
 }
 
 impl Bm25 {
-    /// Bytes the index takes (postings, lengths and the vocabulary), roughly.
+    /// Bytes the index takes (postings, lengths and the vocabulary).
     pub fn bytes(&self) -> usize {
-        index_bytes(&self.terms, &self.postings, &self.lengths)
+        self.words.capacity()
+            + std::mem::size_of_val(self.word_ends.as_slice())
+            + self.postings.capacity()
+            + std::mem::size_of_val(self.posting_ends.as_slice())
+            + std::mem::size_of_val(self.rows_with.as_slice())
+            + std::mem::size_of_val(self.lengths.as_slice())
     }
 
     /// Rows indexed.
@@ -161,6 +216,42 @@ impl Bm25 {
     /// Whether no row is indexed.
     pub fn is_empty(&self) -> bool {
         self.lengths.is_empty()
+    }
+
+    /// Term number `i`'s text.
+    fn word(&self, i: usize) -> &str {
+        let start = i.checked_sub(1).map_or(0, |p| self.word_ends[p] as usize);
+        &self.words[start..self.word_ends[i] as usize]
+    }
+
+    /// The number of term `token`, if any row holds it.
+    fn term(&self, token: &str) -> Option<usize> {
+        let (mut low, mut high) = (0, self.word_ends.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match self.word(mid).cmp(token) {
+                std::cmp::Ordering::Less => low = mid + 1,
+                std::cmp::Ordering::Greater => high = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    /// Term `term`'s postings: (row, occurrences) in row order.
+    fn postings(&self, term: usize) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let start = term.checked_sub(1).map_or(0, |p| self.posting_ends[p]);
+        let bytes = &self.postings[start..self.posting_ends[term]];
+        let mut at = 0;
+        let mut row = 0u32;
+        let mut first = true;
+        std::iter::from_fn(move || {
+            let gap = take_varint(bytes, &mut at)?;
+            let tf = take_varint(bytes, &mut at)?;
+            row = if first { gap } else { row + gap };
+            first = false;
+            Some((row, tf))
+        })
     }
 
     /// The `k` best rows for `query` among those `admitted` says (by row number; every
@@ -174,17 +265,16 @@ impl Bm25 {
         let stemmer = Stemmer::new(Algorithm::English);
         let mut scores: HashMap<u32, f32> = HashMap::new();
         for token in tokens(&stemmer, query) {
-            let Some(&term) = self.terms.get(token.as_str()) else {
+            let Some(term) = self.term(&token) else {
                 continue;
             };
-            let postings = &self.postings[term as usize];
-            let n = postings.len() as f32;
+            let n = self.rows_with[term] as f32;
             let idf = (1.0 + (rows - n + 0.5) / (n + 0.5)).ln();
-            for &(row, tf) in postings {
+            for (row, tf) in self.postings(term) {
                 if !admitted.get(row as usize).copied().unwrap_or(true) {
                     continue;
                 }
-                let tf = f32::from(tf);
+                let tf = tf as f32;
                 let length = self.lengths[row as usize] as f32;
                 let norm = K1 * (1.0 - B + B * length / self.average_length.max(f32::EPSILON));
                 *scores.entry(row).or_default() += idf * tf * (K1 + 1.0) / (tf + norm);
@@ -238,6 +328,42 @@ mod tests {
         assert!((hits[0].0 - row0).abs() < 1e-5, "{} vs {row0}", hits[0].0);
         assert_eq!(hits[1].1, 1);
         assert!((hits[1].0 - row1).abs() < 1e-5);
+    }
+
+    #[test]
+    fn postings_keep_every_row_and_count_far_apart() {
+        // Rows far apart and counts past a byte: several bytes per varint.
+        let mut b = Bm25Builder::default();
+        let mut texts = vec![String::new(); 70_001];
+        texts[0] = "alpha beta".into();
+        texts[200] = "alpha ".repeat(300);
+        texts[70_000] = "beta gamma alpha".into();
+        for t in &texts {
+            b.push(t);
+        }
+        let bm25 = b.finish();
+        let alpha = bm25.term("alpha").expect("alpha indexed");
+        assert_eq!(
+            bm25.postings(alpha).collect::<Vec<_>>(),
+            [(0, 1), (200, 300), (70_000, 1)]
+        );
+        assert_eq!(bm25.rows_with[alpha], 3);
+        let gamma = bm25.term("gamma").expect("gamma indexed");
+        assert_eq!(bm25.postings(gamma).collect::<Vec<_>>(), [(70_000, 1)]);
+        for absent in ["", "a", "alphz", "zeta", "betaa"] {
+            assert_eq!(bm25.term(absent), None, "{absent}");
+        }
+        let rows: Vec<usize> = bm25.search("alpha", 10, &[]).iter().map(|h| h.1).collect();
+        assert_eq!(rows, [200, 0, 70_000]);
+        let mut at = 0;
+        let mut bytes = Vec::new();
+        for n in [0, 127, 128, 16_383, 16_384, u32::MAX] {
+            put_varint(&mut bytes, n);
+        }
+        for n in [0, 127, 128, 16_383, 16_384, u32::MAX] {
+            assert_eq!(take_varint(&bytes, &mut at), Some(n));
+        }
+        assert_eq!(take_varint(&bytes, &mut at), None);
     }
 
     #[test]

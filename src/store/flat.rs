@@ -158,7 +158,9 @@ impl FlatBuilder {
         // A copy into buffers of its own: a batch as read may share larger ones (LanceDB's
         // decoded pages), which memory would otherwise keep whole.
         let all = arrow_array::UInt32Array::from_iter_values(0..batch.num_rows() as u32);
-        let Ok(batch) = arrow_select::take::take_record_batch(&batch, &all) else {
+        let Ok(batch) =
+            arrow_select::take::take_record_batch(&batch, &all).and_then(|b| with_dictionaries(&b))
+        else {
             self.held = None;
             return None;
         };
@@ -273,6 +275,55 @@ impl FlatBuilder {
     }
 }
 
+/// `batch` with each text column that repeats its values (a file's path, hash and
+/// language, a repository's id: the same for all of a file's rows) as a dictionary, each
+/// value held once and each row a number, where that takes fewer bytes.
+fn with_dictionaries(batch: &RecordBatch) -> Result<RecordBatch, arrow_schema::ArrowError> {
+    use arrow_array::builder::StringDictionaryBuilder;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int32Type;
+    use arrow_array::{Array, ArrayRef};
+
+    let schema = batch.schema();
+    let mut fields = Vec::with_capacity(batch.num_columns());
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        let dictionary = column.as_string_opt::<i32>().map(|texts| {
+            let mut builder = StringDictionaryBuilder::<Int32Type>::new();
+            builder.extend(texts.iter());
+            builder.finish()
+        });
+        match dictionary {
+            Some(d) if d.get_array_memory_size() < column.get_array_memory_size() => {
+                fields.push(field.as_ref().clone().with_data_type(d.data_type().clone()));
+                columns.push(Arc::new(d));
+            }
+            _ => {
+                fields.push(field.as_ref().clone());
+                columns.push(column.clone());
+            }
+        }
+    }
+    RecordBatch::try_new(
+        Arc::new(arrow_schema::Schema::new_with_metadata(
+            fields,
+            schema.metadata().clone(),
+        )),
+        columns,
+    )
+}
+
+/// What a held table's bytes hold ([`FlatVectors::parts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeldParts {
+    /// The vectors, their codes and norms, and each row's keys.
+    pub vectors: usize,
+    /// The rows themselves (0 when not held).
+    pub rows: usize,
+    /// The full-text index (0 when not held).
+    pub text: usize,
+}
+
 /// Where a held row is: its batch and its offset in it.
 pub type Place = (usize, usize);
 
@@ -312,17 +363,25 @@ impl FlatVectors {
     /// Bytes held (vectors, codes, norms, keys and the rows held; the interned names are
     /// left out).
     pub fn bytes(&self) -> usize {
-        FlatBuilder::vector_bytes(self.dims, self.len())
-            + self.len() * (4 + 4 + 4 + 4 + 4 + 8 + std::mem::size_of::<Box<str>>())
-            + self.ids.iter().map(|i| i.len()).sum::<usize>()
-            + self.rows.as_ref().map_or(0, |r| {
+        let parts = self.parts();
+        parts.vectors + parts.rows + parts.text
+    }
+
+    /// [`FlatVectors::bytes`] by what they hold.
+    pub fn parts(&self) -> HeldParts {
+        HeldParts {
+            vectors: FlatBuilder::vector_bytes(self.dims, self.len())
+                + self.len() * (4 + 4 + 4 + 4 + 4 + 8 + std::mem::size_of::<Box<str>>())
+                + self.ids.iter().map(|i| i.len()).sum::<usize>(),
+            rows: self.rows.as_ref().map_or(0, |r| {
                 r.batches
                     .iter()
                     .map(RecordBatch::get_array_memory_size)
                     .sum::<usize>()
                     + r.at.len() * 12
-            })
-            + self.text.as_ref().map_or(0, Bm25::bytes)
+            }),
+            text: self.text.as_ref().map_or(0, Bm25::bytes),
+        }
     }
 
     /// The row of chunk `id` of repository `repo`, if the set has it.
@@ -1227,6 +1286,51 @@ mod tests {
             ("n", Arc::new(UInt32Array::from(numbers)) as ArrayRef),
         ])
         .unwrap()
+    }
+
+    #[test]
+    fn repeated_texts_are_held_once_as_dictionaries() {
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::Int32Type;
+        use arrow_array::{Array, ArrayRef, StringArray};
+        use arrow_schema::DataType;
+        // 600 rows of three files: the path repeats, the id does not, a note is mostly null.
+        let ids: Vec<String> = (0..600).map(|i| format!("chunk-{i:04}")).collect();
+        let paths: Vec<String> = (0..600)
+            .map(|i| format!("src/some/long/directory/file-{}.ts", i / 200))
+            .collect();
+        let notes: Vec<Option<&str>> = (0..600).map(|i| (i == 7).then_some("x")).collect();
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(StringArray::from(ids.clone())) as ArrayRef),
+            (
+                "path",
+                Arc::new(StringArray::from(paths.clone())) as ArrayRef,
+            ),
+            (
+                "note",
+                Arc::new(StringArray::from(notes.clone())) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        let plain = batch.get_array_memory_size();
+        let mut b = FlatBuilder::new(1, 4);
+        assert_eq!(b.hold(batch, 1 << 20), Some(0));
+        let (held, _) = b.held.as_ref().unwrap();
+        let held = &held.batches[0];
+        assert!(held.get_array_memory_size() < plain * 3 / 4, "{plain}");
+        assert_eq!(held.column(0).data_type(), &DataType::Utf8, "unique: kept");
+        assert!(matches!(
+            held.column(1).data_type(),
+            DataType::Dictionary(..)
+        ));
+        let path = held.column(1).as_dictionary::<Int32Type>();
+        assert_eq!(path.values().len(), 3, "each path held once");
+        let values = path.values().as_string::<i32>();
+        for (i, expected) in paths.iter().enumerate() {
+            assert_eq!(values.value(path.keys().value(i) as usize), expected);
+        }
+        let note = held.column(2);
+        assert_eq!(note.null_count(), 599, "nulls stay null");
     }
 
     /// The ids of the rows held at `indices`, read where they lie.

@@ -129,11 +129,12 @@ impl LanceStoreOptions {
 pub const DEFAULT_INDEX_CACHE_MB: u64 = 32;
 
 /// MiB of the table a store holds in memory by default ([`LanceStoreOptions::held_bytes`]):
-/// the vectors and rows of ~50k chunks (~500k lines: rows take ~9 bytes per byte of
-/// source, 256-dimensional vectors 512 bytes a chunk). A 1M-line repository's take
-/// ~225 MB; held, its searches were no faster in a dev build, where the scan of 108k
-/// vectors costs what the rows save (docs/BENCHMARKS.md, "Vectors and rows in memory").
-pub const DEFAULT_HELD_MB: u64 = 128;
+/// a 1M-line repository's vectors, rows and BM25 index (~155 MB with the static model's
+/// 256-dimensional vectors, ~195 MB with the default model's 384: vectors and their codes
+/// 768 or 1,152 bytes a chunk, rows ~480 bytes, their text index ~90), so that its
+/// searches scan and read from memory (docs/BENCHMARKS.md, "Held in memory at half the
+/// bytes"). Larger stores stay on LanceDB's indexes.
+pub const DEFAULT_HELD_MB: u64 = 256;
 
 /// Default for [`LanceStoreOptions::read_consistency`] (and for how often the grep
 /// index's copy on object storage is looked at). A check on every read cost a search
@@ -556,9 +557,13 @@ impl LanceStore {
                 }
             };
             if let Some(flat) = &loaded {
+                let parts = flat.parts();
                 tracing::debug!(
                     rows = flat.len(),
                     bytes = flat.bytes(),
+                    vector_bytes = parts.vectors,
+                    row_bytes = parts.rows,
+                    text_bytes = parts.text,
                     version = flat.version(),
                     ms = started.elapsed().as_millis() as u64,
                     "chunk store held in memory"

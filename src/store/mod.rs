@@ -69,7 +69,7 @@
 //!   (smaller partitions halved a filtered ANN query at 108k rows, not a search); its
 //!   candidates re-scored with full vectors (`ann_refine_factor`, 10); compaction and pruning of versions older than `prune_older_than`.
 //!   LanceDB's scan reads the vectors from disk at every query; `flat` holds the table's
-//!   vectors and rows in memory (both or neither, up to `held_bytes`, 128 MiB) while
+//!   vectors and rows in memory (both or neither, up to `held_bytes`, 256 MiB) while
 //!   they are the table's current version: a vector search is one exact scan, a text
 //!   search is scored by BM25 over the held text (`bm25`), and rows and whole files are
 //!   read from memory.

@@ -9,10 +9,10 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float16Type, Float32Type, Int64Type, UInt32Type, UInt64Type};
+use arrow_array::types::{Float16Type, Float32Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, FixedSizeListArray, GenericStringArray, ListArray,
-    PrimitiveArray, RecordBatch, StringViewArray,
+    Array, ArrayRef, BooleanArray, DictionaryArray, FixedSizeListArray, GenericStringArray,
+    ListArray, PrimitiveArray, RecordBatch, StringViewArray,
 };
 use arrow_schema::DataType;
 
@@ -27,12 +27,14 @@ pub(super) fn column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a Array
         .ok_or_else(|| StoreError::Invalid(format!("chunk store result lacks column `{name}`")))
 }
 
-/// A text column in any of Arrow's three layouts of strings.
+/// A text column in any of Arrow's three layouts of strings, or as a dictionary of them
+/// (how memory holds a column that repeats its values: `store::flat`).
 #[derive(Debug, Clone, Copy)]
 enum Text<'a> {
     Utf8(&'a GenericStringArray<i32>),
     Large(&'a GenericStringArray<i64>),
     View(&'a StringViewArray),
+    Dictionary(&'a DictionaryArray<Int32Type>, &'a GenericStringArray<i32>),
 }
 
 impl<'a> Text<'a> {
@@ -42,6 +44,15 @@ impl<'a> Text<'a> {
             DataType::Utf8 => Ok(Self::Utf8(col.as_string::<i32>())),
             DataType::LargeUtf8 => Ok(Self::Large(col.as_string::<i64>())),
             DataType::Utf8View => Ok(Self::View(col.as_string_view())),
+            DataType::Dictionary(key, value)
+                if **key == DataType::Int32 && **value == DataType::Utf8 =>
+            {
+                let dictionary = col.as_dictionary::<Int32Type>();
+                Ok(Self::Dictionary(
+                    dictionary,
+                    dictionary.values().as_string::<i32>(),
+                ))
+            }
             other => Err(StoreError::Invalid(format!(
                 "column `{name}` is {other}, not text"
             ))),
@@ -54,6 +65,9 @@ impl<'a> Text<'a> {
             Self::Utf8(a) => (!a.is_null(i)).then(|| a.value(i)),
             Self::Large(a) => (!a.is_null(i)).then(|| a.value(i)),
             Self::View(a) => (!a.is_null(i)).then(|| a.value(i)),
+            Self::Dictionary(keys, values) => {
+                (!keys.is_null(i)).then(|| values.value(keys.keys().value(i) as usize))
+            }
         }
     }
 }
