@@ -74,10 +74,27 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
         for line in chunk_store_size(&stats, &storage) {
             writeln!(w, "  {line}").map_err(write_err)?;
         }
-        let mut problems = 0;
+        let (mut problems, mut unsynced) = (0, Vec::new());
         for audit in &audits {
             if audit.is_consistent() {
                 writeln!(w, "{}: ok", audit.repo.name).map_err(write_err)?;
+                continue;
+            }
+            if !audit.missing_code.is_empty() {
+                unsynced.push(audit.repo.name.as_str());
+                writeln!(
+                    w,
+                    "{}: {} indexed file(s) whose code the grep index lacks: their chunks are \
+                     left out of answers until the next sync reads them again",
+                    audit.repo.name,
+                    audit.missing_code.len()
+                )
+                .map_err(write_err)?;
+                for path in audit.missing_code.iter().take(5) {
+                    writeln!(w, "  no code: {path}").map_err(write_err)?;
+                }
+            }
+            if audit.missing_chunks.is_empty() && audit.orphan_chunks.is_empty() {
                 continue;
             }
             problems += 1;
@@ -100,6 +117,13 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
             for path in audit.orphan_chunks.iter().take(5) {
                 writeln!(w, "  stray: {path}").map_err(write_err)?;
             }
+        }
+        if !unsynced.is_empty() && (problems == 0 || repair) {
+            return Err(CliError::Failed(format!(
+                "the grep index lacks indexed files of {}: sync (`sextant repo sync NAME`, or \
+                 the server's queue) to read them again",
+                unsynced.join(", ")
+            )));
         }
         if problems > 0 && !repair {
             return Err(CliError::Failed(format!(

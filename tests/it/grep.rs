@@ -555,8 +555,18 @@ async fn a_chunks_code_is_kept_once_in_the_grep_index() {
     .unwrap()
     .with_grep(grep);
     let repo = indexer.find_repo("ws").await.unwrap();
+    // `sextant doctor`'s audit says which files' code is missing (a repair changes nothing
+    // here: the sync reads them again).
+    for repair in [false, true] {
+        let audit = indexer.audit(repair).await.unwrap().remove(0);
+        assert_eq!(audit.missing_code, ["greet.py"], "{audit:?}");
+        assert!(audit.missing_chunks.is_empty() && audit.orphan_chunks.is_empty());
+        assert!(!audit.is_consistent());
+    }
     let report = indexer.sync(&repo, &mut progress).await.unwrap();
     assert_eq!(report.indexed, 1, "{report:?}");
+    let audit = indexer.audit(false).await.unwrap().remove(0);
+    assert!(audit.is_consistent(), "{audit:?}");
     let again = lance.file_chunks(&repo.id, "greet.py").await.unwrap();
     assert_eq!(again.len(), rows.len());
     assert!(again.iter().all(|r| !r.chunk.full_source.is_empty()

@@ -222,12 +222,18 @@ pub struct RepoAudit {
     pub missing_chunks: Vec<String>,
     /// Files with chunks that the metadata store does not list as indexed.
     pub orphan_chunks: Vec<String>,
+    /// Indexed files whose content the grep index lacks at their hash (it was lost, or
+    /// the file changed a moment ago): their chunks, which read their code from it, are
+    /// left out of answers until a sync reads the files again (every sync does).
+    pub missing_code: Vec<String>,
 }
 
 impl RepoAudit {
-    /// Whether both stores agree.
+    /// Whether both stores agree, and the grep index holds every indexed file.
     pub fn is_consistent(&self) -> bool {
-        self.missing_chunks.is_empty() && self.orphan_chunks.is_empty()
+        self.missing_chunks.is_empty()
+            && self.orphan_chunks.is_empty()
+            && self.missing_code.is_empty()
     }
 }
 

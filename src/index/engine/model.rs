@@ -121,6 +121,7 @@ impl Indexer {
                 .filter(|p| !indexed.contains(p.as_str()))
                 .cloned()
                 .collect();
+            let missing_code = self.ungrepped(&repo.id, &files);
             if repair {
                 for path in &missing_chunks {
                     self.meta.delete_file(&repo.id, path).await?;
@@ -133,6 +134,7 @@ impl Indexer {
                 repo,
                 missing_chunks,
                 orphan_chunks,
+                missing_code,
             });
         }
         Ok(out)

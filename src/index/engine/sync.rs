@@ -284,10 +284,7 @@ impl Indexer {
         let held = grep.snapshot(repo_id);
         let mut forgotten = 0;
         for record in stored.values_mut() {
-            if record.skip_reason.is_none()
-                && record.content_hash.is_some()
-                && held.hash_of(&record.path) != record.content_hash.as_deref()
-            {
+            if grep_lacks(&held, record) {
                 record.content_hash = None;
                 record.mtime_ms = None;
                 forgotten += 1;
@@ -296,6 +293,20 @@ impl Indexer {
         if forgotten > 0 {
             tracing::info!(files = forgotten, "reading files the grep index lacks");
         }
+    }
+
+    /// The indexed files among `files` (of repository `repo_id`) whose content the grep
+    /// index lacks at their hash (none without a grep index).
+    pub(super) fn ungrepped(&self, repo_id: &str, files: &[FileRecord]) -> Vec<String> {
+        let Some(grep) = &self.grep else {
+            return Vec::new();
+        };
+        let held = grep.snapshot(repo_id);
+        files
+            .iter()
+            .filter(|record| grep_lacks(&held, record))
+            .map(|record| record.path.clone())
+            .collect()
     }
 
     /// What the sync does: the working tree's files against the stored records, or the
@@ -698,4 +709,12 @@ fn file_rows(
         })
         .collect();
     (record, symbols, rows)
+}
+
+/// Whether indexed file `record` has a content hash that `held` (its repository's grep
+/// snapshot) does not hold it at.
+fn grep_lacks(held: &crate::store::grep::Snapshot, record: &FileRecord) -> bool {
+    record.skip_reason.is_none()
+        && record.content_hash.is_some()
+        && held.hash_of(&record.path) != record.content_hash.as_deref()
 }
