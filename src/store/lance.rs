@@ -573,6 +573,51 @@ impl LanceStore {
         });
     }
 
+    /// The pending rows of `batches` (an `unembedded` page) with their embedding texts;
+    /// rows whose code the grep index no longer holds are left out.
+    fn pending_of(&self, batches: &[RecordBatch]) -> Result<Vec<PendingVector>, StoreError> {
+        let mut out = Vec::new();
+        let code = CodeReader::new(self.sources.as_deref());
+        for batch in batches {
+            let text = |name: &'static str| required(batch, name);
+            let (ids, hashes) = (text("id")?, text("content_hash")?);
+            let (repos, paths) = (text("repo_id")?, text("relative_path")?);
+            let (full, contents, stored) = (
+                text("full_source")?,
+                text("content")?,
+                text("embedding_text")?,
+            );
+            let lines = (
+                primitive::<UInt32Type>(batch, "start_line")?,
+                primitive::<UInt32Type>(batch, "end_line")?,
+            );
+            for (i, ((((id, content_hash), full), content), stored)) in ids
+                .into_iter()
+                .zip(hashes)
+                .zip(full)
+                .zip(contents)
+                .zip(stored)
+                .enumerate()
+            {
+                let place = (repos[i].as_str(), paths[i].as_str(), content_hash.as_str());
+                let span = (lines.0.value(i), lines.1.value(i));
+                let full = match code.code(&full, place, span) {
+                    Ok((full, _)) => full,
+                    // Its file changed since: the next sync writes new rows.
+                    Err(StoreError::CodeNotHeld { .. }) => continue,
+                    Err(e) => return Err(e),
+                };
+                let content = texts::unpack_content(&full, content);
+                out.push(PendingVector {
+                    id,
+                    content_hash,
+                    text: texts::unpack_embedding(&content, stored),
+                });
+            }
+        }
+        Ok(out)
+    }
+
     /// Rows `indices` of `flat` from memory, in that order, with empty vectors and the
     /// columns named in `leave` read as absent (`None` when its rows are not held). Each
     /// row is read where it lies: only its own values are copied.
@@ -1534,70 +1579,43 @@ impl VectorStore for LanceStore {
         repo_id: &str,
         limit: usize,
     ) -> Result<Vec<PendingVector>, StoreError> {
-        let batches = self
-            .run_query(
-                self.table
-                    .query()
-                    .select(lancedb::query::Select::columns(&[
-                        "id",
-                        "repo_id",
-                        "relative_path",
-                        "start_line",
-                        "end_line",
-                        "content_hash",
-                        "full_source",
-                        "content",
-                        "embedding_text",
-                    ]))
-                    // Rows whose text went with their vector (see `store::texts`) wait
-                    // for their file to be chunked again.
-                    .only_if(format!(
-                        "repo_id = {} AND embedded = false AND embedding_text <> ''",
-                        quote(repo_id)
-                    ))
-                    .limit(limit),
-            )
-            .await?;
-        let mut out = Vec::new();
-        let code = CodeReader::new(self.sources.as_deref());
-        for batch in &batches {
-            let text = |name: &'static str| required(batch, name);
-            let (ids, hashes) = (text("id")?, text("content_hash")?);
-            let (repos, paths) = (text("repo_id")?, text("relative_path")?);
-            let (full, contents, stored) = (
-                text("full_source")?,
-                text("content")?,
-                text("embedding_text")?,
-            );
-            let lines = (
-                primitive::<UInt32Type>(batch, "start_line")?,
-                primitive::<UInt32Type>(batch, "end_line")?,
-            );
-            for (i, ((((id, content_hash), full), content), stored)) in ids
-                .into_iter()
-                .zip(hashes)
-                .zip(full)
-                .zip(contents)
-                .zip(stored)
-                .enumerate()
-            {
-                let place = (repos[i].as_str(), paths[i].as_str(), content_hash.as_str());
-                let span = (lines.0.value(i), lines.1.value(i));
-                let full = match code.code(&full, place, span) {
-                    Ok((full, _)) => full,
-                    // Its file changed since: the next sync writes new rows.
-                    Err(StoreError::CodeNotHeld { .. }) => continue,
-                    Err(e) => return Err(e),
-                };
-                let content = texts::unpack_content(&full, content);
-                out.push(PendingVector {
-                    id,
-                    content_hash,
-                    text: texts::unpack_embedding(&content, stored),
-                });
+        // A page whose rows all read their code from file versions the grep index lost
+        // (they wait for their files' next sync) must not end the stage while rows after
+        // it are readable: such pages are stepped over.
+        let mut skipped = 0;
+        loop {
+            let batches = self
+                .run_query(
+                    self.table
+                        .query()
+                        .select(lancedb::query::Select::columns(&[
+                            "id",
+                            "repo_id",
+                            "relative_path",
+                            "start_line",
+                            "end_line",
+                            "content_hash",
+                            "full_source",
+                            "content",
+                            "embedding_text",
+                        ]))
+                        // Rows whose text went with their vector (see `store::texts`) wait
+                        // for their file to be chunked again.
+                        .only_if(format!(
+                            "repo_id = {} AND embedded = false AND embedding_text <> ''",
+                            quote(repo_id)
+                        ))
+                        .limit(limit)
+                        .offset(skipped),
+                )
+                .await?;
+            let read: usize = batches.iter().map(RecordBatch::num_rows).sum();
+            let out = self.pending_of(&batches)?;
+            if !out.is_empty() || read < limit || limit == 0 {
+                return Ok(out);
             }
+            skipped += read;
         }
-        Ok(out)
     }
 
     async fn set_vectors(

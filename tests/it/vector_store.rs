@@ -1409,3 +1409,92 @@ async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
         true,
     );
 }
+
+/// Files whose text a chunk store reads rows' code from (the grep index's part).
+#[derive(Debug, Default)]
+struct HeldFiles(std::collections::HashMap<(String, String, String), Arc<str>>);
+
+impl sextant::store::FileSource for HeldFiles {
+    fn file_text(&self, repo_id: &str, path: &str, hash: &str) -> Option<Arc<str>> {
+        self.0
+            .get(&(repo_id.into(), path.into(), hash.into()))
+            .cloned()
+    }
+}
+
+/// [`pending_rows`] that keep their code as lines of their file.
+fn pending_in_file(repo: &str, rel: &str, source: &str) -> Vec<ChunkRow> {
+    let starts = sextant::store::LineStarts::of(source);
+    pending_rows(repo, rel, source)
+        .into_iter()
+        .map(|mut row| {
+            let lines = starts.lines(source, row.chunk.start_line, row.chunk.end_line);
+            row.code_in_file = lines == Some(row.chunk.full_source.as_str());
+            row
+        })
+        .collect()
+}
+
+/// A page of pending rows whose file versions the grep index lost (they wait for their
+/// files' next sync) does not end the embedding stage: the readable rows after it are
+/// listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pending_rows_after_a_page_of_unreadable_ones_are_listed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let source = fixture("classes.ts");
+    let mut held = HeldFiles::default();
+    held.0.insert(
+        ("r1".into(), "src/b.ts".into(), "h1".into()),
+        Arc::from(source.as_str()),
+    );
+    let store = open(dir.path()).await.with_sources(Arc::new(held));
+    let lost = pending_in_file("r1", "src/a.ts", &source);
+    let kept = pending_in_file("r1", "src/b.ts", &source);
+    let in_file = lost.iter().filter(|r| r.code_in_file).count();
+    assert!(
+        in_file >= 3,
+        "{in_file} of {} rows keep their code in the file",
+        lost.len()
+    );
+    store
+        .replace_file("r1", "src/a.ts", lost.clone())
+        .await
+        .expect("write a");
+    store
+        .replace_file("r1", "src/b.ts", kept.clone())
+        .await
+        .expect("write b");
+    // Pages of two rows: a.ts's rows come first and most of them cannot be read.
+    let mut listed = Vec::new();
+    let mut pages = 0;
+    loop {
+        let page = store.unembedded("r1", 2).await.expect("list");
+        if page.is_empty() {
+            break;
+        }
+        pages += 1;
+        assert!(pages < 100, "the stage must end");
+        let vectors: Vec<_> = page
+            .into_iter()
+            .map(|p| {
+                let v = embed(&p.text);
+                listed.push(p.id.clone());
+                (p, v)
+            })
+            .collect();
+        store
+            .set_vectors("r1", vectors)
+            .await
+            .expect("store vectors");
+    }
+    let want: std::collections::BTreeSet<&str> = kept
+        .iter()
+        .chain(lost.iter().filter(|r| !r.code_in_file))
+        .map(|r| r.chunk.id.as_str())
+        .collect();
+    let got: std::collections::BTreeSet<&str> = listed.iter().map(String::as_str).collect();
+    assert_eq!(
+        got, want,
+        "every readable pending row, none of the lost file's others"
+    );
+}
