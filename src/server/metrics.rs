@@ -261,6 +261,17 @@ pub(super) fn render(metrics: &Metrics, stats: &ServerStats) -> String {
             "Rows deleted or replaced but kept in data files until compaction.",
             &[(String::new(), storage.deleted_rows as f64)],
         );
+        gauge(
+            &mut out,
+            "sextant_search_memory_bytes",
+            "The chunk store held in memory for searches (held: its vectors, rows and BM25 \
+             index, 0 while none is; limit: --search-memory-mb, which a store over it \
+             exceeds and is searched through its indexes instead).",
+            &[
+                ("state=\"held\"".into(), storage.held_bytes as f64),
+                ("state=\"limit\"".into(), storage.held_limit_bytes as f64),
+            ],
+        );
     }
     if let Some(jobs) = &stats.jobs {
         let samples: Vec<(String, f64)> = jobs

@@ -799,6 +799,11 @@ impl FlatCache {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Bytes of the table held now, whatever its version (0 when none is).
+    pub fn held_bytes(&self) -> usize {
+        self.state().current.as_ref().map_or(0, |v| v.bytes())
+    }
+
     /// The vectors of table `version`, when those are the ones held.
     pub fn at(&self, version: u64) -> Option<Arc<FlatVectors>> {
         self.state()

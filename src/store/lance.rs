@@ -1775,6 +1775,8 @@ impl VectorStore for LanceStore {
             small_fragments: stats.fragment_stats.num_small_fragments,
             live_bytes: stats.total_bytes as u64,
             disk_bytes,
+            held_bytes: self.flat.held_bytes() as u64,
+            held_limit_bytes: self.flat.limit_bytes() as u64,
         })
     }
 }

@@ -109,6 +109,12 @@ pub struct StoreStorage {
     /// Bytes of the table's directory on disk (every version kept, manifests, deletion
     /// files); `None` for a store that is not a local directory.
     pub disk_bytes: Option<u64>,
+    /// Bytes of the table held in memory for searches (vectors, rows and their BM25
+    /// index; 0 while none is held: a store over the limit, or not searched yet).
+    pub held_bytes: u64,
+    /// The most it may hold (`--search-memory-mb`; 0: searches always go through the
+    /// store's indexes).
+    pub held_limit_bytes: u64,
 }
 
 impl StoreStorage {

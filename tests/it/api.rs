@@ -704,6 +704,36 @@ async fn tokens_gate_every_route_and_bound_what_each_token_sees() {
     let on_disk = gauge("sextant_chunk_store_bytes{state=\"on_disk\"}");
     assert!(live > 0.0 && on_disk >= live, "{metrics}");
     assert!(gauge("sextant_chunk_store_versions") >= 1.0, "{metrics}");
+    // What searches hold in memory, against its limit (the default, 256 MiB): held once
+    // a search has had the table read.
+    let limit = gauge("sextant_search_memory_bytes{state=\"limit\"}");
+    assert_eq!(limit, f64::from(256u32 << 20), "{metrics}");
+    let started = Instant::now();
+    loop {
+        let (status, _, _) = send(
+            "POST",
+            "/api/v1/search",
+            Some(&admin),
+            Some(json!({ "query": "secret thing" })),
+        )
+        .await;
+        assert_eq!(status, 200);
+        let metrics = super::support::metrics_text(&http, &base, Some(&admin)).await;
+        let held = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("sextant_search_memory_bytes{state=\"held\"} "))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("held missing: {metrics}"));
+        if held > 0.0 {
+            assert!(held < limit, "{metrics}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "never held: {metrics}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 
     // Progress: the limited token's stream carries only its repository's events, and the
     // other repository's own stream does not exist for it.
