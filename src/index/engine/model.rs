@@ -121,7 +121,7 @@ impl Indexer {
                 .filter(|p| !indexed.contains(p.as_str()))
                 .cloned()
                 .collect();
-            let missing_code = self.ungrepped(&repo.id, &files);
+            let missing_code = self.ungrepped(&repo.id, &files).await;
             if repair {
                 for path in &missing_chunks {
                     self.meta.delete_file(&repo.id, path).await?;

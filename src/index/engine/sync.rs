@@ -296,11 +296,15 @@ impl Indexer {
     }
 
     /// The indexed files among `files` (of repository `repo_id`) whose content the grep
-    /// index lacks at their hash (none without a grep index).
-    pub(super) fn ungrepped(&self, repo_id: &str, files: &[FileRecord]) -> Vec<String> {
+    /// index lacks at their hash (none without a grep index), after bringing it up to
+    /// its copy on object storage (a replica's own copy may only be behind).
+    pub(super) async fn ungrepped(&self, repo_id: &str, files: &[FileRecord]) -> Vec<String> {
         let Some(grep) = &self.grep else {
             return Vec::new();
         };
+        if let Err(e) = grep.pull(repo_id, true).await {
+            tracing::warn!(repository = %repo_id, error = %e, "contents not refreshed from object storage");
+        }
         let held = grep.snapshot(repo_id);
         files
             .iter()
