@@ -9,9 +9,10 @@ use std::sync::Arc;
 use super::indexer_over;
 use crate::config::Config;
 use crate::embed::CachedEmbedder;
-use crate::index::{IndexError, RepoAudit};
+use crate::index::IndexError;
 use crate::store::{LanceStore, SqlMetaStore};
 
+pub use crate::index::RepoAudit;
 pub use crate::store::{DatabaseSize, StoreStats, StoreStorage};
 
 /// What the check found.

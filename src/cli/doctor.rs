@@ -13,7 +13,8 @@ use std::path::Path;
 
 use super::{CliError, out, write_err};
 use crate::app::checkup::{
-    Checkup, CheckupError, DatabaseSize, StoreStats, StoreStorage, check_stores, move_aside,
+    Checkup, CheckupError, DatabaseSize, RepoAudit, StoreStats, StoreStorage, check_stores,
+    move_aside,
 };
 use crate::app::{open_embedder, open_meta, runtime};
 use crate::config::Config;
@@ -74,66 +75,72 @@ pub fn doctor(repair: bool, config: &Config) -> Result<(), CliError> {
         for line in chunk_store_size(&stats, &storage) {
             writeln!(w, "  {line}").map_err(write_err)?;
         }
-        let (mut problems, mut unsynced) = (0, Vec::new());
-        for audit in &audits {
-            if audit.is_consistent() {
-                writeln!(w, "{}: ok", audit.repo.name).map_err(write_err)?;
-                continue;
-            }
-            if !audit.missing_code.is_empty() {
-                unsynced.push(audit.repo.name.as_str());
-                writeln!(
-                    w,
-                    "{}: {} indexed file(s) whose code the grep index lacks: their chunks are \
-                     left out of answers until the next sync reads them again",
-                    audit.repo.name,
-                    audit.missing_code.len()
-                )
-                .map_err(write_err)?;
-                for path in audit.missing_code.iter().take(5) {
-                    writeln!(w, "  no code: {path}").map_err(write_err)?;
-                }
-            }
-            if audit.missing_chunks.is_empty() && audit.orphan_chunks.is_empty() {
-                continue;
-            }
-            problems += 1;
+        report_audits(&mut w, &audits, repair)
+    })
+}
+
+/// Writes each repository's audit and fails, saying what to run, where the stores disagree
+/// (unless `repair` mended it) or the grep index lacks indexed files.
+fn report_audits(w: &mut impl Write, audits: &[RepoAudit], repair: bool) -> Result<(), CliError> {
+    let (mut problems, mut unsynced) = (0, Vec::new());
+    for audit in audits {
+        if audit.is_consistent() {
+            writeln!(w, "{}: ok", audit.repo.name).map_err(write_err)?;
+            continue;
+        }
+        if !audit.missing_code.is_empty() {
+            unsynced.push(audit.repo.name.as_str());
             writeln!(
                 w,
-                "{}: {} indexed file(s) without chunks, {} file(s) with stray chunks{}",
+                "{}: {} indexed file(s) whose code the grep index lacks: their chunks are \
+                 left out of answers until the next sync reads them again",
                 audit.repo.name,
-                audit.missing_chunks.len(),
-                audit.orphan_chunks.len(),
-                if repair {
-                    " — repaired: the next sync indexes them again"
-                } else {
-                    ""
-                }
+                audit.missing_code.len()
             )
             .map_err(write_err)?;
-            for path in audit.missing_chunks.iter().take(5) {
-                writeln!(w, "  no chunks: {path}").map_err(write_err)?;
-            }
-            for path in audit.orphan_chunks.iter().take(5) {
-                writeln!(w, "  stray: {path}").map_err(write_err)?;
+            for path in audit.missing_code.iter().take(5) {
+                writeln!(w, "  no code: {path}").map_err(write_err)?;
             }
         }
-        if !unsynced.is_empty() && (problems == 0 || repair) {
-            return Err(CliError::Failed(format!(
-                "the grep index lacks indexed files of {}: sync (`sextant repo sync NAME`, or \
-                 the server's queue) to read them again",
-                unsynced.join(", ")
-            )));
+        if audit.missing_chunks.is_empty() && audit.orphan_chunks.is_empty() {
+            continue;
         }
-        if problems > 0 && !repair {
-            return Err(CliError::Failed(format!(
-                "the two stores disagree about {problems} repositor{}: run `sextant doctor \
-                 --repair`, then sync (`sextant repo sync NAME`, or the server's queue)",
-                if problems == 1 { "y" } else { "ies" }
-            )));
+        problems += 1;
+        writeln!(
+            w,
+            "{}: {} indexed file(s) without chunks, {} file(s) with stray chunks{}",
+            audit.repo.name,
+            audit.missing_chunks.len(),
+            audit.orphan_chunks.len(),
+            if repair {
+                " — repaired: the next sync indexes them again"
+            } else {
+                ""
+            }
+        )
+        .map_err(write_err)?;
+        for path in audit.missing_chunks.iter().take(5) {
+            writeln!(w, "  no chunks: {path}").map_err(write_err)?;
         }
-        Ok(())
-    })
+        for path in audit.orphan_chunks.iter().take(5) {
+            writeln!(w, "  stray: {path}").map_err(write_err)?;
+        }
+    }
+    if !unsynced.is_empty() && (problems == 0 || repair) {
+        return Err(CliError::Failed(format!(
+            "the grep index lacks indexed files of {}: sync (`sextant repo sync NAME`, or \
+             the server's queue) to read them again",
+            unsynced.join(", ")
+        )));
+    }
+    if problems > 0 && !repair {
+        return Err(CliError::Failed(format!(
+            "the two stores disagree about {problems} repositor{}: run `sextant doctor \
+             --repair`, then sync (`sextant repo sync NAME`, or the server's queue)",
+            if problems == 1 { "y" } else { "ies" }
+        )));
+    }
+    Ok(())
 }
 
 /// Megabytes, one decimal.

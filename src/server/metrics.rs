@@ -203,6 +203,45 @@ pub(super) async fn track(
     response
 }
 
+/// The chunk store's gauges: its bytes, versions, deleted rows and what searches hold.
+fn chunk_store_gauges(out: &mut String, storage: &crate::store::StoreStorage) {
+    let mut bytes = vec![("state=\"live\"".to_string(), storage.live_bytes as f64)];
+    if let Some(disk) = storage.disk_bytes {
+        bytes.push(("state=\"on_disk\"".into(), disk as f64));
+    }
+    gauge(
+        out,
+        "sextant_chunk_store_bytes",
+        "Bytes of the chunk store: the current version's files (live) and the table's \
+         directory (on_disk, old versions and deleted rows included, which maintenance \
+         reclaims).",
+        &bytes,
+    );
+    gauge(
+        out,
+        "sextant_chunk_store_versions",
+        "Table versions the chunk store keeps.",
+        &[(String::new(), storage.versions as f64)],
+    );
+    gauge(
+        out,
+        "sextant_chunk_store_deleted_rows",
+        "Rows deleted or replaced but kept in data files until compaction.",
+        &[(String::new(), storage.deleted_rows as f64)],
+    );
+    gauge(
+        out,
+        "sextant_search_memory_bytes",
+        "The chunk store held in memory for searches (held: its vectors, rows and BM25 \
+         index, 0 while none is; limit: --search-memory-mb, which a store over it \
+         exceeds and is searched through its indexes instead).",
+        &[
+            ("state=\"held\"".into(), storage.held_bytes as f64),
+            ("state=\"limit\"".into(), storage.held_limit_bytes as f64),
+        ],
+    );
+}
+
 /// The whole exposition: counters plus the gauges of `stats`.
 pub(super) fn render(metrics: &Metrics, stats: &ServerStats) -> String {
     let mut out = String::new();
@@ -237,41 +276,7 @@ pub(super) fn render(metrics: &Metrics, stats: &ServerStats) -> String {
         );
     }
     if let Some(storage) = &stats.chunk_storage {
-        let mut bytes = vec![("state=\"live\"".to_string(), storage.live_bytes as f64)];
-        if let Some(disk) = storage.disk_bytes {
-            bytes.push(("state=\"on_disk\"".into(), disk as f64));
-        }
-        gauge(
-            &mut out,
-            "sextant_chunk_store_bytes",
-            "Bytes of the chunk store: the current version's files (live) and the table's \
-             directory (on_disk, old versions and deleted rows included, which maintenance \
-             reclaims).",
-            &bytes,
-        );
-        gauge(
-            &mut out,
-            "sextant_chunk_store_versions",
-            "Table versions the chunk store keeps.",
-            &[(String::new(), storage.versions as f64)],
-        );
-        gauge(
-            &mut out,
-            "sextant_chunk_store_deleted_rows",
-            "Rows deleted or replaced but kept in data files until compaction.",
-            &[(String::new(), storage.deleted_rows as f64)],
-        );
-        gauge(
-            &mut out,
-            "sextant_search_memory_bytes",
-            "The chunk store held in memory for searches (held: its vectors, rows and BM25 \
-             index, 0 while none is; limit: --search-memory-mb, which a store over it \
-             exceeds and is searched through its indexes instead).",
-            &[
-                ("state=\"held\"".into(), storage.held_bytes as f64),
-                ("state=\"limit\"".into(), storage.held_limit_bytes as f64),
-            ],
-        );
+        chunk_store_gauges(&mut out, storage);
     }
     if let Some(jobs) = &stats.jobs {
         let samples: Vec<(String, f64)> = jobs

@@ -1456,14 +1456,12 @@ async fn pending_rows_after_a_page_of_unreadable_ones_are_listed() {
         "{in_file} of {} rows keep their code in the file",
         lost.len()
     );
-    store
-        .replace_file("r1", "src/a.ts", lost.clone())
-        .await
-        .expect("write a");
-    store
-        .replace_file("r1", "src/b.ts", kept.clone())
-        .await
-        .expect("write b");
+    for (path, rows) in [("src/a.ts", &lost), ("src/b.ts", &kept)] {
+        store
+            .replace_file("r1", path, rows.clone())
+            .await
+            .expect(path);
+    }
     // Pages of two rows: a.ts's rows come first and most of them cannot be read.
     let mut listed = Vec::new();
     let mut pages = 0;
