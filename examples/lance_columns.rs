@@ -3,8 +3,9 @@
 //! `cargo run --example lance_columns -- DATA_DIR/lance OUT_DIR` (docs/BENCHMARKS.md,
 //! "Compressed text columns"). With a third argument `columns`, copies each column into a
 //! table of its own instead and prints what each takes (where a table's bytes go). With
-//! `memory` instead, prints what each column takes in memory as read (Arrow buffers: what
-//! the search cache, `store::flat`, holds of rows), largest first; OUT_DIR is unused.
+//! `memory` instead, prints what each column takes in memory as read (Lance's decoded
+//! Arrow buffers) and copied into buffers of its own (as the search cache, `store::flat`,
+//! holds rows before its dictionaries), largest first; OUT_DIR is unused.
 //! Reads only; writes under OUT_DIR.
 
 use std::collections::HashMap;
@@ -136,36 +137,37 @@ fn in_memory(batches: &[RecordBatch]) {
     let Some(schema) = batches.first().map(|b| b.schema()) else {
         return;
     };
-    let mut sizes: Vec<(usize, String)> = schema
+    // Per column: bytes as read (Lance's decoded buffers) and copied into buffers of its own.
+    let mut sizes: Vec<(usize, usize, String)> = schema
         .fields()
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let bytes: usize = batches
+            let read = batches
                 .iter()
                 .map(|b| b.column(i).get_array_memory_size())
                 .sum();
             let arrays: Vec<&dyn arrow_array::Array> =
                 batches.iter().map(|b| b.column(i).as_ref()).collect();
-            let packed =
+            let copied =
                 arrow_select::concat::concat(&arrays).map_or(0, |a| a.get_array_memory_size());
-            println!(
-                "{}: {:.2} MB as read, {:.2} MB copied",
-                f.name(),
-                bytes as f64 / 1e6,
-                packed as f64 / 1e6
-            );
-            (bytes, f.name().clone())
+            (read, copied, f.name().clone())
         })
         .collect();
     sizes.sort_by(|a, b| b.cmp(a));
-    let total: usize = sizes.iter().map(|(b, _)| b).sum();
+    let total: usize = sizes.iter().map(|(read, ..)| read).sum();
+    let copied: usize = sizes.iter().map(|(_, c, _)| c).sum();
     println!(
-        "in memory: {:.2} MB in {} batches",
+        "in memory: {:.2} MB as read, {:.2} MB copied, in {} batches",
         total as f64 / 1e6,
+        copied as f64 / 1e6,
         batches.len()
     );
-    for (bytes, name) in sizes {
-        println!("{name}: {:.2} MB", bytes as f64 / 1e6);
+    for (read, copied, name) in sizes {
+        println!(
+            "{name}: {:.2} MB as read, {:.2} MB copied",
+            read as f64 / 1e6,
+            copied as f64 / 1e6
+        );
     }
 }
