@@ -68,6 +68,8 @@ pub struct Bm25Builder {
     postings: Vec<Postings>,
     lengths: Vec<u32>,
     counts: HashMap<u32, u16>,
+    /// [`Bm25Builder::bytes`], kept as rows are added (a load asks at every batch).
+    bytes: usize,
 }
 
 /// An index's size, for `Debug` (its postings would fill pages).
@@ -97,6 +99,7 @@ impl Default for Bm25Builder {
             postings: Vec::new(),
             lengths: Vec::new(),
             counts: HashMap::new(),
+            bytes: 0,
         }
     }
 }
@@ -110,9 +113,11 @@ impl Bm25Builder {
         for token in tokens(&self.stemmer, text) {
             length += 1;
             let next = self.terms.len() as u32;
+            let token_bytes = token.len();
             let term = *self.terms.entry(token.into_boxed_str()).or_insert(next);
             if term == next {
                 self.postings.push(Postings::default());
+                self.bytes += token_bytes + 24 + std::mem::size_of::<Postings>();
             }
             let n = self.counts.entry(term).or_default();
             *n = n.saturating_add(1);
@@ -120,24 +125,21 @@ impl Bm25Builder {
         // Each row adds at most one posting per term, so a term's rows rise: gaps.
         for (&term, &n) in &self.counts {
             let p = &mut self.postings[term as usize];
+            let before = p.bytes.capacity();
             put_varint(&mut p.bytes, if p.rows == 0 { row } else { row - p.last });
             put_varint(&mut p.bytes, u32::from(n));
+            self.bytes += p.bytes.capacity() - before;
             p.rows += 1;
             p.last = row;
         }
         self.lengths.push(length);
+        self.bytes += std::mem::size_of::<u32>();
     }
 
     /// Bytes the index takes so far (postings, lengths and the vocabulary, with a
     /// vector's or a key's own overhead each), roughly.
     pub fn bytes(&self) -> usize {
-        let postings: usize = self
-            .postings
-            .iter()
-            .map(|p| p.bytes.capacity() + std::mem::size_of::<Postings>())
-            .sum();
-        let vocabulary: usize = self.terms.keys().map(|t| t.len() + 24).sum();
-        postings + vocabulary + std::mem::size_of_val(self.lengths.as_slice())
+        self.bytes
     }
 
     /// The finished index: the vocabulary sorted into one text, the postings into one
@@ -364,6 +366,19 @@ mod tests {
             assert_eq!(take_varint(&bytes, &mut at), Some(n));
         }
         assert_eq!(take_varint(&bytes, &mut at), None);
+        // The running size is what a count of the parts gives.
+        let mut b = Bm25Builder::default();
+        for t in ["alpha beta alpha", "beta gamma", &"delta ".repeat(500)] {
+            b.push(t);
+        }
+        let counted: usize = b
+            .postings
+            .iter()
+            .map(|p| p.bytes.capacity() + std::mem::size_of::<Postings>())
+            .sum::<usize>()
+            + b.terms.keys().map(|t| t.len() + 24).sum::<usize>()
+            + b.lengths.len() * 4;
+        assert_eq!(b.bytes(), counted);
     }
 
     #[test]

@@ -773,6 +773,14 @@ pub fn merge_plan(sizes: &[(u64, u64, u64)]) -> Option<Vec<usize>> {
 mod tests {
     use super::*;
 
+    /// An index in a fresh directory with `docs` written to repository `r`.
+    fn written(docs: &[NewDoc]) -> (tempfile::TempDir, GrepIndex) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let index = GrepIndex::open(dir.path()).expect("open");
+        index.replace("r", docs, &[]).expect("write");
+        (dir, index)
+    }
+
     pub(super) fn doc(path: &str, content: &str) -> NewDoc {
         NewDoc {
             path: path.into(),
@@ -799,11 +807,7 @@ mod tests {
     #[test]
     fn a_files_versions_are_read_back_by_hash() {
         use crate::store::FileSource;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let index = GrepIndex::open(dir.path()).expect("open");
-        index
-            .replace("r", &[doc("a.py", "alpha"), doc("b.py", "beta")], &[])
-            .expect("write");
+        let (_dir, index) = written(&[doc("a.py", "alpha"), doc("b.py", "beta")]);
         index
             .replace("r", &[doc("a.py", "gamma!")], &[])
             .expect("write");
@@ -833,11 +837,7 @@ mod tests {
 
     #[test]
     fn replaced_and_removed_files_are_no_longer_found() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let index = GrepIndex::open(dir.path()).expect("open");
-        index
-            .replace("r", &[doc("a.py", "alpha"), doc("b.py", "beta alpha")], &[])
-            .expect("write");
+        let (_dir, index) = written(&[doc("a.py", "alpha"), doc("b.py", "beta alpha")]);
         assert_eq!(found(&index, "r", "alpha"), ["a.py", "b.py"]);
         index
             .replace("r", &[doc("a.py", "gamma")], &[])
