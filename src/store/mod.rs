@@ -110,7 +110,7 @@ pub use meta::{
     SymbolName, SymbolRecord,
 };
 pub use sql::{DatabaseSize, SqlMetaStore, file_id};
-pub use texts::LineStarts;
+pub use texts::{FileText, LineStarts};
 pub use vector::{
     ChunkRow, EmbeddingState, PendingVector, ScoredChunk, StoreStats, StoreStorage, VectorStore,
 };
@@ -121,8 +121,8 @@ pub use vector::{
 /// content, so the chunk store need not hold the code again.
 pub trait FileSource: Send + Sync + std::fmt::Debug {
     /// The text (UTF-8, invalid bytes replaced) of the version `hash` of `path` in
-    /// repository `repo_id`, or `None` where no such version is held.
-    fn file_text(&self, repo_id: &str, path: &str, hash: &str) -> Option<std::sync::Arc<str>>;
+    /// repository `repo_id`, with its line starts, or `None` where no such version is held.
+    fn file_text(&self, repo_id: &str, path: &str, hash: &str) -> Option<std::sync::Arc<FileText>>;
 }
 
 /// Milliseconds since the Unix epoch, the one timestamp unit stored everywhere.

@@ -148,7 +148,7 @@ struct ReadFile {
     repo: String,
     path: String,
     hash: String,
-    text: Option<(Arc<str>, texts::LineStarts)>,
+    text: Option<Arc<texts::FileText>>,
 }
 
 impl<'a> CodeReader<'a> {
@@ -179,22 +179,18 @@ impl<'a> CodeReader<'a> {
             .as_ref()
             .is_some_and(|f| f.repo == repo && f.path == path && f.hash == hash);
         if !held {
-            let text = self.sources.and_then(|s| s.file_text(repo, path, hash));
             *last = Some(ReadFile {
                 repo: repo.into(),
                 path: path.into(),
                 hash: hash.into(),
-                text: text.map(|t| {
-                    let starts = texts::LineStarts::of(&t);
-                    (t, starts)
-                }),
+                text: self.sources.and_then(|s| s.file_text(repo, path, hash)),
             });
         }
-        let (text, starts) = last
+        let lines = last
             .as_ref()
             .and_then(|f| f.text.as_ref())
+            .and_then(|text| text.lines(start, end))
             .ok_or_else(missing)?;
-        let lines = starts.lines(text, start, end).ok_or_else(missing)?;
         Ok((lines.to_string(), true))
     }
 }

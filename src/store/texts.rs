@@ -237,7 +237,7 @@ impl LineStarts {
     pub fn of(text: &str) -> Self {
         Self(
             std::iter::once(0)
-                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
                 .collect(),
         )
     }
@@ -257,6 +257,45 @@ impl LineStarts {
             .map_or(text.len(), |next| next - 1);
         let lines = text.get(from..to.max(from))?;
         Some(lines.strip_suffix('\r').unwrap_or(lines))
+    }
+}
+
+/// A file's text with its line starts: read once (from the grep index), then cut into
+/// the code of each of its rows ([`FileText::lines`]).
+#[derive(Debug)]
+pub struct FileText {
+    text: String,
+    starts: LineStarts,
+}
+
+impl FileText {
+    /// `text` and its line starts.
+    pub fn new(text: String) -> Self {
+        let starts = LineStarts::of(&text);
+        Self { text, starts }
+    }
+
+    /// The text of `bytes` (invalid UTF-8 replaced, as `String::from_utf8_lossy` does;
+    /// valid bytes are not copied).
+    pub fn from_bytes(bytes: Vec<u8>) -> Self {
+        let text = String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Self::new(text)
+    }
+
+    /// The whole text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Lines `start_line..=end_line` (1-based), as [`LineStarts::lines`] cuts them.
+    pub fn lines(&self, start_line: u32, end_line: u32) -> Option<&str> {
+        self.starts.lines(&self.text, start_line, end_line)
+    }
+
+    /// Bytes it holds: the text and its line starts.
+    pub fn held_bytes(&self) -> usize {
+        self.text.len() + self.starts.0.len() * std::mem::size_of::<usize>()
     }
 }
 

@@ -1412,10 +1412,17 @@ async fn vector_searches_from_memory_match_lancedb_and_follow_the_table() {
 
 /// Files whose text a chunk store reads rows' code from (the grep index's part).
 #[derive(Debug, Default)]
-struct HeldFiles(std::collections::HashMap<(String, String, String), Arc<str>>);
+struct HeldFiles(
+    std::collections::HashMap<(String, String, String), Arc<sextant::store::FileText>>,
+);
 
 impl sextant::store::FileSource for HeldFiles {
-    fn file_text(&self, repo_id: &str, path: &str, hash: &str) -> Option<Arc<str>> {
+    fn file_text(
+        &self,
+        repo_id: &str,
+        path: &str,
+        hash: &str,
+    ) -> Option<Arc<sextant::store::FileText>> {
         self.0
             .get(&(repo_id.into(), path.into(), hash.into()))
             .cloned()
@@ -1445,7 +1452,7 @@ async fn pending_rows_after_a_page_of_unreadable_ones_are_listed() {
     let mut held = HeldFiles::default();
     held.0.insert(
         ("r1".into(), "src/b.ts".into(), "h1".into()),
-        Arc::from(source.as_str()),
+        Arc::new(sextant::store::FileText::new(source.clone())),
     );
     let store = open(dir.path()).await.with_sources(Arc::new(held));
     let lost = pending_in_file("r1", "src/a.ts", &source);

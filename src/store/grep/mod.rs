@@ -30,7 +30,7 @@ use std::time::Instant;
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
 
-use super::StoreError;
+use super::{FileText, StoreError};
 pub use mirror::GrepMirror;
 pub use segment::{DocMeta, NewDoc, Segment};
 pub use trigrams::Plan;
@@ -53,7 +53,7 @@ pub struct GrepIndex {
 /// [`RECENT_BYTES`] bytes; a version is immutable, so an entry is never stale.
 #[derive(Default)]
 struct RecentFiles {
-    files: std::collections::VecDeque<(String, String, String, Arc<str>)>,
+    files: std::collections::VecDeque<(String, String, String, Arc<FileText>)>,
     bytes: usize,
 }
 
@@ -72,7 +72,7 @@ const RECENT_FILES: usize = 64;
 const RECENT_BYTES: usize = 16 << 20;
 
 impl RecentFiles {
-    fn get(&mut self, repo: &str, path: &str, hash: &str) -> Option<Arc<str>> {
+    fn get(&mut self, repo: &str, path: &str, hash: &str) -> Option<Arc<FileText>> {
         let at = self
             .files
             .iter()
@@ -83,14 +83,14 @@ impl RecentFiles {
         Some(text)
     }
 
-    fn put(&mut self, repo: &str, path: &str, hash: &str, text: Arc<str>) {
-        self.bytes += text.len();
+    fn put(&mut self, repo: &str, path: &str, hash: &str, text: Arc<FileText>) {
+        self.bytes += text.held_bytes();
         self.files
             .push_back((repo.into(), path.into(), hash.into(), text));
         while self.files.len() > RECENT_FILES || (self.bytes > RECENT_BYTES && self.files.len() > 1)
         {
             if let Some((.., old)) = self.files.pop_front() {
-                self.bytes -= old.len();
+                self.bytes -= old.held_bytes();
             }
         }
     }
@@ -366,7 +366,7 @@ impl GrepIndex {
 }
 
 impl super::FileSource for GrepIndex {
-    fn file_text(&self, repo_id: &str, path: &str, hash: &str) -> Option<Arc<str>> {
+    fn file_text(&self, repo_id: &str, path: &str, hash: &str) -> Option<Arc<FileText>> {
         let recent = || {
             self.recent
                 .lock()
@@ -378,7 +378,7 @@ impl super::FileSource for GrepIndex {
         let snapshot = self.snapshot(repo_id);
         match snapshot.content_of(path, hash)? {
             Ok(bytes) => {
-                let text: Arc<str> = Arc::from(String::from_utf8_lossy(&bytes));
+                let text = Arc::new(FileText::from_bytes(bytes.into_owned()));
                 recent().put(repo_id, path, hash, text.clone());
                 Some(text)
             }
@@ -812,19 +812,30 @@ mod tests {
             .replace("r", &[doc("a.py", "gamma!")], &[])
             .expect("write");
         assert_eq!(
-            index.file_text("r", "a.py", "a.py:6").as_deref(),
+            index
+                .file_text("r", "a.py", "a.py:6")
+                .as_deref()
+                .map(FileText::text),
             Some("gamma!")
         );
         assert_eq!(
-            index.file_text("r", "a.py", "a.py:5").as_deref(),
+            index
+                .file_text("r", "a.py", "a.py:5")
+                .as_deref()
+                .map(FileText::text),
             Some("alpha"),
             "the replaced version, still in its segment (half of which is live)"
         );
-        assert_eq!(index.file_text("r", "a.py", "a.py:9"), None);
-        assert_eq!(index.file_text("other", "a.py", "a.py:6"), None);
+        assert!(index.file_text("r", "a.py", "a.py:9").is_none());
+        assert!(index.file_text("other", "a.py", "a.py:6").is_none());
         let mut recent = RecentFiles::default();
         for i in 0..RECENT_FILES + 3 {
-            recent.put("r", &format!("{i}.py"), "h", Arc::from("x"));
+            recent.put(
+                "r",
+                &format!("{i}.py"),
+                "h",
+                Arc::new(FileText::new("x".into())),
+            );
         }
         assert_eq!(recent.files.len(), RECENT_FILES);
         assert!(
