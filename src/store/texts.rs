@@ -403,6 +403,27 @@ mod tests {
         );
     }
 
+    /// A file read back from its bytes: invalid UTF-8 replaced as `from_utf8_lossy`
+    /// replaces it, and its lines cut as [`LineStarts`] cuts them from the text.
+    #[test]
+    fn a_file_text_is_its_lossy_text_and_cuts_its_lines() {
+        let bytes = b"def f():\r\n    return '\xff'\n\nz".to_vec();
+        let file = FileText::from_bytes(bytes.clone());
+        assert_eq!(file.text(), String::from_utf8_lossy(&bytes));
+        assert!(file.text().contains('\u{fffd}'));
+        for (start, end) in [(1, 1), (1, 2), (2, 4), (4, 4), (5, 5), (0, 1), (3, 2)] {
+            assert_eq!(
+                file.lines(start, end),
+                file_lines(file.text(), start, end),
+                "lines {start}..={end}"
+            );
+        }
+        assert_eq!(file.lines(2, 2), Some("    return '\u{fffd}'"));
+        let valid = FileText::from_bytes(b"a\nb".to_vec());
+        assert_eq!(valid.lines(2, 2), Some("b"));
+        assert!(valid.held_bytes() >= 3);
+    }
+
     #[test]
     fn texts_that_begin_with_a_mark_or_are_empty_survive() {
         for (full, content, emb) in [
