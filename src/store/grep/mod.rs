@@ -49,8 +49,9 @@ pub struct GrepIndex {
 
 /// The files last read back for chunk rows' code ([`super::FileSource`]), each with its
 /// line starts: a search reads its candidates' files, then its results' files again to
-/// render them, and an agent's next question often the same ones. At most [`RECENT_FILES`] files and
-/// [`RECENT_BYTES`] bytes; a version is immutable, so an entry is never stale.
+/// render them, and an agent's next question often the same ones. At most
+/// [`RECENT_FILES`] files and [`RECENT_BYTES`] bytes; a version is immutable, so an entry
+/// is never stale.
 #[derive(Default)]
 struct RecentFiles {
     files: std::collections::VecDeque<(String, String, String, Arc<FileText>)>,
@@ -68,7 +69,8 @@ impl std::fmt::Debug for RecentFiles {
 
 /// Files [`RecentFiles`] keeps.
 const RECENT_FILES: usize = 64;
-/// Bytes [`RecentFiles`] keeps: the files' text and their line starts ([`FileText::held_bytes`]).
+/// Bytes [`RecentFiles`] keeps: the files' text and their line starts
+/// ([`FileText::held_bytes`]).
 const RECENT_BYTES: usize = 16 << 20;
 
 impl RecentFiles {
